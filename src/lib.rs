@@ -1,0 +1,8 @@
+//! tracer: a wire inspector for AI agents.
+//!
+//! Module map (arrows point down only):
+//! - `wire`: protocol shapes and dialect readers; pure, no sockets, no SQL.
+//! - `reference`: the notes MCP server and the notes agent, on `wire` alone.
+
+pub mod reference;
+pub mod wire;

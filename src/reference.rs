@@ -1,0 +1,1 @@
+//! The reference processes tracer sits between: the notes MCP server and the notes agent.

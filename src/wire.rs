@@ -1,0 +1,1 @@
+//! Protocol shapes and dialect readers (MCP, JSON-RPC, Ollama, OpenAI, Anthropic, streams); pure.
