@@ -1,1 +1,3 @@
 //! Protocol shapes and dialect readers (MCP, JSON-RPC, Ollama, OpenAI, Anthropic, streams); pure.
+
+pub mod stream;

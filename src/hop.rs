@@ -1,0 +1,263 @@
+//! The record of one hop: the shape the proxy and wrapper produce, the store keeps and faces read.
+//!
+//! Plain data with no sqlx, hyper or ratatui types, so every layer can agree on it.
+
+use std::fmt;
+use std::str::FromStr;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde::{Deserialize, Serialize};
+
+/// Who is on the upstream side of a route (DESIGN.md, "Names").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    Agent,
+    Model,
+    Mcp,
+    Other,
+}
+
+impl Role {
+    pub const ALL: [Role; 4] = [Role::Agent, Role::Model, Role::Mcp, Role::Other];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Agent => "agent",
+            Role::Model => "model",
+            Role::Mcp => "mcp",
+            Role::Other => "other",
+        }
+    }
+
+    /// Who calls a route of this role: the user calls the agent, the agent calls everything else.
+    pub fn caller(self) -> &'static str {
+        match self {
+            Role::Agent => "you",
+            _ => "agent",
+        }
+    }
+}
+
+impl fmt::Display for Role {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Role {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Role::ALL
+            .into_iter()
+            .find(|role| role.as_str() == s)
+            .ok_or_else(|| format!("unknown role `{s}` (expected agent, model, mcp or other)"))
+    }
+}
+
+/// How the hop travelled: an HTTP exchange, or a JSON-RPC pair on a wrapped stdio server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Transport {
+    Http,
+    Stdio,
+}
+
+impl Transport {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Transport::Http => "http",
+            Transport::Stdio => "stdio",
+        }
+    }
+}
+
+impl FromStr for Transport {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "http" => Ok(Transport::Http),
+            "stdio" => Ok(Transport::Stdio),
+            other => Err(format!("unknown transport `{other}`")),
+        }
+    }
+}
+
+/// Where a hop is in its life.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HopState {
+    /// The request arrived; the response has not finished.
+    InFlight,
+    /// The response was delivered whole (whatever its status code).
+    Complete,
+    /// The proxy could not get a response: upstream refused, unreachable or timed out.
+    Failed,
+    /// The client went away before the response finished.
+    Aborted,
+}
+
+impl HopState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            HopState::InFlight => "in_flight",
+            HopState::Complete => "complete",
+            HopState::Failed => "failed",
+            HopState::Aborted => "aborted",
+        }
+    }
+}
+
+impl FromStr for HopState {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "in_flight" => Ok(HopState::InFlight),
+            "complete" => Ok(HopState::Complete),
+            "failed" => Ok(HopState::Failed),
+            "aborted" => Ok(HopState::Aborted),
+            other => Err(format!("unknown hop state `{other}`")),
+        }
+    }
+}
+
+/// One header as it was on the wire; values are bytes because HTTP allows non-UTF-8 values.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Header {
+    pub name: String,
+    pub value: Vec<u8>,
+}
+
+impl Header {
+    pub fn new(name: impl Into<String>, value: impl Into<Vec<u8>>) -> Self {
+        Self {
+            name: name.into(),
+            value: value.into(),
+        }
+    }
+
+    /// The value as text when it is UTF-8.
+    pub fn text(&self) -> Option<&str> {
+        std::str::from_utf8(&self.value).ok()
+    }
+}
+
+/// Finds a header's value by case-insensitive name.
+pub fn header_text<'a>(headers: &'a [Header], name: &str) -> Option<&'a str> {
+    headers
+        .iter()
+        .find(|h| h.name.eq_ignore_ascii_case(name))
+        .and_then(Header::text)
+}
+
+/// A bounded copy of a body: the first `bytes` of `total_len`, and whether that is all of it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct BodyCapture {
+    pub bytes: Vec<u8>,
+    pub total_len: u64,
+    pub truncated: bool,
+}
+
+impl BodyCapture {
+    pub fn whole(bytes: Vec<u8>) -> Self {
+        Self {
+            total_len: bytes.len() as u64,
+            bytes,
+            truncated: false,
+        }
+    }
+}
+
+/// One response chunk: when it arrived (ns after the request started) and its size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Chunk {
+    pub offset_ns: i64,
+    pub size: u64,
+}
+
+/// What is known when a request arrives: enough to show the hop as in flight.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HopStart {
+    /// Globally unique (random), so several processes can write one database.
+    pub id: String,
+    pub route: String,
+    pub role: Role,
+    pub transport: Transport,
+    /// The client's address (HTTP) or the wrapped server's command (stdio).
+    pub peer: String,
+    pub method: String,
+    /// Path and query as the client asked for them.
+    pub path: String,
+    /// The upstream URL the request was forwarded to.
+    pub url: String,
+    pub request_headers: Vec<Header>,
+    pub started_unix_ns: i64,
+}
+
+/// What is known when the hop ends, successfully or not.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct HopEnd {
+    pub id: String,
+    pub state: Option<HopState>,
+    pub status: Option<u16>,
+    pub response_headers: Vec<Header>,
+    pub request_body: BodyCapture,
+    pub response_body: BodyCapture,
+    pub request_ended_unix_ns: Option<i64>,
+    pub response_head_unix_ns: Option<i64>,
+    pub response_first_byte_unix_ns: Option<i64>,
+    pub response_ended_unix_ns: Option<i64>,
+    pub chunks: Vec<Chunk>,
+    /// More chunks arrived than were kept (the list is bounded).
+    pub chunks_truncated: bool,
+    pub error: Option<String>,
+}
+
+/// What recorders send to the store writer.
+#[derive(Debug, Clone, PartialEq)]
+pub enum HopEvent {
+    Started(Box<HopStart>),
+    Ended(Box<HopEnd>),
+}
+
+/// Nanoseconds since the Unix epoch, for `*_unix_ns` columns.
+pub fn now_unix_ns() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
+        .unwrap_or(0)
+}
+
+/// A new random id of `bytes` bytes as lower-case hex (16 bytes for hops, as W3C trace ids are).
+pub fn random_hex_id(bytes: usize) -> String {
+    use rand::RngCore;
+    let mut raw = vec![0u8; bytes];
+    rand::rng().fill_bytes(&mut raw);
+    raw.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn roles_round_trip_and_reject_unknown() {
+        for role in Role::ALL {
+            assert_eq!(role.as_str().parse::<Role>(), Ok(role));
+        }
+        assert!("llm".parse::<Role>().is_err());
+        assert_eq!(Role::Agent.caller(), "you");
+        assert_eq!(Role::Mcp.caller(), "agent");
+    }
+
+    #[test]
+    fn ids_are_hex_of_the_asked_length_and_differ() {
+        let a = random_hex_id(16);
+        assert_eq!(a.len(), 32);
+        assert!(a.chars().all(|c| c.is_ascii_hexdigit()));
+        assert_ne!(a, random_hex_id(16));
+    }
+}
