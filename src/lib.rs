@@ -3,8 +3,15 @@
 //! Module map (arrows point down only):
 //! - `hop`: the record of one hop, shared by every layer.
 //! - `wire`: protocol shapes and dialect readers; pure, no sockets, no SQL.
+//! - `store`: SQLite (all SQL, migrations, the batching writer).
 //! - `reference`: the notes MCP server and the notes agent, on `wire` alone.
+//! - `proxy`: listeners, streaming forwarding and the body tee; hands hops to the store writer.
+//! - `cli`: the `tracer` command line; `logging`: where logs go.
 
+pub mod cli;
 pub mod hop;
+pub mod logging;
+pub mod proxy;
 pub mod reference;
+pub mod store;
 pub mod wire;
