@@ -9,7 +9,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use http::{Request, Response, StatusCode, Uri};
 use http_body::Body as _;
-use http_body_util::combinators::BoxBody;
+use http_body_util::combinators::UnsyncBoxBody;
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use hyper_util::client::legacy::Client;
@@ -21,7 +21,7 @@ use super::{ProxySettings, Route};
 use crate::hop::{BodyCapture, HopEnd, HopStart, HopState, Transport, random_hex_id};
 use crate::store::RecorderHandle;
 
-pub type ProxyBody = BoxBody<Bytes, hyper::Error>;
+pub type ProxyBody = UnsyncBoxBody<Bytes, hyper::Error>;
 pub type UpstreamClient = Client<HttpConnector, TeeBody<Incoming>>;
 
 /// Everything a route's connections share.
@@ -107,6 +107,7 @@ pub async fn handle(
             let response = error_response(&ctx.route, StatusCode::BAD_REQUEST, &message);
             return Ok(fail(
                 &ctx.route,
+                settings.max_body,
                 guard,
                 request_seen,
                 request_body,
@@ -133,6 +134,7 @@ pub async fn handle(
             let response = error_response(&ctx.route, StatusCode::BAD_GATEWAY, &message);
             return Ok(finish_failed(
                 &ctx.route,
+                settings.max_body,
                 guard,
                 request_seen,
                 request_was_empty,
@@ -149,6 +151,7 @@ pub async fn handle(
             let response = error_response(&ctx.route, StatusCode::GATEWAY_TIMEOUT, &message);
             return Ok(finish_failed(
                 &ctx.route,
+                settings.max_body,
                 guard,
                 request_seen,
                 request_was_empty,
@@ -207,7 +210,10 @@ pub async fn handle(
             recorder.end(end);
         });
     }
-    Ok(Response::from_parts(response_parts, response_body.boxed()))
+    Ok(Response::from_parts(
+        response_parts,
+        response_body.boxed_unsync(),
+    ))
 }
 
 fn apply_request(end: &mut HopEnd, request: Option<Captured>) {
@@ -220,6 +226,7 @@ fn apply_request(end: &mut HopEnd, request: Option<Captured>) {
 /// A request that never reached the upstream: record it failed and answer with `response`.
 async fn fail(
     route: &Route,
+    max_body: usize,
     guard: EndGuard,
     request_seen: tokio::sync::oneshot::Receiver<Captured>,
     request_body: TeeBody<Incoming>,
@@ -230,6 +237,7 @@ async fn fail(
     drop(request_body);
     finish_failed(
         route,
+        max_body,
         guard,
         request_seen,
         request_was_empty,
@@ -241,18 +249,23 @@ async fn fail(
 
 async fn finish_failed(
     route: &Route,
+    max_body: usize,
     guard: EndGuard,
     request_seen: tokio::sync::oneshot::Receiver<Captured>,
     request_was_empty: bool,
     message: String,
     response: Response<ProxyBody>,
 ) -> Response<ProxyBody> {
-    // The request body is dropped with the failed upstream request; wait briefly for its tee.
-    let request = tokio::time::timeout(Duration::from_secs(1), request_seen)
+    // The request body was dropped with the failed upstream request: read what the client
+    // still sends (bounded) so the record keeps the request that could not be delivered.
+    let mut request = tokio::time::timeout(Duration::from_secs(1), request_seen)
         .await
         .ok()
         .and_then(Result::ok)
         .map(|c| settle_unpolled(c, request_was_empty));
+    if let Some(seen) = request.as_mut() {
+        seen.read_leftover(max_body, Duration::from_secs(5)).await;
+    }
     let status = response.status().as_u16();
     let response_headers = record_headers(response.headers(), false);
     let body = error_body(route, &message);
@@ -298,7 +311,7 @@ pub fn error_response(route: &Route, status: StatusCode, message: &str) -> Respo
     let mut response = Response::new(
         Full::new(error_body(route, message))
             .map_err(|never: Infallible| match never {})
-            .boxed(),
+            .boxed_unsync(),
     );
     *response.status_mut() = status;
     response.headers_mut().insert(

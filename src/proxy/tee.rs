@@ -7,6 +7,7 @@ use std::time::Instant;
 
 use bytes::Bytes;
 use http_body::{Body, Frame, SizeHint};
+use http_body_util::BodyExt;
 use tokio::sync::oneshot;
 
 use crate::hop::{BodyCapture, Chunk};
@@ -47,8 +48,10 @@ pub enum BodyOutcome {
     Dropped,
 }
 
+/// The part of a body nobody read, handed back when the tee is dropped early.
+pub type Leftover = http_body_util::combinators::UnsyncBoxBody<Bytes, String>;
+
 /// What the tee saw, sent when the body ends.
-#[derive(Debug, Clone)]
 pub struct Captured {
     pub body: BodyCapture,
     pub outcome: BodyOutcome,
@@ -56,10 +59,54 @@ pub struct Captured {
     pub chunks_truncated: bool,
     pub first_byte_unix_ns: Option<i64>,
     pub ended_unix_ns: i64,
+    /// When the body was dropped before its end: the rest, still readable (e.g. to record a
+    /// request whose upstream could not be reached).
+    pub leftover: Option<Leftover>,
 }
 
-pub struct TeeBody<B> {
-    inner: B,
+impl Captured {
+    fn empty() -> Self {
+        Captured {
+            body: BodyCapture::default(),
+            outcome: BodyOutcome::Complete,
+            chunks: Vec::new(),
+            chunks_truncated: false,
+            first_byte_unix_ns: None,
+            ended_unix_ns: 0,
+            leftover: None,
+        }
+    }
+
+    /// Reads what nobody read of a dropped body into the capture (bounded, within `limit`).
+    pub async fn read_leftover(&mut self, max_body: usize, limit: std::time::Duration) {
+        use http_body_util::BodyExt;
+        let Some(mut rest) = self.leftover.take() else {
+            return;
+        };
+        let read = async {
+            while let Some(Ok(frame)) = rest.frame().await {
+                if let Some(data) = frame.data_ref() {
+                    self.body.total_len += data.len() as u64;
+                    let room = max_body.saturating_sub(self.body.bytes.len());
+                    let keep = room.min(data.len());
+                    self.body.bytes.extend_from_slice(&data[..keep]);
+                    self.body.truncated |= keep < data.len();
+                }
+            }
+            true
+        };
+        if tokio::time::timeout(limit, read).await.unwrap_or(false) {
+            self.outcome = BodyOutcome::Complete;
+        }
+    }
+}
+
+pub struct TeeBody<B>
+where
+    B: Body<Data = Bytes> + Send + Unpin + 'static,
+    B::Error: std::fmt::Display,
+{
+    inner: Option<B>,
     clock: HopClock,
     max_body: usize,
     /// 0 means chunk timing is not kept (request bodies).
@@ -68,7 +115,11 @@ pub struct TeeBody<B> {
     done: Option<oneshot::Sender<Captured>>,
 }
 
-impl<B> TeeBody<B> {
+impl<B> TeeBody<B>
+where
+    B: Body<Data = Bytes> + Send + Unpin + 'static,
+    B::Error: std::fmt::Display,
+{
     pub fn new(
         inner: B,
         clock: HopClock,
@@ -77,18 +128,11 @@ impl<B> TeeBody<B> {
     ) -> (Self, oneshot::Receiver<Captured>) {
         let (tx, rx) = oneshot::channel();
         let tee = TeeBody {
-            inner,
+            inner: Some(inner),
             clock,
             max_body,
             max_chunks,
-            seen: Captured {
-                body: BodyCapture::default(),
-                outcome: BodyOutcome::Complete,
-                chunks: Vec::new(),
-                chunks_truncated: false,
-                first_byte_unix_ns: None,
-                ended_unix_ns: 0,
-            },
+            seen: Captured::empty(),
             done: Some(tx),
         };
         (tee, rx)
@@ -123,17 +167,14 @@ impl<B> TeeBody<B> {
 
     fn finish(&mut self, outcome: BodyOutcome) {
         if let Some(tx) = self.done.take() {
-            let mut seen = std::mem::replace(
-                &mut self.seen,
-                Captured {
-                    body: BodyCapture::default(),
-                    outcome: BodyOutcome::Complete,
-                    chunks: Vec::new(),
-                    chunks_truncated: false,
-                    first_byte_unix_ns: None,
-                    ended_unix_ns: 0,
-                },
-            );
+            let mut seen = std::mem::replace(&mut self.seen, Captured::empty());
+            if outcome == BodyOutcome::Dropped {
+                seen.leftover = self
+                    .inner
+                    .take()
+                    .filter(|rest| !rest.is_end_stream())
+                    .map(|rest| rest.map_err(|e| e.to_string()).boxed_unsync());
+            }
             seen.outcome = outcome;
             seen.ended_unix_ns = self.clock.now_unix_ns();
             // The hop's finisher may be gone (shutdown cut it off); nothing else to tell.
@@ -144,7 +185,7 @@ impl<B> TeeBody<B> {
 
 impl<B> Body for TeeBody<B>
 where
-    B: Body<Data = Bytes> + Unpin,
+    B: Body<Data = Bytes> + Send + Unpin + 'static,
     B::Error: std::fmt::Display,
 {
     type Data = Bytes;
@@ -155,14 +196,18 @@ where
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, B::Error>>> {
         let this = &mut *self;
-        let polled = Pin::new(&mut this.inner).poll_frame(cx);
+        let Some(inner) = this.inner.as_mut() else {
+            return Poll::Ready(None);
+        };
+        let polled = Pin::new(&mut *inner).poll_frame(cx);
+        let ended = inner.is_end_stream();
         match &polled {
             Poll::Ready(Some(Ok(frame))) => {
                 if let Some(data) = frame.data_ref() {
                     this.observe(data);
                 }
                 // hyper may drop a body that says it has ended without polling it again.
-                if this.inner.is_end_stream() {
+                if ended {
                     this.finish(BodyOutcome::Complete);
                 }
             }
@@ -174,15 +219,21 @@ where
     }
 
     fn is_end_stream(&self) -> bool {
-        self.inner.is_end_stream()
+        self.inner.as_ref().is_none_or(B::is_end_stream)
     }
 
     fn size_hint(&self) -> SizeHint {
-        self.inner.size_hint()
+        self.inner
+            .as_ref()
+            .map_or_else(|| SizeHint::with_exact(0), B::size_hint)
     }
 }
 
-impl<B> Drop for TeeBody<B> {
+impl<B> Drop for TeeBody<B>
+where
+    B: Body<Data = Bytes> + Send + Unpin + 'static,
+    B::Error: std::fmt::Display,
+{
     fn drop(&mut self) {
         self.finish(BodyOutcome::Dropped);
     }

@@ -168,3 +168,65 @@ async fn try_write_batch(store: &Store, batch: &[HopEvent]) -> super::Result<()>
     tx.commit().await?;
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hop::{Role, Transport};
+
+    fn start(id: &str) -> HopStart {
+        HopStart {
+            id: id.into(),
+            route: "model".into(),
+            role: Role::Model,
+            transport: Transport::Http,
+            peer: "127.0.0.1:1".into(),
+            method: "POST".into(),
+            path: "/api/chat".into(),
+            url: "http://127.0.0.1:2/api/chat".into(),
+            request_headers: Vec::new(),
+            started_unix_ns: 1,
+        }
+    }
+
+    #[tokio::test]
+    async fn a_full_channel_never_blocks_and_losses_are_counted_in_the_database() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("t.db")).await.unwrap();
+        let (handle, task) = Recorder::spawn(store.clone(), 4);
+        // No await between sends: the writer cannot drain, so most of these find the channel full.
+        let queued = (0..100)
+            .filter(|i| handle.start(start(&format!("h{i}"))))
+            .count() as u64;
+        assert!(queued < 100);
+        assert_eq!(handle.not_written(), 100 - queued);
+        drop(handle);
+        let report = task.await.unwrap();
+        assert_eq!(report.hops_written, queued);
+        assert_eq!(report.hops_not_written, 100 - queued);
+        assert_eq!(store.hop_count().await.unwrap(), queued as i64);
+        assert_eq!(
+            store.counter(HOPS_NOT_WRITTEN).await.unwrap(),
+            (100 - queued) as i64
+        );
+    }
+
+    #[tokio::test]
+    async fn starts_and_ends_become_one_completed_row() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("t.db")).await.unwrap();
+        let (handle, task) = Recorder::spawn(store.clone(), 16);
+        assert!(handle.start(start("a")));
+        handle.end(HopEnd {
+            id: "a".into(),
+            state: Some(crate::hop::HopState::Complete),
+            status: Some(200),
+            ..HopEnd::default()
+        });
+        drop(handle);
+        task.await.unwrap();
+        let hop = store.hop("a").await.unwrap();
+        assert_eq!(hop.state, crate::hop::HopState::Complete);
+        assert_eq!(hop.end.status, Some(200));
+    }
+}
