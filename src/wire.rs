@@ -1,1 +1,4 @@
 //! Protocol shapes and dialect readers (MCP, JSON-RPC, Ollama, OpenAI, Anthropic, streams); pure.
+
+pub mod jsonrpc;
+pub mod mcp;
