@@ -221,6 +221,16 @@ pub struct HopEnd {
 pub enum HopEvent {
     Started(Box<HopStart>),
     Ended(Box<HopEnd>),
+    /// A line a wrapped stdio server wrote to stderr.
+    ServerLog(Box<ServerLogLine>),
+}
+
+/// One stderr line of a wrapped server, kept as that server's log.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerLogLine {
+    pub route: String,
+    pub logged_unix_ns: i64,
+    pub line: String,
 }
 
 /// Nanoseconds since the Unix epoch, for `*_unix_ns` columns.

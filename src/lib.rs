@@ -6,6 +6,7 @@
 //! - `store`: SQLite (all SQL, migrations, the batching writer).
 //! - `reference`: the notes MCP server and the notes agent, on `wire` alone.
 //! - `proxy`: listeners, streaming forwarding and the body tee; hands hops to the store writer.
+//! - `wrap`: records a stdio MCP server run as a child, in the same database.
 //! - `cli`: the `tracer` command line; `logging`: where logs go.
 
 pub mod cli;
@@ -15,3 +16,4 @@ pub mod proxy;
 pub mod reference;
 pub mod store;
 pub mod wire;
+pub mod wrap;

@@ -105,12 +105,12 @@ pub async fn handle(
         Ok(uri) => uri,
         Err(message) => {
             let response = error_response(&ctx.route, StatusCode::BAD_REQUEST, &message);
-            return Ok(fail(
+            drop(request_body);
+            return Ok(finish_failed(
                 &ctx.route,
                 settings.max_body,
                 guard,
                 request_seen,
-                request_body,
                 request_was_empty,
                 message,
                 response,
@@ -223,30 +223,7 @@ fn apply_request(end: &mut HopEnd, request: Option<Captured>) {
     }
 }
 
-/// A request that never reached the upstream: record it failed and answer with `response`.
-async fn fail(
-    route: &Route,
-    max_body: usize,
-    guard: EndGuard,
-    request_seen: tokio::sync::oneshot::Receiver<Captured>,
-    request_body: TeeBody<Incoming>,
-    request_was_empty: bool,
-    message: String,
-    response: Response<ProxyBody>,
-) -> Response<ProxyBody> {
-    drop(request_body);
-    finish_failed(
-        route,
-        max_body,
-        guard,
-        request_seen,
-        request_was_empty,
-        message,
-        response,
-    )
-    .await
-}
-
+/// A request that got no upstream response: record it failed and answer with `response`.
 async fn finish_failed(
     route: &Route,
     max_body: usize,

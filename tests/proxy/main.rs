@@ -17,6 +17,9 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tracer::hop::HopState;
 use tracer::proxy::ProxySettings;
 
+/// Headers a test adds to its request, as name and raw value.
+type ExtraHeaders<'a> = Vec<(&'a str, &'a [u8])>;
+
 async fn round_trip(
     harness: &Harness,
     body: Vec<u8>,
@@ -48,7 +51,7 @@ async fn bodies_round_trip_byte_exact_and_are_recorded_whole() {
     let mut gzip = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
     gzip.write_all(b"{\"hello\":\"compressed\"}").unwrap();
     let gzip = gzip.finish().unwrap();
-    let corpus: Vec<(Vec<u8>, Vec<(&str, &[u8])>)> = vec![
+    let corpus: Vec<(Vec<u8>, ExtraHeaders)> = vec![
         (random, vec![]),
         (b"{\"not\": json,,".to_vec(), vec![]),
         (Vec::new(), vec![]),
