@@ -146,18 +146,17 @@ async fn post(server: &NotesServer, headers: &HeaderMap, bytes: &[u8]) -> HttpRe
     if let Message::Request(request) = &message
         && request.method == method::INITIALIZE
     {
-        return match server.initialize(request) {
-            Ok((negotiated, response)) => {
-                let id = server.sessions().create(&negotiated);
-                tracing::info!(session = %id, version = %negotiated, "legacy session started");
-                let mut reply = success_reply(server, headers, &response);
-                if let Ok(value) = HeaderValue::from_str(&id) {
-                    reply.headers_mut().insert(header::SESSION_ID, value);
-                }
-                reply
-            }
-            Err(response) => json_reply(StatusCode::OK, &response),
+        let initialized = server.initialize(request);
+        let Some(negotiated) = initialized.version else {
+            return json_reply(StatusCode::OK, &initialized.response);
         };
+        let id = server.sessions().create(&negotiated);
+        tracing::info!(session = %id, version = %negotiated, "legacy session started");
+        let mut reply = success_reply(server, headers, &initialized.response);
+        if let Ok(value) = HeaderValue::from_str(&id) {
+            reply.headers_mut().insert(header::SESSION_ID, value);
+        }
+        return reply;
     }
     match request_era(&message, headers) {
         Era::Modern => modern(server, headers, message).await,

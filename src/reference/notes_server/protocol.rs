@@ -44,6 +44,13 @@ impl Answer {
     }
 }
 
+/// The outcome of `initialize`: the answer, and the negotiated version when it succeeded.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Initialized {
+    pub version: Option<String>,
+    pub response: Response,
+}
+
 /// The SEP-2243 headers of a modern HTTP request, as received (`None` = absent).
 #[derive(Debug, Clone, Default)]
 pub struct ModernHeaders {
@@ -88,14 +95,23 @@ fn to_value(result: &impl Serialize) -> Result<Value, ErrorObject> {
 }
 
 impl NotesServer {
-    /// Legacy `initialize`: the version to use (the client's if known, else the latest legacy one)
-    /// and the response. `Err` is an invalid-params response.
-    pub fn initialize(&self, request: &Request) -> Result<(String, Response), Response> {
+    /// Legacy `initialize`: negotiates the version (the client's if known, else the latest
+    /// legacy one) and answers; bad params get an invalid-params error and no version.
+    pub fn initialize(&self, request: &Request) -> Initialized {
+        let refuse = |error| Initialized {
+            version: None,
+            response: Response::error(Some(request.id.clone()), error),
+        };
         let params = request.params.clone().unwrap_or(Value::Null);
-        let params: InitializeParams = serde_json::from_value(params).map_err(|error| {
-            let message = format!("Invalid params: initialize needs protocolVersion, capabilities and clientInfo ({error})");
-            Response::error(Some(request.id.clone()), ErrorObject::invalid_params(message))
-        })?;
+        let params: InitializeParams = match serde_json::from_value(params) {
+            Ok(params) => params,
+            Err(error) => {
+                return refuse(ErrorObject::invalid_params(format!(
+                    "Invalid params: initialize needs protocolVersion, capabilities and \
+                     clientInfo ({error})"
+                )));
+            }
+        };
         let negotiated = if version::LEGACY.contains(&params.protocol_version.as_str()) {
             params.protocol_version
         } else {
@@ -108,11 +124,13 @@ impl NotesServer {
             instructions: Some(INSTRUCTIONS.to_owned()),
             meta: None,
         };
-        let response = match to_value(&result) {
-            Ok(value) => Response::result(request.id.clone(), value),
-            Err(error) => return Err(Response::error(Some(request.id.clone()), error)),
-        };
-        Ok((negotiated, response))
+        match to_value(&result) {
+            Ok(value) => Initialized {
+                version: Some(negotiated),
+                response: Response::result(request.id.clone(), value),
+            },
+            Err(error) => refuse(error),
+        }
     }
 
     /// A legacy request after `initialize` (ping, tools/list, tools/call).

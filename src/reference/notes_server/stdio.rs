@@ -89,14 +89,12 @@ impl StdioSession {
             Ok(Message::Request(request)) => request,
         };
         if request.method == method::INITIALIZE {
-            return Some(match server.initialize(&request) {
-                Ok((negotiated, response)) => {
-                    tracing::info!(version = %negotiated, "legacy stdio session started");
-                    self.legacy_version = Some(negotiated);
-                    response
-                }
-                Err(response) => response,
-            });
+            let initialized = server.initialize(&request);
+            if let Some(negotiated) = initialized.version {
+                tracing::info!(version = %negotiated, "legacy stdio session started");
+                self.legacy_version = Some(negotiated);
+            }
+            return Some(initialized.response);
         }
         if request
             .params

@@ -218,7 +218,7 @@ async fn run(notes: &NotesFile, name: &str, values: &[&str]) -> CallToolResult {
             .write(content)
             .await
             .map(|change| format!("Replaced the whole notes file ({}).", size_words(change))),
-        ("append", [content]) if content.is_empty() => {
+        ("append", [""]) => {
             return CallToolResult::tool_error(
                 "Param (content) is empty; there is nothing to append",
             );
@@ -229,7 +229,7 @@ async fn run(notes: &NotesFile, name: &str, values: &[&str]) -> CallToolResult {
                 size_words(change)
             )
         }),
-        ("update", [search, _]) if search.is_empty() => {
+        ("update", ["", _]) => {
             return CallToolResult::tool_error("Param (search) must not be empty");
         }
         ("update", [search, replace]) => notes.update(search, replace).await.map(|change| {
