@@ -268,7 +268,7 @@ mod tests {
             matches!(
                 error,
                 NotesError::TooLarge {
-                    size: 12,
+                    size: 13,
                     limit: 10
                 }
             ),
