@@ -6,6 +6,7 @@
 
 pub mod http;
 pub mod notes_file;
+pub mod origin;
 pub mod protocol;
 pub mod session;
 pub mod stdio;

@@ -2,10 +2,12 @@
 //! eras, method names, HTTP header names, `_meta` keys, MCP error codes, and (in submodules) the
 //! JSON shapes of initialize, server/discover, tools/list and tools/call.
 
+pub mod envelope;
 pub mod header_value;
 pub mod shapes;
 pub mod tools;
 
+pub use envelope::{mirrored_headers, with_meta};
 pub use shapes::*;
 pub use tools::*;
 
