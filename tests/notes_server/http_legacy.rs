@@ -225,3 +225,18 @@ async fn sse_mode_answers_legacy_requests_as_events_too() {
             .starts_with("event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":")
     );
 }
+
+#[tokio::test]
+async fn a_modern_request_is_served_statelessly_even_with_a_session_id() {
+    let server = TestServer::start().await;
+    let session = server.initialize("2025-11-25").await;
+    let body = crate::support::modern_body(2, "tools/list", json!({}));
+    let headers = [
+        ("Mcp-Session-Id", session.as_str()),
+        ("MCP-Protocol-Version", "2026-07-28"),
+        ("Mcp-Method", "tools/list"),
+    ];
+    let reply = server.post(&headers, &body).await;
+    assert_eq!(reply.status, 200);
+    assert_eq!(reply.json()["result"]["resultType"], "complete");
+}
