@@ -63,3 +63,11 @@ async fn main() -> anyhow::Result<()> {
     notes_server::serve_http(listener, server, shutdown).await?;
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn cli_is_consistent() {
+        <super::Args as clap::CommandFactory>::command().debug_assert();
+    }
+}

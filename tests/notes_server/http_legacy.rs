@@ -122,7 +122,7 @@ async fn delete_ends_the_session_and_unknown_sessions_get_404() {
 #[tokio::test]
 async fn expired_sessions_get_404() {
     let server =
-        TestServer::start_with(|config| config.session_idle_timeout = Duration::from_millis(100))
+        TestServer::start_with(|config| config.session_idle_timeout = Duration::from_millis(500))
             .await;
     let session = server.initialize("2025-11-25").await;
     let headers = [("Mcp-Session-Id", session.as_str())];
@@ -133,7 +133,7 @@ async fn expired_sessions_get_404() {
             .status,
         200
     );
-    tokio::time::sleep(Duration::from_millis(250)).await;
+    tokio::time::sleep(Duration::from_millis(800)).await;
     assert_eq!(
         server
             .post(&headers, &request(3, "ping", json!({})))
