@@ -114,7 +114,11 @@ pub(super) fn response(_headers: &[Header], body: &BodyCapture) -> BodyReading {
     if body.bytes.trim_ascii().is_empty() {
         return whole(Reading::Empty);
     }
-    let (lines, unterminated) = ndjson_lines(&body.bytes);
+    // `stream:false` replies are one JSON document (possibly pretty-printed); streams are NDJSON.
+    let (lines, unterminated) = match parse_lenient(&body.bytes) {
+        Some(_) => (vec![body.bytes.clone()], false),
+        None => ndjson_lines(&body.bytes),
+    };
     let mut reply = ChatResponse {
         message: ChatMessage {
             role: "assistant".into(),
