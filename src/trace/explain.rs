@@ -45,6 +45,49 @@ pub enum Case {
     NoteMalformed,
 }
 
+impl Case {
+    /// Every case, for checks that the table is complete.
+    pub const ALL: [Case; 37] = [
+        Case::AgentRequest,
+        Case::AgentReply,
+        Case::AgentError,
+        Case::ModelRequest,
+        Case::ModelRequestAgain,
+        Case::ModelToolCall,
+        Case::ModelTextToolCall,
+        Case::ModelAnswer,
+        Case::ModelError,
+        Case::ModelEmpty,
+        Case::McpDiscover,
+        Case::McpInitialize,
+        Case::McpInitialized,
+        Case::McpToolsList,
+        Case::McpToolCall,
+        Case::McpOtherRequest,
+        Case::McpNotification,
+        Case::McpDiscoverResult,
+        Case::McpInitializeResult,
+        Case::McpToolsListResult,
+        Case::McpToolResult,
+        Case::McpToolError,
+        Case::McpInputRequired,
+        Case::McpProtocolError,
+        Case::McpAccepted,
+        Case::McpOtherResult,
+        Case::HttpRequest,
+        Case::HttpResponse,
+        Case::InFlight,
+        Case::Failed,
+        Case::Aborted,
+        Case::NoteStreamRequested,
+        Case::NoteStreamReassembled,
+        Case::NoteOllamaTimings,
+        Case::NoteTruncated,
+        Case::NoteCutOff,
+        Case::NoteMalformed,
+    ];
+}
+
 /// One row of the table.
 #[derive(Debug, Clone, Copy)]
 pub struct CaseText {
@@ -334,6 +377,10 @@ mod tests {
 
     #[test]
     fn every_case_has_exactly_one_row() {
+        assert_eq!(CASES.len(), Case::ALL.len());
+        for case in Case::ALL {
+            assert!(case_text(case).is_some(), "{case:?} has no row");
+        }
         for row in CASES {
             let count = CASES.iter().filter(|r| r.case == row.case).count();
             assert_eq!(count, 1, "{:?}", row.case);

@@ -7,7 +7,7 @@
 use std::collections::HashMap;
 
 use super::evidence::{CallKey, TraceInput};
-use super::text_match::{overlap, overlaps, peer_host};
+use super::text_match::{MatchText, peer_host};
 use crate::hop::Role;
 
 /// Whether a trace is one user request, or the discovery a host does at start-up.
@@ -101,7 +101,7 @@ struct TraceState {
     spans: Vec<(i64, Option<i64>)>,
     agent_spans: Vec<(i64, Option<i64>)>,
     /// Texts that identify the user request: the title and the user texts of joined requests.
-    texts: Vec<String>,
+    texts: Vec<MatchText>,
     asked: Vec<(CallKey, bool)>,
     results: Vec<String>,
     peers: Vec<String>,
@@ -146,6 +146,8 @@ impl TraceState {
 pub struct Grouper {
     options: GroupOptions,
     traces: Vec<TraceState>,
+    /// Traces that may still take hops by content or time (the rest only by trace id).
+    active: Vec<usize>,
     by_id: HashMap<String, usize>,
     seen_agent: bool,
     seen_request_trace: bool,
@@ -192,8 +194,24 @@ impl Grouper {
         self.traces.iter().map(|t| t.draft.clone()).collect()
     }
 
+    /// Forgets traces that closed more than a window ago; hops arrive in start order.
+    fn prune(&mut self, t: i64) {
+        let window = self.options.window_ns;
+        let traces = &self.traces;
+        self.active.retain(|index| {
+            traces[*index].is_open(t, window) || traces[*index].distance(t) <= window
+        });
+    }
+
+    fn active_traces(&self) -> impl Iterator<Item = (usize, &TraceState)> {
+        self.active
+            .iter()
+            .map(|index| (*index, &self.traces[*index]))
+    }
+
     fn decide(&mut self, input: &TraceInput) -> (usize, Reason) {
         let t = input.started_ns;
+        self.prune(t);
         if let Some(trace_id) = &input.trace_id {
             if let Some(index) = self.by_id.get(trace_id) {
                 return (*index, Reason::Traceparent);
@@ -236,9 +254,7 @@ impl Grouper {
 
     fn open_request_traces(&self, t: i64) -> impl Iterator<Item = (usize, &TraceState)> {
         let window = self.options.window_ns;
-        self.traces
-            .iter()
-            .enumerate()
+        self.active_traces()
             .filter(move |(_, s)| s.draft.kind == TraceKind::Request && s.is_open(t, window))
     }
 
@@ -246,15 +262,21 @@ impl Grouper {
     fn by_model_request(&self, input: &TraceInput) -> Option<(usize, Reason)> {
         let t = input.started_ns;
         let fresh = input.history_calls.is_empty();
+        let latest = input.latest_user_text.as_deref().map(MatchText::new);
+        let users: Vec<MatchText> = if self.seen_agent {
+            input.user_texts.iter().map(|u| MatchText::new(u)).collect()
+        } else {
+            Vec::new()
+        };
         let mut best: Option<(i64, i64, usize, Reason)> = None;
         for (index, state) in self.open_request_traces(t) {
             let mut score = 0i64;
             let mut reason = Reason::History;
-            let latest_strength = input.latest_user_text.as_deref().map_or(0, |latest| {
+            let latest_strength = latest.as_ref().map_or(0, |latest| {
                 state
                     .texts
                     .iter()
-                    .map(|known| overlap(latest, known))
+                    .map(|known| latest.overlap(known))
                     .max()
                     .unwrap_or(0)
             });
@@ -262,10 +284,9 @@ impl Grouper {
                 score += 100 + 10 * i64::from(latest_strength);
                 reason = Reason::UserText;
             } else if self.seen_agent {
-                if input
-                    .user_texts
+                if users
                     .iter()
-                    .any(|user| state.texts.iter().any(|known| overlaps(user, known)))
+                    .any(|user| state.texts.iter().any(|known| user.overlap(known) > 0))
                 {
                     score += 50;
                     reason = Reason::UserText;
@@ -326,11 +347,23 @@ impl Grouper {
     fn by_discovery(&mut self, input: &TraceInput) -> (usize, Reason) {
         let t = input.started_ns;
         let host = peer_host(&input.peer);
-        let best = self
+        let candidates: Vec<(usize, &TraceState)> = self
             .open_request_traces(t)
             .filter(|(_, s)| s.peers.is_empty() || s.peers.contains(&host))
-            .max_by_key(|(index, s)| (s.children == 0, -s.distance(t), *index))
-            .map(|(index, _)| index);
+            .collect();
+        // A trace that has not started its work yet takes the call, the oldest first (hosts
+        // serve requests in the order they came); else the trace nearest in time.
+        let fresh = candidates
+            .iter()
+            .filter(|(_, s)| s.children == 0)
+            .min_by_key(|(index, s)| (s.draft.started_ns, *index))
+            .map(|(index, _)| *index);
+        let best = fresh.or_else(|| {
+            candidates
+                .iter()
+                .min_by_key(|(index, s)| (s.distance(t), usize::MAX - index))
+                .map(|(index, _)| *index)
+        });
         if let Some(index) = best {
             return (index, Reason::Discovery);
         }
@@ -344,9 +377,7 @@ impl Grouper {
         }
         let window = self.options.window_ns;
         let setup = self
-            .traces
-            .iter()
-            .enumerate()
+            .active_traces()
             .filter(|(_, s)| s.draft.kind == TraceKind::Setup && s.distance(t) <= window)
             .min_by_key(|(_, s)| s.distance(t))
             .map(|(index, _)| index);
@@ -360,9 +391,7 @@ impl Grouper {
         let t = input.started_ns;
         let window = self.options.window_ns;
         let nearest = self
-            .traces
-            .iter()
-            .enumerate()
+            .active_traces()
             .filter(|(_, s)| s.draft.kind == TraceKind::Request && s.distance(t) <= window)
             .min_by_key(|(index, s)| (!s.is_open(t, window), s.distance(t), usize::MAX - index))
             .map(|(index, _)| index);
@@ -378,8 +407,9 @@ impl Grouper {
     fn open(&mut self, id: String, title: Option<String>, kind: TraceKind, t: i64) -> usize {
         let index = self.traces.len();
         self.by_id.insert(id.clone(), index);
+        self.active.push(index);
         self.traces.push(TraceState {
-            texts: title.iter().cloned().collect(),
+            texts: title.iter().map(|t| MatchText::new(t)).collect(),
             draft: TraceDraft {
                 id,
                 title,
@@ -418,7 +448,9 @@ impl Grouper {
             if state.draft.title.is_none() {
                 state.draft.title = input.user_text.clone();
             }
-            state.texts.extend(input.user_text.iter().cloned());
+            state
+                .texts
+                .extend(input.user_text.iter().map(|t| MatchText::new(t)));
         } else {
             state.children += 1;
             let host = peer_host(&input.peer);
@@ -431,10 +463,11 @@ impl Grouper {
             if state.draft.title.is_none() {
                 state.draft.title = input.latest_user_text.clone();
             }
-            if let Some(text) = &input.latest_user_text
-                && !state.texts.contains(text)
-            {
-                state.texts.push(text.clone());
+            if let Some(text) = &input.latest_user_text {
+                let text = MatchText::new(text);
+                if !state.texts.contains(&text) {
+                    state.texts.push(text);
+                }
             }
         }
         state
