@@ -3,10 +3,17 @@
 //! Module map (arrows point down only):
 //! - `hop`: the record of one hop, shared by every layer.
 //! - `wire`: protocol shapes and dialect readers; pure, no sockets, no SQL.
+//! - `store`: SQLite (all SQL, migrations, the batching writer).
 //! - `trace`: grouping hops into traces, numbering and explaining messages; pure.
 //! - `reference`: the notes MCP server and the notes agent, on `wire` alone.
+//! - `proxy`: listeners, streaming forwarding and the body tee; hands hops to the store writer.
+//! - `cli`: the `tracer` command line; `logging`: where logs go.
 
+pub mod cli;
 pub mod hop;
+pub mod logging;
+pub mod proxy;
 pub mod reference;
+pub mod store;
 pub mod trace;
 pub mod wire;

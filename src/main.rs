@@ -1,1 +1,27 @@
-fn main() {}
+//! The `tracer` binary: parse the command line, set up logging and the runtime, run, exit.
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+fn main() -> ExitCode {
+    let cli = tracer::cli::Cli::parse();
+    tracer::logging::init_stderr(cli.verbose);
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("tracer: starting the async runtime: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(tracer::cli::run(cli)) {
+        Ok(code) => code,
+        Err(error) => {
+            eprintln!("tracer: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,94 @@
+//! The `tracer` command line: clap types for every subcommand, and dispatch to each command.
+
+mod ls;
+mod proxy_cmd;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::proxy::Route;
+
+/// A wire inspector for AI agents: record, group and explain what crosses the wire between an
+/// agent, its model and its MCP servers.
+#[derive(Debug, Parser)]
+#[command(name = "tracer", version, propagate_version = true)]
+pub struct Cli {
+    /// The tracer database
+    #[arg(long, global = true, env = "TRACER_DB", default_value = "tracer.db")]
+    pub db: PathBuf,
+
+    /// More logging on stderr (-v info, -vv debug, -vvv trace); RUST_LOG wins when set
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the recording proxy in front of model, MCP and agent servers
+    Proxy(ProxyArgs),
+    /// List the most recent hops, newest first
+    Ls(LsArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ProxyArgs {
+    /// A route: ROLE[:NAME]=LISTEN=UPSTREAM, e.g. model=127.0.0.1:11435=http://127.0.0.1:11434
+    /// (ROLE is agent, model, mcp or other; repeatable)
+    #[arg(long = "route", value_name = "ROLE[:NAME]=LISTEN=UPSTREAM", value_parser = parse_route)]
+    pub routes: Vec<Route>,
+
+    /// Read routes from a TOML file of [[route]] tables (role, name, listen, upstream)
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+
+    /// Bytes of each body kept in the record (the rest is forwarded and counted)
+    #[arg(long, value_name = "BYTES", default_value_t = 16 * 1024 * 1024)]
+    pub max_body: usize,
+
+    /// Seconds to wait for an upstream's response head before answering 504
+    #[arg(long, value_name = "SECONDS", default_value_t = 600.0)]
+    pub upstream_timeout: f64,
+
+    /// Keep secret headers (Authorization, Cookie, API keys, *token*, *secret*) in the record
+    #[arg(long)]
+    pub no_redact: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct LsArgs {
+    /// Print one JSON document (an array) instead of a table
+    #[arg(long)]
+    pub json: bool,
+
+    /// How many to list
+    #[arg(long, short = 'n', default_value_t = 50)]
+    pub limit: i64,
+}
+
+fn parse_route(spec: &str) -> Result<Route, String> {
+    Route::parse(spec).map_err(|e| e.to_string())
+}
+
+/// Runs the parsed command line.
+pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    match cli.command {
+        Command::Proxy(args) => proxy_cmd::run(&cli.db, args).await,
+        Command::Ls(args) => ls::run(&cli.db, args).await,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn cli_is_consistent() {
+        Cli::command().debug_assert();
+    }
+}

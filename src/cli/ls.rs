@@ -1,0 +1,88 @@
+//! `tracer ls`: the most recent hops, newest first, as a table or one JSON document.
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use super::LsArgs;
+use crate::store::{HOPS_NOT_WRITTEN, HopSummary, Store};
+
+pub async fn run(db: &Path, args: LsArgs) -> anyhow::Result<ExitCode> {
+    let store = Store::open(db).await?;
+    let hops = store.recent_hops(args.limit).await?;
+    let not_written = store.counter(HOPS_NOT_WRITTEN).await?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&hops)?);
+    } else {
+        print!("{}", hop_table(&hops));
+        if hops.is_empty() {
+            println!("no hops recorded in {} yet", db.display());
+        }
+        if not_written > 0 {
+            println!("{not_written} hops were carried but not written (store busy or failing)");
+        }
+    }
+    store.close().await;
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn hop_table(hops: &[HopSummary]) -> String {
+    let mut out = String::new();
+    if hops.is_empty() {
+        return out;
+    }
+    out.push_str("ID        STARTED       ROUTE       METHOD  PATH                            STATUS  STATE      TIME\n");
+    for hop in hops {
+        let status = hop
+            .status
+            .map_or_else(|| "-".to_string(), |s| s.to_string());
+        let time = hop.response_ended_unix_ns.map_or_else(
+            || "-".to_string(),
+            |end| format_ms(end - hop.request_started_unix_ns),
+        );
+        out.push_str(&format!(
+            "{:<8}  {:<12}  {:<10}  {:<6}  {:<30}  {:<6}  {:<9}  {}\n",
+            &hop.id[..hop.id.len().min(8)],
+            clock_time(hop.request_started_unix_ns),
+            truncate(&hop.route, 10),
+            truncate(&hop.method, 6),
+            truncate(&hop.path, 30),
+            status,
+            hop.state,
+            time,
+        ));
+    }
+    out
+}
+
+/// `HH:MM:SS.mmm` (UTC) of a Unix-nanosecond timestamp.
+pub fn clock_time(unix_ns: i64) -> String {
+    let ms = unix_ns.div_euclid(1_000_000);
+    let day_ms = ms.rem_euclid(86_400_000);
+    format!(
+        "{:02}:{:02}:{:02}.{:03}",
+        day_ms / 3_600_000,
+        day_ms / 60_000 % 60,
+        day_ms / 1000 % 60,
+        day_ms % 1000
+    )
+}
+
+pub fn format_ms(ns: i64) -> String {
+    let ms = ns as f64 / 1e6;
+    if ms < 10.0 {
+        format!("{ms:.1} ms")
+    } else if ms < 10_000.0 {
+        format!("{ms:.0} ms")
+    } else {
+        format!("{:.1} s", ms / 1000.0)
+    }
+}
+
+fn truncate(text: &str, width: usize) -> String {
+    if text.chars().count() <= width {
+        text.to_string()
+    } else {
+        let kept: String = text.chars().take(width.saturating_sub(1)).collect();
+        format!("{kept}…")
+    }
+}

@@ -1,0 +1,107 @@
+//! `tracer proxy`: open the store, bind the routes, print the route table, serve until Ctrl-C.
+
+use std::path::Path;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+
+use super::ProxyArgs;
+use crate::proxy::{Proxy, ProxySettings, Route, check_routes, routes_from_file};
+use crate::store::{Recorder, Store};
+
+/// Hop events that may wait for the writer before new ones are counted as not written.
+pub const RECORDER_CAPACITY: usize = 8192;
+
+pub async fn run(db: &Path, args: ProxyArgs) -> anyhow::Result<ExitCode> {
+    let mut routes = args.routes;
+    if let Some(config) = &args.config {
+        routes.extend(routes_from_file(config)?);
+    }
+    if let Err(message) = check_routes(&routes) {
+        bail!(message);
+    }
+    if !(args.upstream_timeout > 0.0 && args.upstream_timeout.is_finite()) {
+        bail!("--upstream-timeout must be a positive number of seconds");
+    }
+    let settings = ProxySettings {
+        max_body: args.max_body,
+        upstream_timeout: Duration::from_secs_f64(args.upstream_timeout),
+        redact: !args.no_redact,
+        ..ProxySettings::default()
+    };
+    let store = Store::open(db).await?;
+    let proxy = Proxy::bind(routes, settings).await?;
+    print_route_table(&proxy.routes(), db);
+
+    let (recorder, writer) = Recorder::spawn(store.clone(), RECORDER_CAPACITY);
+    let stats = proxy.run(recorder, ctrl_c()).await;
+    let report = writer.await.context("waiting for the store writer")?;
+    store.close().await;
+    eprintln!(
+        "tracer: stopped after {} connections; {} hops written, {} not written{}",
+        stats.connections,
+        report.hops_written,
+        report.hops_not_written,
+        if stats.cut_off > 0 {
+            format!(
+                ", {} connections cut off after the grace period",
+                stats.cut_off
+            )
+        } else {
+            String::new()
+        }
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn ctrl_c() {
+    if tokio::signal::ctrl_c().await.is_err() {
+        // No signal handling available: run until killed.
+        std::future::pending::<()>().await;
+    }
+    eprintln!("tracer: Ctrl-C: finishing in-flight hops");
+}
+
+/// The table printed at start: what listens where, and where it forwards.
+pub fn route_table(routes: &[Route]) -> String {
+    let rows: Vec<[String; 4]> = routes
+        .iter()
+        .map(|r| {
+            [
+                r.name.clone(),
+                r.role.to_string(),
+                r.listen.to_string(),
+                r.upstream.to_string(),
+            ]
+        })
+        .collect();
+    let header = ["ROUTE", "ROLE", "LISTEN", "UPSTREAM"].map(String::from);
+    let widths: Vec<usize> = (0..4)
+        .map(|i| {
+            rows.iter()
+                .chain([&header])
+                .map(|row| row[i].len())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut out = String::new();
+    for row in [&header].into_iter().chain(rows.iter()) {
+        let line: Vec<String> = row
+            .iter()
+            .zip(&widths)
+            .map(|(cell, width)| format!("{cell:<width$}"))
+            .collect();
+        out.push_str("  ");
+        out.push_str(line.join("  ").trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+fn print_route_table(routes: &[Route], db: &Path) {
+    println!("tracer proxy: recording to {}", db.display());
+    print!("{}", route_table(routes));
+    println!("Ctrl-C to stop.");
+}

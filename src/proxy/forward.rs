@@ -1,0 +1,361 @@
+//! Forwarding one request: build the upstream request, stream both bodies through tees, answer
+//! failures with JSON, and send the hop's start and end to the recorder.
+
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::{Request, Response, StatusCode, Uri};
+use http_body::Body as _;
+use http_body_util::combinators::UnsyncBoxBody;
+use http_body_util::{BodyExt, Full};
+use hyper::body::Incoming;
+use hyper_util::client::legacy::Client;
+use hyper_util::client::legacy::connect::HttpConnector;
+
+use super::headers::{record_headers, strip_for_upstream, strip_hop_by_hop};
+use super::tee::{BodyOutcome, Captured, HopClock, TeeBody, settle_unpolled};
+use super::{ProxySettings, Route};
+use crate::hop::{BodyCapture, HopEnd, HopStart, HopState, Transport, random_hex_id};
+use crate::store::RecorderHandle;
+
+pub type ProxyBody = UnsyncBoxBody<Bytes, hyper::Error>;
+pub type UpstreamClient = Client<HttpConnector, TeeBody<Incoming>>;
+
+/// Everything a route's connections share.
+pub struct RouteContext {
+    pub route: Route,
+    pub settings: Arc<ProxySettings>,
+    pub client: UpstreamClient,
+    pub recorder: RecorderHandle,
+}
+
+/// Ends a hop as aborted if the request handling is dropped before it hands the hop over
+/// (the client went away while waiting for the upstream's response head).
+struct EndGuard {
+    recorder: RecorderHandle,
+    end: Option<HopEnd>,
+}
+
+impl EndGuard {
+    /// Takes the hop's end over (to finish it elsewhere); `None` when the hop is not recorded.
+    fn disarm(mut self) -> Option<HopEnd> {
+        self.end.take()
+    }
+
+    /// Completes the hop now with what `fill` sets.
+    fn finish(mut self, fill: impl FnOnce(&mut HopEnd)) {
+        if let Some(mut end) = self.end.take() {
+            fill(&mut end);
+            self.recorder.end(end);
+        }
+    }
+}
+
+impl Drop for EndGuard {
+    fn drop(&mut self) {
+        if let Some(mut end) = self.end.take() {
+            end.state = Some(HopState::Aborted);
+            end.error = Some("client went away before the response".into());
+            self.recorder.end(end);
+        }
+    }
+}
+
+pub async fn handle(
+    ctx: Arc<RouteContext>,
+    peer: SocketAddr,
+    request: Request<Incoming>,
+) -> Result<Response<ProxyBody>, Infallible> {
+    let clock = HopClock::start();
+    let settings = &ctx.settings;
+    let id = random_hex_id(16);
+    let (mut parts, body) = request.into_parts();
+    let path = parts
+        .uri
+        .path_and_query()
+        .map_or_else(|| "/".to_string(), |pq| pq.as_str().to_string());
+    let upstream_uri = join_upstream(&ctx.route.upstream, &path);
+    let request_was_empty = body.is_end_stream();
+    let recorded = ctx.recorder.start(HopStart {
+        id: id.clone(),
+        route: ctx.route.name.clone(),
+        role: ctx.route.role,
+        transport: Transport::Http,
+        peer: peer.to_string(),
+        method: parts.method.to_string(),
+        path,
+        url: upstream_uri
+            .as_ref()
+            .map_or_else(|_| String::new(), Uri::to_string),
+        request_headers: record_headers(&parts.headers, settings.redact),
+        started_unix_ns: clock.started_unix_ns,
+    });
+    let guard = EndGuard {
+        recorder: ctx.recorder.clone(),
+        end: recorded.then(|| HopEnd {
+            id: id.clone(),
+            ..HopEnd::default()
+        }),
+    };
+    let (request_body, request_seen) = TeeBody::new(body, clock, settings.max_body, 0);
+    let upstream_uri = match upstream_uri {
+        Ok(uri) => uri,
+        Err(message) => {
+            let response = error_response(&ctx.route, StatusCode::BAD_REQUEST, &message);
+            return Ok(fail(
+                &ctx.route,
+                settings.max_body,
+                guard,
+                request_seen,
+                request_body,
+                request_was_empty,
+                message,
+                response,
+            )
+            .await);
+        }
+    };
+    parts.uri = upstream_uri;
+    strip_for_upstream(&mut parts.headers);
+    let upstream_request = Request::from_parts(parts, request_body);
+
+    let answer = tokio::time::timeout(
+        settings.upstream_timeout,
+        ctx.client.request(upstream_request),
+    )
+    .await;
+    let upstream_response = match answer {
+        Ok(Ok(response)) => response,
+        Ok(Err(error)) => {
+            let message = format!("upstream request failed: {}", describe_client_error(&error));
+            let response = error_response(&ctx.route, StatusCode::BAD_GATEWAY, &message);
+            return Ok(finish_failed(
+                &ctx.route,
+                settings.max_body,
+                guard,
+                request_seen,
+                request_was_empty,
+                message,
+                response,
+            )
+            .await);
+        }
+        Err(_) => {
+            let message = format!(
+                "no response head from the upstream within {}",
+                humanize(settings.upstream_timeout)
+            );
+            let response = error_response(&ctx.route, StatusCode::GATEWAY_TIMEOUT, &message);
+            return Ok(finish_failed(
+                &ctx.route,
+                settings.max_body,
+                guard,
+                request_seen,
+                request_was_empty,
+                message,
+                response,
+            )
+            .await);
+        }
+    };
+    let head_unix_ns = clock.now_unix_ns();
+    let (mut response_parts, upstream_body) = upstream_response.into_parts();
+    let status = response_parts.status.as_u16();
+    let response_headers = record_headers(&response_parts.headers, settings.redact);
+    strip_hop_by_hop(&mut response_parts.headers);
+    let response_was_empty = upstream_body.is_end_stream();
+    let (response_body, response_seen) =
+        TeeBody::new(upstream_body, clock, settings.max_body, settings.max_chunks);
+
+    if let Some(mut end) = guard.disarm() {
+        let recorder = ctx.recorder.clone();
+        tokio::spawn(async move {
+            let request = request_seen
+                .await
+                .ok()
+                .map(|c| settle_unpolled(c, request_was_empty));
+            let response = response_seen
+                .await
+                .ok()
+                .map(|c| settle_unpolled(c, response_was_empty));
+            end.status = Some(status);
+            end.response_headers = response_headers;
+            end.response_head_unix_ns = Some(head_unix_ns);
+            apply_request(&mut end, request);
+            match response {
+                Some(seen) => {
+                    let (state, error) = match seen.outcome {
+                        BodyOutcome::Complete => (HopState::Complete, None),
+                        BodyOutcome::Broken(e) => {
+                            (HopState::Failed, Some(format!("upstream body failed: {e}")))
+                        }
+                        BodyOutcome::Dropped => (
+                            HopState::Aborted,
+                            Some("client went away mid-response".into()),
+                        ),
+                    };
+                    end.state = Some(state);
+                    end.error = error;
+                    end.response_first_byte_unix_ns = seen.first_byte_unix_ns;
+                    end.response_ended_unix_ns = Some(seen.ended_unix_ns);
+                    end.response_body = seen.body;
+                    end.chunks = seen.chunks;
+                    end.chunks_truncated = seen.chunks_truncated;
+                }
+                None => end.state = Some(HopState::Aborted),
+            }
+            recorder.end(end);
+        });
+    }
+    Ok(Response::from_parts(
+        response_parts,
+        response_body.boxed_unsync(),
+    ))
+}
+
+fn apply_request(end: &mut HopEnd, request: Option<Captured>) {
+    if let Some(seen) = request {
+        end.request_ended_unix_ns = Some(seen.ended_unix_ns);
+        end.request_body = seen.body;
+    }
+}
+
+/// A request that never reached the upstream: record it failed and answer with `response`.
+async fn fail(
+    route: &Route,
+    max_body: usize,
+    guard: EndGuard,
+    request_seen: tokio::sync::oneshot::Receiver<Captured>,
+    request_body: TeeBody<Incoming>,
+    request_was_empty: bool,
+    message: String,
+    response: Response<ProxyBody>,
+) -> Response<ProxyBody> {
+    drop(request_body);
+    finish_failed(
+        route,
+        max_body,
+        guard,
+        request_seen,
+        request_was_empty,
+        message,
+        response,
+    )
+    .await
+}
+
+async fn finish_failed(
+    route: &Route,
+    max_body: usize,
+    guard: EndGuard,
+    request_seen: tokio::sync::oneshot::Receiver<Captured>,
+    request_was_empty: bool,
+    message: String,
+    response: Response<ProxyBody>,
+) -> Response<ProxyBody> {
+    // The request body was dropped with the failed upstream request: read what the client
+    // still sends (bounded) so the record keeps the request that could not be delivered.
+    let mut request = tokio::time::timeout(Duration::from_secs(1), request_seen)
+        .await
+        .ok()
+        .and_then(Result::ok)
+        .map(|c| settle_unpolled(c, request_was_empty));
+    if let Some(seen) = request.as_mut() {
+        seen.read_leftover(max_body, Duration::from_secs(5)).await;
+    }
+    let status = response.status().as_u16();
+    let response_headers = record_headers(response.headers(), false);
+    let body = error_body(route, &message);
+    guard.finish(|end| {
+        apply_request(end, request);
+        end.state = Some(HopState::Failed);
+        end.status = Some(status);
+        end.error = Some(message);
+        end.response_headers = response_headers;
+        end.response_head_unix_ns = Some(crate::hop::now_unix_ns());
+        end.response_ended_unix_ns = end.response_head_unix_ns;
+        end.response_body = BodyCapture::whole(body.to_vec());
+    });
+    response
+}
+
+/// Joins the request's path and query onto the upstream's base path.
+fn join_upstream(upstream: &Uri, path_and_query: &str) -> Result<Uri, String> {
+    let base = upstream.path().trim_end_matches('/');
+    let joined = format!("{base}{path_and_query}");
+    let mut parts = upstream.clone().into_parts();
+    parts.path_and_query = Some(
+        joined
+            .parse()
+            .map_err(|e| format!("request target `{path_and_query}` cannot be forwarded: {e}"))?,
+    );
+    Uri::from_parts(parts).map_err(|e| format!("building the upstream URL: {e}"))
+}
+
+/// The JSON error body every proxy-made response carries.
+pub fn error_body(route: &Route, message: &str) -> Bytes {
+    let body = serde_json::json!({
+        "error": {
+            "route": route.name,
+            "upstream": route.upstream.to_string(),
+            "message": message,
+        }
+    });
+    Bytes::from(body.to_string())
+}
+
+pub fn error_response(route: &Route, status: StatusCode, message: &str) -> Response<ProxyBody> {
+    let mut response = Response::new(
+        Full::new(error_body(route, message))
+            .map_err(|never: Infallible| match never {})
+            .boxed_unsync(),
+    );
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
+fn describe_client_error(error: &hyper_util::client::legacy::Error) -> String {
+    use std::error::Error;
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}
+
+fn humanize(duration: Duration) -> String {
+    if duration.as_millis() < 1000 {
+        format!("{} ms", duration.as_millis())
+    } else {
+        format!("{} s", duration.as_secs())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_join_onto_the_upstream_base() {
+        let up: Uri = "http://127.0.0.1:8080".parse().unwrap();
+        assert_eq!(
+            join_upstream(&up, "/mcp?x=1").unwrap().to_string(),
+            "http://127.0.0.1:8080/mcp?x=1"
+        );
+        let up: Uri = "http://127.0.0.1:8000/v1/".parse().unwrap();
+        assert_eq!(
+            join_upstream(&up, "/chat/completions").unwrap().to_string(),
+            "http://127.0.0.1:8000/v1/chat/completions"
+        );
+    }
+}

@@ -1,0 +1,113 @@
+//! Header handling: what is stripped before forwarding, what is redacted in the record.
+
+use http::HeaderMap;
+use http::header::{CONNECTION, EXPECT, HOST};
+
+use crate::hop::Header;
+
+/// What a secret header's value is replaced with in the record.
+pub const REDACTED: &str = "[redacted]";
+
+/// Headers that belong to one connection, not to the message (RFC 9110, 7.6.1).
+const HOP_BY_HOP: [&str; 8] = [
+    "connection",
+    "keep-alive",
+    "proxy-connection",
+    "proxy-authenticate",
+    "te",
+    "trailer",
+    "transfer-encoding",
+    "upgrade",
+];
+
+const SECRET_HEADERS: [&str; 6] = [
+    "authorization",
+    "proxy-authorization",
+    "cookie",
+    "set-cookie",
+    "x-api-key",
+    "api-key",
+];
+
+/// Whether a header's value is a secret that the record must not keep.
+pub fn is_redacted_header(name: &str) -> bool {
+    let name = name.to_ascii_lowercase();
+    SECRET_HEADERS.contains(&name.as_str()) || name.contains("token") || name.contains("secret")
+}
+
+/// Removes the hop-by-hop headers, and those that `Connection` names, before forwarding.
+pub fn strip_hop_by_hop(headers: &mut HeaderMap) {
+    let named: Vec<String> = headers
+        .get_all(CONNECTION)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .map(|name| name.trim().to_ascii_lowercase())
+        .filter(|name| !name.is_empty())
+        .collect();
+    for name in HOP_BY_HOP
+        .iter()
+        .copied()
+        .chain(named.iter().map(String::as_str))
+    {
+        headers.remove(name);
+    }
+}
+
+/// Prepares a request's headers for the upstream: hop-by-hop headers go, `Host` is left for the
+/// client to set to the upstream, and `Expect` goes because this side already answered it.
+pub fn strip_for_upstream(headers: &mut HeaderMap) {
+    strip_hop_by_hop(headers);
+    headers.remove(HOST);
+    headers.remove(EXPECT);
+}
+
+/// The record's copy of a header map, in wire order, secrets redacted when asked.
+pub fn record_headers(headers: &HeaderMap, redact: bool) -> Vec<Header> {
+    headers
+        .iter()
+        .map(|(name, value)| {
+            let value = if redact && is_redacted_header(name.as_str()) {
+                REDACTED.as_bytes().to_vec()
+            } else {
+                value.as_bytes().to_vec()
+            };
+            Header::new(name.as_str(), value)
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secrets_are_redacted_by_name() {
+        for name in [
+            "Authorization",
+            "cookie",
+            "X-Api-Key",
+            "x-auth-token",
+            "Client-Secret",
+        ] {
+            assert!(is_redacted_header(name), "{name}");
+        }
+        for name in ["content-type", "traceparent", "mcp-session-id"] {
+            assert!(!is_redacted_header(name), "{name}");
+        }
+    }
+
+    #[test]
+    fn hop_by_hop_and_connection_named_headers_are_stripped() {
+        let mut headers = HeaderMap::new();
+        headers.insert("connection", "keep-alive, x-private".parse().unwrap());
+        headers.insert("x-private", "1".parse().unwrap());
+        headers.insert("transfer-encoding", "chunked".parse().unwrap());
+        headers.insert("host", "proxy:1".parse().unwrap());
+        headers.insert("expect", "100-continue".parse().unwrap());
+        headers.insert("content-type", "application/json".parse().unwrap());
+        strip_for_upstream(&mut headers);
+        let left: Vec<&str> = headers.keys().map(|k| k.as_str()).collect();
+        assert_eq!(left, ["content-type"]);
+    }
+}

@@ -1,0 +1,306 @@
+//! A pass-through body that keeps a bounded copy of what flows through it, with chunk timing,
+//! and reports how the body ended (complete, broken, or dropped early) exactly once.
+
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Instant;
+
+use bytes::Bytes;
+use http_body::{Body, Frame, SizeHint};
+use http_body_util::BodyExt;
+use tokio::sync::oneshot;
+
+use crate::hop::{BodyCapture, Chunk};
+
+/// The shared clock of one hop: a monotonic start and the wall time it corresponds to.
+#[derive(Debug, Clone, Copy)]
+pub struct HopClock {
+    pub started: Instant,
+    pub started_unix_ns: i64,
+}
+
+impl HopClock {
+    pub fn start() -> Self {
+        Self {
+            started: Instant::now(),
+            started_unix_ns: crate::hop::now_unix_ns(),
+        }
+    }
+
+    /// Nanoseconds since the hop started.
+    pub fn offset_ns(&self) -> i64 {
+        i64::try_from(self.started.elapsed().as_nanos()).unwrap_or(i64::MAX)
+    }
+
+    /// Wall time now, derived from the monotonic clock so offsets never go backwards.
+    pub fn now_unix_ns(&self) -> i64 {
+        self.started_unix_ns.saturating_add(self.offset_ns())
+    }
+}
+
+/// How a body ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BodyOutcome {
+    Complete,
+    /// The body's source failed (e.g. the upstream closed mid-body).
+    Broken(String),
+    /// The body was dropped before its end: the reader went away.
+    Dropped,
+}
+
+/// The part of a body nobody read, handed back when the tee is dropped early.
+pub type Leftover = http_body_util::combinators::UnsyncBoxBody<Bytes, String>;
+
+/// What the tee saw, sent when the body ends.
+pub struct Captured {
+    pub body: BodyCapture,
+    pub outcome: BodyOutcome,
+    pub chunks: Vec<Chunk>,
+    pub chunks_truncated: bool,
+    pub first_byte_unix_ns: Option<i64>,
+    pub ended_unix_ns: i64,
+    /// When the body was dropped before its end: the rest, still readable (e.g. to record a
+    /// request whose upstream could not be reached).
+    pub leftover: Option<Leftover>,
+}
+
+impl Captured {
+    fn empty() -> Self {
+        Captured {
+            body: BodyCapture::default(),
+            outcome: BodyOutcome::Complete,
+            chunks: Vec::new(),
+            chunks_truncated: false,
+            first_byte_unix_ns: None,
+            ended_unix_ns: 0,
+            leftover: None,
+        }
+    }
+
+    /// Reads what nobody read of a dropped body into the capture (bounded, within `limit`).
+    pub async fn read_leftover(&mut self, max_body: usize, limit: std::time::Duration) {
+        use http_body_util::BodyExt;
+        let Some(mut rest) = self.leftover.take() else {
+            return;
+        };
+        let read = async {
+            while let Some(Ok(frame)) = rest.frame().await {
+                if let Some(data) = frame.data_ref() {
+                    self.body.total_len += data.len() as u64;
+                    let room = max_body.saturating_sub(self.body.bytes.len());
+                    let keep = room.min(data.len());
+                    self.body.bytes.extend_from_slice(&data[..keep]);
+                    self.body.truncated |= keep < data.len();
+                }
+            }
+            true
+        };
+        if tokio::time::timeout(limit, read).await.unwrap_or(false) {
+            self.outcome = BodyOutcome::Complete;
+        }
+    }
+}
+
+pub struct TeeBody<B>
+where
+    B: Body<Data = Bytes> + Send + Unpin + 'static,
+    B::Error: std::fmt::Display,
+{
+    inner: Option<B>,
+    clock: HopClock,
+    max_body: usize,
+    /// 0 means chunk timing is not kept (request bodies).
+    max_chunks: usize,
+    seen: Captured,
+    done: Option<oneshot::Sender<Captured>>,
+}
+
+impl<B> TeeBody<B>
+where
+    B: Body<Data = Bytes> + Send + Unpin + 'static,
+    B::Error: std::fmt::Display,
+{
+    pub fn new(
+        inner: B,
+        clock: HopClock,
+        max_body: usize,
+        max_chunks: usize,
+    ) -> (Self, oneshot::Receiver<Captured>) {
+        let (tx, rx) = oneshot::channel();
+        let tee = TeeBody {
+            inner: Some(inner),
+            clock,
+            max_body,
+            max_chunks,
+            seen: Captured::empty(),
+            done: Some(tx),
+        };
+        (tee, rx)
+    }
+
+    fn observe(&mut self, data: &Bytes) {
+        if data.is_empty() {
+            return;
+        }
+        let seen = &mut self.seen;
+        if seen.first_byte_unix_ns.is_none() {
+            seen.first_byte_unix_ns = Some(self.clock.now_unix_ns());
+        }
+        seen.body.total_len += data.len() as u64;
+        let room = self.max_body.saturating_sub(seen.body.bytes.len());
+        let keep = room.min(data.len());
+        seen.body.bytes.extend_from_slice(&data[..keep]);
+        if keep < data.len() {
+            seen.body.truncated = true;
+        }
+        if self.max_chunks > 0 {
+            if seen.chunks.len() < self.max_chunks {
+                seen.chunks.push(Chunk {
+                    offset_ns: self.clock.offset_ns(),
+                    size: data.len() as u64,
+                });
+            } else {
+                seen.chunks_truncated = true;
+            }
+        }
+    }
+
+    fn finish(&mut self, outcome: BodyOutcome) {
+        if let Some(tx) = self.done.take() {
+            let mut seen = std::mem::replace(&mut self.seen, Captured::empty());
+            if outcome == BodyOutcome::Dropped {
+                seen.leftover = self
+                    .inner
+                    .take()
+                    .filter(|rest| !rest.is_end_stream())
+                    .map(|rest| rest.map_err(|e| e.to_string()).boxed_unsync());
+            }
+            seen.outcome = outcome;
+            seen.ended_unix_ns = self.clock.now_unix_ns();
+            // The hop's finisher may be gone (shutdown cut it off); nothing else to tell.
+            let _ = tx.send(seen);
+        }
+    }
+}
+
+impl<B> Body for TeeBody<B>
+where
+    B: Body<Data = Bytes> + Send + Unpin + 'static,
+    B::Error: std::fmt::Display,
+{
+    type Data = Bytes;
+    type Error = B::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, B::Error>>> {
+        let this = &mut *self;
+        let Some(inner) = this.inner.as_mut() else {
+            return Poll::Ready(None);
+        };
+        let polled = Pin::new(&mut *inner).poll_frame(cx);
+        let ended = inner.is_end_stream();
+        match &polled {
+            Poll::Ready(Some(Ok(frame))) => {
+                if let Some(data) = frame.data_ref() {
+                    this.observe(data);
+                }
+                // hyper may drop a body that says it has ended without polling it again.
+                if ended {
+                    this.finish(BodyOutcome::Complete);
+                }
+            }
+            Poll::Ready(Some(Err(error))) => this.finish(BodyOutcome::Broken(error.to_string())),
+            Poll::Ready(None) => this.finish(BodyOutcome::Complete),
+            Poll::Pending => {}
+        }
+        polled
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.as_ref().is_none_or(B::is_end_stream)
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.inner
+            .as_ref()
+            .map_or_else(|| SizeHint::with_exact(0), B::size_hint)
+    }
+}
+
+impl<B> Drop for TeeBody<B>
+where
+    B: Body<Data = Bytes> + Send + Unpin + 'static,
+    B::Error: std::fmt::Display,
+{
+    fn drop(&mut self) {
+        self.finish(BodyOutcome::Dropped);
+    }
+}
+
+/// An empty body that was never polled is complete, not dropped: the caller checks this.
+pub fn settle_unpolled(captured: Captured, was_empty: bool) -> Captured {
+    if was_empty && captured.outcome == BodyOutcome::Dropped && captured.body.total_len == 0 {
+        Captured {
+            outcome: BodyOutcome::Complete,
+            ..captured
+        }
+    } else {
+        captured
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use http_body_util::{BodyExt, Full, StreamBody};
+
+    #[tokio::test]
+    async fn forwards_everything_and_keeps_a_bounded_prefix() {
+        let chunks: Vec<Result<Frame<Bytes>, std::convert::Infallible>> = (0..4)
+            .map(|i| Ok(Frame::data(Bytes::from(vec![i as u8; 5]))))
+            .collect();
+        let body = StreamBody::new(futures_util::stream::iter(chunks));
+        let (tee, rx) = TeeBody::new(body, HopClock::start(), 8, 10);
+        let forwarded = tee.collect().await.unwrap().to_bytes();
+        assert_eq!(forwarded.len(), 20);
+        let seen = rx.await.unwrap();
+        assert_eq!(seen.outcome, BodyOutcome::Complete);
+        assert_eq!(seen.body.bytes, [0, 0, 0, 0, 0, 1, 1, 1]);
+        assert_eq!(seen.body.total_len, 20);
+        assert!(seen.body.truncated);
+        assert_eq!(seen.chunks.len(), 4);
+        assert!(seen.first_byte_unix_ns.is_some());
+    }
+
+    #[tokio::test]
+    async fn a_full_body_is_complete_after_its_only_frame() {
+        let (mut tee, mut rx) = TeeBody::new(
+            Full::new(Bytes::from_static(b"hi")),
+            HopClock::start(),
+            8,
+            0,
+        );
+        let frame = tee.frame().await.unwrap().unwrap();
+        assert_eq!(frame.into_data().unwrap(), "hi");
+        let seen = rx.try_recv().unwrap();
+        assert_eq!(seen.outcome, BodyOutcome::Complete);
+        assert!(seen.chunks.is_empty());
+    }
+
+    #[tokio::test]
+    async fn dropping_early_reports_dropped() {
+        let chunks: Vec<Result<Frame<Bytes>, std::convert::Infallible>> = vec![
+            Ok(Frame::data(Bytes::from_static(b"a"))),
+            Ok(Frame::data(Bytes::from_static(b"b"))),
+        ];
+        let body = StreamBody::new(futures_util::stream::iter(chunks));
+        let (mut tee, rx) = TeeBody::new(body, HopClock::start(), 8, 10);
+        tee.frame().await.unwrap().unwrap();
+        drop(tee);
+        let seen = rx.await.unwrap();
+        assert_eq!(seen.outcome, BodyOutcome::Dropped);
+        assert_eq!(seen.body.bytes, b"a");
+    }
+}

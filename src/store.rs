@@ -1,0 +1,208 @@
+//! The SQLite store: opening a tracer database (WAL, busy timeout, migrations) and its error type.
+//!
+//! All SQL lives under `store/`; callers get typed functions, never SQL strings.
+
+pub mod hops;
+pub mod writer;
+
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+use std::time::Duration;
+
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
+use sqlx::{Row, SqlitePool};
+
+pub use hops::{HopRow, HopSummary};
+pub use writer::{Recorder, RecorderHandle, WriterReport};
+
+/// The migrations in `migrations/`, embedded at build time (no database needed to build).
+pub static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations");
+
+/// How long a statement waits for another writer (another tracer process) before failing.
+pub const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("opening database {path}: {message}")]
+    Open { path: PathBuf, message: String },
+    #[error("{path} is not a tracer database ({reason})")]
+    NotTracer { path: PathBuf, reason: String },
+    #[error("migrating database {path}: {source}")]
+    Migrate {
+        path: PathBuf,
+        source: sqlx::migrate::MigrateError,
+    },
+    #[error("{0} not found")]
+    NotFound(String),
+    #[error("stored data is malformed: {0}")]
+    Malformed(String),
+    #[error(transparent)]
+    Db(#[from] sqlx::Error),
+}
+
+pub type Result<T, E = StoreError> = std::result::Result<T, E>;
+
+/// A handle on one tracer database; cheap to clone.
+#[derive(Debug, Clone)]
+pub struct Store {
+    pool: SqlitePool,
+    path: PathBuf,
+}
+
+impl Store {
+    /// Opens (creating if missing) a tracer database and brings its schema up to date.
+    ///
+    /// A file that is not SQLite, or an SQLite database that tracer did not create, is refused
+    /// rather than migrated. A read-only file or a locked database is an error here, at start.
+    pub async fn open(path: &Path) -> Result<Store> {
+        let open_err = |message: String| StoreError::Open {
+            path: path.to_path_buf(),
+            message,
+        };
+        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent).map_err(|e| open_err(e.to_string()))?;
+        }
+        let url = format!("sqlite://{}", path.display());
+        let options = SqliteConnectOptions::from_str(&url)
+            .map_err(|e| open_err(e.to_string()))?
+            .create_if_missing(true)
+            .journal_mode(SqliteJournalMode::Wal)
+            .synchronous(SqliteSynchronous::Normal)
+            .busy_timeout(BUSY_TIMEOUT)
+            .foreign_keys(true);
+        let pool = SqlitePoolOptions::new()
+            .max_connections(4)
+            .connect_with(options)
+            .await
+            .map_err(|e| open_err(describe_sqlx(&e)))?;
+        let store = Store {
+            pool,
+            path: path.to_path_buf(),
+        };
+        store.check_is_tracer().await?;
+        MIGRATOR
+            .run(&store.pool)
+            .await
+            .map_err(|source| StoreError::Migrate {
+                path: path.to_path_buf(),
+                source,
+            })?;
+        // Prove we can write now, so a read-only file or a held lock fails at start.
+        sqlx::query("insert into counters (name, value) values ('opened', 1) on conflict(name) do update set value = value + 1")
+            .execute(&store.pool)
+            .await
+            .map_err(|e| open_err(describe_sqlx(&e)))?;
+        Ok(store)
+    }
+
+    pub fn pool(&self) -> &SqlitePool {
+        &self.pool
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Closes the pool, checkpointing the WAL.
+    pub async fn close(&self) {
+        self.pool.close().await;
+    }
+
+    async fn check_is_tracer(&self) -> Result<()> {
+        let not_tracer = |reason: String| StoreError::NotTracer {
+            path: self.path.clone(),
+            reason,
+        };
+        let tables: Vec<String> = sqlx::query(
+            "select name from sqlite_master where type = 'table' and name not like 'sqlite_%'",
+        )
+        .fetch_all(&self.pool)
+        .await
+        .map_err(|e| not_tracer(describe_sqlx(&e)))?
+        .iter()
+        .map(|row| row.get::<String, _>("name"))
+        .collect();
+        if tables.is_empty()
+            || tables.iter().any(|t| t == "_sqlx_migrations") && tables.iter().any(|t| t == "hops")
+        {
+            return Ok(());
+        }
+        Err(not_tracer(format!(
+            "it has other tables: {}",
+            tables.join(", ")
+        )))
+    }
+
+    /// Adds `delta` to a named counter (e.g. `hops_not_written`).
+    pub async fn add_to_counter(&self, name: &str, delta: i64) -> Result<()> {
+        sqlx::query("insert into counters (name, value) values (?1, ?2) on conflict(name) do update set value = value + ?2")
+            .bind(name)
+            .bind(delta)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    /// A counter's value, 0 when it was never set.
+    pub async fn counter(&self, name: &str) -> Result<i64> {
+        let value: Option<i64> = sqlx::query_scalar("select value from counters where name = ?1")
+            .bind(name)
+            .fetch_optional(&self.pool)
+            .await?;
+        Ok(value.unwrap_or(0))
+    }
+}
+
+/// The counter of hops that traffic carried but the store could not keep.
+pub const HOPS_NOT_WRITTEN: &str = "hops_not_written";
+
+/// SQLite's own words for the common failures, without sqlx's wrapping.
+fn describe_sqlx(error: &sqlx::Error) -> String {
+    match error {
+        sqlx::Error::Database(db) => db.message().to_string(),
+        other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn opens_creates_and_reopens() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sub/t.db");
+        let store = Store::open(&path).await.unwrap();
+        store.add_to_counter("x", 2).await.unwrap();
+        store.close().await;
+        let store = Store::open(&path).await.unwrap();
+        assert_eq!(store.counter("x").await.unwrap(), 2);
+        assert_eq!(store.counter("never").await.unwrap(), 0);
+    }
+
+    #[tokio::test]
+    async fn refuses_files_that_are_not_tracer_databases() {
+        let dir = tempfile::tempdir().unwrap();
+        let text = dir.path().join("notes.txt");
+        std::fs::write(
+            &text,
+            "this is not sqlite at all, just some text that is long enough",
+        )
+        .unwrap();
+        let err = Store::open(&text).await.unwrap_err().to_string();
+        assert!(err.contains("notes.txt"), "{err}");
+
+        let other = dir.path().join("other.db");
+        let pool = SqlitePool::connect(&format!("sqlite://{}?mode=rwc", other.display()))
+            .await
+            .unwrap();
+        sqlx::query("create table people (name text)")
+            .execute(&pool)
+            .await
+            .unwrap();
+        pool.close().await;
+        let err = Store::open(&other).await.unwrap_err().to_string();
+        assert!(err.contains("is not a tracer database"), "{err}");
+        assert!(err.contains("people"), "{err}");
+    }
+}

@@ -1,0 +1,232 @@
+//! The one writer task: takes hop events from a bounded channel and writes them in batched
+//! transactions, so recording never makes traffic wait on the database.
+//!
+//! Hops the writer could not keep (channel full, database failing) are counted; the count is
+//! added to the `hops_not_written` counter as soon as the database accepts writes again.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+
+use super::{HOPS_NOT_WRITTEN, Store, hops};
+use crate::hop::{HopEnd, HopEvent, HopStart};
+
+/// Events per transaction at most.
+const MAX_BATCH: usize = 256;
+/// Attempts at one batch before its hops are counted as not written.
+const ATTEMPTS: u32 = 3;
+
+/// The sending side, cloned into every connection task. Sending never waits.
+#[derive(Debug, Clone)]
+pub struct RecorderHandle {
+    tx: mpsc::Sender<HopEvent>,
+    not_written: Arc<AtomicU64>,
+}
+
+impl RecorderHandle {
+    /// Records that a hop started. Returns false if the event could not be queued (channel full
+    /// or writer gone): the hop is then counted as not written and its end should not be sent.
+    pub fn start(&self, start: HopStart) -> bool {
+        let queued = self.tx.try_send(HopEvent::Started(Box::new(start))).is_ok();
+        if !queued {
+            self.not_written.fetch_add(1, Ordering::Relaxed);
+        }
+        queued
+    }
+
+    /// Records that a hop whose start was queued has ended.
+    pub fn end(&self, end: HopEnd) {
+        if self.tx.try_send(HopEvent::Ended(Box::new(end))).is_err() {
+            self.not_written.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// Hops lost so far in this process.
+    pub fn not_written(&self) -> u64 {
+        self.not_written.load(Ordering::Relaxed)
+    }
+}
+
+/// What the writer did over its life, returned when every handle is dropped.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct WriterReport {
+    /// Hops whose start was written.
+    pub hops_written: u64,
+    pub events_written: u64,
+    pub batches: u64,
+    /// Hops counted as not written (queueing and database failures together).
+    pub hops_not_written: u64,
+}
+
+/// Starts the writer task for a store.
+pub struct Recorder;
+
+impl Recorder {
+    pub fn spawn(store: Store, capacity: usize) -> (RecorderHandle, JoinHandle<WriterReport>) {
+        let (tx, rx) = mpsc::channel(capacity.max(1));
+        let not_written = Arc::new(AtomicU64::new(0));
+        let handle = RecorderHandle {
+            tx,
+            not_written: not_written.clone(),
+        };
+        let task = tokio::spawn(run_writer(store, rx, not_written));
+        (handle, task)
+    }
+}
+
+async fn run_writer(
+    store: Store,
+    mut rx: mpsc::Receiver<HopEvent>,
+    not_written: Arc<AtomicU64>,
+) -> WriterReport {
+    let mut report = WriterReport::default();
+    let mut persisted_losses = 0u64;
+    let mut batch = Vec::with_capacity(MAX_BATCH);
+    while rx.recv_many(&mut batch, MAX_BATCH).await > 0 {
+        match write_batch(&store, &batch).await {
+            Ok(()) => {
+                report.events_written += batch.len() as u64;
+                report.hops_written += batch
+                    .iter()
+                    .filter(|event| matches!(event, HopEvent::Started(_)))
+                    .count() as u64;
+                report.batches += 1;
+            }
+            Err(error) => {
+                let lost = hops_in(&batch);
+                not_written.fetch_add(lost, Ordering::Relaxed);
+                tracing::warn!(%error, lost, "could not write a batch of hops");
+            }
+        }
+        batch.clear();
+        let losses = not_written.load(Ordering::Relaxed);
+        if losses > persisted_losses
+            && store
+                .add_to_counter(
+                    HOPS_NOT_WRITTEN,
+                    i64::try_from(losses - persisted_losses).unwrap_or(i64::MAX),
+                )
+                .await
+                .is_ok()
+        {
+            persisted_losses = losses;
+        }
+    }
+    report.hops_not_written = not_written.load(Ordering::Relaxed);
+    let unpersisted = report.hops_not_written.saturating_sub(persisted_losses);
+    if unpersisted > 0 {
+        let delta = i64::try_from(unpersisted).unwrap_or(i64::MAX);
+        if let Err(error) = store.add_to_counter(HOPS_NOT_WRITTEN, delta).await {
+            tracing::warn!(%error, "could not store the count of hops not written");
+        }
+    }
+    report
+}
+
+/// Distinct hops in a batch (a start and its end are one hop).
+fn hops_in(batch: &[HopEvent]) -> u64 {
+    let mut ids: Vec<&str> = batch
+        .iter()
+        .map(|event| match event {
+            HopEvent::Started(start) => start.id.as_str(),
+            HopEvent::Ended(end) => end.id.as_str(),
+        })
+        .collect();
+    ids.sort_unstable();
+    ids.dedup();
+    ids.len() as u64
+}
+
+async fn write_batch(store: &Store, batch: &[HopEvent]) -> super::Result<()> {
+    let mut last_error = None;
+    for attempt in 0..ATTEMPTS {
+        if attempt > 0 {
+            tokio::time::sleep(Duration::from_millis(50 << attempt)).await;
+        }
+        match try_write_batch(store, batch).await {
+            Ok(()) => return Ok(()),
+            Err(error) => last_error = Some(error),
+        }
+    }
+    Err(last_error.unwrap_or_else(|| super::StoreError::Malformed("empty batch".into())))
+}
+
+async fn try_write_batch(store: &Store, batch: &[HopEvent]) -> super::Result<()> {
+    let mut tx = store.pool().begin().await?;
+    for event in batch {
+        match event {
+            HopEvent::Started(start) => hops::insert_start(&mut tx, start).await?,
+            // An end whose start was lost is already counted as not written.
+            HopEvent::Ended(end) => {
+                hops::apply_end(&mut tx, end).await?;
+            }
+        }
+    }
+    tx.commit().await?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hop::{Role, Transport};
+
+    fn start(id: &str) -> HopStart {
+        HopStart {
+            id: id.into(),
+            route: "model".into(),
+            role: Role::Model,
+            transport: Transport::Http,
+            peer: "127.0.0.1:1".into(),
+            method: "POST".into(),
+            path: "/api/chat".into(),
+            url: "http://127.0.0.1:2/api/chat".into(),
+            request_headers: Vec::new(),
+            started_unix_ns: 1,
+        }
+    }
+
+    #[tokio::test]
+    async fn a_full_channel_never_blocks_and_losses_are_counted_in_the_database() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("t.db")).await.unwrap();
+        let (handle, task) = Recorder::spawn(store.clone(), 4);
+        // No await between sends: the writer cannot drain, so most of these find the channel full.
+        let queued = (0..100)
+            .filter(|i| handle.start(start(&format!("h{i}"))))
+            .count() as u64;
+        assert!(queued < 100);
+        assert_eq!(handle.not_written(), 100 - queued);
+        drop(handle);
+        let report = task.await.unwrap();
+        assert_eq!(report.hops_written, queued);
+        assert_eq!(report.hops_not_written, 100 - queued);
+        assert_eq!(store.hop_count().await.unwrap(), queued as i64);
+        assert_eq!(
+            store.counter(HOPS_NOT_WRITTEN).await.unwrap(),
+            (100 - queued) as i64
+        );
+    }
+
+    #[tokio::test]
+    async fn starts_and_ends_become_one_completed_row() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("t.db")).await.unwrap();
+        let (handle, task) = Recorder::spawn(store.clone(), 16);
+        assert!(handle.start(start("a")));
+        handle.end(HopEnd {
+            id: "a".into(),
+            state: Some(crate::hop::HopState::Complete),
+            status: Some(200),
+            ..HopEnd::default()
+        });
+        drop(handle);
+        task.await.unwrap();
+        let hop = store.hop("a").await.unwrap();
+        assert_eq!(hop.state, crate::hop::HopState::Complete);
+        assert_eq!(hop.end.status, Some(200));
+    }
+}
