@@ -1,6 +1,7 @@
 //! Traces: grouping hops into the trace of one user request, numbering its messages, and
 //! explaining each message for a newcomer. Pure functions over recorded hops.
 
+pub mod correlate;
 mod describe;
 pub mod evidence;
 pub mod explain;

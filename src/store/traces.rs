@@ -1,0 +1,102 @@
+//! SQL for the `traces` table and for hops' `trace_id`: writing a grouping, reading it back.
+
+use std::collections::HashMap;
+
+use super::{Result, Store};
+
+/// A trace as the grouping wrote it (`kind` is `request` or `setup`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TraceWrite {
+    pub id: String,
+    pub title: Option<String>,
+    pub kind: String,
+    pub started_unix_ns: i64,
+    pub ended_unix_ns: Option<i64>,
+    pub created_by: String,
+}
+
+/// A trace row as stored.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow, serde::Serialize)]
+pub struct TraceRow {
+    pub id: String,
+    pub title: Option<String>,
+    pub kind: String,
+    pub started_unix_ns: i64,
+    pub ended_unix_ns: Option<i64>,
+    pub created_by: String,
+}
+
+impl Store {
+    /// The kind of every stored trace, by id.
+    pub async fn trace_kinds(&self) -> Result<HashMap<String, String>> {
+        let rows: Vec<(String, String)> = sqlx::query_as("select id, kind from traces")
+            .fetch_all(self.pool())
+            .await?;
+        Ok(rows.into_iter().collect())
+    }
+
+    /// Every stored trace, newest first.
+    pub async fn traces(&self) -> Result<Vec<TraceRow>> {
+        Ok(sqlx::query_as::<_, TraceRow>(
+            "select id, title, kind, started_unix_ns, ended_unix_ns, created_by
+             from traces order by started_unix_ns desc",
+        )
+        .fetch_all(self.pool())
+        .await?)
+    }
+
+    /// Writes traces (keeping a title already stored) and hops' trace ids in one transaction.
+    pub async fn write_grouping(
+        &self,
+        traces: &[TraceWrite],
+        assignments: &[(String, String)],
+    ) -> Result<()> {
+        let mut tx = self.pool().begin().await?;
+        for trace in traces {
+            sqlx::query(
+                "insert into traces (id, title, kind, started_unix_ns, ended_unix_ns, created_by)
+                 values (?1, ?2, ?3, ?4, ?5, ?6)
+                 on conflict(id) do update set
+                     title = coalesce(traces.title, excluded.title),
+                     kind = excluded.kind,
+                     started_unix_ns = min(traces.started_unix_ns, excluded.started_unix_ns),
+                     ended_unix_ns = excluded.ended_unix_ns",
+            )
+            .bind(&trace.id)
+            .bind(&trace.title)
+            .bind(&trace.kind)
+            .bind(trace.started_unix_ns)
+            .bind(trace.ended_unix_ns)
+            .bind(&trace.created_by)
+            .execute(&mut *tx)
+            .await?;
+        }
+        for (hop_id, trace_id) in assignments {
+            sqlx::query("update hops set trace_id = ?2 where id = ?1")
+                .bind(hop_id)
+                .bind(trace_id)
+                .execute(&mut *tx)
+                .await?;
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// Forgets every hop's trace and every trace `created_by` wrote (for a full re-grouping).
+    pub async fn clear_grouping(&self, created_by: &str) -> Result<()> {
+        let mut tx = self.pool().begin().await?;
+        sqlx::query(
+            "update hops set trace_id = null
+             where trace_id in (select id from traces where created_by = ?1)",
+        )
+        .bind(created_by)
+        .execute(&mut *tx)
+        .await?;
+        sqlx::query("delete from traces where created_by = ?1")
+            .bind(created_by)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(())
+    }
+}
