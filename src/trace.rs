@@ -7,6 +7,7 @@ pub mod evidence;
 pub mod explain;
 pub mod group;
 pub mod numbering;
+pub mod summary;
 mod text_match;
 
 use crate::hop::{HopEnd, HopStart, Role};
@@ -19,6 +20,7 @@ pub use group::{
     Assignment, GroupOptions, Grouper, Grouping, Reason, TraceDraft, TraceKind, group,
 };
 pub use numbering::{Direction, HopTimes, NumberedMessage, number_messages};
+pub use summary::{TraceStatus, TraceSummary, summarize};
 
 /// A hop as the store gives it back: what was known at its start, and its end once it ended.
 #[derive(Debug, Clone, PartialEq)]
@@ -55,6 +57,8 @@ pub fn parties(role: Role, direction: Direction) -> (&'static str, &'static str)
 #[derive(Debug, Clone, PartialEq)]
 pub struct ExplainedMessage {
     pub number: usize,
+    /// The number of this hop's request: a hop is named by it.
+    pub hop_number: usize,
     pub hop_id: String,
     /// The index of the hop in the slice given to `explain_trace`.
     pub hop_index: usize,
@@ -97,7 +101,15 @@ pub fn explain_trace(hops: &[RecordedHop]) -> Vec<ExplainedMessage> {
     let times: Vec<HopTimes> = hops.iter().map(RecordedHop::times).collect();
     let mut previous_model_request: Option<&ChatRequest> = None;
     let mut out = Vec::new();
-    for message in number_messages(&times) {
+    let numbered = number_messages(&times);
+    let mut hop_numbers = vec![0; hops.len()];
+    for message in numbered
+        .iter()
+        .filter(|m| m.direction == Direction::Request)
+    {
+        hop_numbers[message.hop_index] = message.number;
+    }
+    for message in numbered {
         let index = message.hop_index;
         let (hop, reading) = (&hops[index], &readings[index]);
         let explained = match message.direction {
@@ -117,6 +129,7 @@ pub fn explain_trace(hops: &[RecordedHop]) -> Vec<ExplainedMessage> {
         };
         out.push(ExplainedMessage {
             number: message.number,
+            hop_number: hop_numbers[index],
             hop_id: hop.start.id.clone(),
             hop_index: index,
             direction: message.direction,

@@ -57,6 +57,7 @@ fn model_request(request: &ChatRequest, previous: Option<&ChatRequest>) -> Expla
         ("count", count.to_string()),
     ];
     let mut explained = match previous {
+        _ if count == 0 => Explained::new(Case::ModelLoad, &values),
         Some(previous) => {
             let added = count.saturating_sub(previous.messages.len());
             values.push(("added", added.to_string()));

@@ -10,6 +10,7 @@ pub enum Case {
     AgentError,
     ModelRequest,
     ModelRequestAgain,
+    ModelLoad,
     ModelToolCall,
     ModelTextToolCall,
     ModelAnswer,
@@ -47,12 +48,13 @@ pub enum Case {
 
 impl Case {
     /// Every case, for checks that the table is complete.
-    pub const ALL: [Case; 37] = [
+    pub const ALL: [Case; 38] = [
         Case::AgentRequest,
         Case::AgentReply,
         Case::AgentError,
         Case::ModelRequest,
         Case::ModelRequestAgain,
+        Case::ModelLoad,
         Case::ModelToolCall,
         Case::ModelTextToolCall,
         Case::ModelAnswer,
@@ -130,6 +132,11 @@ pub const CASES: &[CaseText] = &[
         Case::ModelRequestAgain,
         "{model}, {messages} ({added} more than last time), {tools}",
         "The host re-sends the whole history: {count} messages now, {added} more than last time. The model is stateless; its \"memory\" is this list, kept by the host.",
+    ),
+    row(
+        Case::ModelLoad,
+        "load {model} (no messages)",
+        "An empty conversation asks the model server only to load the model into memory (or, with keep_alive 0, to unload it); nothing is generated.",
     ),
     row(
         Case::ModelToolCall,

@@ -142,6 +142,11 @@ fn message(value: &Value) -> McpMessage {
             let texts: Vec<&str> = blocks.iter().filter_map(|b| str_field(b, "text")).collect();
             out.result_text = Some(texts.join("\n"));
         }
+        if out.result_text.as_deref().is_none_or(str::is_empty)
+            && let Some(structured) = result.get("structuredContent")
+        {
+            out.result_text = Some(structured.to_string());
+        }
         if let Some(Value::Array(versions)) = result.get("supportedVersions") {
             out.supported_versions = versions
                 .iter()
