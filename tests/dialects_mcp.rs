@@ -32,7 +32,7 @@ fn mcp_calls_results_and_the_two_kinds_of_error() {
         message.traceparent.as_deref(),
         Some("00-0af7651916cd43dd8448eb211c80319c-00f067aa0ba902b7-01")
     );
-    assert_eq!(request.era, McpEra::Modern);
+    assert_eq!(request.era, Some(McpEra::Modern));
     assert_eq!(
         explain_request(&call, &reading, None).summary,
         "tools/call append {\"content\":\"buy milk\"}"
@@ -103,7 +103,7 @@ fn mcp_discovery_in_both_eras_and_batches() {
     let Reading::Mcp(request) = &reading.request.reading else {
         panic!("not MCP");
     };
-    assert_eq!(request.era, McpEra::Legacy);
+    assert_eq!(request.era, Some(McpEra::Legacy));
     assert_eq!(
         explain_request(&init, &reading, None).summary,
         "initialize (protocol 2025-11-25)"

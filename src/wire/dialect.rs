@@ -15,7 +15,8 @@ use serde_json::Value;
 
 use crate::hop::{BodyCapture, Header, HopEnd, HopStart, HopState, Role, Transport, header_text};
 
-pub use mcp_read::{JsonRpcKind, McpEra, McpMessage, McpReading};
+pub use crate::wire::mcp::Era as McpEra;
+pub use mcp_read::{JsonRpcKind, McpMessage, McpReading};
 
 /// How a body is to be read (DESIGN.md, "Names").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

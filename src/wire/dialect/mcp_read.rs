@@ -5,11 +5,10 @@ use serde_json::Value;
 use super::json_util::{Framing, framing, malformed, parse_lenient, sse_events, str_field, whole};
 use super::{BodyReading, Integrity, Reading};
 use crate::hop::{BodyCapture, Header, header_text};
+use crate::wire::mcp::Era;
 
 /// The `_meta` key that carries the protocol version in the modern (stateless) era.
 const META_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
-/// The first stateless protocol version.
-const MODERN_VERSION: &str = "2026-07-28";
 
 /// What a JSON-RPC message is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -20,16 +19,6 @@ pub enum JsonRpcKind {
     Error,
     /// JSON that is not a JSON-RPC 2.0 message.
     Invalid,
-}
-
-/// Which MCP era a message belongs to (protocols.md A.2.3, A.9).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum McpEra {
-    /// `2026-07-28` and later: stateless, `_meta` protocol version, `Mcp-Method` headers.
-    Modern,
-    /// `2025-11-25` and earlier: `initialize`, sessions.
-    Legacy,
-    Unknown,
 }
 
 /// One JSON-RPC message, with the MCP fields a reader of the wire asks about.
@@ -76,7 +65,8 @@ pub struct McpReading {
     pub batch: bool,
     /// The body was an SSE stream wrapping the messages.
     pub sse: bool,
-    pub era: McpEra,
+    /// Legacy (`initialize`, sessions) or modern (stateless `2026-07-28`), when anything tells.
+    pub era: Option<Era>,
 }
 
 impl McpReading {
@@ -173,8 +163,8 @@ fn message(value: &Value) -> McpMessage {
     out
 }
 
-fn era(headers: &[Header], messages: &[McpMessage]) -> McpEra {
-    let modern = |version: &str| version >= MODERN_VERSION;
+fn era(headers: &[Header], messages: &[McpMessage]) -> Option<Era> {
+    let modern = |version: &str| Era::of_version(version) == Era::Modern;
     let header_version = header_text(headers, "mcp-protocol-version");
     if header_version.is_some_and(modern)
         || header_text(headers, "mcp-method").is_some()
@@ -186,7 +176,7 @@ fn era(headers: &[Header], messages: &[McpMessage]) -> McpEra {
                 || matches!(m.error_code, Some(-32022..=-32020))
         })
     {
-        return McpEra::Modern;
+        return Some(Era::Modern);
     }
     if header_version.is_some()
         || header_text(headers, "mcp-session-id").is_some()
@@ -194,9 +184,9 @@ fn era(headers: &[Header], messages: &[McpMessage]) -> McpEra {
             .iter()
             .any(|m| m.method.as_deref() == Some("initialize") || m.protocol_version.is_some())
     {
-        return McpEra::Legacy;
+        return Some(Era::Legacy);
     }
-    McpEra::Unknown
+    None
 }
 
 fn messages_in(value: &Value) -> (Vec<McpMessage>, bool) {
@@ -215,7 +205,7 @@ pub(super) fn read(headers: &[Header], body: &BodyCapture) -> BodyReading {
         messages: Vec::new(),
         batch: false,
         sse: false,
-        era: McpEra::Unknown,
+        era: None,
     };
     let mut integrity = Integrity::Whole;
     match framing(headers, &body.bytes) {
