@@ -2,6 +2,7 @@
 
 use std::collections::HashMap;
 
+use super::hops::{HopRow, StoredHop};
 use super::{Result, Store};
 
 /// A trace as the grouping wrote it (`kind` is `request` or `setup`).
@@ -33,6 +34,32 @@ impl Store {
             .fetch_all(self.pool())
             .await?;
         Ok(rows.into_iter().collect())
+    }
+
+    /// When the earliest hop without a trace started, if any hop has none.
+    pub async fn earliest_unassigned_start(&self) -> Result<Option<i64>> {
+        Ok(sqlx::query_scalar(
+            "select min(request_started_unix_ns) from hops where trace_id is null",
+        )
+        .fetch_one(self.pool())
+        .await?)
+    }
+
+    /// The hops grouping needs to place new ones: those started at or after `since_ns`, and every
+    /// hop of a trace not yet ended; in start order.
+    pub async fn hops_for_grouping(&self, since_ns: i64) -> Result<Vec<StoredHop>> {
+        sqlx::query_as::<_, HopRow>(
+            "select * from hops
+             where request_started_unix_ns >= ?1
+                or trace_id in (select id from traces where ended_unix_ns is null)
+             order by request_started_unix_ns, seq",
+        )
+        .bind(since_ns)
+        .fetch_all(self.pool())
+        .await?
+        .into_iter()
+        .map(StoredHop::try_from)
+        .collect()
     }
 
     /// Every stored trace, newest first.

@@ -1,8 +1,10 @@
 //! The thin driver of grouping over a database: reads the hops, places those already in a trace,
 //! assigns the others with `group::Grouper`, and writes traces and assignments back.
 //!
-//! Hops still in flight are left for a later run (their request body is not stored yet), except
-//! agent hops, which open their trace at once. Running it twice changes nothing the second time.
+//! Hops still in flight whose request body is not stored yet are left for a later run, except
+//! agent hops, which open their trace at once. Only the hops that can matter are read: those from
+//! a look-back before the earliest unassigned hop, and those of traces not yet ended. Running it
+//! twice changes nothing the second time.
 
 use super::group::{GroupOptions, Grouper, TraceKind};
 use super::{RecordedHop, TraceInput};
@@ -13,6 +15,9 @@ use crate::store::{Result, Store};
 
 /// Who the `traces` rows this driver writes are `created_by`.
 pub const CREATED_BY: &str = "correlate";
+
+/// How far before the earliest unassigned hop the hops that may hold its trace are read.
+pub const LOOKBACK_NS: i64 = 15 * 60 * 1_000_000_000;
 
 impl From<StoredHop> for RecordedHop {
     fn from(stored: StoredHop) -> Self {
@@ -54,15 +59,22 @@ pub async fn correlate(
     if mode == Mode::Rebuild {
         store.clear_grouping(CREATED_BY).await?;
     }
+    let Some(earliest) = store.earliest_unassigned_start().await? else {
+        return Ok(CorrelateReport::default());
+    };
     let kinds = store.trace_kinds().await?;
-    let mut hops = store.all_hops().await?;
-    hops.sort_by_key(|hop| (hop.start.started_unix_ns, hop.seq));
+    let lookback = LOOKBACK_NS.max(options.window_ns);
+    let hops = store
+        .hops_for_grouping(earliest.saturating_sub(lookback))
+        .await?;
     let mut grouper = Grouper::new(options);
     let mut report = CorrelateReport::default();
     let mut assignments = Vec::new();
     for stored in hops {
         let trace_id = stored.trace_id.clone();
-        let waiting = stored.state == HopState::InFlight && stored.start.role != Role::Agent;
+        let waiting = stored.state == HopState::InFlight
+            && stored.end.request_ended_unix_ns.is_none()
+            && stored.start.role != Role::Agent;
         let input: TraceInput = RecordedHop::from(stored).trace_input();
         match trace_id {
             Some(trace_id) => {
