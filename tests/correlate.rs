@@ -112,6 +112,10 @@ async fn correlate_assigns_once_waits_for_in_flight_hops_and_rebuilds_the_same()
     assert_eq!(trace_of(&hops, "a2").as_ref(), Some(&milk));
     assert_eq!(trace_of(&hops, "b2").as_ref(), Some(&eggs));
     assert_eq!(trace_of(&hops, "a3"), None, "in flight: left for later");
+    let milk_trace = store.trace(&milk[..31]).await.expect("trace by prefix");
+    assert_eq!(milk_trace.title.as_deref(), Some("Add milk"));
+    assert_eq!(store.trace_hops(&milk).await.expect("hops").len(), 2);
+    assert!(store.trace("ffff").await.is_err());
     let titles: Vec<Option<String>> = store
         .traces()
         .await

@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 
 use super::hops::{HopRow, StoredHop};
-use super::{Result, Store};
+use super::{Result, Store, StoreError};
 
 /// A trace as the grouping wrote it (`kind` is `request` or `setup`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -70,6 +70,37 @@ impl Store {
         )
         .fetch_all(self.pool())
         .await?)
+    }
+
+    /// One trace by its id or an unambiguous prefix of it.
+    pub async fn trace(&self, id: &str) -> Result<TraceRow> {
+        let rows = sqlx::query_as::<_, TraceRow>(
+            "select id, title, kind, started_unix_ns, ended_unix_ns, created_by
+             from traces where id like ?1 || '%' limit 2",
+        )
+        .bind(id)
+        .fetch_all(self.pool())
+        .await?;
+        match <[TraceRow; 1]>::try_from(rows) {
+            Ok([row]) => Ok(row),
+            Err(rows) if rows.is_empty() => Err(StoreError::NotFound(format!("trace {id}"))),
+            Err(_) => Err(StoreError::NotFound(format!(
+                "a single trace for the ambiguous prefix {id}"
+            ))),
+        }
+    }
+
+    /// The hops of one trace, in start order.
+    pub async fn trace_hops(&self, trace_id: &str) -> Result<Vec<StoredHop>> {
+        sqlx::query_as::<_, HopRow>(
+            "select * from hops where trace_id = ?1 order by request_started_unix_ns, seq",
+        )
+        .bind(trace_id)
+        .fetch_all(self.pool())
+        .await?
+        .into_iter()
+        .map(StoredHop::try_from)
+        .collect()
     }
 
     /// Writes traces (keeping a title already stored) and hops' trace ids in one transaction.
