@@ -164,15 +164,17 @@ fn start_up_discovery_is_a_setup_trace_of_its_own() {
         hop("51", Role::Mcp, "/mcp", 0, 5).bodies(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25"}}), json!({"jsonrpc": "2.0", "id": 1, "result": {"protocolVersion": "2025-11-25"}})).done(),
         hop("52", Role::Mcp, "/mcp", 6, 7).bodies(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}), Value::Null).done(),
         hop("53", Role::Mcp, "/mcp", 8, 12).bodies(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}), json!({"jsonrpc": "2.0", "id": 2, "result": {"tools": [{"name": "append"}]}})).done(),
+        // Start-up chatter with no evidence (open-webui lists the models) joins the setup too.
+        hop("54", Role::Model, "/api/tags", 20, 21).bodies(Value::Null, json!({"models": []})).done(),
     ];
     hops.extend(buy("6", "buy milk", 200));
     let grouping = group(&inputs(&hops), GroupOptions::default());
     assert_eq!(grouping.traces.len(), 2);
     let setup = &grouping.traces[0];
     assert_eq!(setup.kind, TraceKind::Setup);
-    assert_eq!(setup.hop_ids.len(), 3);
+    assert_eq!(setup.hop_ids.len(), 4);
     assert!(
-        grouping.assignments[..3]
+        grouping.assignments[..4]
             .iter()
             .all(|a| a.reason == Reason::Setup)
     );

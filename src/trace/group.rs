@@ -250,18 +250,23 @@ impl Grouper {
             self.traces[index].draft.kind = TraceKind::Setup;
             return (index, Reason::Setup);
         }
-        let window = self.options.window_ns;
-        let setup = self
-            .active_traces()
-            .filter(|(_, s)| s.draft.kind == TraceKind::Setup && s.distance(t) <= window)
-            .min_by_key(|(_, s)| s.distance(t))
-            .map(|(index, _)| index);
-        let index =
-            setup.unwrap_or_else(|| self.open(input.hop_id.clone(), None, TraceKind::Setup, t));
+        let index = self
+            .nearest_setup(t)
+            .unwrap_or_else(|| self.open(input.hop_id.clone(), None, TraceKind::Setup, t));
         (index, Reason::Setup)
     }
 
-    /// Time, last: the open request trace whose activity is nearest, else a trace of its own.
+    /// The setup trace active within the window of `t`, if any.
+    fn nearest_setup(&self, t: i64) -> Option<usize> {
+        let window = self.options.window_ns;
+        self.active_traces()
+            .filter(|(_, s)| s.draft.kind == TraceKind::Setup && s.distance(t) <= window)
+            .min_by_key(|(_, s)| s.distance(t))
+            .map(|(index, _)| index)
+    }
+
+    /// Time, last: the open request trace whose activity is nearest; at start-up (before any
+    /// user request) the setup trace; else a trace of its own.
     fn by_time(&mut self, input: &TraceInput) -> (usize, Reason) {
         let t = input.started_ns;
         let window = self.options.window_ns;
@@ -272,6 +277,9 @@ impl Grouper {
             .map(|(index, _)| index);
         match nearest {
             Some(index) => (index, Reason::Time),
+            None if !self.seen_request_trace && self.nearest_setup(t).is_some() => {
+                (self.nearest_setup(t).unwrap_or_default(), Reason::Setup)
+            }
             None => (
                 self.open(input.hop_id.clone(), None, TraceKind::Request, t),
                 Reason::Alone,
