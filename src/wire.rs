@@ -1,3 +1,7 @@
 //! Protocol shapes and dialect readers (MCP, JSON-RPC, Ollama, OpenAI, Anthropic, streams); pure.
 
+pub mod agent_api;
+pub mod ollama;
+pub mod openai;
 pub mod stream;
+pub mod trace_context;
