@@ -149,6 +149,7 @@ fn send(recorder: &RecorderHandle, event: crate::hop::HopEvent) {
             recorder.start(*start);
         }
         crate::hop::HopEvent::Ended(end) => recorder.end(*end),
+        crate::hop::HopEvent::RequestDone(done) => recorder.request_done(*done),
         crate::hop::HopEvent::ServerLog(line) => recorder.log_line(*line),
     }
 }

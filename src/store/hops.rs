@@ -6,7 +6,8 @@ use sqlx::SqliteConnection;
 
 use super::{Result, Store, StoreError};
 use crate::hop::{
-    BodyCapture, Chunk, Header, HopEnd, HopStart, HopState, Role, ServerLogLine, Transport,
+    BodyCapture, Chunk, Header, HopEnd, HopStart, HopState, RequestDone, Role, ServerLogLine,
+    Transport,
 };
 
 /// Headers as stored: a JSON array of `{"name", "value"}`, or `{"name", "value_base64"}` when the
@@ -104,6 +105,23 @@ pub async fn apply_end(conn: &mut SqliteConnection, end: &HopEnd) -> Result<bool
     .execute(conn)
     .await?;
     Ok(done.rows_affected() > 0)
+}
+
+/// Stores a hop's request body while its response is still awaited.
+pub async fn apply_request_done(conn: &mut SqliteConnection, done: &RequestDone) -> Result<()> {
+    sqlx::query(
+        "update hops set request_body = ?2, request_body_len = ?3, request_body_truncated = ?4,
+             request_ended_unix_ns = ?5
+         where id = ?1 and state = 'in_flight'",
+    )
+    .bind(&done.id)
+    .bind(&done.request_body.bytes)
+    .bind(len_i64(done.request_body.total_len))
+    .bind(done.request_body.truncated)
+    .bind(done.request_ended_unix_ns)
+    .execute(conn)
+    .await?;
+    Ok(())
 }
 
 /// Keeps one stderr line of a wrapped server.

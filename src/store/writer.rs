@@ -12,7 +12,7 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
 use super::{HOPS_NOT_WRITTEN, Store, hops};
-use crate::hop::{HopEnd, HopEvent, HopStart, ServerLogLine};
+use crate::hop::{HopEnd, HopEvent, HopStart, RequestDone, ServerLogLine};
 
 /// Events per transaction at most.
 const MAX_BATCH: usize = 256;
@@ -42,6 +42,12 @@ impl RecorderHandle {
         if self.tx.try_send(HopEvent::Ended(Box::new(end))).is_err() {
             self.not_written.fetch_add(1, Ordering::Relaxed);
         }
+    }
+
+    /// Records that a hop's request body was read whole; dropped silently when the queue is full
+    /// (the hop's end carries the same body).
+    pub fn request_done(&self, done: RequestDone) {
+        let _ = self.tx.try_send(HopEvent::RequestDone(Box::new(done)));
     }
 
     /// Queues a wrapped server's stderr line; dropped silently when the queue is full.
@@ -138,6 +144,7 @@ fn hops_in(batch: &[HopEvent]) -> u64 {
         .filter_map(|event| match event {
             HopEvent::Started(start) => Some(start.id.as_str()),
             HopEvent::Ended(end) => Some(end.id.as_str()),
+            HopEvent::RequestDone(done) => Some(done.id.as_str()),
             HopEvent::ServerLog(_) => None,
         })
         .collect();
@@ -169,6 +176,7 @@ async fn try_write_batch(store: &Store, batch: &[HopEvent]) -> super::Result<()>
             HopEvent::Ended(end) => {
                 hops::apply_end(&mut tx, end).await?;
             }
+            HopEvent::RequestDone(done) => hops::apply_request_done(&mut tx, done).await?,
             HopEvent::ServerLog(line) => hops::insert_server_log(&mut tx, line).await?,
         }
     }

@@ -152,26 +152,9 @@ impl TraceInput {
 
 /// The trace id of a W3C `traceparent` value, or None when the header must be ignored (E.1).
 pub fn trace_id_of_traceparent(value: &str) -> Option<String> {
-    let mut parts = value.trim().split('-');
-    let version = parts.next()?;
-    let trace_id = parts.next()?;
-    let parent_id = parts.next()?;
-    let flags = parts.next()?;
-    let lower_hex = |s: &str, len: usize| {
-        s.len() == len
-            && s.bytes()
-                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
-    };
-    let all_zero = |s: &str| s.bytes().all(|b| b == b'0');
-    let valid = lower_hex(version, 2)
-        && version != "ff"
-        && (version != "00" || parts.next().is_none())
-        && lower_hex(trace_id, 32)
-        && !all_zero(trace_id)
-        && lower_hex(parent_id, 16)
-        && !all_zero(parent_id)
-        && lower_hex(flags, 2);
-    valid.then(|| trace_id.to_string())
+    crate::wire::trace_context::TraceParent::parse(value)
+        .ok()
+        .map(|parent| parent.trace_id_hex())
 }
 
 #[cfg(test)]
