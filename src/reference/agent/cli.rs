@@ -140,6 +140,7 @@ fn seconds(flag: &'static str, value: f64) -> Result<Duration, ArgsError> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

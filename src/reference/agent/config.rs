@@ -291,6 +291,7 @@ pub fn split_command_line(line: &str) -> Result<Vec<String>, ConfigError> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

@@ -193,6 +193,7 @@ fn partial_tag_suffix(text: &str, tag: &str) -> usize {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use serde_json::json;

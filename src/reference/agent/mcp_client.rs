@@ -67,7 +67,7 @@ fn server_info_name(meta: Option<&Map<String, Value>>) -> Option<String> {
 }
 
 enum Transport {
-    Http(http_transport::HttpTransport),
+    Http(Box<http_transport::HttpTransport>),
     Stdio(stdio_transport::StdioTransport),
 }
 
@@ -100,9 +100,9 @@ impl McpServer {
                 let upstream = upstream(&label, &address);
                 (
                     label,
-                    Transport::Http(http_transport::HttpTransport::new(
+                    Transport::Http(Box::new(http_transport::HttpTransport::new(
                         uri, http, timeout, upstream,
-                    )),
+                    ))),
                 )
             }
             McpServerSpec::Stdio { program, args } => {
@@ -267,6 +267,7 @@ pub fn result_text(result: &CallToolResult) -> String {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use serde_json::json;

@@ -203,7 +203,7 @@ pub fn excerpt(body: &[u8]) -> String {
 
 pub fn seconds(duration: Duration) -> String {
     let ms = duration.as_millis();
-    if ms % 1000 == 0 {
+    if ms.is_multiple_of(1000) {
         format!("{} s", ms / 1000)
     } else {
         format!("{ms} ms")
@@ -211,6 +211,7 @@ pub fn seconds(duration: Duration) -> String {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

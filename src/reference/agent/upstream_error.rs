@@ -79,6 +79,7 @@ pub fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

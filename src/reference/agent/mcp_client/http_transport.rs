@@ -101,7 +101,7 @@ impl HttpTransport {
             if let Some(response) = self.send_modern(method, params, trace).await? {
                 let mut state = self.state.lock().await;
                 state.era = Some(Era::Modern);
-                if let Some(name) = response.result_value().and_then(|r| result_server_name(r)) {
+                if let Some(name) = response.result_value().and_then(result_server_name) {
                     state.server_name = Some(name);
                 }
                 return Ok(response);

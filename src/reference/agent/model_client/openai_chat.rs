@@ -134,7 +134,7 @@ pub(super) async fn read_reply(
             break;
         }
     }
-    if let Some(sink) = sink.as_deref_mut() {
+    if let Some(sink) = sink {
         sink.end_of_reply().await?;
     }
     if !done {
