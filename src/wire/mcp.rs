@@ -2,10 +2,12 @@
 //! eras, method names, HTTP header names, `_meta` keys, MCP error codes, and (in submodules) the
 //! JSON shapes of initialize, server/discover, tools/list and tools/call.
 
+pub mod envelope;
 pub mod header_value;
 pub mod shapes;
 pub mod tools;
 
+pub use envelope::{mirrored_headers, with_meta};
 pub use shapes::*;
 pub use tools::*;
 
@@ -79,16 +81,18 @@ pub struct EraEvidence<'a> {
 }
 
 /// Decides the era of one request from what it carries, or `None` when nothing tells.
-/// `initialize` or a session id means legacy; a `_meta` protocol version, an `Mcp-Method` header or
-/// a modern `MCP-Protocol-Version` header means modern.
+/// `initialize` means legacy; then a `_meta` protocol version means modern (a dual-era server
+/// serves it statelessly even with a session id); then a session id means legacy; then an
+/// `Mcp-Method` header means modern; last, the `MCP-Protocol-Version` header's own era.
 pub fn detect_era(evidence: &EraEvidence<'_>) -> Option<Era> {
-    if evidence.method == Some(method::INITIALIZE) || evidence.has_session_id {
+    if evidence.method == Some(method::INITIALIZE) {
         return Some(Era::Legacy);
     }
-    if let Some(params) = evidence.params
-        && meta_protocol_version(params).is_some()
-    {
+    if evidence.params.and_then(meta_protocol_version).is_some() {
         return Some(Era::Modern);
+    }
+    if evidence.has_session_id {
+        return Some(Era::Legacy);
     }
     if evidence.has_method_header {
         return Some(Era::Modern);
