@@ -42,7 +42,15 @@ pub async fn serve_until(
     tokio::pin!(shutdown);
     loop {
         let (stream, peer) = tokio::select! {
-            accepted = listener.accept() => accepted?,
+            accepted = listener.accept() => match accepted {
+                Ok(accepted) => accepted,
+                Err(error) => {
+                    // Running out of file descriptors must not stop the agent for good.
+                    tracing::warn!(%error, "accepting a connection failed");
+                    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
             () = &mut shutdown => return Ok(()),
         };
         let agent = agent.clone();

@@ -47,14 +47,9 @@ fn legacy_meta(trace: &TraceContext) -> RequestMeta {
     }
 }
 
-/// `params` with `_meta` added.
+/// `params` with `_meta` added (the shared envelope helper).
 fn with_meta(params: &Map<String, Value>, meta: RequestMeta) -> Value {
-    let mut params = params.clone();
-    params.insert(
-        "_meta".to_string(),
-        serde_json::to_value(meta).unwrap_or_default(),
-    );
-    Value::Object(params)
+    mcp::with_meta(Some(Value::Object(params.clone())), &meta)
 }
 
 /// The name a server gave itself, from a result's `_meta` (modern servers put it there).

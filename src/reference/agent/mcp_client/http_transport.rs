@@ -16,7 +16,7 @@ use crate::reference::agent::outbound::{self, BodyReader, HttpClient};
 use crate::reference::agent::upstream_error::{FailureKind, UpstreamError};
 use crate::wire::agent_api::Upstream;
 use crate::wire::jsonrpc::{Message, Notification, Request, RequestId, Response, code as rpc_code};
-use crate::wire::mcp::{self, Era, InitializeParams, InitializeResult, header_value, version};
+use crate::wire::mcp::{self, Era, InitializeParams, InitializeResult, version};
 use crate::wire::stream::SseDecoder;
 use crate::wire::trace_context::TraceContext;
 
@@ -135,14 +135,8 @@ impl HttpTransport {
             Some(with_meta(params, modern_meta(&trace))),
         );
         let mut headers = HeaderMap::new();
-        insert(
-            &mut headers,
-            mcp::header::PROTOCOL_VERSION,
-            version::V2026_07_28,
-        );
-        insert(&mut headers, mcp::header::METHOD, method);
-        if let Some(Some(name)) = mcp::mcp_name_source(method, request.params.as_ref()) {
-            insert(&mut headers, mcp::header::NAME, &header_value::encode(name));
+        for (name, value) in mcp::mirrored_headers(&request) {
+            insert(&mut headers, name, &value);
         }
         let answer = self.post(&request, headers, &trace).await?;
         let error_code = answer

@@ -9,7 +9,7 @@ use crate::reference::agent::conversation::{AssistantTurn, CallArguments, ModelT
 use crate::reference::agent::outbound::{self, BodyReader};
 use crate::wire::openai::{
     ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, ChatMessage, ChunkAssembler,
-    FunctionCall, STREAM_DONE, Tool, ToolCall,
+    FunctionCall, STREAM_DONE, StreamOptions, Tool, ToolCall,
 };
 use crate::wire::stream::SseDecoder;
 
@@ -39,6 +39,10 @@ pub(super) fn request_body(
                 .collect()
         }),
         stream: stream.then_some(true),
+        // Token counts in a stream come only when asked for (one extra chunk before [DONE]).
+        stream_options: stream.then_some(StreamOptions {
+            include_usage: Some(true),
+        }),
         ..ChatCompletionRequest::default()
     };
     serde_json::to_vec(&request).unwrap_or_default()
