@@ -27,11 +27,18 @@ pub struct NotesServerHandle {
 
 impl NotesServerHandle {
     pub async fn start() -> Self {
+        Self::start_answering_sse(false).await
+    }
+
+    /// With `sse`, the server answers every request as `text/event-stream`.
+    pub async fn start_answering_sse(sse: bool) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("db");
-        let server = NotesServer::open(NotesServerConfig::new(&file))
-            .await
-            .unwrap();
+        let config = NotesServerConfig {
+            sse,
+            ..NotesServerConfig::new(&file)
+        };
+        let server = NotesServer::open(config).await.unwrap();
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let url = format!("http://{}/mcp", listener.local_addr().unwrap());
         tokio::spawn(notes_server::serve_http(

@@ -318,3 +318,32 @@ async fn openai_arguments_that_are_not_json_go_back_to_the_model() {
     );
     assert_eq!(notes.notes(), "");
 }
+
+#[tokio::test]
+async fn the_articles_ollama_without_call_ids_gets_the_articles_tool_message() {
+    let notes = NotesServerHandle::start().await;
+    let model = ScriptedModel::start(
+        Dialect::Ollama,
+        vec![
+            Reply::call("append", json!({"content": "buy milk"})).without_ids(),
+            Reply::text("Added."),
+        ],
+    )
+    .await;
+    let mut config = config(ModelApi::Ollama, &model.base_url, vec![notes.spec()]);
+    config.system_prompt = None;
+    let agent = start_agent(config).await;
+
+    assert_eq!(ask(&agent, "Add buy milk to my notes").await.status, 200);
+    let second = model.received()[1].body["messages"].clone();
+    let tool_output = second[2]["content"].clone();
+    assert_eq!(
+        second,
+        json!([
+            {"role": "user", "content": "Add buy milk to my notes"},
+            {"role": "assistant", "content": "",
+             "tool_calls": [{"function": {"index": 0, "name": "append", "arguments": {"content": "buy milk"}}}]},
+            {"role": "tool", "content": tool_output, "tool_name": "append"}
+        ])
+    );
+}

@@ -1,6 +1,7 @@
 //! A recording front for an MCP server in the tests: it records each request's headers and body
 //! and forwards it. In legacy mode it behaves like a handshake-era server (mcp 1.x): a request
 //! that is not `initialize` and carries no `Mcp-Session-Id` gets `400` "Missing session ID".
+//! It can also answer every `tools/call` with a set JSON-RPC error (a protocol error).
 
 use std::convert::Infallible;
 use std::sync::{Arc, Mutex};
@@ -40,8 +41,27 @@ pub struct McpProxy {
     seen: Arc<Mutex<Vec<Seen>>>,
 }
 
+/// How the proxy behaves besides forwarding.
+#[derive(Debug, Clone, Default)]
+pub struct Behaviour {
+    pub legacy_only: bool,
+    /// Answer every tools/call with this JSON-RPC error object.
+    pub call_error: Option<Value>,
+}
+
 impl McpProxy {
     pub async fn start(upstream: &str, legacy_only: bool) -> Self {
+        Self::start_with(
+            upstream,
+            Behaviour {
+                legacy_only,
+                call_error: None,
+            },
+        )
+        .await
+    }
+
+    pub async fn start_with(upstream: &str, behaviour: Behaviour) -> Self {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let url = format!("http://{}/mcp", listener.local_addr().unwrap());
         let seen: Arc<Mutex<Vec<Seen>>> = Arc::default();
@@ -54,15 +74,24 @@ impl McpProxy {
                 let Ok((stream, _)) = listener.accept().await else {
                     return;
                 };
-                let (client, upstream, record) = (client.clone(), upstream.clone(), record.clone());
+                let (client, upstream, record, behaviour) = (
+                    client.clone(),
+                    upstream.clone(),
+                    record.clone(),
+                    behaviour.clone(),
+                );
                 tokio::spawn(async move {
                     let service = service_fn(move |request| {
-                        let (client, upstream, record) =
-                            (client.clone(), upstream.clone(), record.clone());
+                        let (client, upstream, record, behaviour) = (
+                            client.clone(),
+                            upstream.clone(),
+                            record.clone(),
+                            behaviour.clone(),
+                        );
                         async move {
-                            Ok::<_, Infallible>(
-                                forward(&client, &upstream, legacy_only, &record, request).await,
-                            )
+                            let response =
+                                forward(&client, &upstream, &behaviour, &record, request).await;
+                            Ok::<_, Infallible>(response)
                         }
                     });
                     let _ = http1::Builder::new()
@@ -82,7 +111,7 @@ impl McpProxy {
 async fn forward(
     client: &Client<HttpConnector, Full<Bytes>>,
     upstream: &str,
-    legacy_only: bool,
+    behaviour: &Behaviour,
     record: &Mutex<Vec<Seen>>,
     request: Request<Incoming>,
 ) -> Response<Full<Bytes>> {
@@ -94,15 +123,18 @@ async fn forward(
         .unwrap_or_default();
     let body_json: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
     let is_initialize = body_json["method"] == "initialize";
-    let response = if legacy_only && !is_initialize && !parts.headers.contains_key("mcp-session-id")
-    {
+    let has_session = parts.headers.contains_key("mcp-session-id");
+    let call_error = behaviour
+        .call_error
+        .as_ref()
+        .filter(|_| body_json["method"] == "tools/call");
+    let response = if behaviour.legacy_only && !is_initialize && !has_session {
         let error = json!({"jsonrpc": "2.0", "id": "server-error",
                            "error": {"code": -32600, "message": "Bad Request: Missing session ID"}});
-        Response::builder()
-            .status(StatusCode::BAD_REQUEST)
-            .header("content-type", "application/json")
-            .body(Full::new(Bytes::from(error.to_string())))
-            .unwrap()
+        json_response(StatusCode::BAD_REQUEST, &error)
+    } else if let Some(error) = call_error {
+        let answer = json!({"jsonrpc": "2.0", "id": body_json["id"], "error": error});
+        json_response(StatusCode::OK, &answer)
     } else {
         let mut outbound = Request::post(upstream)
             .body(Full::new(bytes.clone()))
@@ -134,4 +166,12 @@ async fn forward(
         status: response.status().as_u16(),
     });
     response
+}
+
+fn json_response(status: StatusCode, body: &Value) -> Response<Full<Bytes>> {
+    Response::builder()
+        .status(status)
+        .header("content-type", "application/json")
+        .body(Full::new(Bytes::from(body.to_string())))
+        .unwrap()
 }

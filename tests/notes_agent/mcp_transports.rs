@@ -1,11 +1,12 @@
 //! MCP transports: modern stateless HTTP, the fallback to `initialize` with a kept session for a
-//! legacy server, a stdio server spawned and kept, and name prefixing when two servers clash.
+//! legacy server (HTTP and stdio), SSE answers, protocol errors sent back to the model, a stdio
+//! server spawned and kept, and name prefixing when two servers clash.
 
 use serde_json::json;
 use tracer::reference::agent::{McpServerSpec, ModelApi};
 
-use crate::harness::{NotesServerHandle, StdioNotesServer, ask, config, start_agent};
-use crate::mcp_proxy::McpProxy;
+use crate::harness::{NotesServerHandle, StdioNotesServer, ask, ask_with, config, start_agent};
+use crate::mcp_proxy::{Behaviour, McpProxy};
 use crate::scripted_model::{Dialect, Reply, ScriptedModel};
 
 fn buy_milk_script() -> Vec<Reply> {
@@ -173,4 +174,79 @@ async fn clashing_tool_names_are_prefixed_with_the_server_name() {
     assert_eq!(names.len(), 10);
     assert_eq!(names[0], "notes-server_read");
     assert_eq!(names[7], "notes-server-2_append");
+}
+
+#[tokio::test]
+async fn a_server_answering_in_sse_is_read() {
+    let notes = NotesServerHandle::start_answering_sse(true).await;
+    let model = ScriptedModel::start(Dialect::Ollama, buy_milk_script()).await;
+    let agent = start_agent(config(
+        ModelApi::Ollama,
+        &model.base_url,
+        vec![notes.spec()],
+    ))
+    .await;
+
+    let reply = ask(&agent, "Add buy milk").await;
+    assert_eq!(reply.status, 200, "{}", reply.text);
+    assert_eq!(notes.notes(), "buy milk\n");
+}
+
+#[tokio::test]
+async fn a_protocol_error_from_tools_call_goes_back_to_the_model() {
+    let notes = NotesServerHandle::start().await;
+    let behaviour = Behaviour {
+        legacy_only: false,
+        call_error: Some(json!({"code": -32602, "message": "Unknown tool: append"})),
+    };
+    let proxy = McpProxy::start_with(&notes.url, behaviour).await;
+    let model = ScriptedModel::start(Dialect::Ollama, buy_milk_script()).await;
+    let spec = McpServerSpec::Http {
+        url: proxy.url.clone(),
+    };
+    let agent = start_agent(config(ModelApi::Ollama, &model.base_url, vec![spec])).await;
+
+    let reply = ask(&agent, "Add buy milk").await.json();
+    let call = &reply["tool_calls"][0];
+    assert_eq!(call["is_error"], true);
+    assert_eq!(
+        call["output"],
+        "Error: calling tool append failed: Unknown tool: append (JSON-RPC error -32602)"
+    );
+    let last = model.received()[1].body["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .cloned();
+    assert_eq!(last.unwrap()["content"], call["output"]);
+}
+
+#[tokio::test]
+async fn a_legacy_stdio_server_gets_initialize_and_its_ping_is_answered() {
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/notes_agent/legacy_stdio_mcp.py"
+    );
+    let spec = McpServerSpec::Stdio {
+        program: "python3".into(),
+        args: vec!["-u".into(), script.into()],
+    };
+    let model = ScriptedModel::start(
+        Dialect::Ollama,
+        vec![Reply::call("echo_trace", json!({})), Reply::text("Done.")],
+    )
+    .await;
+    let agent = start_agent(config(ModelApi::Ollama, &model.base_url, vec![spec])).await;
+
+    let inbound = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+    let reply = ask_with(&agent, "Echo the trace", &[("traceparent", inbound)]).await;
+    assert_eq!(reply.status, 200, "{}", reply.text);
+    let call = &reply.json()["tool_calls"][0];
+    assert_eq!(call["server"], "legacy-echo");
+    let output = call["output"].as_str().unwrap();
+    assert!(
+        output.starts_with("traceparent=00-0af7651916cd43dd8448eb211c80319c-"),
+        "{output}"
+    );
+    assert!(output.ends_with("pong=True initialized=True"), "{output}");
 }

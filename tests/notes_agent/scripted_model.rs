@@ -75,6 +75,14 @@ impl Reply {
         self
     }
 
+    /// Sends the calls without ids, as the article's Ollama did.
+    pub fn without_ids(mut self) -> Self {
+        for call in &mut self.calls {
+            call.id.clear();
+        }
+        self
+    }
+
     pub fn thinking(mut self, thinking: &str) -> Self {
         self.thinking = Some(thinking.to_string());
         self
@@ -268,7 +276,14 @@ fn ollama_calls(reply: &Reply) -> Value {
             .calls
             .iter()
             .enumerate()
-            .map(|(i, c)| json!({"id": c.id, "function": {"index": i, "name": c.name, "arguments": c.arguments}}))
+            .map(|(i, c)| {
+                let mut call =
+                    json!({"function": {"index": i, "name": c.name, "arguments": c.arguments}});
+                if !c.id.is_empty() {
+                    call["id"] = json!(c.id);
+                }
+                call
+            })
             .collect(),
     )
 }
