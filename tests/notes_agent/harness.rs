@@ -32,12 +32,15 @@ impl NotesServerHandle {
 
     /// With `sse`, the server answers every request as `text/event-stream`.
     pub async fn start_answering_sse(sse: bool) -> Self {
+        Self::start_with(|config| config.sse = sse).await
+    }
+
+    /// Starts the server with its configuration adjusted by `adjust`.
+    pub async fn start_with(adjust: impl FnOnce(&mut NotesServerConfig)) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("db");
-        let config = NotesServerConfig {
-            sse,
-            ..NotesServerConfig::new(&file)
-        };
+        let mut config = NotesServerConfig::new(&file);
+        adjust(&mut config);
         let server = NotesServer::open(config).await.unwrap();
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let url = format!("http://{}/mcp", listener.local_addr().unwrap());

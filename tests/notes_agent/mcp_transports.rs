@@ -250,3 +250,46 @@ async fn a_legacy_stdio_server_gets_initialize_and_its_ping_is_answered() {
     );
     assert!(output.ends_with("pong=True initialized=True"), "{output}");
 }
+
+#[tokio::test]
+async fn a_forgotten_legacy_session_is_initialized_again() {
+    let notes = NotesServerHandle::start_with(|config| {
+        config.session_idle_timeout = std::time::Duration::from_millis(200);
+    })
+    .await;
+    let proxy = McpProxy::start(&notes.url, true).await;
+    let model = ScriptedModel::start(
+        Dialect::Ollama,
+        vec![Reply::text("One."), Reply::text("Two.")],
+    )
+    .await;
+    let spec = McpServerSpec::Http {
+        url: proxy.url.clone(),
+    };
+    let agent = start_agent(config(ModelApi::Ollama, &model.base_url, vec![spec])).await;
+
+    assert_eq!(ask(&agent, "first").await.status, 200);
+    tokio::time::sleep(std::time::Duration::from_millis(600)).await;
+    let second = ask(&agent, "second").await;
+    assert_eq!(second.status, 200, "{}", second.text);
+
+    let seen = proxy.seen();
+    let steps: Vec<(&str, u16)> = seen.iter().map(|s| (s.method(), s.status)).collect();
+    assert_eq!(
+        steps,
+        [
+            ("tools/list", 400),
+            ("initialize", 200),
+            ("notifications/initialized", 202),
+            ("tools/list", 200),
+            ("tools/list", 404),
+            ("initialize", 200),
+            ("notifications/initialized", 202),
+            ("tools/list", 200),
+        ]
+    );
+    assert_ne!(
+        seen[3].header("mcp-session-id"),
+        seen[7].header("mcp-session-id")
+    );
+}
