@@ -49,7 +49,8 @@ fn run(args: AgentArgs, matches: &clap::ArgMatches) -> anyhow::Result<()> {
         let shutdown = async {
             let _ = tokio::signal::ctrl_c().await;
         };
-        tracer::reference::agent::serve_until(listener, agent, shutdown).await?;
+        tracer::reference::agent::serve_until(listener, agent.clone(), shutdown).await?;
+        agent.shutdown(std::time::Duration::from_secs(2)).await;
         Ok(())
     })
 }
