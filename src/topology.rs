@@ -106,9 +106,13 @@ impl Topology {
             url: format!("http://{}/mcp", routes[1].listen),
         }];
         let agent_stop = until_stopped(stopped.clone());
+        let agent_host = std::sync::Arc::new(
+            crate::reference::agent::Agent::new(&agent_config)
+                .context("configuring notes-agent")?,
+        );
         let agent = tokio::spawn(async move {
             if let Err(error) =
-                crate::reference::agent::serve_until(agent_listener, agent_config, agent_stop).await
+                crate::reference::agent::serve_until(agent_listener, agent_host, agent_stop).await
             {
                 tracing::warn!(%error, "notes-agent stopped");
             }
