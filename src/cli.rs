@@ -1,8 +1,11 @@
 //! The `tracer` command line: clap types for every subcommand, and dispatch to each command.
 
+mod correlate_cmd;
+mod import;
 mod ls;
 mod proxy_cmd;
 mod up_cmd;
+mod show;
 mod wrap_cmd;
 
 use std::path::PathBuf;
@@ -33,7 +36,7 @@ pub struct Cli {
 pub enum Command {
     /// Run the recording proxy in front of model, MCP and agent servers
     Proxy(ProxyArgs),
-    /// List the most recent hops, newest first
+    /// List traces, newest first (--hops: the raw hops)
     Ls(LsArgs),
     /// Run the article's topology with tracer in the middle: notes-agent, notes-server, the proxy
     ///
@@ -41,6 +44,12 @@ pub enum Command {
     /// notes-agent and notes-server on internal ports; the model route listens on 11435 and
     /// forwards to Ollama on 11434. Ctrl-C stops everything.
     Up(UpArgs),
+    /// Show one trace: its numbered messages, each explained
+    Show(ShowArgs),
+    /// Read a JSON hop log (from `tracer show ID --json`) into the database
+    Import(ImportArgs),
+    /// Group recorded hops into traces (the proxy does this as it runs)
+    Correlate(CorrelateArgs),
     /// Run a stdio MCP server and record the JSON-RPC on its stdin and stdout
     ///
     /// In a host's config, replace the server command with `tracer wrap -- <command>`. Hosts often
@@ -125,9 +134,36 @@ pub struct LsArgs {
     #[arg(long)]
     pub json: bool,
 
+    /// List the raw hops instead of traces
+    #[arg(long)]
+    pub hops: bool,
+
     /// How many to list
     #[arg(long, short = 'n', default_value_t = 50)]
     pub limit: i64,
+}
+
+#[derive(Debug, Args)]
+pub struct ShowArgs {
+    /// The trace's id, or an unambiguous prefix of it (as `tracer ls` shows)
+    pub id: String,
+
+    /// Print the JSON hop log (docs/hop-log.md) instead of text
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    /// A JSON hop log, as `tracer show ID --json` prints it
+    pub file: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct CorrelateArgs {
+    /// Forget the grouping done so far and group every hop again (imported traces are kept)
+    #[arg(long)]
+    pub rebuild: bool,
 }
 
 fn parse_route(spec: &str) -> Result<Route, String> {
@@ -140,6 +176,9 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Proxy(args) => proxy_cmd::run(&cli.db, args).await,
         Command::Ls(args) => ls::run(&cli.db, args).await,
         Command::Up(args) => up_cmd::run(&cli.db, args).await,
+        Command::Show(args) => show::run(&cli.db, args).await,
+        Command::Import(args) => import::run(&cli.db, args).await,
+        Command::Correlate(args) => correlate_cmd::run(&cli.db, args).await,
         Command::Wrap(args) => wrap_cmd::run(cli.db, args).await,
     }
 }
