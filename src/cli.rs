@@ -4,6 +4,7 @@ mod correlate_cmd;
 mod import;
 mod ls;
 mod proxy_cmd;
+mod up_cmd;
 mod show;
 mod wrap_cmd;
 
@@ -37,6 +38,12 @@ pub enum Command {
     Proxy(ProxyArgs),
     /// List traces, newest first (--hops: the raw hops)
     Ls(LsArgs),
+    /// Run the article's topology with tracer in the middle: notes-agent, notes-server, the proxy
+    ///
+    /// The proxy takes the ports a reader talks to (8081 agent, 8080 MCP) and forwards to
+    /// notes-agent and notes-server on internal ports; the model route listens on 11435 and
+    /// forwards to Ollama on 11434. Ctrl-C stops everything.
+    Up(UpArgs),
     /// Show one trace: its numbered messages, each explained
     Show(ShowArgs),
     /// Read a JSON hop log (from `tracer show ID --json`) into the database
@@ -49,6 +56,37 @@ pub enum Command {
     /// start servers with a stripped environment and an unknown working directory: give the
     /// database as an absolute path (--db or TRACER_DB).
     Wrap(WrapArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct UpArgs {
+    /// Address the proxy's routes listen on
+    #[arg(long, default_value = "127.0.0.1")]
+    pub host: std::net::IpAddr,
+    /// The agent route (what you call)
+    #[arg(long, default_value_t = 8081)]
+    pub agent_port: u16,
+    /// The MCP route, in front of notes-server
+    #[arg(long, default_value_t = 8080)]
+    pub mcp_port: u16,
+    /// The model route, in front of Ollama
+    #[arg(long, default_value_t = 11435)]
+    pub model_port: u16,
+    /// Where notes-agent really listens (127.0.0.1)
+    #[arg(long, default_value_t = 18081)]
+    pub agent_internal_port: u16,
+    /// Where notes-server really listens (127.0.0.1)
+    #[arg(long, default_value_t = 18080)]
+    pub mcp_internal_port: u16,
+    /// The Ollama server (default: $OLLAMA_HOST, else http://127.0.0.1:11434)
+    #[arg(long, value_name = "URL")]
+    pub ollama: Option<String>,
+    /// The model notes-agent asks for
+    #[arg(long, default_value = crate::reference::agent::config::DEFAULT_MODEL)]
+    pub model: String,
+    /// The notes file notes-server owns
+    #[arg(long, default_value = "data/db")]
+    pub notes: PathBuf,
 }
 
 #[derive(Debug, Args)]
@@ -137,6 +175,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Proxy(args) => proxy_cmd::run(&cli.db, args).await,
         Command::Ls(args) => ls::run(&cli.db, args).await,
+        Command::Up(args) => up_cmd::run(&cli.db, args).await,
         Command::Show(args) => show::run(&cli.db, args).await,
         Command::Import(args) => import::run(&cli.db, args).await,
         Command::Correlate(args) => correlate_cmd::run(&cli.db, args).await,

@@ -18,6 +18,7 @@ pub mod logging;
 pub mod proxy;
 pub mod reference;
 pub mod store;
+pub mod topology;
 pub mod trace;
 pub mod wire;
 pub mod wrap;
