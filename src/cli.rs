@@ -4,8 +4,8 @@ mod correlate_cmd;
 mod import;
 mod ls;
 mod proxy_cmd;
-mod up_cmd;
 mod show;
+mod up_cmd;
 mod wrap_cmd;
 
 use std::path::PathBuf;
