@@ -16,7 +16,7 @@ use crate::proxy::{Proxy, ProxySettings, Route};
 use crate::reference::agent::{AgentConfig, McpServerSpec, ModelApi};
 use crate::reference::notes_server::{NotesServer, NotesServerConfig};
 use crate::store::{Recorder, Store, WriterReport};
-use crate::trace::correlate::{Mode, correlate};
+use crate::trace::correlate::{Mode, correlate, group_until};
 use crate::trace::group::GroupOptions;
 
 /// Where everything listens. Port 0 picks a free port.
@@ -120,7 +120,11 @@ impl Topology {
 
         let (recorder, writer) = Recorder::spawn(store.clone(), 8192);
         let proxy = tokio::spawn(proxy.run(recorder, until_stopped(stopped.clone())));
-        let grouping = tokio::spawn(group_while_running(store.clone(), stopped));
+        let grouping = tokio::spawn(group_until(
+            store.clone(),
+            GROUPING_INTERVAL,
+            until_stopped(stopped),
+        ));
         Ok(Topology {
             routes,
             stop,
@@ -161,20 +165,4 @@ async fn bind(who: &str, addr: SocketAddr) -> anyhow::Result<TcpListener> {
     TcpListener::bind(addr)
         .await
         .with_context(|| format!("{who} cannot listen on {addr}"))
-}
-
-/// Groups newly recorded hops into traces until told to stop.
-pub async fn group_while_running(store: Store, mut stopped: watch::Receiver<bool>) {
-    let mut tick = tokio::time::interval(GROUPING_INTERVAL);
-    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    loop {
-        tokio::select! {
-            _ = tick.tick() => {
-                if let Err(error) = correlate(&store, GroupOptions::default(), Mode::Unassigned).await {
-                    tracing::warn!(%error, "grouping hops into traces failed");
-                }
-            }
-            _ = stopped.changed() => return,
-        }
-    }
 }

@@ -7,12 +7,12 @@ use std::time::Duration;
 
 use anyhow::{Context, bail};
 use tokio::sync::oneshot;
-use tokio::time::MissedTickBehavior;
 
 use super::ProxyArgs;
 use super::correlate_cmd::group_new_hops;
 use crate::proxy::{Proxy, ProxySettings, Route, check_routes, routes_from_file};
 use crate::store::{Recorder, Store};
+use crate::trace::correlate::group_until;
 
 /// Hop events that may wait for the writer before new ones are counted as not written.
 pub const RECORDER_CAPACITY: usize = 8192;
@@ -43,7 +43,9 @@ pub async fn run(db: &Path, args: ProxyArgs) -> anyhow::Result<ExitCode> {
 
     let (recorder, writer) = Recorder::spawn(store.clone(), RECORDER_CAPACITY);
     let (stop_grouping, grouping_stopped) = oneshot::channel();
-    let grouping = tokio::spawn(group_periodically(store.clone(), grouping_stopped));
+    let grouping = tokio::spawn(group_until(store.clone(), GROUPING_PERIOD, async move {
+        let _ = grouping_stopped.await;
+    }));
     let stats = proxy.run(recorder, ctrl_c()).await;
     let report = writer.await.context("waiting for the store writer")?;
     let _ = stop_grouping.send(());
@@ -68,22 +70,6 @@ pub async fn run(db: &Path, args: ProxyArgs) -> anyhow::Result<ExitCode> {
         }
     );
     Ok(ExitCode::SUCCESS)
-}
-
-/// Groups new hops every `GROUPING_PERIOD` until told to stop; a run is never cut in half.
-async fn group_periodically(store: Store, mut stop: oneshot::Receiver<()>) {
-    let mut ticks = tokio::time::interval(GROUPING_PERIOD);
-    ticks.set_missed_tick_behavior(MissedTickBehavior::Delay);
-    loop {
-        tokio::select! {
-            _ = &mut stop => return,
-            _ = ticks.tick() => {
-                if let Err(error) = group_new_hops(&store).await {
-                    tracing::warn!(error = %format!("{error:#}"), "grouping hops into traces");
-                }
-            }
-        }
-    }
 }
 
 async fn ctrl_c() {
