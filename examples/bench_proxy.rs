@@ -1,0 +1,206 @@
+//! `cargo run --release --example bench_proxy`: the recording proxy against a direct connection,
+//! nginx and mitmdump, in one run, on loopback, with the bench's own upstream.
+//!
+//! Measures req/s at concurrency 1 and 50 for a small JSON POST, first-byte latency at c=1,
+//! inter-chunk jitter of a 20-chunk NDJSON stream (10 ms apart), hops sent vs hops written,
+//! and each proxy's peak RSS. Tracer runs in its own process: this example re-executes itself
+//! with a hidden child flag and runs the proxy through the library.
+
+#[path = "bench_proxy/load.rs"]
+mod load;
+#[path = "bench_proxy/report.rs"]
+mod report;
+#[path = "bench_proxy/targets.rs"]
+mod targets;
+#[path = "bench_proxy/upstream.rs"]
+mod upstream;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use clap::Parser;
+use sqlx::Row;
+
+use report::{Column, HopCheck};
+
+/// Benchmark tracer's recording proxy against direct, nginx and mitmdump.
+#[derive(Debug, Parser)]
+#[command(name = "bench_proxy")]
+struct Options {
+    /// Seconds of load per throughput cell
+    #[arg(long, default_value_t = 3.0)]
+    seconds: f64,
+    /// Seconds of warm-up load (c=50) before each column's cells
+    #[arg(long, default_value_t = 0.5)]
+    warmup: f64,
+    /// NDJSON streams (20 chunks, 10 ms apart) per column, one after another
+    #[arg(long, default_value_t = 25)]
+    streams: u32,
+    /// The nginx binary (default: `nginx` on PATH or in /usr/sbin)
+    #[arg(long, value_name = "PATH")]
+    nginx: Option<PathBuf>,
+    /// The mitmdump binary (default: `mitmdump` on PATH)
+    #[arg(long, value_name = "PATH")]
+    mitmdump: Option<PathBuf>,
+}
+
+fn main() -> ExitCode {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("bench_proxy: starting the runtime: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let args: Vec<String> = std::env::args().collect();
+    let outcome = match args.get(1..) {
+        Some([flag, upstream, db]) if flag == targets::CHILD_FLAG => runtime.block_on(
+            targets::run_tracer_child(upstream, std::path::Path::new(db)),
+        ),
+        _ => runtime.block_on(bench(Options::parse())),
+    };
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("bench_proxy: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn bench(options: Options) -> anyhow::Result<()> {
+    anyhow::ensure!(
+        options.seconds > 0.0
+            && options.seconds <= 60.0
+            && options.warmup >= 0.0
+            && options.warmup <= 60.0,
+        "--seconds must be in (0, 60] and --warmup in [0, 60]"
+    );
+    anyhow::ensure!(
+        (1..=1000).contains(&options.streams),
+        "--streams must be 1..=1000"
+    );
+    let clock = Instant::now();
+    let upstream = upstream::spawn(clock)
+        .await
+        .context("starting the upstream")?;
+    println!(
+        "upstream on {upstream}; {} s per cell after {} s warm-up; {} NDJSON streams per column",
+        options.seconds, options.warmup, options.streams
+    );
+    let mut columns = vec![measure("direct", upstream, &options, clock).await];
+
+    let dir = tempfile::tempdir()?;
+    let db = dir.path().join("bench.db");
+    let tracer = targets::TracerChild::start(upstream, &db).await?;
+    let mut column = measure("tracer", tracer.addr, &options, clock).await;
+    column.peak_rss_kib = tracer.peak_rss_kib();
+    let child_said = tracer.stop().await?;
+    let hops = count_hops(&db, column.sent, child_said).await?;
+    columns.push(column);
+
+    let nginx = options
+        .nginx
+        .clone()
+        .or_else(|| targets::find_tool("nginx"));
+    match nginx {
+        None => println!("note: nginx not found (apt-get install -y nginx-light); no nginx column"),
+        Some(path) => match targets::start_nginx(&path, upstream).await {
+            Ok(proxy) => {
+                let mut column = measure("nginx", proxy.addr, &options, clock).await;
+                column.peak_rss_kib = proxy.peak_rss_kib();
+                proxy.stop().await;
+                columns.push(column);
+            }
+            Err(error) => println!("note: nginx did not start ({error:#}); no nginx column"),
+        },
+    }
+    let mitmdump = options
+        .mitmdump
+        .clone()
+        .or_else(|| targets::find_tool("mitmdump"));
+    match mitmdump {
+        None => println!(
+            "note: mitmdump not found (pip install mitmproxy; then PATH or --mitmdump PATH); no mitmdump column"
+        ),
+        Some(path) => match targets::start_mitmdump(&path, upstream).await {
+            Ok(proxy) => {
+                let mut column = measure("mitmdump", proxy.addr, &options, clock).await;
+                column.peak_rss_kib = proxy.peak_rss_kib();
+                proxy.stop().await;
+                columns.push(column);
+            }
+            Err(error) => println!("note: mitmdump did not start ({error:#}); no mitmdump column"),
+        },
+    }
+
+    println!();
+    print!("{}", report::table(&columns));
+    println!();
+    println!("tracer child at exit: {}", hops.child_said);
+    print!("{}", report::targets(&columns, &hops));
+    Ok(())
+}
+
+/// One column: warm-up, c=1 (with first-byte latency), c=50, then the NDJSON streams.
+async fn measure(
+    name: &'static str,
+    addr: SocketAddr,
+    options: &Options,
+    clock: Instant,
+) -> Column {
+    println!("measuring {name} on {addr} ...");
+    let seconds = Duration::from_secs_f64(options.seconds);
+    let warm = load::json_load(addr, 50, Duration::from_secs_f64(options.warmup), false).await;
+    let mut c1 = load::json_load(addr, 1, seconds, true).await;
+    let c50 = load::json_load(addr, 50, seconds, false).await;
+    let mut streams = load::ndjson_streams(addr, options.streams, clock).await;
+    Column {
+        name,
+        rps_c1: c1.per_second(),
+        rps_c50: c50.per_second(),
+        first_byte_p50: load::percentile(&mut c1.first_byte, 0.50),
+        first_byte_p99: load::percentile(&mut c1.first_byte, 0.99),
+        jitter_p99: load::percentile(&mut streams.gap_deviation, 0.99),
+        delivery_p50: load::percentile(&mut streams.delivery, 0.50),
+        delivery_p99: load::percentile(&mut streams.delivery, 0.99),
+        gaps: streams.gap_deviation.len(),
+        sent: warm.sent + c1.sent + c50.sent + streams.sent,
+        errors: warm.errors + c1.errors + c50.errors + streams.errors,
+        peak_rss_kib: None,
+    }
+}
+
+/// Reads the tracer child's database after its clean stop.
+async fn count_hops(
+    db: &std::path::Path,
+    sent: u64,
+    child_said: String,
+) -> anyhow::Result<HopCheck> {
+    let store = tracer::store::Store::open(db).await?;
+    let mut check = HopCheck {
+        sent,
+        child_said,
+        ..HopCheck::default()
+    };
+    for row in sqlx::query("select state, count(*) as n from hops group by state")
+        .fetch_all(store.pool())
+        .await?
+    {
+        let state: String = row.try_get("state")?;
+        let n: i64 = row.try_get("n")?;
+        check.rows += n;
+        if state == tracer::hop::HopState::Complete.as_str() {
+            check.complete += n;
+        }
+    }
+    check.not_written_counter = store.counter(tracer::store::HOPS_NOT_WRITTEN).await?;
+    store.close().await;
+    Ok(check)
+}
