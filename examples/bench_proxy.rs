@@ -14,6 +14,8 @@ mod report;
 mod targets;
 #[path = "bench_proxy/upstream.rs"]
 mod upstream;
+#[path = "bench_proxy/writer_alone.rs"]
+mod writer_alone;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -94,13 +96,18 @@ async fn bench(options: Options) -> anyhow::Result<()> {
         "upstream on {upstream}; {} s per cell after {} s warm-up; {} NDJSON streams per column",
         options.seconds, options.warmup, options.streams
     );
-    let mut columns = vec![measure("direct", upstream, &options, clock).await];
+    println!("load average at start: {}", load_average());
+    let mut columns = vec![measure("direct", upstream, None, &options, clock).await];
 
     let dir = tempfile::tempdir()?;
     let db = dir.path().join("bench.db");
     let tracer = targets::TracerChild::start(upstream, &db).await?;
-    let mut column = measure("tracer", tracer.addr, &options, clock).await;
+    let mut column = measure("tracer", tracer.addr, tracer.pid(), &options, clock).await;
     column.peak_rss_kib = tracer.peak_rss_kib();
+    let tracer_threads = tracer
+        .pid()
+        .map(targets::cpu_seconds_by_thread)
+        .unwrap_or_default();
     let child_said = tracer.stop().await?;
     let hops = count_hops(&db, column.sent, child_said).await?;
     columns.push(column);
@@ -113,7 +120,7 @@ async fn bench(options: Options) -> anyhow::Result<()> {
         None => println!("note: nginx not found (apt-get install -y nginx-light); no nginx column"),
         Some(path) => match targets::start_nginx(&path, upstream).await {
             Ok(proxy) => {
-                let mut column = measure("nginx", proxy.addr, &options, clock).await;
+                let mut column = measure("nginx", proxy.addr, proxy.pid(), &options, clock).await;
                 column.peak_rss_kib = proxy.peak_rss_kib();
                 proxy.stop().await;
                 columns.push(column);
@@ -131,7 +138,8 @@ async fn bench(options: Options) -> anyhow::Result<()> {
         ),
         Some(path) => match targets::start_mitmdump(&path, upstream).await {
             Ok(proxy) => {
-                let mut column = measure("mitmdump", proxy.addr, &options, clock).await;
+                let mut column =
+                    measure("mitmdump", proxy.addr, proxy.pid(), &options, clock).await;
                 column.peak_rss_kib = proxy.peak_rss_kib();
                 proxy.stop().await;
                 columns.push(column);
@@ -140,28 +148,74 @@ async fn bench(options: Options) -> anyhow::Result<()> {
         },
     }
 
+    println!("measuring the store writer alone ({WRITER_ALONE_HOPS} hops queued at once) ...");
+    let writer = writer_alone::measure(WRITER_ALONE_HOPS).await?;
+    println!("load average at end: {}", load_average());
+
     println!();
     print!("{}", report::table(&columns));
     println!();
     println!("tracer child at exit: {}", hops.child_said);
+    let threads: Vec<String> = tracer_threads
+        .iter()
+        .map(|(name, seconds)| format!("{name} {seconds:.2} s"))
+        .collect();
+    println!(
+        "tracer child CPU by thread (whole run): {}",
+        threads.join(", ")
+    );
+    println!(
+        "store writer alone: {} of {} hops written in {:.2} s = {:.0} hops/s ({} not written)",
+        writer.written,
+        writer.hops,
+        writer.elapsed.as_secs_f64(),
+        writer.per_second(),
+        writer.not_written
+    );
     print!("{}", report::targets(&columns, &hops));
     Ok(())
 }
 
-/// One column: warm-up, c=1 (with first-byte latency), c=50, then the NDJSON streams.
+/// Hops the writer-alone measurement queues.
+const WRITER_ALONE_HOPS: u64 = 20_000;
+
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|text| {
+            text.split_whitespace()
+                .take(3)
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .unwrap_or_else(|_| "unknown".into())
+}
+
+/// Pause after the warm-up, so a proxy that queued work (tracer's writer) starts c=1 idle.
+const SETTLE: Duration = Duration::from_secs(1);
+
+/// One column: the NDJSON streams (on an idle proxy), warm-up, c=1 (with first-byte latency),
+/// then c=50 (with the proxy's CPU time when `pid` is known).
 async fn measure(
     name: &'static str,
     addr: SocketAddr,
+    pid: Option<u32>,
     options: &Options,
     clock: Instant,
 ) -> Column {
     println!("measuring {name} on {addr} ...");
     let seconds = Duration::from_secs_f64(options.seconds);
-    let warm = load::json_load(addr, 50, Duration::from_secs_f64(options.warmup), false).await;
-    let mut c1 = load::json_load(addr, 1, seconds, true).await;
-    let c50 = load::json_load(addr, 50, seconds, false).await;
     let mut streams = load::ndjson_streams(addr, options.streams, clock).await;
+    let warm = load::json_load(addr, 50, Duration::from_secs_f64(options.warmup), false).await;
+    tokio::time::sleep(SETTLE).await;
+    let mut c1 = load::json_load(addr, 1, seconds, true).await;
+    let cpu_before = pid.and_then(targets::tree_cpu_seconds);
+    let c50 = load::json_load(addr, 50, seconds, false).await;
+    let cpu_after = pid.and_then(targets::tree_cpu_seconds);
     Column {
+        cpu_c50: cpu_before
+            .zip(cpu_after)
+            .map(|(before, after)| after - before),
+        ok_c50: c50.ok,
         name,
         rps_c1: c1.per_second(),
         rps_c50: c50.per_second(),

@@ -20,6 +20,10 @@ pub struct Column {
     pub sent: u64,
     pub errors: u64,
     pub peak_rss_kib: Option<u64>,
+    /// CPU seconds the proxy process(es) used during the c=50 cell.
+    pub cpu_c50: Option<f64>,
+    /// Requests answered in the c=50 cell.
+    pub ok_c50: u64,
 }
 
 /// Requests sent through tracer against the rows it wrote.
@@ -96,6 +100,12 @@ pub fn table(columns: &[Column]) -> String {
     row("chunk delivery p99 (ms)", &|c| ms(c.delivery_p99));
     row("requests sent / errors", &|c| {
         format!("{} / {}", c.sent, c.errors)
+    });
+    row("proxy CPU per request, c=50 (µs)", &|c| {
+        c.cpu_c50.filter(|_| c.ok_c50 > 0).map_or_else(
+            || "–".into(),
+            |cpu| format!("{:.0}", cpu * 1e6 / c.ok_c50 as f64),
+        )
     });
     row("peak RSS (MiB)", &|c| {
         c.peak_rss_kib
