@@ -47,25 +47,22 @@ struct Options {
     /// The mitmdump binary (default: `mitmdump` on PATH)
     #[arg(long, value_name = "PATH")]
     mitmdump: Option<PathBuf>,
+    /// Add diagnostic columns: tracer with a recorder channel of 1, so almost no hop reaches
+    /// the store (the proxy path's own cost, without the SQLite writer), and tracer on a
+    /// one-thread runtime (what cross-thread wake-ups cost)
+    #[arg(long)]
+    diagnose: bool,
 }
 
 fn main() -> ExitCode {
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(runtime) => runtime,
-        Err(error) => {
-            eprintln!("bench_proxy: starting the runtime: {error}");
-            return ExitCode::FAILURE;
-        }
-    };
     let args: Vec<String> = std::env::args().collect();
     let outcome = match args.get(1..) {
-        Some([flag, upstream, db]) if flag == targets::CHILD_FLAG => runtime.block_on(
-            targets::run_tracer_child(upstream, std::path::Path::new(db)),
-        ),
-        _ => runtime.block_on(bench(Options::parse())),
+        Some([flag, rest @ ..]) if flag == targets::CHILD_FLAG => targets::child_main(rest),
+        _ => tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+            .context("starting the runtime")
+            .and_then(|runtime| runtime.block_on(bench(Options::parse()))),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
@@ -101,7 +98,7 @@ async fn bench(options: Options) -> anyhow::Result<()> {
 
     let dir = tempfile::tempdir()?;
     let db = dir.path().join("bench.db");
-    let tracer = targets::TracerChild::start(upstream, &db).await?;
+    let tracer = targets::TracerChild::start(upstream, &db, targets::Variant::CLI).await?;
     let mut column = measure("tracer", tracer.addr, tracer.pid(), &options, clock).await;
     column.peak_rss_kib = tracer.peak_rss_kib();
     let tracer_threads = tracer
@@ -111,7 +108,33 @@ async fn bench(options: Options) -> anyhow::Result<()> {
     let child_said = tracer.stop().await?;
     let hops = count_hops(&db, column.sent, child_said).await?;
     columns.push(column);
-
+    if options.diagnose {
+        let variants = [
+            (
+                "tracer, store starved",
+                targets::Variant {
+                    capacity: 1,
+                    one_thread: false,
+                },
+            ),
+            (
+                "tracer, 1 thread",
+                targets::Variant {
+                    one_thread: true,
+                    ..targets::Variant::CLI
+                },
+            ),
+        ];
+        for (name, variant) in variants {
+            let db = dir.path().join(format!("diagnostic-{}.db", columns.len()));
+            let tracer = targets::TracerChild::start(upstream, &db, variant).await?;
+            let mut column = measure(name, tracer.addr, tracer.pid(), &options, clock).await;
+            column.peak_rss_kib = tracer.peak_rss_kib();
+            let said = tracer.stop().await?;
+            println!("diagnostic `{name}` child at exit: {said}");
+            columns.push(column);
+        }
+    }
     let nginx = options
         .nginx
         .clone()
@@ -172,6 +195,12 @@ async fn bench(options: Options) -> anyhow::Result<()> {
         writer.per_second(),
         writer.not_written
     );
+    let threads: Vec<String> = writer
+        .threads
+        .iter()
+        .map(|(name, seconds)| format!("{name} {seconds:.2} s"))
+        .collect();
+    println!("store writer alone, CPU by thread: {}", threads.join(", "));
     print!("{}", report::targets(&columns, &hops));
     Ok(())
 }

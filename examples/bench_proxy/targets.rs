@@ -14,12 +14,43 @@ use tracer::store::{Recorder, Store};
 
 /// The flag that turns this example into the tracer proxy child.
 pub const CHILD_FLAG: &str = "--child-proxy";
-/// Hop events that may wait for the writer, as in `tracer proxy`.
-const RECORDER_CAPACITY: usize = 8192;
+/// How the tracer child runs.
+#[derive(Debug, Clone, Copy)]
+pub struct Variant {
+    /// The recorder channel's capacity: 1 starves the writer (a diagnostic).
+    pub capacity: usize,
+    /// A current-thread runtime instead of `tracer`'s multi-thread one (a diagnostic).
+    pub one_thread: bool,
+}
+
+impl Variant {
+    /// As `tracer proxy` runs: 8192 events of recorder channel, a multi-thread runtime.
+    pub const CLI: Variant = Variant {
+        capacity: 8192,
+        one_thread: false,
+    };
+}
+
+/// Child mode's entry: `UPSTREAM DB CAPACITY multi|one`.
+pub fn child_main(args: &[String]) -> anyhow::Result<()> {
+    let [upstream, db, capacity, threads] = args else {
+        bail!("child mode takes UPSTREAM DB CAPACITY multi|one");
+    };
+    let capacity: usize = capacity.parse().context("child mode: capacity")?;
+    let runtime = match threads.as_str() {
+        "one" => tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?,
+        _ => tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()?,
+    };
+    runtime.block_on(run_tracer_child(upstream, Path::new(db), capacity))
+}
 
 /// Child mode: record into `db`, forward to `upstream`, print `LISTEN addr`, and stop cleanly
 /// (in-flight hops finished and written) on stdin close or SIGINT, then print `DONE ...`.
-pub async fn run_tracer_child(upstream: &str, db: &Path) -> anyhow::Result<()> {
+async fn run_tracer_child(upstream: &str, db: &Path, capacity: usize) -> anyhow::Result<()> {
     let store = Store::open(db).await?;
     let route = Route::new(
         "model",
@@ -35,7 +66,7 @@ pub async fn run_tracer_child(upstream: &str, db: &Path) -> anyhow::Result<()> {
         .map(|route| route.listen)
         .context("the proxy has no route")?;
     println!("LISTEN {listen}");
-    let (recorder, writer) = Recorder::spawn(store.clone(), RECORDER_CAPACITY);
+    let (recorder, writer) = Recorder::spawn(store.clone(), capacity);
     let stats = proxy.run(recorder, stdin_closed_or_ctrl_c()).await;
     let report = writer.await.context("waiting for the store writer")?;
     store.close().await;
@@ -67,12 +98,18 @@ pub struct TracerChild {
 }
 
 impl TracerChild {
-    pub async fn start(upstream: SocketAddr, db: &Path) -> anyhow::Result<TracerChild> {
+    pub async fn start(
+        upstream: SocketAddr,
+        db: &Path,
+        variant: Variant,
+    ) -> anyhow::Result<TracerChild> {
         let exe = std::env::current_exe().context("finding this executable")?;
         let mut child = Command::new(exe)
             .arg(CHILD_FLAG)
             .arg(upstream.to_string())
             .arg(db)
+            .arg(variant.capacity.to_string())
+            .arg(if variant.one_thread { "one" } else { "multi" })
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .kill_on_drop(true)

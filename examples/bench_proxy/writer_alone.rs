@@ -15,6 +15,8 @@ pub struct WriterAlone {
     pub written: u64,
     pub not_written: u64,
     pub elapsed: Duration,
+    /// CPU seconds per thread of this process while the writer worked (nothing else runs then).
+    pub threads: Vec<(String, f64)>,
 }
 
 impl WriterAlone {
@@ -30,6 +32,7 @@ pub async fn measure(hops: u64) -> anyhow::Result<WriterAlone> {
     let store = Store::open(&dir.path().join("writer.db")).await?;
     let capacity = usize::try_from(hops * 2)?;
     let (recorder, writer) = Recorder::spawn(store.clone(), capacity);
+    let cpu_before = crate::targets::cpu_seconds_by_thread(std::process::id());
     let started = Instant::now();
     for i in 0..hops {
         let id = format!("{i:032x}");
@@ -40,12 +43,24 @@ pub async fn measure(hops: u64) -> anyhow::Result<WriterAlone> {
     drop(recorder);
     let report = writer.await?;
     let elapsed = started.elapsed();
+    let threads = crate::targets::cpu_seconds_by_thread(std::process::id())
+        .into_iter()
+        .map(|(name, after)| {
+            let before = cpu_before
+                .iter()
+                .find(|(known, _)| *known == name)
+                .map_or(0.0, |(_, seconds)| *seconds);
+            (name, after - before)
+        })
+        .filter(|(_, seconds)| *seconds > 0.0)
+        .collect();
     store.close().await;
     Ok(WriterAlone {
         hops,
         written: report.hops_written,
         not_written: report.hops_not_written,
         elapsed,
+        threads,
     })
 }
 
