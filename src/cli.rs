@@ -2,6 +2,7 @@
 
 mod ls;
 mod proxy_cmd;
+mod wrap_cmd;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -33,6 +34,27 @@ pub enum Command {
     Proxy(ProxyArgs),
     /// List the most recent hops, newest first
     Ls(LsArgs),
+    /// Run a stdio MCP server and record the JSON-RPC on its stdin and stdout
+    ///
+    /// In a host's config, replace the server command with `tracer wrap -- <command>`. Hosts often
+    /// start servers with a stripped environment and an unknown working directory: give the
+    /// database as an absolute path (--db or TRACER_DB).
+    Wrap(WrapArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct WrapArgs {
+    /// The server's name in traces (default: the command's file name)
+    #[arg(long)]
+    pub name: Option<String>,
+
+    /// Bytes of each message kept in the record
+    #[arg(long, value_name = "BYTES", default_value_t = 16 * 1024 * 1024)]
+    pub max_body: usize,
+
+    /// The server command and its arguments, after `--`
+    #[arg(last = true, required = true, value_name = "COMMAND")]
+    pub command: Vec<String>,
 }
 
 #[derive(Debug, Args)]
@@ -79,6 +101,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Proxy(args) => proxy_cmd::run(&cli.db, args).await,
         Command::Ls(args) => ls::run(&cli.db, args).await,
+        Command::Wrap(args) => wrap_cmd::run(cli.db, args).await,
     }
 }
 

@@ -221,6 +221,26 @@ pub struct HopEnd {
 pub enum HopEvent {
     Started(Box<HopStart>),
     Ended(Box<HopEnd>),
+    /// The request body has been read whole, before the response: grouping can use it live.
+    RequestDone(Box<RequestDone>),
+    /// A line a wrapped stdio server wrote to stderr.
+    ServerLog(Box<ServerLogLine>),
+}
+
+/// A hop's request, complete while its response is still awaited.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RequestDone {
+    pub id: String,
+    pub request_body: BodyCapture,
+    pub request_ended_unix_ns: i64,
+}
+
+/// One stderr line of a wrapped server, kept as that server's log.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerLogLine {
+    pub route: String,
+    pub logged_unix_ns: i64,
+    pub line: String,
 }
 
 /// Nanoseconds since the Unix epoch, for `*_unix_ns` columns.

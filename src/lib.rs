@@ -4,8 +4,10 @@
 //! - `hop`: the record of one hop, shared by every layer.
 //! - `wire`: protocol shapes and dialect readers; pure, no sockets, no SQL.
 //! - `store`: SQLite (all SQL, migrations, the batching writer).
+//! - `trace`: grouping hops into traces, numbering and explaining messages; pure.
 //! - `reference`: the notes MCP server and the notes agent, on `wire` alone.
 //! - `proxy`: listeners, streaming forwarding and the body tee; hands hops to the store writer.
+//! - `wrap`: records a stdio MCP server run as a child, in the same database.
 //! - `cli`: the `tracer` command line; `logging`: where logs go.
 
 pub mod cli;
@@ -14,4 +16,6 @@ pub mod logging;
 pub mod proxy;
 pub mod reference;
 pub mod store;
+pub mod trace;
 pub mod wire;
+pub mod wrap;

@@ -17,7 +17,10 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(tracer::cli::run(cli)) {
+    let outcome = runtime.block_on(tracer::cli::run(cli));
+    // A blocking read of stdin (tracer wrap) must not keep the process alive after the work ends.
+    runtime.shutdown_timeout(std::time::Duration::from_millis(100));
+    match outcome {
         Ok(code) => code,
         Err(error) => {
             eprintln!("tracer: {error:#}");

@@ -3,6 +3,7 @@
 //! All SQL lives under `store/`; callers get typed functions, never SQL strings.
 
 pub mod hops;
+pub mod traces;
 pub mod writer;
 
 use std::path::{Path, PathBuf};

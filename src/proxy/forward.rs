@@ -18,8 +18,11 @@ use hyper_util::client::legacy::connect::HttpConnector;
 use super::headers::{record_headers, strip_for_upstream, strip_hop_by_hop};
 use super::tee::{BodyOutcome, Captured, HopClock, TeeBody, settle_unpolled};
 use super::{ProxySettings, Route};
-use crate::hop::{BodyCapture, HopEnd, HopStart, HopState, Transport, random_hex_id};
+use crate::hop::{
+    BodyCapture, HopEnd, HopStart, HopState, RequestDone, Role, Transport, random_hex_id,
+};
 use crate::store::RecorderHandle;
+use crate::wire::trace_context::TraceParent;
 
 pub type ProxyBody = UnsyncBoxBody<Bytes, hyper::Error>;
 pub type UpstreamClient = Client<HttpConnector, TeeBody<Incoming>>;
@@ -71,8 +74,11 @@ pub async fn handle(
 ) -> Result<Response<ProxyBody>, Infallible> {
     let clock = HopClock::start();
     let settings = &ctx.settings;
-    let id = random_hex_id(16);
     let (mut parts, body) = request.into_parts();
+    let id = match ctx.route.role {
+        Role::Agent => ensure_traceparent(&mut parts.headers),
+        _ => random_hex_id(16),
+    };
     let path = parts
         .uri
         .path_and_query()
@@ -101,17 +107,22 @@ pub async fn handle(
         }),
     };
     let (request_body, request_seen) = TeeBody::new(body, clock, settings.max_body, 0);
+    let request_seen = watch_request(
+        recorded.then(|| ctx.recorder.clone()),
+        id.clone(),
+        request_seen,
+        request_was_empty,
+    );
     let upstream_uri = match upstream_uri {
         Ok(uri) => uri,
         Err(message) => {
             let response = error_response(&ctx.route, StatusCode::BAD_REQUEST, &message);
-            return Ok(fail(
+            drop(request_body);
+            return Ok(finish_failed(
                 &ctx.route,
                 settings.max_body,
                 guard,
                 request_seen,
-                request_body,
-                request_was_empty,
                 message,
                 response,
             )
@@ -137,7 +148,6 @@ pub async fn handle(
                 settings.max_body,
                 guard,
                 request_seen,
-                request_was_empty,
                 message,
                 response,
             )
@@ -154,7 +164,6 @@ pub async fn handle(
                 settings.max_body,
                 guard,
                 request_seen,
-                request_was_empty,
                 message,
                 response,
             )
@@ -173,10 +182,7 @@ pub async fn handle(
     if let Some(mut end) = guard.disarm() {
         let recorder = ctx.recorder.clone();
         tokio::spawn(async move {
-            let request = request_seen
-                .await
-                .ok()
-                .map(|c| settle_unpolled(c, request_was_empty));
+            let request = request_seen.await.ok().flatten();
             let response = response_seen
                 .await
                 .ok()
@@ -216,6 +222,53 @@ pub async fn handle(
     ))
 }
 
+/// The request body's capture, once the body ends (or is dropped).
+type RequestWatch = tokio::task::JoinHandle<Option<Captured>>;
+
+/// Waits for the request body to end; a whole body is recorded at once (before the response),
+/// so grouping can read a request while its answer is still awaited.
+fn watch_request(
+    recorder: Option<RecorderHandle>,
+    id: String,
+    seen: tokio::sync::oneshot::Receiver<Captured>,
+    was_empty: bool,
+) -> RequestWatch {
+    tokio::spawn(async move {
+        let seen = settle_unpolled(seen.await.ok()?, was_empty);
+        if let Some(recorder) = recorder
+            && seen.outcome == BodyOutcome::Complete
+        {
+            recorder.request_done(RequestDone {
+                id,
+                request_body: seen.body.clone(),
+                request_ended_unix_ns: seen.ended_unix_ns,
+            });
+        }
+        Some(seen)
+    })
+}
+
+/// On an `agent` route every request carries a `traceparent`: the client's own when valid,
+/// else a new one whose trace id is the hop's id. Returns the hop's id.
+fn ensure_traceparent(headers: &mut http::HeaderMap) -> String {
+    let inbound = headers
+        .get(TRACEPARENT)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| TraceParent::parse(v).ok());
+    if inbound.is_some() {
+        return random_hex_id(16);
+    }
+    let root = TraceParent::new_root();
+    headers.remove(TRACESTATE);
+    if let Ok(value) = http::HeaderValue::from_str(&root.to_string()) {
+        headers.insert(TRACEPARENT, value);
+    }
+    root.trace_id_hex()
+}
+
+const TRACEPARENT: &str = "traceparent";
+const TRACESTATE: &str = "tracestate";
+
 fn apply_request(end: &mut HopEnd, request: Option<Captured>) {
     if let Some(seen) = request {
         end.request_ended_unix_ns = Some(seen.ended_unix_ns);
@@ -223,36 +276,12 @@ fn apply_request(end: &mut HopEnd, request: Option<Captured>) {
     }
 }
 
-/// A request that never reached the upstream: record it failed and answer with `response`.
-async fn fail(
-    route: &Route,
-    max_body: usize,
-    guard: EndGuard,
-    request_seen: tokio::sync::oneshot::Receiver<Captured>,
-    request_body: TeeBody<Incoming>,
-    request_was_empty: bool,
-    message: String,
-    response: Response<ProxyBody>,
-) -> Response<ProxyBody> {
-    drop(request_body);
-    finish_failed(
-        route,
-        max_body,
-        guard,
-        request_seen,
-        request_was_empty,
-        message,
-        response,
-    )
-    .await
-}
-
+/// A request that got no upstream response: record it failed and answer with `response`.
 async fn finish_failed(
     route: &Route,
     max_body: usize,
     guard: EndGuard,
-    request_seen: tokio::sync::oneshot::Receiver<Captured>,
-    request_was_empty: bool,
+    request_seen: RequestWatch,
     message: String,
     response: Response<ProxyBody>,
 ) -> Response<ProxyBody> {
@@ -262,7 +291,7 @@ async fn finish_failed(
         .await
         .ok()
         .and_then(Result::ok)
-        .map(|c| settle_unpolled(c, request_was_empty));
+        .flatten();
     if let Some(seen) = request.as_mut() {
         seen.read_leftover(max_body, Duration::from_secs(5)).await;
     }

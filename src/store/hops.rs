@@ -5,7 +5,10 @@ use serde_json::{Value, json};
 use sqlx::SqliteConnection;
 
 use super::{Result, Store, StoreError};
-use crate::hop::{BodyCapture, Chunk, Header, HopEnd, HopStart, HopState, Role, Transport};
+use crate::hop::{
+    BodyCapture, Chunk, Header, HopEnd, HopStart, HopState, RequestDone, Role, ServerLogLine,
+    Transport,
+};
 
 /// Headers as stored: a JSON array of `{"name", "value"}`, or `{"name", "value_base64"}` when the
 /// value is not UTF-8, in wire order.
@@ -102,6 +105,34 @@ pub async fn apply_end(conn: &mut SqliteConnection, end: &HopEnd) -> Result<bool
     .execute(conn)
     .await?;
     Ok(done.rows_affected() > 0)
+}
+
+/// Stores a hop's request body while its response is still awaited.
+pub async fn apply_request_done(conn: &mut SqliteConnection, done: &RequestDone) -> Result<()> {
+    sqlx::query(
+        "update hops set request_body = ?2, request_body_len = ?3, request_body_truncated = ?4,
+             request_ended_unix_ns = ?5
+         where id = ?1 and state = 'in_flight'",
+    )
+    .bind(&done.id)
+    .bind(&done.request_body.bytes)
+    .bind(len_i64(done.request_body.total_len))
+    .bind(done.request_body.truncated)
+    .bind(done.request_ended_unix_ns)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// Keeps one stderr line of a wrapped server.
+pub async fn insert_server_log(conn: &mut SqliteConnection, line: &ServerLogLine) -> Result<()> {
+    sqlx::query("insert into server_logs (route, logged_unix_ns, line) values (?1, ?2, ?3)")
+        .bind(&line.route)
+        .bind(line.logged_unix_ns)
+        .bind(&line.line)
+        .execute(conn)
+        .await?;
+    Ok(())
 }
 
 fn len_i64(len: u64) -> i64 {
@@ -280,6 +311,16 @@ impl Store {
             .into_iter()
             .map(StoredHop::try_from)
             .collect()
+    }
+
+    /// A wrapped server's stderr lines, oldest first.
+    pub async fn server_logs(&self, route: &str) -> Result<Vec<String>> {
+        Ok(
+            sqlx::query_scalar("select line from server_logs where route = ?1 order by seq")
+                .bind(route)
+                .fetch_all(self.pool())
+                .await?,
+        )
     }
 
     pub async fn hop_count(&self) -> Result<i64> {

@@ -12,7 +12,7 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
 use super::{HOPS_NOT_WRITTEN, Store, hops};
-use crate::hop::{HopEnd, HopEvent, HopStart};
+use crate::hop::{HopEnd, HopEvent, HopStart, RequestDone, ServerLogLine};
 
 /// Events per transaction at most.
 const MAX_BATCH: usize = 256;
@@ -42,6 +42,17 @@ impl RecorderHandle {
         if self.tx.try_send(HopEvent::Ended(Box::new(end))).is_err() {
             self.not_written.fetch_add(1, Ordering::Relaxed);
         }
+    }
+
+    /// Records that a hop's request body was read whole; dropped silently when the queue is full
+    /// (the hop's end carries the same body).
+    pub fn request_done(&self, done: RequestDone) {
+        let _ = self.tx.try_send(HopEvent::RequestDone(Box::new(done)));
+    }
+
+    /// Queues a wrapped server's stderr line; dropped silently when the queue is full.
+    pub fn log_line(&self, line: ServerLogLine) {
+        let _ = self.tx.try_send(HopEvent::ServerLog(Box::new(line)));
     }
 
     /// Hops lost so far in this process.
@@ -130,9 +141,11 @@ async fn run_writer(
 fn hops_in(batch: &[HopEvent]) -> u64 {
     let mut ids: Vec<&str> = batch
         .iter()
-        .map(|event| match event {
-            HopEvent::Started(start) => start.id.as_str(),
-            HopEvent::Ended(end) => end.id.as_str(),
+        .filter_map(|event| match event {
+            HopEvent::Started(start) => Some(start.id.as_str()),
+            HopEvent::Ended(end) => Some(end.id.as_str()),
+            HopEvent::RequestDone(done) => Some(done.id.as_str()),
+            HopEvent::ServerLog(_) => None,
         })
         .collect();
     ids.sort_unstable();
@@ -163,6 +176,8 @@ async fn try_write_batch(store: &Store, batch: &[HopEvent]) -> super::Result<()>
             HopEvent::Ended(end) => {
                 hops::apply_end(&mut tx, end).await?;
             }
+            HopEvent::RequestDone(done) => hops::apply_request_done(&mut tx, done).await?,
+            HopEvent::ServerLog(line) => hops::insert_server_log(&mut tx, line).await?,
         }
     }
     tx.commit().await?;

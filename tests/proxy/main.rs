@@ -17,6 +17,9 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tracer::hop::HopState;
 use tracer::proxy::ProxySettings;
 
+/// Headers a test adds to its request, as name and raw value.
+type ExtraHeaders<'a> = Vec<(&'a str, &'a [u8])>;
+
 async fn round_trip(
     harness: &Harness,
     body: Vec<u8>,
@@ -48,7 +51,7 @@ async fn bodies_round_trip_byte_exact_and_are_recorded_whole() {
     let mut gzip = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
     gzip.write_all(b"{\"hello\":\"compressed\"}").unwrap();
     let gzip = gzip.finish().unwrap();
-    let corpus: Vec<(Vec<u8>, Vec<(&str, &[u8])>)> = vec![
+    let corpus: Vec<(Vec<u8>, ExtraHeaders)> = vec![
         (random, vec![]),
         (b"{\"not\": json,,".to_vec(), vec![]),
         (Vec::new(), vec![]),
@@ -332,4 +335,106 @@ async fn read_response(stream: &mut tokio::net::TcpStream) -> String {
     let mut body = vec![0u8; length];
     stream.read_exact(&mut body).await.unwrap();
     format!("{head}{}", String::from_utf8_lossy(&body))
+}
+
+#[tokio::test]
+async fn agent_routes_carry_a_traceparent_whose_trace_id_is_the_hops() {
+    let upstream =
+        harness::spawn_upstream(|req: hyper::Request<hyper::body::Incoming>| async move {
+            let seen = req
+                .headers()
+                .get("traceparent")
+                .map(|v| v.to_str().unwrap().to_string())
+                .unwrap_or_default();
+            hyper::Response::new(full(seen))
+        })
+        .await;
+    let harness =
+        Harness::start_with_role(upstream, tracer::hop::Role::Agent, ProxySettings::default())
+            .await;
+    let ask = |traceparent: Option<&'static str>| {
+        let mut request = Request::post(harness.url("/agent"));
+        if let Some(value) = traceparent {
+            request = request.header("traceparent", value);
+        }
+        async move {
+            let response = client()
+                .request(request.body(full("{\"message\":\"hi\"}")).unwrap())
+                .await
+                .unwrap();
+            String::from_utf8(
+                response
+                    .into_body()
+                    .collect()
+                    .await
+                    .unwrap()
+                    .to_bytes()
+                    .to_vec(),
+            )
+            .unwrap()
+        }
+    };
+    let added = ask(None).await;
+    let own = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+    let kept = ask(Some(own)).await;
+    let replaced = ask(Some("00-zz-bad-01")).await;
+    assert_eq!(kept, own, "a client's valid traceparent is kept");
+    assert_ne!(replaced, "00-zz-bad-01");
+    let (_, _, store, _dir) = harness.stop().await;
+    let hops = settled_hops(&store, 3).await;
+    let parsed = tracer::wire::trace_context::TraceParent::parse(&added).unwrap();
+    assert_eq!(
+        parsed.trace_id_hex(),
+        hops[0].start.id,
+        "the added trace id is the agent hop's id"
+    );
+    assert_eq!(
+        header(&hops[0].start.request_headers, "traceparent"),
+        Some(added.as_bytes()),
+        "the record shows the traceparent that was forwarded"
+    );
+    assert!(tracer::wire::trace_context::TraceParent::parse(&replaced).is_ok());
+}
+
+#[tokio::test]
+async fn a_request_body_is_recorded_before_its_response_arrives() {
+    let (release, released) = tokio::sync::oneshot::channel::<()>();
+    let released = std::sync::Arc::new(tokio::sync::Mutex::new(Some(released)));
+    let upstream = harness::spawn_upstream(move |req: hyper::Request<hyper::body::Incoming>| {
+        let released = released.clone();
+        async move {
+            let body = req.into_body().collect().await.unwrap().to_bytes();
+            if let Some(wait) = released.lock().await.take() {
+                let _ = wait.await;
+            }
+            hyper::Response::new(full(body))
+        }
+    })
+    .await;
+    let harness = Harness::start(upstream, ProxySettings::default()).await;
+    let pending = tokio::spawn(
+        client().request(
+            Request::post(harness.url("/api/chat"))
+                .body(full("{\"model\":\"m\"}"))
+                .unwrap(),
+        ),
+    );
+    let mut early = None;
+    for _ in 0..250 {
+        let hops = harness.store.all_hops().await.unwrap();
+        if let Some(hop) = hops
+            .first()
+            .filter(|h| h.end.request_ended_unix_ns.is_some())
+        {
+            early = Some(hop.clone());
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let early = early.expect("the request body was not recorded while the hop was in flight");
+    assert_eq!(early.state, HopState::InFlight);
+    assert_eq!(early.end.request_body.bytes, b"{\"model\":\"m\"}");
+    release.send(()).unwrap();
+    pending.await.unwrap().unwrap();
+    harness.stop().await;
 }

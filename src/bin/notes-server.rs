@@ -1,0 +1,73 @@
+//! notes-server: the reference MCP server (five notes tools) over Streamable HTTP or stdio.
+
+use anyhow::Context as _;
+use clap::Parser;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use tracer::reference::notes_server::{self, NotesServer, NotesServerConfig};
+
+/// The reference MCP server: read, write, append, update and clear one plain-text notes file.
+#[derive(Debug, Parser)]
+#[command(version, about)]
+struct Args {
+    /// Address to serve Streamable HTTP on (POST /mcp).
+    #[arg(long, default_value = notes_server::DEFAULT_LISTEN, conflicts_with = "stdio")]
+    listen: SocketAddr,
+    /// The notes file (created with its folder if missing).
+    #[arg(long, default_value = notes_server::DEFAULT_FILE)]
+    file: PathBuf,
+    /// Refuse changes that would make the notes file larger than this many bytes.
+    #[arg(long, default_value_t = notes_server::DEFAULT_MAX_FILE_BYTES)]
+    max_bytes: u64,
+    /// Answer HTTP requests as text/event-stream instead of application/json.
+    #[arg(long, conflicts_with = "stdio")]
+    sse: bool,
+    /// Speak newline-delimited JSON-RPC on stdin/stdout instead of HTTP (logs go to stderr).
+    #[arg(long)]
+    stdio: bool,
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let args = Args::parse();
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
+        )
+        .init();
+    let config = NotesServerConfig {
+        max_file_bytes: args.max_bytes,
+        sse: args.sse,
+        ..NotesServerConfig::new(&args.file)
+    };
+    let server = NotesServer::open(config)
+        .await
+        .with_context(|| format!("opening notes file {}", args.file.display()))?;
+    if args.stdio {
+        tracing::info!(file = %args.file.display(), "notes-server on stdio");
+        return Ok(
+            notes_server::serve_stdio(&server, tokio::io::stdin(), tokio::io::stdout()).await?,
+        );
+    }
+    let listener = tokio::net::TcpListener::bind(args.listen)
+        .await
+        .with_context(|| format!("listening on {}", args.listen))?;
+    let address = listener.local_addr()?;
+    tracing::info!(file = %args.file.display(), "notes-server on http://{address}/mcp");
+    let shutdown = async {
+        let _ = tokio::signal::ctrl_c().await;
+        tracing::info!("shutting down");
+    };
+    notes_server::serve_http(listener, server, shutdown).await?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn cli_is_consistent() {
+        <super::Args as clap::CommandFactory>::command().debug_assert();
+    }
+}

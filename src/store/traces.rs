@@ -1,0 +1,160 @@
+//! SQL for the `traces` table and for hops' `trace_id`: writing a grouping, reading it back.
+
+use std::collections::HashMap;
+
+use super::hops::{HopRow, StoredHop};
+use super::{Result, Store, StoreError};
+
+/// A trace as the grouping wrote it (`kind` is `request` or `setup`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TraceWrite {
+    pub id: String,
+    pub title: Option<String>,
+    pub kind: String,
+    pub started_unix_ns: i64,
+    pub ended_unix_ns: Option<i64>,
+    pub created_by: String,
+}
+
+/// A trace row as stored.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow, serde::Serialize)]
+pub struct TraceRow {
+    pub id: String,
+    pub title: Option<String>,
+    pub kind: String,
+    pub started_unix_ns: i64,
+    pub ended_unix_ns: Option<i64>,
+    pub created_by: String,
+}
+
+impl Store {
+    /// The kind of every stored trace, by id.
+    pub async fn trace_kinds(&self) -> Result<HashMap<String, String>> {
+        let rows: Vec<(String, String)> = sqlx::query_as("select id, kind from traces")
+            .fetch_all(self.pool())
+            .await?;
+        Ok(rows.into_iter().collect())
+    }
+
+    /// When the earliest hop without a trace started, if any hop has none.
+    pub async fn earliest_unassigned_start(&self) -> Result<Option<i64>> {
+        Ok(sqlx::query_scalar(
+            "select min(request_started_unix_ns) from hops where trace_id is null",
+        )
+        .fetch_one(self.pool())
+        .await?)
+    }
+
+    /// The hops grouping needs to place new ones: those started at or after `since_ns`, and every
+    /// hop of a trace not yet ended; in start order.
+    pub async fn hops_for_grouping(&self, since_ns: i64) -> Result<Vec<StoredHop>> {
+        sqlx::query_as::<_, HopRow>(
+            "select * from hops
+             where request_started_unix_ns >= ?1
+                or trace_id in (select id from traces where ended_unix_ns is null)
+             order by request_started_unix_ns, seq",
+        )
+        .bind(since_ns)
+        .fetch_all(self.pool())
+        .await?
+        .into_iter()
+        .map(StoredHop::try_from)
+        .collect()
+    }
+
+    /// Every stored trace, newest first.
+    pub async fn traces(&self) -> Result<Vec<TraceRow>> {
+        Ok(sqlx::query_as::<_, TraceRow>(
+            "select id, title, kind, started_unix_ns, ended_unix_ns, created_by
+             from traces order by started_unix_ns desc",
+        )
+        .fetch_all(self.pool())
+        .await?)
+    }
+
+    /// One trace by its id or an unambiguous prefix of it.
+    pub async fn trace(&self, id: &str) -> Result<TraceRow> {
+        let rows = sqlx::query_as::<_, TraceRow>(
+            "select id, title, kind, started_unix_ns, ended_unix_ns, created_by
+             from traces where id like ?1 || '%' limit 2",
+        )
+        .bind(id)
+        .fetch_all(self.pool())
+        .await?;
+        match <[TraceRow; 1]>::try_from(rows) {
+            Ok([row]) => Ok(row),
+            Err(rows) if rows.is_empty() => Err(StoreError::NotFound(format!("trace {id}"))),
+            Err(_) => Err(StoreError::NotFound(format!(
+                "a single trace for the ambiguous prefix {id}"
+            ))),
+        }
+    }
+
+    /// The hops of one trace, in start order.
+    pub async fn trace_hops(&self, trace_id: &str) -> Result<Vec<StoredHop>> {
+        sqlx::query_as::<_, HopRow>(
+            "select * from hops where trace_id = ?1 order by request_started_unix_ns, seq",
+        )
+        .bind(trace_id)
+        .fetch_all(self.pool())
+        .await?
+        .into_iter()
+        .map(StoredHop::try_from)
+        .collect()
+    }
+
+    /// Writes traces (keeping a title already stored) and hops' trace ids in one transaction.
+    pub async fn write_grouping(
+        &self,
+        traces: &[TraceWrite],
+        assignments: &[(String, String)],
+    ) -> Result<()> {
+        let mut tx = self.pool().begin().await?;
+        for trace in traces {
+            sqlx::query(
+                "insert into traces (id, title, kind, started_unix_ns, ended_unix_ns, created_by)
+                 values (?1, ?2, ?3, ?4, ?5, ?6)
+                 on conflict(id) do update set
+                     title = coalesce(traces.title, excluded.title),
+                     kind = excluded.kind,
+                     started_unix_ns = min(traces.started_unix_ns, excluded.started_unix_ns),
+                     ended_unix_ns = excluded.ended_unix_ns",
+            )
+            .bind(&trace.id)
+            .bind(&trace.title)
+            .bind(&trace.kind)
+            .bind(trace.started_unix_ns)
+            .bind(trace.ended_unix_ns)
+            .bind(&trace.created_by)
+            .execute(&mut *tx)
+            .await?;
+        }
+        for (hop_id, trace_id) in assignments {
+            sqlx::query("update hops set trace_id = ?2 where id = ?1")
+                .bind(hop_id)
+                .bind(trace_id)
+                .execute(&mut *tx)
+                .await?;
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// Forgets every hop's trace and every trace `created_by` wrote (for a full re-grouping).
+    pub async fn clear_grouping(&self, created_by: &str) -> Result<()> {
+        let mut tx = self.pool().begin().await?;
+        sqlx::query(
+            "update hops set trace_id = null
+             where trace_id in (select id from traces where created_by = ?1)",
+        )
+        .bind(created_by)
+        .execute(&mut *tx)
+        .await?;
+        sqlx::query("delete from traces where created_by = ?1")
+            .bind(created_by)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(())
+    }
+}

@@ -1,0 +1,147 @@
+//! Traces: grouping hops into the trace of one user request, numbering its messages, and
+//! explaining each message for a newcomer. Pure functions over recorded hops.
+
+pub mod correlate;
+mod describe;
+pub mod evidence;
+pub mod explain;
+pub mod group;
+pub mod numbering;
+pub mod summary;
+mod text_match;
+
+use crate::hop::{HopEnd, HopStart, Role};
+use crate::wire::dialect::{self, ChatRequest, HopReading, Reading};
+
+pub use describe::{explain_request, explain_response};
+pub use evidence::{CallKey, TraceInput};
+pub use explain::{Case, Explained};
+pub use group::{
+    Assignment, GroupOptions, Grouper, Grouping, Reason, TraceDraft, TraceKind, group,
+};
+pub use numbering::{Direction, HopTimes, NumberedMessage, number_messages};
+pub use summary::{TraceStatus, TraceSummary, summarize};
+
+/// A hop as the store gives it back: what was known at its start, and its end once it ended.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RecordedHop {
+    pub start: HopStart,
+    pub end: Option<HopEnd>,
+}
+
+impl RecordedHop {
+    /// Reads both bodies by the hop's dialect.
+    pub fn reading(&self) -> HopReading {
+        dialect::read_hop(&self.start, self.end.as_ref())
+    }
+
+    /// The grouping view of this hop.
+    pub fn trace_input(&self) -> TraceInput {
+        TraceInput::from_hop(&self.start, self.end.as_ref())
+    }
+
+    pub fn times(&self) -> HopTimes {
+        HopTimes::of(&self.start, self.end.as_ref())
+    }
+}
+
+/// Who sends a message: the caller of the route for a request, its upstream for a response.
+pub fn parties(role: Role, direction: Direction) -> (&'static str, &'static str) {
+    match direction {
+        Direction::Request => (role.caller(), role.as_str()),
+        Direction::Response => (role.as_str(), role.caller()),
+    }
+}
+
+/// One numbered, explained message of a trace: everything `tracer show` prints for it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExplainedMessage {
+    pub number: usize,
+    /// The number of this hop's request: a hop is named by it.
+    pub hop_number: usize,
+    pub hop_id: String,
+    /// The index of the hop in the slice given to `explain_trace`.
+    pub hop_index: usize,
+    pub direction: Direction,
+    pub from: &'static str,
+    pub to: &'static str,
+    pub at_unix_ns: i64,
+    /// `POST /api/chat` for a request, the status (`200`, `failed`) for a response.
+    pub head: String,
+    pub dialect: &'static str,
+    pub case: Case,
+    pub summary: String,
+    pub explanation: String,
+}
+
+impl ExplainedMessage {
+    /// The one-line form: `4 agent → model  POST /api/chat  qwen2.5:7b, 2 messages, 5 tools`.
+    pub fn line(&self) -> String {
+        format!(
+            "{} {} → {}  {}  {}",
+            self.number, self.from, self.to, self.head, self.summary
+        )
+    }
+}
+
+fn response_head(hop: &RecordedHop) -> String {
+    match hop.end.as_ref() {
+        Some(end) => match (end.status, end.state) {
+            (Some(status), _) => status.to_string(),
+            (None, Some(state)) => state.as_str().to_string(),
+            (None, None) => "…".to_string(),
+        },
+        None => "…".to_string(),
+    }
+}
+
+/// Numbers and explains the messages of one trace's hops (any order; in-flight hops included).
+pub fn explain_trace(hops: &[RecordedHop]) -> Vec<ExplainedMessage> {
+    let readings: Vec<HopReading> = hops.iter().map(RecordedHop::reading).collect();
+    let times: Vec<HopTimes> = hops.iter().map(RecordedHop::times).collect();
+    let mut previous_model_request: Option<&ChatRequest> = None;
+    let mut out = Vec::new();
+    let numbered = number_messages(&times);
+    let mut hop_numbers = vec![0; hops.len()];
+    for message in numbered
+        .iter()
+        .filter(|m| m.direction == Direction::Request)
+    {
+        hop_numbers[message.hop_index] = message.number;
+    }
+    for message in numbered {
+        let index = message.hop_index;
+        let (hop, reading) = (&hops[index], &readings[index]);
+        let explained = match message.direction {
+            Direction::Request => {
+                let explained = explain_request(hop, reading, previous_model_request);
+                if let Reading::ChatRequest(request) = &reading.request.reading {
+                    previous_model_request = Some(request);
+                }
+                explained
+            }
+            Direction::Response => explain_response(hop, reading),
+        };
+        let (from, to) = parties(hop.start.role, message.direction);
+        let head = match message.direction {
+            Direction::Request => format!("{} {}", hop.start.method, hop.start.path),
+            Direction::Response => response_head(hop),
+        };
+        out.push(ExplainedMessage {
+            number: message.number,
+            hop_number: hop_numbers[index],
+            hop_id: hop.start.id.clone(),
+            hop_index: index,
+            direction: message.direction,
+            from,
+            to,
+            at_unix_ns: message.at_ns,
+            head,
+            dialect: reading.dialect.as_str(),
+            case: explained.case,
+            summary: explained.summary,
+            explanation: explained.explanation,
+        });
+    }
+    out
+}

@@ -1,0 +1,111 @@
+//! The thin driver of grouping over a database: reads the hops, places those already in a trace,
+//! assigns the others with `group::Grouper`, and writes traces and assignments back.
+//!
+//! Hops still in flight whose request body is not stored yet are left for a later run, except
+//! agent hops, which open their trace at once. Only the hops that can matter are read: those from
+//! a look-back before the earliest unassigned hop, and those of traces not yet ended. Running it
+//! twice changes nothing the second time.
+
+use super::group::{GroupOptions, Grouper, TraceKind};
+use super::{RecordedHop, TraceInput};
+use crate::hop::{HopState, Role};
+use crate::store::hops::StoredHop;
+use crate::store::traces::TraceWrite;
+use crate::store::{Result, Store};
+
+/// Who the `traces` rows this driver writes are `created_by`.
+pub const CREATED_BY: &str = "correlate";
+
+/// How far before the earliest unassigned hop the hops that may hold its trace are read.
+pub const LOOKBACK_NS: i64 = 15 * 60 * 1_000_000_000;
+
+impl From<StoredHop> for RecordedHop {
+    fn from(stored: StoredHop) -> Self {
+        RecordedHop {
+            start: stored.start,
+            end: Some(stored.end),
+        }
+    }
+}
+
+/// What a run did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CorrelateReport {
+    /// Hops given a trace by this run.
+    pub assigned: usize,
+    /// Hops that already had one.
+    pub kept: usize,
+    /// Hops still in flight, left for a later run.
+    pub waiting: usize,
+    /// Traces written (new or updated).
+    pub traces: usize,
+}
+
+/// Whether to keep existing assignments or group everything again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// Assign only the hops without a trace.
+    Unassigned,
+    /// Forget what this driver assigned before and group every hop again.
+    Rebuild,
+}
+
+/// Groups the hops of a store into traces.
+pub async fn correlate(
+    store: &Store,
+    options: GroupOptions,
+    mode: Mode,
+) -> Result<CorrelateReport> {
+    if mode == Mode::Rebuild {
+        store.clear_grouping(CREATED_BY).await?;
+    }
+    let Some(earliest) = store.earliest_unassigned_start().await? else {
+        return Ok(CorrelateReport::default());
+    };
+    let kinds = store.trace_kinds().await?;
+    let lookback = LOOKBACK_NS.max(options.window_ns);
+    let hops = store
+        .hops_for_grouping(earliest.saturating_sub(lookback))
+        .await?;
+    let mut grouper = Grouper::new(options);
+    let mut report = CorrelateReport::default();
+    let mut assignments = Vec::new();
+    for stored in hops {
+        let trace_id = stored.trace_id.clone();
+        let waiting = stored.state == HopState::InFlight
+            && stored.end.request_ended_unix_ns.is_none()
+            && stored.start.role != Role::Agent;
+        let input: TraceInput = RecordedHop::from(stored).trace_input();
+        match trace_id {
+            Some(trace_id) => {
+                let kind = match kinds.get(&trace_id).map(String::as_str) {
+                    Some("setup") => TraceKind::Setup,
+                    _ => TraceKind::Request,
+                };
+                grouper.place(&input, &trace_id, kind);
+                report.kept += 1;
+            }
+            None if waiting => report.waiting += 1,
+            None => {
+                let assignment = grouper.assign(&input);
+                assignments.push((assignment.hop_id, assignment.trace_id));
+                report.assigned += 1;
+            }
+        }
+    }
+    let traces: Vec<TraceWrite> = grouper
+        .traces()
+        .into_iter()
+        .map(|draft| TraceWrite {
+            id: draft.id,
+            title: draft.title,
+            kind: draft.kind.as_str().to_string(),
+            started_unix_ns: draft.started_ns,
+            ended_unix_ns: draft.ended_ns,
+            created_by: CREATED_BY.to_string(),
+        })
+        .collect();
+    report.traces = traces.len();
+    store.write_grouping(&traces, &assignments).await?;
+    Ok(report)
+}

@@ -1,0 +1,303 @@
+//! Picks the explanation case of a hop's request and response from its reading, and the values
+//! the case's templates name. The words themselves live in `explain::CASES`.
+
+use super::RecordedHop;
+use super::explain::{Case, Explained, human_duration, plural, shorten};
+use crate::hop::HopState;
+use crate::wire::dialect::{
+    BodyReading, ChatRequest, ChatResponse, HopReading, Integrity, JsonRpcKind, McpReading,
+    Reading, ToolCall, ToolCallForm,
+};
+
+/// How long a quoted text may be in a summary line.
+const QUOTE: usize = 72;
+
+fn calls_text(calls: &[ToolCall]) -> String {
+    calls
+        .iter()
+        .map(ToolCall::display)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Explains a hop's request; `previous` is the previous model request of the same trace.
+pub fn explain_request(
+    hop: &RecordedHop,
+    reading: &HopReading,
+    previous: Option<&ChatRequest>,
+) -> Explained {
+    let mut explained = match &reading.request.reading {
+        Reading::AgentRequest(request) => Explained::new(
+            Case::AgentRequest,
+            &[("text", shorten(&request.message, QUOTE))],
+        ),
+        Reading::ChatRequest(request) => model_request(request, previous),
+        Reading::Mcp(mcp) => mcp_request(mcp),
+        other => Explained::new(
+            Case::HttpRequest,
+            &[(
+                "detail",
+                other_detail(other, &hop.start.method, &hop.start.path),
+            )],
+        ),
+    };
+    add_integrity_note(&mut explained, &reading.request);
+    explained
+}
+
+fn model_request(request: &ChatRequest, previous: Option<&ChatRequest>) -> Explained {
+    let count = request.messages.len();
+    let mut values = vec![
+        (
+            "model",
+            request.model.clone().unwrap_or_else(|| "(no model)".into()),
+        ),
+        ("messages", plural(count, "message")),
+        ("tools", plural(request.tools.len(), "tool")),
+        ("count", count.to_string()),
+    ];
+    let mut explained = match previous {
+        _ if count == 0 => Explained::new(Case::ModelLoad, &values),
+        Some(previous) => {
+            let added = count.saturating_sub(previous.messages.len());
+            values.push(("added", added.to_string()));
+            Explained::new(Case::ModelRequestAgain, &values)
+        }
+        None => Explained::new(Case::ModelRequest, &values),
+    };
+    if request.stream {
+        explained.note(Case::NoteStreamRequested, &[]);
+    }
+    explained
+}
+
+fn mcp_request(mcp: &McpReading) -> Explained {
+    let Some(message) = mcp.request() else {
+        return Explained::new(Case::HttpRequest, &[("detail", "JSON-RPC".to_string())]);
+    };
+    let method = message.method.clone().unwrap_or_default();
+    match method.as_str() {
+        "server/discover" => Explained::new(Case::McpDiscover, &[]),
+        "initialize" => Explained::new(
+            Case::McpInitialize,
+            &[(
+                "version",
+                message
+                    .protocol_version
+                    .clone()
+                    .unwrap_or_else(|| "?".into()),
+            )],
+        ),
+        "notifications/initialized" => Explained::new(Case::McpInitialized, &[]),
+        "tools/list" => Explained::new(Case::McpToolsList, &[]),
+        "tools/call" => {
+            let call = ToolCall {
+                id: None,
+                name: message.tool_name.clone().unwrap_or_default(),
+                arguments: message.arguments.clone().unwrap_or_default(),
+                arguments_invalid: false,
+                form: ToolCallForm::Structured,
+            };
+            Explained::new(Case::McpToolCall, &[("call", call.display())])
+        }
+        _ if message.kind == JsonRpcKind::Notification => {
+            Explained::new(Case::McpNotification, &[("method", method)])
+        }
+        _ => Explained::new(Case::McpOtherRequest, &[("method", method)]),
+    }
+}
+
+/// Explains a hop's response (or its absence: in flight, failed, aborted).
+pub fn explain_response(hop: &RecordedHop, reading: &HopReading) -> Explained {
+    let end = hop.end.as_ref();
+    let error = end.and_then(|e| e.error.clone()).unwrap_or_default();
+    match end.and_then(|e| e.state) {
+        Some(HopState::InFlight) => return Explained::new(Case::InFlight, &[]),
+        None if end.is_none() => return Explained::new(Case::InFlight, &[]),
+        Some(HopState::Failed) => return Explained::new(Case::Failed, &[("error", error)]),
+        Some(HopState::Aborted) => return Explained::new(Case::Aborted, &[("error", error)]),
+        _ => {}
+    }
+    let Some(response) = &reading.response else {
+        return Explained::new(Case::InFlight, &[]);
+    };
+    let status = end.and_then(|e| e.status).unwrap_or(0);
+    let mut explained = match &response.reading {
+        Reading::ChatResponse(reply) => model_response(reply, hop),
+        Reading::Mcp(mcp) => mcp_response(mcp),
+        Reading::AgentReply(reply) if reply.error.is_some() && reply.reply.is_empty() => {
+            Explained::new(
+                Case::AgentError,
+                &[("error", reply.error.clone().unwrap_or_default())],
+            )
+        }
+        Reading::AgentReply(reply) => {
+            let calls = if reply.tool_calls.is_empty() {
+                String::new()
+            } else {
+                format!(" (tools: {})", calls_text(&reply.tool_calls))
+            };
+            Explained::new(
+                Case::AgentReply,
+                &[
+                    ("text", shorten(&reply.reply, QUOTE)),
+                    ("calls", calls),
+                    ("count", reply.tool_calls.len().to_string()),
+                ],
+            )
+        }
+        Reading::Empty if reading.dialect == crate::wire::dialect::Dialect::Mcp => {
+            Explained::new(Case::McpAccepted, &[("status", status.to_string())])
+        }
+        other => Explained::new(
+            Case::HttpResponse,
+            &[("detail", other_detail(other, "", ""))],
+        ),
+    };
+    add_integrity_note(&mut explained, response);
+    explained
+}
+
+fn model_response(reply: &ChatResponse, hop: &RecordedHop) -> Explained {
+    let calls = &reply.message.tool_calls;
+    let mut explained = if let Some(error) = &reply.error {
+        Explained::new(Case::ModelError, &[("error", shorten(error, QUOTE))])
+    } else if calls.iter().any(|c| c.form != ToolCallForm::Structured) {
+        let form = match calls.iter().find(|c| c.form != ToolCallForm::Structured) {
+            Some(call) if call.form == ToolCallForm::TextTag => "<tool_call> tags",
+            _ => "JSON in the text",
+        };
+        Explained::new(
+            Case::ModelTextToolCall,
+            &[("calls", calls_text(calls)), ("form", form.to_string())],
+        )
+    } else if !calls.is_empty() {
+        Explained::new(Case::ModelToolCall, &[("calls", calls_text(calls))])
+    } else if !reply.message.content.trim().is_empty() {
+        Explained::new(
+            Case::ModelAnswer,
+            &[("text", shorten(&reply.message.content, QUOTE))],
+        )
+    } else {
+        Explained::new(
+            Case::ModelEmpty,
+            &[(
+                "finish",
+                reply.finish_reason.clone().unwrap_or_else(|| "none".into()),
+            )],
+        )
+    };
+    if reply.streamed {
+        explained.note(
+            Case::NoteStreamReassembled,
+            &[("records", reply.records.to_string())],
+        );
+    }
+    if let Some(timings) = reply.timings {
+        let opt_duration = |ns: Option<u64>| {
+            ns.map(|ns| human_duration(i64::try_from(ns).unwrap_or(i64::MAX)))
+                .unwrap_or_else(|| "?".into())
+        };
+        let opt_count = |n: Option<u64>| n.map(|n| n.to_string()).unwrap_or_else(|| "?".into());
+        let start = hop.start.started_unix_ns;
+        let seen = |at: Option<i64>| {
+            at.map(|at| human_duration(at - start))
+                .unwrap_or_else(|| "?".into())
+        };
+        let end = hop.end.as_ref();
+        explained.note(
+            Case::NoteOllamaTimings,
+            &[
+                ("load", opt_duration(timings.load_ns)),
+                ("prompt_tokens", opt_count(timings.prompt_eval_count)),
+                ("prompt_time", opt_duration(timings.prompt_eval_ns)),
+                ("output_tokens", opt_count(timings.eval_count)),
+                ("output_time", opt_duration(timings.eval_ns)),
+                (
+                    "rate",
+                    timings
+                        .tokens_per_second()
+                        .map(|r| format!("{r:.1}"))
+                        .unwrap_or_else(|| "?".into()),
+                ),
+                (
+                    "first_byte",
+                    seen(end.and_then(|e| e.response_first_byte_unix_ns)),
+                ),
+                ("duration", seen(end.and_then(|e| e.response_ended_unix_ns))),
+            ],
+        );
+    }
+    explained
+}
+
+fn mcp_response(mcp: &McpReading) -> Explained {
+    let Some(reply) = mcp.reply() else {
+        return Explained::new(Case::McpOtherResult, &[]);
+    };
+    if reply.kind == JsonRpcKind::Error {
+        return Explained::new(
+            Case::McpProtocolError,
+            &[
+                (
+                    "code",
+                    reply.error_code.map(|c| c.to_string()).unwrap_or_default(),
+                ),
+                ("message", reply.error_message.clone().unwrap_or_default()),
+            ],
+        );
+    }
+    if reply.result_type.as_deref() == Some("input_required") {
+        return Explained::new(Case::McpInputRequired, &[]);
+    }
+    let text = shorten(reply.result_text.as_deref().unwrap_or_default(), QUOTE);
+    if reply.is_error {
+        return Explained::new(Case::McpToolError, &[("text", text)]);
+    }
+    if !reply.tools.is_empty() {
+        return Explained::new(
+            Case::McpToolsListResult,
+            &[
+                ("count", reply.tools.len().to_string()),
+                ("names", reply.tools.join(", ")),
+            ],
+        );
+    }
+    if reply.result_text.is_some() {
+        return Explained::new(Case::McpToolResult, &[("text", text)]);
+    }
+    if !reply.supported_versions.is_empty() {
+        return Explained::new(
+            Case::McpDiscoverResult,
+            &[("versions", reply.supported_versions.join(", "))],
+        );
+    }
+    match &reply.protocol_version {
+        Some(version) => Explained::new(Case::McpInitializeResult, &[("version", version.clone())]),
+        None => Explained::new(Case::McpOtherResult, &[]),
+    }
+}
+
+fn other_detail(reading: &Reading, method: &str, path: &str) -> String {
+    match reading {
+        Reading::Empty if method.is_empty() => "no body".into(),
+        Reading::Empty => format!("{method} {path}").trim().to_string(),
+        Reading::Json(value) => shorten(&value.to_string(), QUOTE),
+        Reading::Text(text) => shorten(text, QUOTE),
+        _ => String::new(),
+    }
+}
+
+fn add_integrity_note(explained: &mut Explained, body: &BodyReading) {
+    match &body.integrity {
+        Integrity::Whole => {}
+        Integrity::Truncated { kept, total } => explained.note(
+            Case::NoteTruncated,
+            &[("kept", kept.to_string()), ("total", total.to_string())],
+        ),
+        Integrity::CutOff => explained.note(Case::NoteCutOff, &[]),
+        Integrity::Malformed(detail) => {
+            explained.note(Case::NoteMalformed, &[("detail", detail.clone())])
+        }
+    }
+}

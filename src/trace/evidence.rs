@@ -1,0 +1,183 @@
+//! What grouping may know about one hop: ids, times, and the content evidence its bodies carry.
+
+use serde_json::Value;
+
+use crate::hop::{HopEnd, HopStart, HopState, Role, header_text};
+use crate::wire::dialect::{self, Reading, ToolCall};
+
+/// A tool call reduced to what matching compares: its name and its arguments as JSON.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CallKey {
+    pub name: String,
+    pub arguments: Value,
+}
+
+impl CallKey {
+    pub fn new(name: impl Into<String>, arguments: Value) -> Self {
+        Self {
+            name: name.into(),
+            arguments,
+        }
+    }
+
+    fn from_call(call: &ToolCall) -> Self {
+        Self::new(call.name.clone(), call.arguments.clone())
+    }
+}
+
+/// The grouping view of one hop (a `TraceInput` is cheap to build and holds no bodies).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct TraceInput {
+    pub hop_id: String,
+    pub role: Option<Role>,
+    /// The client's address (HTTP) or the wrapped command (stdio).
+    pub peer: String,
+    pub started_ns: i64,
+    /// None while the hop is in flight.
+    pub ended_ns: Option<i64>,
+    /// The W3C trace id from a `traceparent` header or MCP `params._meta.traceparent`.
+    pub trace_id: Option<String>,
+    /// On an agent hop: the user's message.
+    pub user_text: Option<String>,
+    /// On a model request: the latest user message, and every user message.
+    pub latest_user_text: Option<String>,
+    pub user_texts: Vec<String>,
+    /// On a model request: tool calls already in the history, and `tool` messages' contents.
+    pub history_calls: Vec<CallKey>,
+    pub tool_results: Vec<String>,
+    /// On a model response: the tool calls the model asked for.
+    pub asked_calls: Vec<CallKey>,
+    /// On an MCP hop: the JSON-RPC method, the tool called, and the result text.
+    pub mcp_method: Option<String>,
+    pub mcp_call: Option<CallKey>,
+    pub mcp_result: Option<String>,
+}
+
+/// MCP methods that discover a server rather than act for a user request.
+pub const DISCOVERY_METHODS: [&str; 6] = [
+    "initialize",
+    "notifications/initialized",
+    "tools/list",
+    "server/discover",
+    "ping",
+    "prompts/list",
+];
+
+impl TraceInput {
+    /// Whether this hop is a discovery call (`initialize`, `tools/list`, `server/discover`, …).
+    pub fn is_discovery(&self) -> bool {
+        self.mcp_method
+            .as_deref()
+            .is_some_and(|m| DISCOVERY_METHODS.contains(&m) || m == "resources/list")
+    }
+
+    /// Builds the grouping view of a recorded hop by reading its bodies.
+    pub fn from_hop(start: &HopStart, end: Option<&HopEnd>) -> Self {
+        let reading = dialect::read_hop(start, end);
+        let mut input = TraceInput {
+            hop_id: start.id.clone(),
+            role: Some(start.role),
+            peer: start.peer.clone(),
+            started_ns: start.started_unix_ns,
+            ended_ns: end.and_then(|e| match e.state {
+                Some(HopState::InFlight) => None,
+                _ => e
+                    .response_ended_unix_ns
+                    .or(e.response_head_unix_ns)
+                    .or(e.request_ended_unix_ns)
+                    .or(Some(start.started_unix_ns)),
+            }),
+            trace_id: header_text(&start.request_headers, "traceparent")
+                .and_then(trace_id_of_traceparent),
+            ..TraceInput::default()
+        };
+        match &reading.request.reading {
+            Reading::AgentRequest(request) => input.user_text = Some(request.message.clone()),
+            Reading::ChatRequest(request) => {
+                input.latest_user_text = request.latest_user_text().map(str::to_string);
+                for message in &request.messages {
+                    match message.role.as_str() {
+                        "user" => input.user_texts.push(message.content.clone()),
+                        "tool" => input.tool_results.push(message.content.clone()),
+                        _ => {}
+                    }
+                    input
+                        .history_calls
+                        .extend(message.tool_calls.iter().map(CallKey::from_call));
+                }
+            }
+            Reading::Mcp(mcp) => {
+                if let Some(message) = mcp.request() {
+                    input.mcp_method = message.method.clone();
+                    if message.method.as_deref() == Some("tools/call") {
+                        input.mcp_call = message.tool_name.as_ref().map(|name| {
+                            CallKey::new(
+                                name.clone(),
+                                message
+                                    .arguments
+                                    .clone()
+                                    .unwrap_or(Value::Object(serde_json::Map::new())),
+                            )
+                        });
+                    }
+                    if input.trace_id.is_none() {
+                        input.trace_id = message
+                            .traceparent
+                            .as_deref()
+                            .and_then(trace_id_of_traceparent);
+                    }
+                }
+            }
+            _ => {}
+        }
+        if let Some(response) = &reading.response {
+            match &response.reading {
+                Reading::ChatResponse(reply) => {
+                    input.asked_calls = reply
+                        .message
+                        .tool_calls
+                        .iter()
+                        .map(CallKey::from_call)
+                        .collect();
+                }
+                Reading::Mcp(mcp) => {
+                    input.mcp_result = mcp.reply().and_then(|m| m.result_text.clone());
+                }
+                _ => {}
+            }
+        }
+        input
+    }
+}
+
+/// The trace id of a W3C `traceparent` value, or None when the header must be ignored (E.1).
+pub fn trace_id_of_traceparent(value: &str) -> Option<String> {
+    crate::wire::trace_context::TraceParent::parse(value)
+        .ok()
+        .map(|parent| parent.trace_id_hex())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn traceparent_follows_w3c_rules() {
+        let id = "0af7651916cd43dd8448eb211c80319c";
+        assert_eq!(
+            trace_id_of_traceparent(&format!("00-{id}-b7ad6b7169203331-01")),
+            Some(id.to_string())
+        );
+        for bad in [
+            "00-00000000000000000000000000000000-b7ad6b7169203331-01",
+            "00-0AF7651916CD43DD8448EB211C80319C-b7ad6b7169203331-01",
+            "00-0af7651916cd43dd8448eb211c80319c-0000000000000000-01",
+            "ff-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
+            "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331",
+            "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01-extra",
+            "garbage",
+        ] {
+            assert_eq!(trace_id_of_traceparent(bad), None, "{bad}");
+        }
+    }
+}

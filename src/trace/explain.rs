@@ -1,0 +1,231 @@
+//! The teaching layer's words, as data: one row per case, a summary and an explanation template.
+//!
+//! Templates name their values in braces (`{calls}`); `describe` picks the case and the values.
+
+/// Every kind of message (and every note added under one) tracer knows how to explain.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Case {
+    AgentRequest,
+    AgentReply,
+    AgentError,
+    ModelRequest,
+    ModelRequestAgain,
+    ModelLoad,
+    ModelToolCall,
+    ModelTextToolCall,
+    ModelAnswer,
+    ModelError,
+    ModelEmpty,
+    McpDiscover,
+    McpInitialize,
+    McpInitialized,
+    McpToolsList,
+    McpToolCall,
+    McpOtherRequest,
+    McpNotification,
+    McpDiscoverResult,
+    McpInitializeResult,
+    McpToolsListResult,
+    McpToolResult,
+    McpToolError,
+    McpInputRequired,
+    McpProtocolError,
+    McpAccepted,
+    McpOtherResult,
+    HttpRequest,
+    HttpResponse,
+    InFlight,
+    Failed,
+    Aborted,
+    /// Notes: sentences added under a message's explanation.
+    NoteStreamRequested,
+    NoteStreamReassembled,
+    NoteOllamaTimings,
+    NoteTruncated,
+    NoteCutOff,
+    NoteMalformed,
+}
+
+impl Case {
+    /// Every case, for checks that the table is complete.
+    pub const ALL: [Case; 38] = [
+        Case::AgentRequest,
+        Case::AgentReply,
+        Case::AgentError,
+        Case::ModelRequest,
+        Case::ModelRequestAgain,
+        Case::ModelLoad,
+        Case::ModelToolCall,
+        Case::ModelTextToolCall,
+        Case::ModelAnswer,
+        Case::ModelError,
+        Case::ModelEmpty,
+        Case::McpDiscover,
+        Case::McpInitialize,
+        Case::McpInitialized,
+        Case::McpToolsList,
+        Case::McpToolCall,
+        Case::McpOtherRequest,
+        Case::McpNotification,
+        Case::McpDiscoverResult,
+        Case::McpInitializeResult,
+        Case::McpToolsListResult,
+        Case::McpToolResult,
+        Case::McpToolError,
+        Case::McpInputRequired,
+        Case::McpProtocolError,
+        Case::McpAccepted,
+        Case::McpOtherResult,
+        Case::HttpRequest,
+        Case::HttpResponse,
+        Case::InFlight,
+        Case::Failed,
+        Case::Aborted,
+        Case::NoteStreamRequested,
+        Case::NoteStreamReassembled,
+        Case::NoteOllamaTimings,
+        Case::NoteTruncated,
+        Case::NoteCutOff,
+        Case::NoteMalformed,
+    ];
+}
+
+mod table;
+
+pub use table::CASES;
+
+/// One row of the table.
+#[derive(Debug, Clone, Copy)]
+pub struct CaseText {
+    pub case: Case,
+    /// A stable name for exports (`tool_call`, `note_cut_off`).
+    pub name: &'static str,
+    pub summary: &'static str,
+    pub explanation: &'static str,
+}
+
+impl Case {
+    /// The case's stable name (from the table), e.g. `model_tool_call`.
+    pub fn name(self) -> &'static str {
+        case_text(self).map_or("unknown", |row| row.name)
+    }
+}
+
+/// The table row of a case.
+pub fn case_text(case: Case) -> Option<&'static CaseText> {
+    CASES.iter().find(|row| row.case == case)
+}
+
+/// Replaces each `{name}` in a template by its value; unknown names are left as they are.
+pub fn fill(template: &str, values: &[(&str, String)]) -> String {
+    let mut out = template.to_string();
+    for (name, value) in values {
+        out = out.replace(&format!("{{{name}}}"), value);
+    }
+    out
+}
+
+/// A message's explanation: the case it is, its one-line summary and its plain-words text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Explained {
+    pub case: Case,
+    pub summary: String,
+    pub explanation: String,
+}
+
+impl Explained {
+    /// Explains a message as `case`, with the values its templates name.
+    pub fn new(case: Case, values: &[(&str, String)]) -> Self {
+        let (summary, explanation) = case_text(case)
+            .map(|row| (fill(row.summary, values), fill(row.explanation, values)))
+            .unwrap_or_default();
+        Self {
+            case,
+            summary,
+            explanation,
+        }
+    }
+
+    /// Adds a note's sentence to the explanation.
+    pub fn note(&mut self, case: Case, values: &[(&str, String)]) {
+        if let Some(row) = case_text(case) {
+            if !self.explanation.is_empty() {
+                self.explanation.push(' ');
+            }
+            self.explanation.push_str(&fill(row.explanation, values));
+        }
+    }
+}
+
+/// A duration in nanoseconds for people: `0.4 ms`, `182 ms`, `4.88 s`.
+pub fn human_duration(ns: i64) -> String {
+    let ms = ns as f64 / 1e6;
+    if ms < 10.0 {
+        format!("{ms:.1} ms")
+    } else if ms < 1000.0 {
+        format!("{ms:.0} ms")
+    } else {
+        format!("{:.2} s", ms / 1000.0)
+    }
+}
+
+/// A text on one line, cut to `max` characters with an ellipsis.
+pub fn shorten(text: &str, max: usize) -> String {
+    let line = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if line.chars().count() <= max {
+        return line;
+    }
+    let mut cut: String = line.chars().take(max.saturating_sub(1)).collect();
+    cut.push('…');
+    cut
+}
+
+/// `1 message` / `3 messages`.
+pub fn plural(count: usize, one: &str) -> String {
+    if count == 1 {
+        format!("{count} {one}")
+    } else {
+        format!("{count} {one}s")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_case_has_exactly_one_row() {
+        assert_eq!(CASES.len(), Case::ALL.len());
+        for case in Case::ALL {
+            assert!(case_text(case).is_some(), "{case:?} has no row");
+        }
+        for row in CASES {
+            let count = CASES.iter().filter(|r| r.case == row.case).count();
+            assert_eq!(count, 1, "{:?}", row.case);
+            let named = CASES.iter().filter(|r| r.name == row.name).count();
+            assert_eq!(named, 1, "{}", row.name);
+        }
+        assert_eq!(Case::ModelToolCall.name(), "model_tool_call");
+        assert!(case_text(Case::NoteMalformed).is_some());
+        assert!(case_text(Case::AgentRequest).is_some());
+    }
+
+    #[test]
+    fn templates_fill_and_format() {
+        let explained = Explained::new(
+            Case::ModelToolCall,
+            &[("calls", "append {\"content\":\"buy milk\"}".to_string())],
+        );
+        assert_eq!(
+            explained.summary,
+            "the model asks for tool append {\"content\":\"buy milk\"} (it does not run it: the host will)"
+        );
+        assert_eq!(human_duration(400_000), "0.4 ms");
+        assert_eq!(human_duration(182_242_375), "182 ms");
+        assert_eq!(human_duration(4_883_583_458), "4.88 s");
+        assert_eq!(shorten("a  b\nc", 10), "a b c");
+        assert_eq!(shorten("abcdefghijkl", 5), "abcd…");
+        assert_eq!(plural(1, "tool"), "1 tool");
+        assert_eq!(plural(5, "tool"), "5 tools");
+    }
+}

@@ -1,0 +1,249 @@
+//! The table of explanations: for every case, its name, its summary and its plain words.
+
+use super::{Case, CaseText};
+
+const fn row(
+    case: Case,
+    name: &'static str,
+    summary: &'static str,
+    explanation: &'static str,
+) -> CaseText {
+    CaseText {
+        case,
+        name,
+        summary,
+        explanation,
+    }
+}
+
+/// The table: every case, what its one-line summary says and how it is explained to a newcomer.
+pub const CASES: &[CaseText] = &[
+    row(
+        Case::AgentRequest,
+        "agent_request",
+        "\"{text}\"",
+        "You ask the host (the agent) in plain words. Everything numbered after this, until the reply, happens because of this one request.",
+    ),
+    row(
+        Case::AgentReply,
+        "agent_reply",
+        "reply: \"{text}\"{calls}",
+        "The host answers you. The model wrote these words; the host ran the tools in between ({count} tool calls) and reports them.",
+    ),
+    row(
+        Case::AgentError,
+        "agent_error",
+        "error: {error}",
+        "The host could not finish your request; the message says why.",
+    ),
+    row(
+        Case::ModelRequest,
+        "model_request",
+        "{model}, {messages}, {tools}",
+        "The host sends the conversation and the tools it offers to the model server. The model remembers nothing between calls: this body is everything it will see.",
+    ),
+    row(
+        Case::ModelRequestAgain,
+        "model_request_again",
+        "{model}, {messages} ({added} more than last time), {tools}",
+        "The host re-sends the whole history: {count} messages now, {added} more than last time. The model is stateless; its \"memory\" is this list, kept by the host.",
+    ),
+    row(
+        Case::ModelLoad,
+        "model_load",
+        "load {model} (no messages)",
+        "An empty conversation asks the model server only to load the model into memory (or, with keep_alive 0, to unload it); nothing is generated.",
+    ),
+    row(
+        Case::ModelToolCall,
+        "model_tool_call",
+        "the model asks for tool {calls} (it does not run it: the host will)",
+        "Function calling is the model side: the model wrote text asking for a tool and the model server parsed it into tool_calls. The model runs nothing; the host decides whether to call the tool.",
+    ),
+    row(
+        Case::ModelTextToolCall,
+        "model_text_tool_call",
+        "the model writes a tool call as text: {calls}",
+        "There is no tool_calls field: the model wrote the call inside its content ({form}). The model server did not parse it, so the host has to find and read it itself.",
+    ),
+    row(
+        Case::ModelAnswer,
+        "model_answer",
+        "the model answers: \"{text}\"",
+        "No tool calls in this reply, so the agent loop stops here and the host passes the text on.",
+    ),
+    row(
+        Case::ModelError,
+        "model_error",
+        "model server error: {error}",
+        "The model server refused the request or failed while answering; no reply was generated.",
+    ),
+    row(
+        Case::ModelEmpty,
+        "model_empty",
+        "empty reply (finish: {finish})",
+        "The model server answered with neither text nor tool calls.",
+    ),
+    row(
+        Case::McpDiscover,
+        "mcp_discover",
+        "server/discover",
+        "The host asks the MCP server which protocol versions and capabilities it has: the stateless (2026-07-28) way to start, with no handshake and no session.",
+    ),
+    row(
+        Case::McpInitialize,
+        "mcp_initialize",
+        "initialize (protocol {version})",
+        "The legacy handshake (MCP up to 2025-11-25): host and server agree on a protocol version and capabilities, and a session starts.",
+    ),
+    row(
+        Case::McpInitialized,
+        "mcp_initialized",
+        "notifications/initialized",
+        "The host confirms the handshake. It is a notification: no id, no answer (just 202 Accepted).",
+    ),
+    row(
+        Case::McpToolsList,
+        "mcp_tools_list",
+        "tools/list",
+        "The host asks the MCP server which tools it has. The answer (names, descriptions, JSON Schemas) is what the host will describe to the model.",
+    ),
+    row(
+        Case::McpToolCall,
+        "mcp_tool_call",
+        "tools/call {call}",
+        "The host runs the tool the model asked for, on the MCP server. This is the only step that acts on the world.",
+    ),
+    row(
+        Case::McpOtherRequest,
+        "mcp_other_request",
+        "{method}",
+        "A JSON-RPC request to the MCP server: one endpoint, and the operation is the body's method field.",
+    ),
+    row(
+        Case::McpNotification,
+        "mcp_notification",
+        "{method} (notification)",
+        "A JSON-RPC notification: it has no id and expects no answer.",
+    ),
+    row(
+        Case::McpDiscoverResult,
+        "mcp_discover_result",
+        "speaks {versions}",
+        "The server names the protocol versions and capabilities it supports.",
+    ),
+    row(
+        Case::McpInitializeResult,
+        "mcp_initialize_result",
+        "agreed on protocol {version}",
+        "The server accepts the handshake; from now on the host sends its session id with every request.",
+    ),
+    row(
+        Case::McpToolsListResult,
+        "mcp_tools_list_result",
+        "{count} tools: {names}",
+        "Each tool comes with a plain-words description and a JSON Schema for its arguments: an API description written for a model, not a developer.",
+    ),
+    row(
+        Case::McpToolResult,
+        "mcp_tool_result",
+        "result: \"{text}\"",
+        "The tool ran. The host will paste this text into the conversation as a role: tool message for the model.",
+    ),
+    row(
+        Case::McpToolError,
+        "mcp_tool_error",
+        "tool error: \"{text}\"",
+        "A tool error (isError: true) is a normal result meant for the model: it can read the message, fix its call and retry.",
+    ),
+    row(
+        Case::McpInputRequired,
+        "mcp_input_required",
+        "input required",
+        "The server needs more input before it can finish (2026-07-28 multi round-trip): the host must ask for it and retry with a new id.",
+    ),
+    row(
+        Case::McpProtocolError,
+        "mcp_protocol_error",
+        "JSON-RPC error {code}: {message}",
+        "A protocol error (JSON-RPC error): the request itself was wrong, such as an unknown tool, bad params or wrong headers. It is for the developer; the model usually never sees it.",
+    ),
+    row(
+        Case::McpAccepted,
+        "mcp_accepted",
+        "{status} accepted, no body",
+        "The server took the notification; nothing comes back.",
+    ),
+    row(
+        Case::McpOtherResult,
+        "mcp_other_result",
+        "result",
+        "The MCP server answers the request.",
+    ),
+    row(
+        Case::HttpRequest,
+        "http_request",
+        "{detail}",
+        "A request tracer does not read as a known dialect; its body is shown as it was.",
+    ),
+    row(
+        Case::HttpResponse,
+        "http_response",
+        "{detail}",
+        "A response tracer does not read as a known dialect; its body is shown as it was.",
+    ),
+    row(
+        Case::InFlight,
+        "in_flight",
+        "waiting for the response…",
+        "The request was forwarded; its response has not finished yet.",
+    ),
+    row(
+        Case::Failed,
+        "failed",
+        "no response: {error}",
+        "The proxy could not get a response from the upstream (refused, unreachable or timed out); the caller got a 502 from tracer.",
+    ),
+    row(
+        Case::Aborted,
+        "aborted",
+        "aborted: {error}",
+        "The caller went away before the response finished.",
+    ),
+    row(
+        Case::NoteStreamRequested,
+        "note_stream_requested",
+        "",
+        "It asks for a streamed reply.",
+    ),
+    row(
+        Case::NoteStreamReassembled,
+        "note_stream_reassembled",
+        "",
+        "It came as a stream of {records} records, reassembled here into the message they spell.",
+    ),
+    row(
+        Case::NoteOllamaTimings,
+        "note_ollama_timings",
+        "",
+        "Ollama's own timings: load {load}, prompt {prompt_tokens} tokens in {prompt_time}, output {output_tokens} tokens in {output_time} ({rate} tokens/s). Seen by the host: first byte after {first_byte}, done after {duration}.",
+    ),
+    row(
+        Case::NoteTruncated,
+        "note_truncated",
+        "",
+        "Only the first {kept} of {total} bytes were kept; this reading is of that part.",
+    ),
+    row(
+        Case::NoteCutOff,
+        "note_cut_off",
+        "",
+        "The stream stopped before its end marker: the reply may be incomplete.",
+    ),
+    row(
+        Case::NoteMalformed,
+        "note_malformed",
+        "",
+        "The body is not what its dialect should be: {detail}.",
+    ),
+];

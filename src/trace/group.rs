@@ -1,0 +1,384 @@
+//! Grouping hops into traces, in DESIGN.md's order of trust: traceparent, content, discovery, time.
+//!
+//! Pure: a `Grouper` takes hops in the order their requests started and says which trace each
+//! belongs to; `group` runs it over a slice. Trace ids are deterministic (the W3C trace id, else
+//! the id of the hop that opened the trace), so re-running over a database gives the same result.
+
+use std::collections::HashMap;
+
+mod state;
+mod types;
+
+use state::TraceState;
+pub use types::{Assignment, GroupOptions, Grouping, Reason, TraceDraft, TraceKind};
+
+use super::evidence::{CallKey, TraceInput};
+use super::text_match::{MatchText, peer_host};
+use crate::hop::Role;
+
+/// Assigns hops to traces as they arrive (in order of request start).
+#[derive(Debug, Default)]
+pub struct Grouper {
+    options: GroupOptions,
+    traces: Vec<TraceState>,
+    /// Traces that may still take hops by content or time (the rest only by trace id).
+    active: Vec<usize>,
+    by_id: HashMap<String, usize>,
+    seen_agent: bool,
+    seen_request_trace: bool,
+}
+
+impl Grouper {
+    pub fn new(options: GroupOptions) -> Self {
+        Self {
+            options,
+            ..Self::default()
+        }
+    }
+
+    /// Puts a hop in a known trace without deciding (hops grouped earlier, or by hand).
+    pub fn place(&mut self, input: &TraceInput, trace_id: &str, kind: TraceKind) {
+        let index = match self.by_id.get(trace_id) {
+            Some(index) => *index,
+            None => self.open(trace_id.to_string(), None, kind, input.started_ns),
+        };
+        if let Some(call) = &input.mcp_call
+            && let Some(entry) = self.traces[index]
+                .asked
+                .iter_mut()
+                .find(|(asked, used)| !used && asked == call)
+        {
+            entry.1 = true;
+        }
+        self.add(index, input);
+    }
+
+    /// Decides the trace of one hop, records it, and returns the decision.
+    pub fn assign(&mut self, input: &TraceInput) -> Assignment {
+        let (index, reason) = self.decide(input);
+        self.add(index, input);
+        Assignment {
+            hop_id: input.hop_id.clone(),
+            trace_id: self.traces[index].draft.id.clone(),
+            reason,
+        }
+    }
+
+    /// The traces built so far, in the order they were opened.
+    pub fn traces(&self) -> Vec<TraceDraft> {
+        self.traces.iter().map(|t| t.draft.clone()).collect()
+    }
+
+    /// Forgets traces that closed more than a window ago; hops arrive in start order.
+    fn prune(&mut self, t: i64) {
+        let window = self.options.window_ns;
+        let traces = &self.traces;
+        self.active.retain(|index| {
+            traces[*index].is_open(t, window) || traces[*index].distance(t) <= window
+        });
+    }
+
+    fn active_traces(&self) -> impl Iterator<Item = (usize, &TraceState)> {
+        self.active
+            .iter()
+            .map(|index| (*index, &self.traces[*index]))
+    }
+
+    fn decide(&mut self, input: &TraceInput) -> (usize, Reason) {
+        let t = input.started_ns;
+        self.prune(t);
+        if let Some(trace_id) = &input.trace_id {
+            if let Some(index) = self.by_id.get(trace_id) {
+                return (*index, Reason::Traceparent);
+            }
+            let title = input.user_text.clone().or(input.latest_user_text.clone());
+            let index = self.open(trace_id.clone(), title, TraceKind::Request, t);
+            return (index, Reason::Traceparent);
+        }
+        if input.role == Some(Role::Agent) {
+            let title = input.user_text.clone();
+            let index = self.open(input.hop_id.clone(), title, TraceKind::Request, t);
+            return (index, Reason::OpensAgentRequest);
+        }
+        if input.latest_user_text.is_some() || !input.history_calls.is_empty() {
+            if let Some(found) = self.by_model_request(input) {
+                return found;
+            }
+            if !self.seen_agent
+                && let Some(text) = &input.latest_user_text
+            {
+                let index = self.open(
+                    input.hop_id.clone(),
+                    Some(text.clone()),
+                    TraceKind::Request,
+                    t,
+                );
+                return (index, Reason::OpensUserText);
+            }
+        }
+        if let Some(call) = &input.mcp_call
+            && let Some(index) = self.by_tool_call(call, t)
+        {
+            return (index, Reason::ToolCall);
+        }
+        if input.is_discovery() {
+            return self.by_discovery(input);
+        }
+        self.by_time(input)
+    }
+
+    fn open_request_traces(&self, t: i64) -> impl Iterator<Item = (usize, &TraceState)> {
+        let window = self.options.window_ns;
+        self.active_traces()
+            .filter(move |(_, s)| s.draft.kind == TraceKind::Request && s.is_open(t, window))
+    }
+
+    /// The open trace a model request belongs to, by its user text, then its history.
+    fn by_model_request(&self, input: &TraceInput) -> Option<(usize, Reason)> {
+        let t = input.started_ns;
+        let fresh = input.history_calls.is_empty();
+        let latest = input.latest_user_text.as_deref().map(MatchText::new);
+        let users: Vec<MatchText> = if self.seen_agent {
+            input.user_texts.iter().map(|u| MatchText::new(u)).collect()
+        } else {
+            Vec::new()
+        };
+        let mut best: Option<(i64, i64, usize, Reason)> = None;
+        for (index, state) in self.open_request_traces(t) {
+            let mut score = 0i64;
+            let mut reason = Reason::History;
+            let latest_strength = latest.as_ref().map_or(0, |latest| {
+                state
+                    .texts
+                    .iter()
+                    .map(|known| latest.overlap(known))
+                    .max()
+                    .unwrap_or(0)
+            });
+            if latest_strength > 0 {
+                score += 100 + 10 * i64::from(latest_strength);
+                reason = Reason::UserText;
+            } else if self.seen_agent {
+                if users
+                    .iter()
+                    .any(|user| state.texts.iter().any(|known| user.overlap(known) > 0))
+                {
+                    score += 50;
+                    reason = Reason::UserText;
+                }
+            } else if input.latest_user_text.is_some() {
+                continue; // without an agent route the latest user message decides alone
+            }
+            let asked = |call: &CallKey| state.asked.iter().any(|(known, _)| known == call);
+            score += 40 * input.history_calls.iter().filter(|c| asked(c)).count() as i64;
+            let seen = |text: &String| state.results.iter().any(|known| known == text);
+            score += 10 * input.tool_results.iter().filter(|r| seen(r)).count() as i64;
+            if score == 0 {
+                continue;
+            }
+            if fresh == (state.model_requests == 0) {
+                score += 5;
+            }
+            let candidate = (score, -state.distance(t), index, reason);
+            if best
+                .as_ref()
+                .is_none_or(|b| (candidate.0, candidate.1) > (b.0, b.1))
+            {
+                best = Some(candidate);
+            }
+        }
+        best.map(|(_, _, index, reason)| (index, reason))
+    }
+
+    /// The open trace whose model asked for this call and has not had it run yet.
+    fn by_tool_call(&mut self, call: &CallKey, t: i64) -> Option<usize> {
+        let mut best: Option<(i64, i64, usize, usize)> = None;
+        for (index, state) in self.open_request_traces(t) {
+            for (slot, (asked, used)) in state.asked.iter().enumerate() {
+                let score = match (asked == call, names_match(&asked.name, &call.name)) {
+                    (true, _) => 3,
+                    (false, true) if asked.arguments == call.arguments => 2,
+                    _ => continue,
+                } * 2
+                    - i64::from(*used);
+                let candidate = (score, -state.distance(t), index, slot);
+                if best
+                    .as_ref()
+                    .is_none_or(|b| (candidate.0, candidate.1) > (b.0, b.1))
+                {
+                    best = Some(candidate);
+                }
+            }
+        }
+        let (_, _, index, slot) = best?;
+        if let Some(entry) = self.traces[index].asked.get_mut(slot) {
+            entry.1 = true;
+        }
+        Some(index)
+    }
+
+    /// Discovery joins the open trace of the same client nearest in time (one that has not
+    /// started its work yet first); at start-up, before any user request, a setup trace.
+    fn by_discovery(&mut self, input: &TraceInput) -> (usize, Reason) {
+        let t = input.started_ns;
+        let host = peer_host(&input.peer);
+        let candidates: Vec<(usize, &TraceState)> = self
+            .open_request_traces(t)
+            .filter(|(_, s)| s.peers.is_empty() || s.peers.contains(&host))
+            .collect();
+        // A trace that has not started its work yet takes the call, the oldest first (hosts
+        // serve requests in the order they came); else the trace nearest in time.
+        let fresh = candidates
+            .iter()
+            .filter(|(_, s)| s.children == 0)
+            .min_by_key(|(index, s)| (s.draft.started_ns, *index))
+            .map(|(index, _)| *index);
+        let best = fresh.or_else(|| {
+            candidates
+                .iter()
+                .min_by_key(|(index, s)| (s.distance(t), usize::MAX - index))
+                .map(|(index, _)| *index)
+        });
+        if let Some(index) = best {
+            return (index, Reason::Discovery);
+        }
+        if self.seen_request_trace {
+            let (index, reason) = self.by_time(input);
+            if reason == Reason::Time {
+                return (index, reason);
+            }
+            self.traces[index].draft.kind = TraceKind::Setup;
+            return (index, Reason::Setup);
+        }
+        let index = self
+            .nearest_setup(t)
+            .unwrap_or_else(|| self.open(input.hop_id.clone(), None, TraceKind::Setup, t));
+        (index, Reason::Setup)
+    }
+
+    /// The setup trace active within the window of `t`, if any.
+    fn nearest_setup(&self, t: i64) -> Option<usize> {
+        let window = self.options.window_ns;
+        self.active_traces()
+            .filter(|(_, s)| s.draft.kind == TraceKind::Setup && s.distance(t) <= window)
+            .min_by_key(|(_, s)| s.distance(t))
+            .map(|(index, _)| index)
+    }
+
+    /// Time, last: the open request trace whose activity is nearest; at start-up (before any
+    /// user request) the setup trace; else a trace of its own.
+    fn by_time(&mut self, input: &TraceInput) -> (usize, Reason) {
+        let t = input.started_ns;
+        let window = self.options.window_ns;
+        let nearest = self
+            .active_traces()
+            .filter(|(_, s)| s.draft.kind == TraceKind::Request && s.distance(t) <= window)
+            .min_by_key(|(index, s)| (!s.is_open(t, window), s.distance(t), usize::MAX - index))
+            .map(|(index, _)| index);
+        match nearest {
+            Some(index) => (index, Reason::Time),
+            None if !self.seen_request_trace && self.nearest_setup(t).is_some() => {
+                (self.nearest_setup(t).unwrap_or_default(), Reason::Setup)
+            }
+            None => (
+                self.open(input.hop_id.clone(), None, TraceKind::Request, t),
+                Reason::Alone,
+            ),
+        }
+    }
+
+    fn open(&mut self, id: String, title: Option<String>, kind: TraceKind, t: i64) -> usize {
+        let index = self.traces.len();
+        self.by_id.insert(id.clone(), index);
+        self.active.push(index);
+        self.traces.push(TraceState {
+            texts: title.iter().map(|t| MatchText::new(t)).collect(),
+            draft: TraceDraft {
+                id,
+                title,
+                kind,
+                started_ns: t,
+                ended_ns: None,
+                hop_ids: Vec::new(),
+            },
+            spans: Vec::new(),
+            agent_spans: Vec::new(),
+            asked: Vec::new(),
+            results: Vec::new(),
+            peers: Vec::new(),
+            model_requests: 0,
+            children: 0,
+        });
+        index
+    }
+
+    fn add(&mut self, index: usize, input: &TraceInput) {
+        let Some(state) = self.traces.get_mut(index) else {
+            return;
+        };
+        let span = (input.started_ns, input.ended_ns);
+        state.spans.push(span);
+        state.draft.hop_ids.push(input.hop_id.clone());
+        state.draft.started_ns = state.draft.started_ns.min(input.started_ns);
+        state.draft.ended_ns = if state.spans.iter().any(|(_, end)| end.is_none()) {
+            None
+        } else {
+            state.spans.iter().filter_map(|(_, end)| *end).max()
+        };
+        if input.role == Some(Role::Agent) {
+            state.agent_spans.push(span);
+            self.seen_agent = true;
+            if state.draft.title.is_none() {
+                state.draft.title = input.user_text.clone();
+            }
+            state
+                .texts
+                .extend(input.user_text.iter().map(|t| MatchText::new(t)));
+        } else {
+            state.children += 1;
+            let host = peer_host(&input.peer);
+            if !state.peers.contains(&host) {
+                state.peers.push(host);
+            }
+        }
+        if input.latest_user_text.is_some() || !input.user_texts.is_empty() {
+            state.model_requests += 1;
+            if state.draft.title.is_none() {
+                state.draft.title = input.latest_user_text.clone();
+            }
+            if let Some(text) = &input.latest_user_text {
+                let text = MatchText::new(text);
+                if !state.texts.contains(&text) {
+                    state.texts.push(text);
+                }
+            }
+        }
+        state
+            .asked
+            .extend(input.asked_calls.iter().map(|c| (c.clone(), false)));
+        state.results.extend(input.mcp_result.iter().cloned());
+        if state.draft.kind == TraceKind::Request && state.draft.title.is_some() {
+            self.seen_request_trace = true;
+        }
+    }
+}
+
+/// A model may be given an MCP tool under a longer name (open-webui's `tool_get_phonenumber_post`).
+fn names_match(asked: &str, called: &str) -> bool {
+    asked == called || (!called.is_empty() && asked.contains(called))
+}
+
+/// Groups a slice of hops (any order) into traces.
+pub fn group(inputs: &[TraceInput], options: GroupOptions) -> Grouping {
+    let mut order: Vec<&TraceInput> = inputs.iter().collect();
+    order.sort_by_key(|input| input.started_ns);
+    let mut grouper = Grouper::new(options);
+    let assignments = order
+        .into_iter()
+        .map(|input| grouper.assign(input))
+        .collect();
+    Grouping {
+        traces: grouper.traces(),
+        assignments,
+    }
+}

@@ -1,0 +1,123 @@
+//! One line about a whole trace, for listings (`tracer ls`): counts, duration, status, tools used.
+
+use super::RecordedHop;
+use crate::hop::{HopState, Role};
+use crate::wire::dialect::{JsonRpcKind, Reading};
+
+/// How a trace went, worst first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum TraceStatus {
+    /// A hop is still waiting for its response.
+    InFlight,
+    /// A hop got no response (upstream down, client gone).
+    Failed,
+    /// A hop was answered with an HTTP status of 400 or more.
+    HttpError,
+    /// An MCP call was answered with a JSON-RPC error.
+    ProtocolError,
+    /// A tool reported an error to the model (`isError: true`).
+    ToolError,
+    Ok,
+}
+
+impl TraceStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TraceStatus::InFlight => "in flight",
+            TraceStatus::Failed => "failed",
+            TraceStatus::HttpError => "http error",
+            TraceStatus::ProtocolError => "protocol error",
+            TraceStatus::ToolError => "tool error",
+            TraceStatus::Ok => "ok",
+        }
+    }
+}
+
+/// What `tracer ls` shows about one trace.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TraceSummary {
+    /// The user's text: the agent request's message, else the first model request's user text.
+    pub title: Option<String>,
+    pub hops: usize,
+    pub messages: usize,
+    pub started_ns: Option<i64>,
+    /// Until the last response ended; None while a hop is in flight.
+    pub duration_ns: Option<i64>,
+    pub status: TraceStatus,
+    /// Tools called (MCP `tools/call`), in order, each once.
+    pub tools_used: Vec<String>,
+}
+
+/// Summarizes the hops of one trace.
+pub fn summarize(hops: &[RecordedHop]) -> TraceSummary {
+    let mut status = TraceStatus::Ok;
+    let mut tools_used: Vec<String> = Vec::new();
+    let mut agent_title = None;
+    let mut model_title = None;
+    let mut messages = 0;
+    let mut in_flight = false;
+    let mut last_end: Option<i64> = None;
+    let mut ordered: Vec<&RecordedHop> = hops.iter().collect();
+    ordered.sort_by_key(|hop| hop.start.started_unix_ns);
+    for hop in &ordered {
+        let reading = hop.reading();
+        let times = hop.times();
+        messages += 1 + usize::from(times.response_ns.is_some());
+        match times.response_ns {
+            Some(at) => last_end = Some(last_end.map_or(at, |end| end.max(at))),
+            None => in_flight = true,
+        }
+        let end = hop.end.as_ref();
+        let mut worst = match end.and_then(|e| e.state) {
+            Some(HopState::Failed | HopState::Aborted) => TraceStatus::Failed,
+            _ if end.and_then(|e| e.status).is_some_and(|s| s >= 400) => TraceStatus::HttpError,
+            _ => TraceStatus::Ok,
+        };
+        match &reading.request.reading {
+            Reading::AgentRequest(request) if hop.start.role == Role::Agent => {
+                agent_title.get_or_insert_with(|| request.message.clone());
+            }
+            Reading::ChatRequest(request) => {
+                if let Some(text) = request.latest_user_text() {
+                    model_title.get_or_insert_with(|| text.to_string());
+                }
+            }
+            Reading::Mcp(mcp) => {
+                if let Some(message) = mcp.request()
+                    && message.method.as_deref() == Some("tools/call")
+                    && let Some(name) = &message.tool_name
+                    && !tools_used.contains(name)
+                {
+                    tools_used.push(name.clone());
+                }
+            }
+            _ => {}
+        }
+        if let Some(Reading::Mcp(mcp)) = reading.response.as_ref().map(|r| &r.reading)
+            && let Some(reply) = mcp.reply()
+        {
+            if reply.kind == JsonRpcKind::Error {
+                worst = worst.min(TraceStatus::ProtocolError);
+            } else if reply.is_error {
+                worst = worst.min(TraceStatus::ToolError);
+            }
+        }
+        status = status.min(worst);
+    }
+    if in_flight {
+        status = TraceStatus::InFlight;
+    }
+    let started_ns = ordered.first().map(|hop| hop.start.started_unix_ns);
+    TraceSummary {
+        title: agent_title.or(model_title),
+        hops: hops.len(),
+        messages,
+        started_ns,
+        duration_ns: match (in_flight, started_ns, last_end) {
+            (false, Some(start), Some(end)) => Some(end - start),
+            _ => None,
+        },
+        status,
+        tools_used,
+    }
+}

@@ -1,0 +1,263 @@
+//! Anthropic Messages: requests with content blocks, replies plain or as named SSE events.
+
+use serde_json::Value;
+
+use super::json_util::{
+    Framing, arguments_from, content_text, framing, malformed, parse_lenient, sse_events,
+    str_field, u64_field, whole,
+};
+use super::ollama_read::add_text_tool_calls;
+use super::{
+    BodyReading, ChatMessage, ChatRequest, ChatResponse, Integrity, Reading, ToolCall,
+    ToolCallForm, Usage,
+};
+use crate::hop::{BodyCapture, Header};
+
+fn tool_use(block: &Value) -> Option<ToolCall> {
+    let (arguments, arguments_invalid) = arguments_from(block.get("input"));
+    Some(ToolCall {
+        id: str_field(block, "id").map(str::to_string),
+        name: str_field(block, "name")?.to_string(),
+        arguments,
+        arguments_invalid,
+        form: ToolCallForm::Structured,
+    })
+}
+
+/// One request message; its `tool_result` blocks become separate `tool` messages after it.
+fn messages_of(value: &Value) -> Vec<ChatMessage> {
+    let role = str_field(value, "role").unwrap_or_default().to_string();
+    let mut message = ChatMessage {
+        role,
+        ..ChatMessage::default()
+    };
+    let mut results = Vec::new();
+    match value.get("content") {
+        Some(Value::String(s)) => message.content = s.clone(),
+        Some(Value::Array(blocks)) => {
+            let mut texts = Vec::new();
+            for block in blocks {
+                match str_field(block, "type") {
+                    Some("text") => texts.push(str_field(block, "text").unwrap_or_default()),
+                    Some("thinking") => message
+                        .thinking
+                        .push_str(str_field(block, "thinking").unwrap_or_default()),
+                    Some("tool_use") => message.tool_calls.extend(tool_use(block)),
+                    Some("tool_result") => results.push(ChatMessage {
+                        role: "tool".into(),
+                        content: content_text(block.get("content")),
+                        tool_call_id: str_field(block, "tool_use_id").map(str::to_string),
+                        is_error: block
+                            .get("is_error")
+                            .and_then(Value::as_bool)
+                            .unwrap_or(false),
+                        ..ChatMessage::default()
+                    }),
+                    _ => {}
+                }
+            }
+            message.content = texts.join("\n");
+        }
+        _ => {}
+    }
+    add_text_tool_calls(&mut message);
+    let keep_message =
+        !(!results.is_empty() && message.content.is_empty() && message.tool_calls.is_empty());
+    let mut out = Vec::new();
+    if keep_message {
+        out.push(message);
+    }
+    out.extend(results);
+    out
+}
+
+/// Reads a `/v1/messages` request (`stream` defaults to false).
+pub(super) fn request(body: &BodyCapture) -> BodyReading {
+    if body.bytes.trim_ascii().is_empty() {
+        return whole(Reading::Empty);
+    }
+    let Some(value) = parse_lenient(&body.bytes).filter(Value::is_object) else {
+        return malformed(&body.bytes, "not a JSON object");
+    };
+    let messages = match value.get("messages") {
+        Some(Value::Array(items)) => items.iter().flat_map(messages_of).collect(),
+        _ => Vec::new(),
+    };
+    let system = value
+        .get("system")
+        .map(|s| content_text(Some(s)))
+        .filter(|s| !s.is_empty());
+    let tools = match value.get("tools") {
+        Some(Value::Array(items)) => items
+            .iter()
+            .filter_map(|t| str_field(t, "name").map(str::to_string))
+            .collect(),
+        _ => Vec::new(),
+    };
+    whole(Reading::ChatRequest(ChatRequest {
+        model: str_field(&value, "model").map(str::to_string),
+        system,
+        messages,
+        tools,
+        stream: value
+            .get("stream")
+            .and_then(Value::as_bool)
+            .unwrap_or(false),
+    }))
+}
+
+fn usage(value: Option<&Value>, into: &mut Usage) {
+    let Some(value) = value else { return };
+    if let Some(n) = u64_field(value, "input_tokens") {
+        into.input_tokens = Some(n);
+    }
+    if let Some(n) = u64_field(value, "output_tokens") {
+        into.output_tokens = Some(n);
+    }
+}
+
+fn error_text(value: &Value) -> Option<String> {
+    let error = value.get("error")?;
+    Some(
+        str_field(error, "message")
+            .map(str::to_string)
+            .unwrap_or_else(|| error.to_string()),
+    )
+}
+
+/// Reads a reply: a `message` object, or the `message_start` … `message_stop` event stream.
+pub(super) fn response(headers: &[Header], body: &BodyCapture) -> BodyReading {
+    if body.bytes.trim_ascii().is_empty() {
+        return whole(Reading::Empty);
+    }
+    if framing(headers, &body.bytes) == Framing::Sse {
+        return stream(&body.bytes);
+    }
+    let Some(value) = parse_lenient(&body.bytes).filter(Value::is_object) else {
+        return malformed(&body.bytes, "not a JSON object");
+    };
+    let mut message = messages_of(&value).into_iter().next().unwrap_or_default();
+    message.role = "assistant".into();
+    let mut reply_usage = Usage::default();
+    usage(value.get("usage"), &mut reply_usage);
+    whole(Reading::ChatResponse(Box::new(ChatResponse {
+        model: str_field(&value, "model").map(str::to_string),
+        message,
+        finish_reason: str_field(&value, "stop_reason").map(str::to_string),
+        usage: reply_usage,
+        timings: None,
+        records: 1,
+        streamed: false,
+        error: error_text(&value),
+    })))
+}
+
+/// One content block being assembled from its deltas.
+#[derive(Default)]
+struct Block {
+    index: u64,
+    kind: String,
+    text: String,
+    id: Option<String>,
+    name: String,
+    partial_json: String,
+}
+
+fn stream(body: &[u8]) -> BodyReading {
+    let (events, tail) = sse_events(body);
+    let mut reply = ChatResponse {
+        streamed: true,
+        ..ChatResponse::default()
+    };
+    let mut blocks: Vec<Block> = Vec::new();
+    let mut stopped = false;
+    let mut bad = 0usize;
+    let all = events.iter().map(|e| (e, false));
+    for (event, is_tail) in all.chain(tail.iter().map(|e| (e, true))) {
+        if event.data.trim().is_empty() {
+            continue;
+        }
+        let Some(data) = parse_lenient(event.data.as_bytes()) else {
+            bad += usize::from(!is_tail);
+            continue;
+        };
+        reply.records += 1;
+        let kind = str_field(&data, "type").or(event.event.as_deref());
+        let index = u64_field(&data, "index").unwrap_or(0);
+        match kind {
+            Some("message_start") => {
+                let message = data.get("message");
+                reply.model = message
+                    .and_then(|m| str_field(m, "model"))
+                    .map(str::to_string);
+                usage(message.and_then(|m| m.get("usage")), &mut reply.usage);
+            }
+            Some("content_block_start") => {
+                let start = data.get("content_block").cloned().unwrap_or_default();
+                blocks.push(Block {
+                    index,
+                    kind: str_field(&start, "type").unwrap_or_default().to_string(),
+                    text: str_field(&start, "text").unwrap_or_default().to_string(),
+                    id: str_field(&start, "id").map(str::to_string),
+                    name: str_field(&start, "name").unwrap_or_default().to_string(),
+                    partial_json: String::new(),
+                });
+            }
+            Some("content_block_delta") => {
+                let delta = data.get("delta").cloned().unwrap_or_default();
+                if let Some(block) = blocks.iter_mut().rev().find(|b| b.index == index) {
+                    for key in ["text", "thinking"] {
+                        block
+                            .text
+                            .push_str(str_field(&delta, key).unwrap_or_default());
+                    }
+                    block
+                        .partial_json
+                        .push_str(str_field(&delta, "partial_json").unwrap_or_default());
+                }
+            }
+            Some("message_delta") => {
+                if let Some(reason) = data.get("delta").and_then(|d| str_field(d, "stop_reason")) {
+                    reply.finish_reason = Some(reason.to_string());
+                }
+                usage(data.get("usage"), &mut reply.usage);
+            }
+            Some("message_stop") => stopped = true,
+            Some("error") => reply.error = error_text(&data),
+            _ => {}
+        }
+    }
+    reply.message.role = "assistant".into();
+    for block in blocks {
+        match block.kind.as_str() {
+            "text" => reply.message.content.push_str(&block.text),
+            "thinking" => reply.message.thinking.push_str(&block.text),
+            "tool_use" => {
+                let (arguments, arguments_invalid) =
+                    arguments_from(Some(&Value::String(block.partial_json)));
+                reply.message.tool_calls.push(ToolCall {
+                    id: block.id,
+                    name: block.name,
+                    arguments,
+                    arguments_invalid,
+                    form: ToolCallForm::Structured,
+                });
+            }
+            _ => {}
+        }
+    }
+    add_text_tool_calls(&mut reply.message);
+    let integrity = if reply.records == 0 {
+        Integrity::Malformed("no message events".into())
+    } else if bad > 0 {
+        Integrity::Malformed(format!("{bad} event(s) are not JSON"))
+    } else if !stopped && reply.error.is_none() {
+        Integrity::CutOff
+    } else {
+        Integrity::Whole
+    };
+    BodyReading {
+        reading: Reading::ChatResponse(Box::new(reply)),
+        integrity,
+    }
+}

@@ -1,0 +1,210 @@
+//! Ollama `/api/chat` and `/api/generate`: requests, and replies plain or as NDJSON streams.
+
+use serde_json::Value;
+
+use super::json_util::{
+    arguments_from, content_text, malformed, ndjson_lines, parse_lenient, str_field, text,
+    u64_field, whole,
+};
+use super::{
+    BodyReading, ChatMessage, ChatRequest, ChatResponse, Integrity, OllamaTimings, Reading,
+    ToolCall, ToolCallForm, Usage, text_tool_call,
+};
+use crate::hop::{BodyCapture, Header};
+
+/// Reads a message shaped like Ollama's or OpenAI's (`role`, `content`, `tool_calls`, …).
+pub(super) fn chat_message(value: &Value) -> ChatMessage {
+    let mut message = ChatMessage {
+        role: text(value, "role"),
+        content: content_text(value.get("content")),
+        thinking: ["thinking", "reasoning", "reasoning_content"]
+            .iter()
+            .find_map(|key| str_field(value, key))
+            .unwrap_or_default()
+            .to_string(),
+        tool_calls: structured_calls(value.get("tool_calls")),
+        tool_call_id: str_field(value, "tool_call_id").map(str::to_string),
+        tool_name: str_field(value, "tool_name")
+            .or_else(|| str_field(value, "name"))
+            .map(str::to_string),
+        is_error: false,
+    };
+    add_text_tool_calls(&mut message);
+    message
+}
+
+/// An assistant message without structured calls may carry calls written as text.
+pub(super) fn add_text_tool_calls(message: &mut ChatMessage) {
+    if message.role == "assistant" && message.tool_calls.is_empty() {
+        message.tool_calls = text_tool_call::find(&message.content);
+    }
+}
+
+/// `tool_calls: [{id?, function: {name, arguments}}]`; arguments may be an object or a string.
+pub(super) fn structured_calls(value: Option<&Value>) -> Vec<ToolCall> {
+    let Some(Value::Array(items)) = value else {
+        return Vec::new();
+    };
+    items
+        .iter()
+        .filter_map(|item| {
+            let function = item.get("function").unwrap_or(item);
+            let name = str_field(function, "name")?.to_string();
+            let (arguments, arguments_invalid) = arguments_from(function.get("arguments"));
+            Some(ToolCall {
+                id: str_field(item, "id").map(str::to_string),
+                name,
+                arguments,
+                arguments_invalid,
+                form: ToolCallForm::Structured,
+            })
+        })
+        .collect()
+}
+
+/// Tool names offered in `tools: [{type:"function", function:{name}}]` (or `{name}`).
+pub(super) fn tool_names(value: Option<&Value>) -> Vec<String> {
+    let Some(Value::Array(items)) = value else {
+        return Vec::new();
+    };
+    items
+        .iter()
+        .filter_map(|tool| {
+            str_field(tool.get("function").unwrap_or(tool), "name").map(str::to_string)
+        })
+        .collect()
+}
+
+/// Reads an `/api/chat` or `/api/generate` request (`stream` defaults to true on Ollama).
+pub(super) fn request(body: &BodyCapture) -> BodyReading {
+    if body.bytes.trim_ascii().is_empty() {
+        return whole(Reading::Empty);
+    }
+    let Some(value) = parse_lenient(&body.bytes).filter(Value::is_object) else {
+        return malformed(&body.bytes, "not a JSON object");
+    };
+    let mut messages: Vec<ChatMessage> = match value.get("messages") {
+        Some(Value::Array(items)) => items.iter().map(chat_message).collect(),
+        _ => Vec::new(),
+    };
+    if let Some(prompt) = str_field(&value, "prompt") {
+        messages.push(ChatMessage {
+            role: "user".into(),
+            content: prompt.into(),
+            ..ChatMessage::default()
+        });
+    }
+    let system = str_field(&value, "system").map(str::to_string).or_else(|| {
+        messages
+            .iter()
+            .find(|m| m.role == "system")
+            .map(|m| m.content.clone())
+    });
+    whole(Reading::ChatRequest(ChatRequest {
+        model: str_field(&value, "model").map(str::to_string),
+        system,
+        messages,
+        tools: tool_names(value.get("tools")),
+        stream: value.get("stream").and_then(Value::as_bool).unwrap_or(true),
+    }))
+}
+
+/// Reads a reply: one JSON object or an NDJSON stream, reassembled into one assistant message.
+pub(super) fn response(_headers: &[Header], body: &BodyCapture) -> BodyReading {
+    if body.bytes.trim_ascii().is_empty() {
+        return whole(Reading::Empty);
+    }
+    // `stream:false` replies are one JSON document (possibly pretty-printed); streams are NDJSON.
+    let (lines, unterminated) = match parse_lenient(&body.bytes) {
+        Some(_) => (vec![body.bytes.clone()], false),
+        None => ndjson_lines(&body.bytes),
+    };
+    let mut reply = ChatResponse {
+        message: ChatMessage {
+            role: "assistant".into(),
+            ..ChatMessage::default()
+        },
+        ..ChatResponse::default()
+    };
+    let mut done = false;
+    let mut bad_lines = 0usize;
+    let last = lines.len().saturating_sub(1);
+    for (index, line) in lines.iter().enumerate() {
+        let Some(record) = parse_lenient(line).filter(Value::is_object) else {
+            if !(index == last && unterminated) {
+                bad_lines += 1;
+            }
+            continue;
+        };
+        reply.records += 1;
+        done |= absorb(&mut reply, &record);
+    }
+    if reply.records == 0 {
+        return malformed(&body.bytes, "no JSON object in the reply");
+    }
+    reply.streamed = reply.records > 1;
+    add_text_tool_calls(&mut reply.message);
+    let integrity = if bad_lines > 0 {
+        Integrity::Malformed(format!("{bad_lines} line(s) are not JSON objects"))
+    } else if !done && reply.error.is_none() {
+        Integrity::CutOff
+    } else {
+        Integrity::Whole
+    };
+    BodyReading {
+        reading: Reading::ChatResponse(Box::new(reply)),
+        integrity,
+    }
+}
+
+/// Folds one reply object into the assembled reply; true when it is the final (`done`) one.
+fn absorb(reply: &mut ChatResponse, record: &Value) -> bool {
+    if let Some(error) = record.get("error") {
+        reply.error = Some(match error {
+            Value::String(s) => s.clone(),
+            other => str_field(other, "message")
+                .map(str::to_string)
+                .unwrap_or_else(|| other.to_string()),
+        });
+        return false;
+    }
+    if reply.model.is_none() {
+        reply.model = str_field(record, "model").map(str::to_string);
+    }
+    if let Some(message) = record.get("message") {
+        let part = chat_message(message);
+        reply.message.content.push_str(&part.content);
+        reply.message.thinking.push_str(&part.thinking);
+        reply.message.tool_calls.extend(
+            part.tool_calls
+                .into_iter()
+                .filter(|c| c.form == ToolCallForm::Structured),
+        );
+    }
+    if let Some(piece) = str_field(record, "response") {
+        reply.message.content.push_str(piece);
+    }
+    if let Some(piece) = str_field(record, "thinking") {
+        reply.message.thinking.push_str(piece);
+    }
+    let done = record.get("done").and_then(Value::as_bool).unwrap_or(false);
+    if done {
+        reply.finish_reason = str_field(record, "done_reason").map(str::to_string);
+        let timings = OllamaTimings {
+            total_ns: u64_field(record, "total_duration"),
+            load_ns: u64_field(record, "load_duration"),
+            prompt_eval_count: u64_field(record, "prompt_eval_count"),
+            prompt_eval_ns: u64_field(record, "prompt_eval_duration"),
+            eval_count: u64_field(record, "eval_count"),
+            eval_ns: u64_field(record, "eval_duration"),
+        };
+        if timings != OllamaTimings::default() {
+            reply.timings = Some(timings);
+        }
+        reply.usage = Usage {
+            input_tokens: timings.prompt_eval_count,
+            output_tokens: timings.eval_count,
+        };
+    }
+    done
+}

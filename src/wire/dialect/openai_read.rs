@@ -1,0 +1,225 @@
+//! OpenAI Chat Completions: requests, and replies plain or as SSE with `arguments` fragments.
+
+use serde_json::Value;
+
+use super::json_util::{
+    Framing, arguments_from, framing, malformed, parse_lenient, sse_events, str_field, u64_field,
+    whole,
+};
+use super::ollama_read::{add_text_tool_calls, chat_message, tool_names};
+use super::{
+    BodyReading, ChatMessage, ChatRequest, ChatResponse, Integrity, Reading, ToolCall,
+    ToolCallForm, Usage,
+};
+use crate::hop::{BodyCapture, Header};
+
+/// Reads a `/v1/chat/completions` request (`stream` defaults to false here).
+pub(super) fn request(body: &BodyCapture) -> BodyReading {
+    if body.bytes.trim_ascii().is_empty() {
+        return whole(Reading::Empty);
+    }
+    let Some(value) = parse_lenient(&body.bytes).filter(Value::is_object) else {
+        return malformed(&body.bytes, "not a JSON object");
+    };
+    let messages: Vec<ChatMessage> = match value.get("messages") {
+        Some(Value::Array(items)) => items.iter().map(chat_message).collect(),
+        _ => Vec::new(),
+    };
+    let system = messages
+        .iter()
+        .find(|m| m.role == "system" || m.role == "developer")
+        .map(|m| m.content.clone());
+    whole(Reading::ChatRequest(ChatRequest {
+        model: str_field(&value, "model").map(str::to_string),
+        system,
+        messages,
+        tools: tool_names(value.get("tools")),
+        stream: value
+            .get("stream")
+            .and_then(Value::as_bool)
+            .unwrap_or(false),
+    }))
+}
+
+fn usage(value: Option<&Value>) -> Usage {
+    let Some(value) = value.filter(|v| v.is_object()) else {
+        return Usage::default();
+    };
+    Usage {
+        input_tokens: u64_field(value, "prompt_tokens"),
+        output_tokens: u64_field(value, "completion_tokens"),
+    }
+}
+
+fn error_text(value: &Value) -> Option<String> {
+    let error = value.get("error")?;
+    Some(
+        str_field(error, "message")
+            .map(str::to_string)
+            .unwrap_or_else(|| error.to_string()),
+    )
+}
+
+/// Reads a reply: a `chat.completion` object, or a `chat.completion.chunk` SSE stream.
+pub(super) fn response(headers: &[Header], body: &BodyCapture) -> BodyReading {
+    if body.bytes.trim_ascii().is_empty() {
+        return whole(Reading::Empty);
+    }
+    if framing(headers, &body.bytes) == Framing::Sse {
+        return stream(&body.bytes);
+    }
+    let Some(value) = parse_lenient(&body.bytes).filter(Value::is_object) else {
+        return malformed(&body.bytes, "not a JSON object");
+    };
+    let choice = value.get("choices").and_then(|c| c.get(0));
+    let mut message = choice
+        .and_then(|c| c.get("message"))
+        .map(chat_message)
+        .unwrap_or_default();
+    if message.role.is_empty() {
+        message.role = "assistant".into();
+    }
+    whole(Reading::ChatResponse(Box::new(ChatResponse {
+        model: str_field(&value, "model").map(str::to_string),
+        message,
+        finish_reason: choice
+            .and_then(|c| str_field(c, "finish_reason"))
+            .map(str::to_string),
+        usage: usage(value.get("usage")),
+        timings: None,
+        records: 1,
+        streamed: false,
+        error: error_text(&value),
+    })))
+}
+
+/// A tool call being assembled from `tool_calls[].index` fragments.
+struct PartialCall {
+    index: u64,
+    id: Option<String>,
+    name: String,
+    arguments: String,
+}
+
+fn stream(body: &[u8]) -> BodyReading {
+    let (events, tail) = sse_events(body);
+    let mut reply = ChatResponse {
+        message: ChatMessage {
+            role: "assistant".into(),
+            ..ChatMessage::default()
+        },
+        streamed: true,
+        ..ChatResponse::default()
+    };
+    let mut calls: Vec<PartialCall> = Vec::new();
+    let mut done = false;
+    let mut bad = 0usize;
+    let all = events.iter().map(|e| (e, false));
+    for (event, is_tail) in all.chain(tail.iter().map(|e| (e, true))) {
+        let data = event.data.trim();
+        if data.is_empty() {
+            continue;
+        }
+        if data == "[DONE]" {
+            done = true;
+            continue;
+        }
+        let Some(chunk) = parse_lenient(data.as_bytes()) else {
+            bad += usize::from(!is_tail);
+            continue;
+        };
+        reply.records += 1;
+        if let Some(error) = error_text(&chunk) {
+            reply.error = Some(error);
+        }
+        if reply.model.is_none() {
+            reply.model = str_field(&chunk, "model").map(str::to_string);
+        }
+        let chunk_usage = usage(chunk.get("usage"));
+        if chunk_usage != Usage::default() {
+            reply.usage = chunk_usage;
+        }
+        let Some(choice) = chunk.get("choices").and_then(|c| c.get(0)) else {
+            continue;
+        };
+        if let Some(reason) = str_field(choice, "finish_reason") {
+            reply.finish_reason = Some(reason.to_string());
+        }
+        let Some(delta) = choice.get("delta") else {
+            continue;
+        };
+        if let Some(piece) = str_field(delta, "content") {
+            reply.message.content.push_str(piece);
+        }
+        for key in ["reasoning", "reasoning_content"] {
+            if let Some(piece) = str_field(delta, key) {
+                reply.message.thinking.push_str(piece);
+            }
+        }
+        if let Some(Value::Array(fragments)) = delta.get("tool_calls") {
+            for fragment in fragments {
+                absorb_fragment(&mut calls, fragment);
+            }
+        }
+    }
+    reply.message.tool_calls = calls
+        .into_iter()
+        .map(|call| {
+            let (arguments, arguments_invalid) =
+                arguments_from(Some(&Value::String(call.arguments)));
+            ToolCall {
+                id: call.id,
+                name: call.name,
+                arguments,
+                arguments_invalid,
+                form: ToolCallForm::Structured,
+            }
+        })
+        .collect();
+    add_text_tool_calls(&mut reply.message);
+    let integrity = if reply.records == 0 && !done {
+        Integrity::Malformed("no chat.completion.chunk events".into())
+    } else if bad > 0 {
+        Integrity::Malformed(format!("{bad} event(s) are not JSON"))
+    } else if !done {
+        Integrity::CutOff
+    } else {
+        Integrity::Whole
+    };
+    BodyReading {
+        reading: Reading::ChatResponse(Box::new(reply)),
+        integrity,
+    }
+}
+
+/// Joins one `tool_calls[]` fragment: keyed by `index`, and by `id` when a server reuses an index.
+fn absorb_fragment(calls: &mut Vec<PartialCall>, fragment: &Value) {
+    let index = u64_field(fragment, "index").unwrap_or(0);
+    let id = str_field(fragment, "id").map(str::to_string);
+    let function = fragment.get("function");
+    let name = function.and_then(|f| str_field(f, "name"));
+    let arguments = function
+        .and_then(|f| str_field(f, "arguments"))
+        .unwrap_or_default();
+    let existing = calls
+        .iter_mut()
+        .rev()
+        .find(|call| call.index == index && (id.is_none() || call.id.is_none() || call.id == id));
+    match existing {
+        Some(call) => {
+            if call.id.is_none() {
+                call.id = id;
+            }
+            if let Some(name) = name {
+                call.name.push_str(name);
+            }
+            call.arguments.push_str(arguments);
+        }
+        None => calls.push(PartialCall {
+            index,
+            id,
+            name: name.unwrap_or_default().to_string(),
+            arguments: arguments.to_string(),
+        }),
+    }
+}

@@ -1,0 +1,256 @@
+//! `tracer wrap`: runs a stdio MCP server as a child, passes stdin, stdout and stderr through
+//! byte-exact as they arrive, and records the JSON-RPC it sees as hops in the shared database.
+//!
+//! Passing bytes through never waits on recording; without a database the wrapper still runs.
+
+pub mod observer;
+
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::process::Command;
+use tokio::signal::unix::{SignalKind, signal};
+
+use crate::hop::{ServerLogLine, now_unix_ns};
+use crate::store::{Recorder, RecorderHandle, Store};
+use crate::wire::stream::NdjsonDecoder;
+use observer::{Direction, StdioObserver};
+
+/// What to run and where to record it.
+#[derive(Debug, Clone)]
+pub struct WrapOptions {
+    /// The server's name in traces (the route name of its hops).
+    pub name: String,
+    pub command: Vec<String>,
+    pub db: PathBuf,
+    pub max_body: usize,
+}
+
+/// Runs the wrapped server to its end; returns the exit code to leave with.
+pub async fn run(options: WrapOptions) -> anyhow::Result<i32> {
+    let Some((program, args)) = options.command.split_first() else {
+        anyhow::bail!("no server command: use tracer wrap -- COMMAND [ARGS...]");
+    };
+    let recording = match Store::open(&options.db).await {
+        Ok(store) => Some(Recorder::spawn(store, 4096)),
+        Err(error) => {
+            eprintln!("tracer wrap: not recording ({error}); passing through");
+            None
+        }
+    };
+    let mut child = Command::new(program)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| anyhow::anyhow!("starting `{program}`: {e}"))?;
+    let pid = child.id().and_then(|id| i32::try_from(id).ok());
+    let command_line = options.command.join(" ");
+    let observer = Arc::new(Mutex::new(StdioObserver::new(
+        &options.name,
+        &command_line,
+        options.max_body,
+    )));
+    let recorder = recording.as_ref().map(|(handle, _)| handle.clone());
+    let tap = Tap {
+        observer: observer.clone(),
+        recorder: recorder.clone(),
+    };
+
+    let (Some(child_in), Some(child_out), Some(child_err)) =
+        (child.stdin.take(), child.stdout.take(), child.stderr.take())
+    else {
+        anyhow::bail!("the child's standard streams could not be piped");
+    };
+    let to_child = tokio::spawn(pump(
+        tokio::io::stdin(),
+        child_in,
+        tap.clone(),
+        Direction::ClientToServer,
+    ));
+    let from_child = tokio::spawn(pump(
+        child_out,
+        tokio::io::stdout(),
+        tap,
+        Direction::ServerToClient,
+    ));
+    let logs = tokio::spawn(pump_stderr(
+        child_err,
+        recorder.clone(),
+        options.name.clone(),
+    ));
+
+    let status = tokio::select! {
+        status = child.wait() => status?,
+        signal = forward_signals(pid) => {
+            tracing::debug!(?signal, "forwarded a signal to the server");
+            child.wait().await?
+        }
+    };
+    // The server is gone: what it wrote is read to its end; the host's stdin may stay open.
+    let _ = tokio::time::timeout(Duration::from_millis(500), from_child).await;
+    let _ = tokio::time::timeout(Duration::from_millis(200), logs).await;
+    to_child.abort();
+
+    let leftovers = match observer.lock() {
+        Ok(mut observer) => observer.finish("the server exited before answering", now_unix_ns()),
+        Err(_) => Vec::new(),
+    };
+    if let Some(recorder) = &recorder {
+        for event in leftovers {
+            send(recorder, event);
+        }
+    }
+    drop(recorder);
+    if let Some((handle, writer)) = recording {
+        drop(handle);
+        match tokio::time::timeout(Duration::from_secs(1), writer).await {
+            Ok(Ok(report)) if report.hops_not_written > 0 => {
+                eprintln!("tracer wrap: {} hops not written", report.hops_not_written);
+            }
+            Ok(_) => {}
+            Err(_) => {
+                eprintln!("tracer wrap: the database did not take the last hops within a second")
+            }
+        }
+    }
+    Ok(exit_code(status))
+}
+
+/// The observer and recorder shared by both directions.
+#[derive(Clone)]
+struct Tap {
+    observer: Arc<Mutex<StdioObserver>>,
+    recorder: Option<RecorderHandle>,
+}
+
+impl Tap {
+    fn line(&self, direction: Direction, line: &[u8]) {
+        let Some(recorder) = &self.recorder else {
+            return;
+        };
+        let events = match self.observer.lock() {
+            Ok(mut observer) => observer.on_line(direction, line, now_unix_ns()),
+            Err(_) => return,
+        };
+        for event in events {
+            send(recorder, event);
+        }
+    }
+}
+
+fn send(recorder: &RecorderHandle, event: crate::hop::HopEvent) {
+    match event {
+        crate::hop::HopEvent::Started(start) => {
+            recorder.start(*start);
+        }
+        crate::hop::HopEvent::Ended(end) => recorder.end(*end),
+        crate::hop::HopEvent::RequestDone(done) => recorder.request_done(*done),
+        crate::hop::HopEvent::ServerLog(line) => recorder.log_line(*line),
+    }
+}
+
+/// Copies bytes as they arrive (never waiting for a line end), observing each complete line.
+async fn pump(
+    mut from: impl AsyncRead + Unpin,
+    mut to: impl AsyncWrite + Unpin,
+    tap: Tap,
+    direction: Direction,
+) {
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut lines = NdjsonDecoder::new();
+    loop {
+        let n = match from.read(&mut buf).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => n,
+        };
+        // Observe before passing on: the reader may answer at once, and its answer must not be
+        // seen before the message it answers. Parsing a line costs microseconds.
+        for line in lines.push(&buf[..n]) {
+            tap.line(direction, &line);
+        }
+        if to.write_all(&buf[..n]).await.is_err() || to.flush().await.is_err() {
+            break;
+        }
+    }
+    if let Some(line) = lines.finish() {
+        tap.line(direction, &line);
+    }
+    // Closing our side tells the reader (the server's stdin, or the host) the stream ended.
+    let _ = to.shutdown().await;
+}
+
+async fn pump_stderr(
+    mut from: impl AsyncRead + Unpin,
+    recorder: Option<RecorderHandle>,
+    route: String,
+) {
+    let mut stderr = tokio::io::stderr();
+    let mut buf = vec![0u8; 16 * 1024];
+    let mut lines = NdjsonDecoder::new();
+    let keep = |line: Vec<u8>| {
+        if let Some(recorder) = &recorder {
+            recorder.log_line(ServerLogLine {
+                route: route.clone(),
+                logged_unix_ns: now_unix_ns(),
+                line: String::from_utf8_lossy(&line).into_owned(),
+            });
+        }
+    };
+    loop {
+        let n = match from.read(&mut buf).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => n,
+        };
+        let _ = stderr.write_all(&buf[..n]).await;
+        let _ = stderr.flush().await;
+        lines.push(&buf[..n]).into_iter().for_each(keep);
+    }
+    if let Some(line) = lines.finish() {
+        keep(line);
+    }
+}
+
+/// Waits for SIGTERM, SIGINT or SIGHUP and passes it on to the server; returns it.
+async fn forward_signals(pid: Option<i32>) -> Option<i32> {
+    let kinds = [
+        SignalKind::terminate(),
+        SignalKind::interrupt(),
+        SignalKind::hangup(),
+    ];
+    let mut streams = Vec::new();
+    for kind in kinds {
+        match signal(kind) {
+            Ok(stream) => streams.push((kind, stream)),
+            Err(error) => tracing::warn!(%error, "cannot listen for a signal"),
+        }
+    }
+    if streams.is_empty() {
+        return std::future::pending().await;
+    }
+    let futures = streams.iter_mut().map(|(kind, stream)| {
+        let kind = *kind;
+        Box::pin(async move {
+            stream.recv().await;
+            kind
+        })
+    });
+    let (kind, _, _) = futures_util::future::select_all(futures).await;
+    let raw = kind.as_raw_value();
+    if let (Some(pid), Ok(sig)) = (pid, nix::sys::signal::Signal::try_from(raw)) {
+        let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), sig);
+    }
+    Some(raw)
+}
+
+fn exit_code(status: std::process::ExitStatus) -> i32 {
+    use std::os::unix::process::ExitStatusExt;
+    status
+        .code()
+        .or_else(|| status.signal().map(|s| 128 + s))
+        .unwrap_or(1)
+}

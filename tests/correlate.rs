@@ -1,0 +1,174 @@
+//! The grouping driver over a real SQLite store in a temp dir: assigns, is idempotent, waits for
+//! hops in flight, and a rebuild gives the same traces.
+
+use serde_json::json;
+use tracer::hop::{BodyCapture, Header, HopEnd, HopStart, HopState, Role, Transport};
+use tracer::store::{Store, hops};
+use tracer::trace::GroupOptions;
+use tracer::trace::correlate::{Mode, correlate};
+
+const MS: i64 = 1_000_000;
+const BASE: i64 = 1_800_000_000_000_000_000;
+
+fn start(id: &str, role: Role, path: &str, at_ms: i64) -> HopStart {
+    HopStart {
+        id: format!("{id:0>32}"),
+        route: role.as_str().into(),
+        role,
+        transport: Transport::Http,
+        peer: "127.0.0.1:40001".into(),
+        method: "POST".into(),
+        path: path.into(),
+        url: format!("http://127.0.0.1:9{path}"),
+        request_headers: vec![Header::new("content-type", "application/json")],
+        started_unix_ns: BASE + at_ms * MS,
+    }
+}
+
+fn end(id: &str, at_ms: i64, request: serde_json::Value, response: serde_json::Value) -> HopEnd {
+    HopEnd {
+        id: format!("{id:0>32}"),
+        state: Some(HopState::Complete),
+        status: Some(200),
+        response_headers: vec![Header::new("content-type", "application/json")],
+        request_body: BodyCapture::whole(request.to_string().into_bytes()),
+        response_body: BodyCapture::whole(response.to_string().into_bytes()),
+        response_ended_unix_ns: Some(BASE + at_ms * MS),
+        ..HopEnd::default()
+    }
+}
+
+async fn record(store: &Store, start: HopStart, end: Option<HopEnd>) {
+    let mut conn = store.pool().acquire().await.expect("connection");
+    hops::insert_start(&mut conn, &start).await.expect("start");
+    if let Some(end) = end {
+        assert!(hops::apply_end(&mut conn, &end).await.expect("end"));
+    }
+}
+
+fn chat(text: &str) -> serde_json::Value {
+    json!({"model": "qwen2.5:7b", "messages": [{"role": "user", "content": text}], "stream": false})
+}
+
+fn asks(item: &str) -> serde_json::Value {
+    json!({"message": {"role": "assistant", "content": "", "tool_calls": [{"function": {"name": "append", "arguments": {"content": item}}}]}, "done": true})
+}
+
+fn call(item: &str) -> serde_json::Value {
+    json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "append", "arguments": {"content": item}}})
+}
+
+fn success() -> serde_json::Value {
+    json!({"jsonrpc": "2.0", "id": 2, "result": {"content": [{"type": "text", "text": "Success"}]}})
+}
+
+#[tokio::test]
+async fn correlate_assigns_once_waits_for_in_flight_hops_and_rebuilds_the_same() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = Store::open(&dir.path().join("t.db")).await.expect("store");
+    // Two users at once through a host with no agent route and no traceparent.
+    record(
+        &store,
+        start("a1", Role::Model, "/api/chat", 0),
+        Some(end("a1", 100, chat("Add milk"), asks("milk"))),
+    )
+    .await;
+    record(
+        &store,
+        start("b1", Role::Model, "/api/chat", 10),
+        Some(end("b1", 120, chat("Add eggs"), asks("eggs"))),
+    )
+    .await;
+    record(
+        &store,
+        start("b2", Role::Mcp, "/mcp", 130),
+        Some(end("b2", 135, call("eggs"), success())),
+    )
+    .await;
+    record(
+        &store,
+        start("a2", Role::Mcp, "/mcp", 140),
+        Some(end("a2", 145, call("milk"), success())),
+    )
+    .await;
+    record(&store, start("a3", Role::Model, "/api/chat", 150), None).await;
+
+    let report = correlate(&store, GroupOptions::default(), Mode::Unassigned)
+        .await
+        .expect("correlate");
+    assert_eq!(
+        (report.assigned, report.kept, report.waiting, report.traces),
+        (4, 0, 1, 2)
+    );
+    let trace_of = |hops: &[tracer::store::hops::StoredHop], id: &str| {
+        hops.iter()
+            .find(|h| h.start.id.ends_with(id))
+            .and_then(|h| h.trace_id.clone())
+    };
+    let hops = store.all_hops().await.expect("hops");
+    let milk = trace_of(&hops, "a1").expect("a1 has a trace");
+    let eggs = trace_of(&hops, "b1").expect("b1 has a trace");
+    assert_ne!(milk, eggs);
+    assert_eq!(trace_of(&hops, "a2").as_ref(), Some(&milk));
+    assert_eq!(trace_of(&hops, "b2").as_ref(), Some(&eggs));
+    assert_eq!(trace_of(&hops, "a3"), None, "in flight: left for later");
+    let milk_trace = store.trace(&milk[..31]).await.expect("trace by prefix");
+    assert_eq!(milk_trace.title.as_deref(), Some("Add milk"));
+    assert_eq!(store.trace_hops(&milk).await.expect("hops").len(), 2);
+    assert!(store.trace("ffff").await.is_err());
+    let titles: Vec<Option<String>> = store
+        .traces()
+        .await
+        .expect("traces")
+        .into_iter()
+        .map(|t| t.title)
+        .collect();
+    assert_eq!(
+        titles,
+        [Some("Add eggs".to_string()), Some("Add milk".to_string())]
+    );
+
+    // The in-flight hop ends; the next run places only it, and keeps the rest.
+    let mut conn = store.pool().acquire().await.expect("connection");
+    hops::apply_end(
+        &mut conn,
+        &end(
+            "a3",
+            200,
+            chat("Add milk"),
+            json!({"message": {"role": "assistant", "content": "Done."}, "done": true}),
+        ),
+    )
+    .await
+    .expect("end");
+    drop(conn);
+    let again = correlate(&store, GroupOptions::default(), Mode::Unassigned)
+        .await
+        .expect("again");
+    assert_eq!((again.assigned, again.kept, again.waiting), (1, 4, 0));
+    let hops = store.all_hops().await.expect("hops");
+    assert_eq!(trace_of(&hops, "a3").as_ref(), Some(&milk));
+
+    let idle = correlate(&store, GroupOptions::default(), Mode::Unassigned)
+        .await
+        .expect("idle");
+    assert_eq!(
+        idle,
+        Default::default(),
+        "nothing left to assign: nothing read"
+    );
+
+    let rebuilt = correlate(&store, GroupOptions::default(), Mode::Rebuild)
+        .await
+        .expect("rebuild");
+    assert_eq!((rebuilt.assigned, rebuilt.kept, rebuilt.traces), (5, 0, 2));
+    let after: Vec<Option<String>> = store
+        .all_hops()
+        .await
+        .expect("hops")
+        .into_iter()
+        .map(|h| h.trace_id)
+        .collect();
+    let before: Vec<Option<String>> = hops.into_iter().map(|h| h.trace_id).collect();
+    assert_eq!(after, before);
+}
