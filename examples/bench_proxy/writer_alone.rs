@@ -3,7 +3,9 @@
 
 use std::time::{Duration, Instant};
 
-use tracer::hop::{BodyCapture, Chunk, Header, HopEnd, HopStart, HopState, Role, Transport};
+use tracer::hop::{
+    BodyCapture, Chunk, Header, HopEnd, HopStart, HopState, RequestDone, Role, Transport,
+};
 use tracer::store::{Recorder, Store};
 
 use crate::upstream::CHAT_REQUEST;
@@ -25,18 +27,24 @@ impl WriterAlone {
     }
 }
 
-/// Queues `hops` hops shaped like the bench's JSON exchange (a channel large enough for all of
-/// them, so none is dropped) and times the writer until it has written every one.
+/// Queues `hops` hops shaped like the bench's JSON exchange, with the three events the proxy
+/// sends per hop (start, request done, end), in a channel large enough for all of them so none
+/// is dropped, and times the writer until it has written every one.
 pub async fn measure(hops: u64) -> anyhow::Result<WriterAlone> {
     let dir = tempfile::tempdir()?;
     let store = Store::open(&dir.path().join("writer.db")).await?;
-    let capacity = usize::try_from(hops * 2)?;
+    let capacity = usize::try_from(hops * 3)?;
     let (recorder, writer) = Recorder::spawn(store.clone(), capacity);
     let cpu_before = crate::targets::cpu_seconds_by_thread(std::process::id());
     let started = Instant::now();
     for i in 0..hops {
         let id = format!("{i:032x}");
         if recorder.start(start(&id)) {
+            recorder.request_done(RequestDone {
+                id: id.clone(),
+                request_body: BodyCapture::whole(CHAT_REQUEST.as_bytes().to_vec()),
+                request_ended_unix_ns: tracer::hop::now_unix_ns(),
+            });
             recorder.end(end(&id));
         }
     }
