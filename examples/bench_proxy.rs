@@ -10,6 +10,8 @@
 mod load;
 #[path = "bench_proxy/report.rs"]
 mod report;
+#[path = "bench_proxy/rounds.rs"]
+mod rounds;
 #[path = "bench_proxy/targets.rs"]
 mod targets;
 #[path = "bench_proxy/upstream.rs"]
@@ -17,28 +19,30 @@ mod upstream;
 #[path = "bench_proxy/writer_alone.rs"]
 mod writer_alone;
 
-use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use anyhow::Context;
 use clap::Parser;
 use sqlx::Row;
 
-use report::{Column, HopCheck};
+use report::HopCheck;
 
 /// Benchmark tracer's recording proxy against direct, nginx and mitmdump.
 #[derive(Debug, Parser)]
 #[command(name = "bench_proxy")]
 struct Options {
-    /// Seconds of load per throughput cell
+    /// Seconds of load per path at each concurrency (split over the rounds)
     #[arg(long, default_value_t = 3.0)]
     seconds: f64,
-    /// Seconds of warm-up load (c=50) before each column's cells
+    /// Rounds the load is interleaved in (every path gets a slice per round)
+    #[arg(long, default_value_t = 3)]
+    rounds: u32,
+    /// Seconds of warm-up load (c=50) per path
     #[arg(long, default_value_t = 0.5)]
     warmup: f64,
-    /// NDJSON streams (20 chunks, 10 ms apart) per column, one after another
+    /// NDJSON streams (20 chunks, 10 ms apart) per path, one after another, split over the rounds
     #[arg(long, default_value_t = 25)]
     streams: u32,
     /// The nginx binary (default: `nginx` on PATH or in /usr/sbin)
@@ -82,32 +86,32 @@ async fn bench(options: Options) -> anyhow::Result<()> {
         "--seconds must be in (0, 60] and --warmup in [0, 60]"
     );
     anyhow::ensure!(
-        (1..=1000).contains(&options.streams),
-        "--streams must be 1..=1000"
+        (1..=1000).contains(&options.streams) && (1..=20).contains(&options.rounds),
+        "--streams must be 1..=1000 and --rounds 1..=20"
     );
     let clock = Instant::now();
     let upstream = upstream::spawn(clock)
         .await
         .context("starting the upstream")?;
     println!(
-        "upstream on {upstream}; {} s per cell after {} s warm-up; {} NDJSON streams per column",
-        options.seconds, options.warmup, options.streams
+        "upstream on {upstream}; per path: {} s warm-up, {} NDJSON streams, {} s at c=1 and {} s at c=50 in {} interleaved rounds",
+        options.warmup, options.streams, options.seconds, options.seconds, options.rounds
     );
     println!("load average at start: {}", load_average());
-    let mut columns = vec![measure("direct", upstream, None, &options, clock).await];
 
     let dir = tempfile::tempdir()?;
     let db = dir.path().join("bench.db");
+    let mut subjects = vec![rounds::Subject::new(
+        "direct",
+        upstream,
+        rounds::Process::Direct,
+    )];
     let tracer = targets::TracerChild::start(upstream, &db, targets::Variant::CLI).await?;
-    let mut column = measure("tracer", tracer.addr, tracer.pid(), &options, clock).await;
-    column.peak_rss_kib = tracer.peak_rss_kib();
-    let tracer_threads = tracer
-        .pid()
-        .map(targets::cpu_seconds_by_thread)
-        .unwrap_or_default();
-    let child_said = tracer.stop().await?;
-    let hops = count_hops(&db, column.sent, child_said).await?;
-    columns.push(column);
+    subjects.push(rounds::Subject::new(
+        "tracer",
+        tracer.addr,
+        rounds::Process::Tracer(tracer),
+    ));
     if options.diagnose {
         let variants = [
             (
@@ -126,13 +130,13 @@ async fn bench(options: Options) -> anyhow::Result<()> {
             ),
         ];
         for (name, variant) in variants {
-            let db = dir.path().join(format!("diagnostic-{}.db", columns.len()));
+            let db = dir.path().join(format!("diagnostic-{}.db", subjects.len()));
             let tracer = targets::TracerChild::start(upstream, &db, variant).await?;
-            let mut column = measure(name, tracer.addr, tracer.pid(), &options, clock).await;
-            column.peak_rss_kib = tracer.peak_rss_kib();
-            let said = tracer.stop().await?;
-            println!("diagnostic `{name}` child at exit: {said}");
-            columns.push(column);
+            subjects.push(rounds::Subject::new(
+                name,
+                tracer.addr,
+                rounds::Process::Tracer(tracer),
+            ));
         }
     }
     let nginx = options
@@ -142,12 +146,11 @@ async fn bench(options: Options) -> anyhow::Result<()> {
     match nginx {
         None => println!("note: nginx not found (apt-get install -y nginx-light); no nginx column"),
         Some(path) => match targets::start_nginx(&path, upstream).await {
-            Ok(proxy) => {
-                let mut column = measure("nginx", proxy.addr, proxy.pid(), &options, clock).await;
-                column.peak_rss_kib = proxy.peak_rss_kib();
-                proxy.stop().await;
-                columns.push(column);
-            }
+            Ok(proxy) => subjects.push(rounds::Subject::new(
+                "nginx",
+                proxy.addr,
+                rounds::Process::External(proxy),
+            )),
             Err(error) => println!("note: nginx did not start ({error:#}); no nginx column"),
         },
     }
@@ -160,15 +163,48 @@ async fn bench(options: Options) -> anyhow::Result<()> {
             "note: mitmdump not found (pip install mitmproxy; then PATH or --mitmdump PATH); no mitmdump column"
         ),
         Some(path) => match targets::start_mitmdump(&path, upstream).await {
-            Ok(proxy) => {
-                let mut column =
-                    measure("mitmdump", proxy.addr, proxy.pid(), &options, clock).await;
-                column.peak_rss_kib = proxy.peak_rss_kib();
-                proxy.stop().await;
-                columns.push(column);
-            }
+            Ok(proxy) => subjects.push(rounds::Subject::new(
+                "mitmdump",
+                proxy.addr,
+                rounds::Process::External(proxy),
+            )),
             Err(error) => println!("note: mitmdump did not start ({error:#}); no mitmdump column"),
         },
+    }
+
+    let plan = rounds::Plan {
+        seconds: options.seconds,
+        warmup: options.warmup,
+        streams: options.streams,
+        rounds: options.rounds,
+    };
+    rounds::measure_all(&mut subjects, &plan, clock).await;
+
+    let mut columns = Vec::new();
+    let mut tracer_threads = Vec::new();
+    let mut hops = HopCheck::default();
+    for mut subject in subjects {
+        columns.push(subject.column());
+        let sent = subject.sent();
+        match subject.process {
+            rounds::Process::Direct => {}
+            rounds::Process::Tracer(child) => {
+                let is_main = subject.name == "tracer";
+                if is_main {
+                    tracer_threads = child
+                        .pid()
+                        .map(targets::cpu_seconds_by_thread)
+                        .unwrap_or_default();
+                }
+                let said = child.stop().await?;
+                if is_main {
+                    hops = count_hops(&db, sent, said).await?;
+                } else {
+                    println!("diagnostic `{}` child at exit: {said}", subject.name);
+                }
+            }
+            rounds::Process::External(external) => external.stop().await,
+        }
     }
 
     println!("measuring the store writer alone ({WRITER_ALONE_HOPS} hops queued at once) ...");
@@ -217,47 +253,6 @@ fn load_average() -> String {
                 .join(" ")
         })
         .unwrap_or_else(|_| "unknown".into())
-}
-
-/// Pause after the warm-up, so a proxy that queued work (tracer's writer) starts c=1 idle.
-const SETTLE: Duration = Duration::from_secs(1);
-
-/// One column: the NDJSON streams (on an idle proxy), warm-up, c=1 (with first-byte latency),
-/// then c=50 (with the proxy's CPU time when `pid` is known).
-async fn measure(
-    name: &'static str,
-    addr: SocketAddr,
-    pid: Option<u32>,
-    options: &Options,
-    clock: Instant,
-) -> Column {
-    println!("measuring {name} on {addr} ...");
-    let seconds = Duration::from_secs_f64(options.seconds);
-    let mut streams = load::ndjson_streams(addr, options.streams, clock).await;
-    let warm = load::json_load(addr, 50, Duration::from_secs_f64(options.warmup), false).await;
-    tokio::time::sleep(SETTLE).await;
-    let mut c1 = load::json_load(addr, 1, seconds, true).await;
-    let cpu_before = pid.and_then(targets::tree_cpu_seconds);
-    let c50 = load::json_load(addr, 50, seconds, false).await;
-    let cpu_after = pid.and_then(targets::tree_cpu_seconds);
-    Column {
-        cpu_c50: cpu_before
-            .zip(cpu_after)
-            .map(|(before, after)| after - before),
-        ok_c50: c50.ok,
-        name,
-        rps_c1: c1.per_second(),
-        rps_c50: c50.per_second(),
-        first_byte_p50: load::percentile(&mut c1.first_byte, 0.50),
-        first_byte_p99: load::percentile(&mut c1.first_byte, 0.99),
-        jitter_p99: load::percentile(&mut streams.gap_deviation, 0.99),
-        delivery_p50: load::percentile(&mut streams.delivery, 0.50),
-        delivery_p99: load::percentile(&mut streams.delivery, 0.99),
-        gaps: streams.gap_deviation.len(),
-        sent: warm.sent + c1.sent + c50.sent + streams.sent,
-        errors: warm.errors + c1.errors + c50.errors + streams.errors,
-        peak_rss_kib: None,
-    }
 }
 
 /// Reads the tracer child's database after its clean stop.
