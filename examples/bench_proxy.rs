@@ -51,9 +51,9 @@ struct Options {
     /// The mitmdump binary (default: `mitmdump` on PATH)
     #[arg(long, value_name = "PATH")]
     mitmdump: Option<PathBuf>,
-    /// Add diagnostic columns: tracer with a recorder channel of 1, so almost no hop reaches
-    /// the store (the proxy path's own cost, without the SQLite writer), and tracer on a
-    /// one-thread runtime (what cross-thread wake-ups cost)
+    /// Add diagnostic columns: tracer with its store writer stopped, so no hop reaches SQLite
+    /// (the proxy path's own cost), and tracer on a one-thread runtime (what cross-thread
+    /// wake-ups cost)
     #[arg(long)]
     diagnose: bool,
 }
@@ -115,9 +115,9 @@ async fn bench(options: Options) -> anyhow::Result<()> {
     if options.diagnose {
         let variants = [
             (
-                "tracer, store starved",
+                "tracer, store detached",
                 targets::Variant {
-                    capacity: 1,
+                    capacity: 0,
                     one_thread: false,
                 },
             ),

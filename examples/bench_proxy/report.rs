@@ -12,6 +12,7 @@ pub struct Column {
     pub rps_c50: f64,
     pub first_byte_p50: Option<Duration>,
     pub first_byte_p99: Option<Duration>,
+    pub jitter_p50: Option<Duration>,
     pub jitter_p99: Option<Duration>,
     pub delivery_p50: Option<Duration>,
     pub delivery_p99: Option<Duration>,
@@ -92,6 +93,7 @@ pub fn table(columns: &[Column]) -> String {
         ))
     });
     row("stream chunk gaps timed", &|c| c.gaps.to_string());
+    row("chunk gap jitter p50 (ms)", &|c| ms(c.jitter_p50));
     row("chunk gap jitter p99 (ms)", &|c| ms(c.jitter_p99));
     row("added jitter p99 (ms)", &|c| {
         signed(added_ms(c.jitter_p99, direct.and_then(|d| d.jitter_p99)))

@@ -79,6 +79,7 @@ impl Subject {
             rps_c50: self.c50.per_second(),
             first_byte_p50: load::percentile(&mut self.c1.first_byte, 0.50),
             first_byte_p99: load::percentile(&mut self.c1.first_byte, 0.99),
+            jitter_p50: load::percentile(&mut self.streams.gap_deviation, 0.50),
             jitter_p99: load::percentile(&mut self.streams.gap_deviation, 0.99),
             delivery_p50: load::percentile(&mut self.streams.delivery, 0.50),
             delivery_p99: load::percentile(&mut self.streams.delivery, 0.99),

@@ -10,14 +10,15 @@ use anyhow::{Context, bail};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 use tracer::proxy::{Proxy, ProxySettings, Route};
-use tracer::store::{Recorder, Store};
+use tracer::store::{Recorder, Store, WriterReport};
 
 /// The flag that turns this example into the tracer proxy child.
 pub const CHILD_FLAG: &str = "--child-proxy";
 /// How the tracer child runs.
 #[derive(Debug, Clone, Copy)]
 pub struct Variant {
-    /// The recorder channel's capacity: 1 starves the writer (a diagnostic).
+    /// The recorder channel's capacity; 0 detaches the store (a diagnostic): the writer task is
+    /// stopped at once, so the proxy captures every hop but hands none over.
     pub capacity: usize,
     /// A current-thread runtime instead of `tracer`'s multi-thread one (a diagnostic).
     pub one_thread: bool,
@@ -66,9 +67,16 @@ async fn run_tracer_child(upstream: &str, db: &Path, capacity: usize) -> anyhow:
         .map(|route| route.listen)
         .context("the proxy has no route")?;
     println!("LISTEN {listen}");
-    let (recorder, writer) = Recorder::spawn(store.clone(), capacity);
+    let (recorder, writer) = Recorder::spawn(store.clone(), capacity.max(1));
+    if capacity == 0 {
+        writer.abort();
+    }
     let stats = proxy.run(recorder, stdin_closed_or_ctrl_c()).await;
-    let report = writer.await.context("waiting for the store writer")?;
+    let report = match writer.await {
+        Ok(report) => report,
+        Err(error) if error.is_cancelled() => WriterReport::default(),
+        Err(error) => return Err(error).context("waiting for the store writer"),
+    };
     store.close().await;
     println!(
         "DONE hops_written={} hops_not_written={} connections={} cut_off={}",
