@@ -8,6 +8,8 @@
 
 #[path = "bench_proxy/load.rs"]
 mod load;
+#[path = "bench_proxy/procfs.rs"]
+mod procfs;
 #[path = "bench_proxy/report.rs"]
 mod report;
 #[path = "bench_proxy/rounds.rs"]
@@ -193,7 +195,7 @@ async fn bench(options: Options) -> anyhow::Result<()> {
                 if is_main {
                     tracer_threads = child
                         .pid()
-                        .map(targets::cpu_seconds_by_thread)
+                        .map(procfs::cpu_seconds_by_thread)
                         .unwrap_or_default();
                 }
                 let said = child.stop().await?;

@@ -78,6 +78,13 @@ pub fn table(columns: &[Column]) -> String {
     row("req/s c=50 vs direct", &|c| {
         ratio(c.rps_c50, direct.map_or(0.0, |d| d.rps_c50))
     });
+    for other in ["nginx", "mitmdump"] {
+        if let Some(base) = columns.iter().find(|c| c.name == other) {
+            row(&format!("req/s c=50 vs {other}"), &|c| {
+                ratio(c.rps_c50, base.rps_c50)
+            });
+        }
+    }
     row("first byte p50, c=1 (ms)", &|c| ms(c.first_byte_p50));
     row("first byte p99, c=1 (ms)", &|c| ms(c.first_byte_p99));
     row("added first byte p50 (ms)", &|c| {

@@ -6,8 +6,9 @@ use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use crate::load::{self, LoadCell, StreamCell};
+use crate::procfs;
 use crate::report::Column;
-use crate::targets::{self, External, TracerChild};
+use crate::targets::{External, TracerChild};
 
 /// Pause after every cell, so a proxy that queued work (tracer's writer) does not slow the
 /// next path's cell.
@@ -138,10 +139,10 @@ pub async fn measure_all(subjects: &mut [Subject], plan: &Plan, clock: Instant) 
                     continue;
                 };
                 let pid = subject.pid();
-                let cpu_before = pid.and_then(targets::tree_cpu_seconds);
+                let cpu_before = pid.and_then(procfs::tree_cpu_seconds);
                 let cell =
                     load::json_load(subject.addr, concurrency, slice, concurrency == 1).await;
-                let cpu_after = pid.and_then(targets::tree_cpu_seconds);
+                let cpu_after = pid.and_then(procfs::tree_cpu_seconds);
                 subject.add(&cell);
                 let total = if concurrency == 1 {
                     &mut subject.c1

@@ -144,7 +144,7 @@ impl TracerChild {
 
     /// Peak RSS in KiB so far.
     pub fn peak_rss_kib(&self) -> Option<u64> {
-        self.child.id().and_then(tree_peak_rss_kib)
+        self.child.id().and_then(crate::procfs::tree_peak_rss_kib)
     }
 
     pub fn pid(&self) -> Option<u32> {
@@ -182,7 +182,7 @@ pub struct External {
 
 impl External {
     pub fn peak_rss_kib(&self) -> Option<u64> {
-        self.child.id().and_then(tree_peak_rss_kib)
+        self.child.id().and_then(crate::procfs::tree_peak_rss_kib)
     }
 
     pub fn pid(&self) -> Option<u32> {
@@ -317,29 +317,6 @@ fn running_as_root() -> bool {
         .unwrap_or(false)
 }
 
-/// VmHWM of a process plus its direct children (nginx's workers), in KiB.
-fn tree_peak_rss_kib(pid: u32) -> Option<u64> {
-    let own = peak_rss_of(pid)?;
-    let children: u64 = std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children"))
-        .unwrap_or_default()
-        .split_whitespace()
-        .filter_map(|child| child.parse().ok())
-        .filter_map(peak_rss_of)
-        .sum();
-    Some(own + children)
-}
-
-fn peak_rss_of(pid: u32) -> Option<u64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    status
-        .lines()
-        .find(|line| line.starts_with("VmHWM:"))?
-        .split_whitespace()
-        .nth(1)?
-        .parse()
-        .ok()
-}
-
 /// A tool found on PATH (and, for nginx, in /usr/sbin, which a non-root PATH may lack).
 pub fn find_tool(name: &str) -> Option<PathBuf> {
     let path = std::env::var_os("PATH").unwrap_or_default();
@@ -347,53 +324,4 @@ pub fn find_tool(name: &str) -> Option<PathBuf> {
         .chain([PathBuf::from("/usr/sbin"), PathBuf::from("/usr/local/sbin")])
         .map(|dir| dir.join(name))
         .find(|candidate| candidate.is_file())
-}
-
-/// Linux's USER_HZ: the unit of the CPU times in /proc/*/stat.
-const TICKS_PER_SECOND: f64 = 100.0;
-
-/// CPU seconds (user + system) used so far by a process and its direct children.
-pub fn tree_cpu_seconds(pid: u32) -> Option<f64> {
-    let own = cpu_ticks(&format!("/proc/{pid}/stat"))?;
-    let children: u64 = std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children"))
-        .unwrap_or_default()
-        .split_whitespace()
-        .filter_map(|child| cpu_ticks(&format!("/proc/{child}/stat")))
-        .sum();
-    Some((own + children) as f64 / TICKS_PER_SECOND)
-}
-
-/// CPU seconds per thread name (digits at the end dropped, so a pool's threads add up).
-pub fn cpu_seconds_by_thread(pid: u32) -> Vec<(String, f64)> {
-    let mut totals: Vec<(String, f64)> = Vec::new();
-    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
-        return totals;
-    };
-    for task in tasks.flatten() {
-        let path = task.path();
-        let name = std::fs::read_to_string(path.join("comm")).unwrap_or_default();
-        let name = name
-            .trim()
-            .trim_end_matches(|c: char| c.is_ascii_digit() || c == '-');
-        let Some(ticks) = cpu_ticks(&path.join("stat").to_string_lossy()) else {
-            continue;
-        };
-        let seconds = ticks as f64 / TICKS_PER_SECOND;
-        match totals.iter_mut().find(|(known, _)| known == name) {
-            Some((_, total)) => *total += seconds,
-            None => totals.push((name.to_string(), seconds)),
-        }
-    }
-    totals.sort_by(|a, b| b.1.total_cmp(&a.1));
-    totals
-}
-
-/// utime + stime of one /proc stat file (fields 14 and 15, counted after the `(comm)`).
-fn cpu_ticks(stat_path: &str) -> Option<u64> {
-    let stat = std::fs::read_to_string(stat_path).ok()?;
-    let after_comm = &stat[stat.rfind(')')? + 1..];
-    let fields: Vec<&str> = after_comm.split_whitespace().collect();
-    let utime: u64 = fields.get(11)?.parse().ok()?;
-    let stime: u64 = fields.get(12)?.parse().ok()?;
-    Some(utime + stime)
 }

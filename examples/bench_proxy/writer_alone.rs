@@ -35,7 +35,7 @@ pub async fn measure(hops: u64) -> anyhow::Result<WriterAlone> {
     let store = Store::open(&dir.path().join("writer.db")).await?;
     let capacity = usize::try_from(hops * 3)?;
     let (recorder, writer) = Recorder::spawn(store.clone(), capacity);
-    let cpu_before = crate::targets::cpu_seconds_by_thread(std::process::id());
+    let cpu_before = crate::procfs::cpu_seconds_by_thread(std::process::id());
     let started = Instant::now();
     for i in 0..hops {
         let id = format!("{i:032x}");
@@ -51,7 +51,7 @@ pub async fn measure(hops: u64) -> anyhow::Result<WriterAlone> {
     drop(recorder);
     let report = writer.await?;
     let elapsed = started.elapsed();
-    let threads = crate::targets::cpu_seconds_by_thread(std::process::id())
+    let threads = crate::procfs::cpu_seconds_by_thread(std::process::id())
         .into_iter()
         .map(|(name, after)| {
             let before = cpu_before
