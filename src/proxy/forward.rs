@@ -84,7 +84,6 @@ pub async fn handle(
         .path_and_query()
         .map_or_else(|| "/".to_string(), |pq| pq.as_str().to_string());
     let upstream_uri = join_upstream(&ctx.route.upstream, &path);
-    let request_was_empty = body.is_end_stream();
     let recorded = ctx.recorder.start(HopStart {
         id: id.clone(),
         route: ctx.route.name.clone(),
@@ -106,12 +105,12 @@ pub async fn handle(
             ..HopEnd::default()
         }),
     };
-    let (request_body, request_seen) = TeeBody::new(body, clock, settings.max_body, 0);
-    let request_seen = watch_request(
+    let (request_body, request_seen) = tee_request(
+        body,
+        clock,
+        settings.max_body,
         recorded.then(|| ctx.recorder.clone()),
         id.clone(),
-        request_seen,
-        request_was_empty,
     );
     let upstream_uri = match upstream_uri {
         Ok(uri) => uri,
@@ -235,20 +234,19 @@ fn finished_hop(mut end: HopEnd, request: Option<Captured>, response: Captured) 
     end
 }
 
-/// Waits for the request body to end; a whole body is recorded at once (before the response),
-/// so grouping can read a request while its answer is still awaited.
-fn watch_request(
+/// Tees the request body. When it ends whole it is recorded at once (before the response), so
+/// grouping can read a request while its answer is still awaited; its capture then goes to the
+/// hop's end through the returned receiver.
+fn tee_request(
+    body: Incoming,
+    clock: HopClock,
+    max_body: usize,
     recorder: Option<RecorderHandle>,
     id: String,
-    seen: tokio::sync::oneshot::Receiver<Captured>,
-    was_empty: bool,
-) -> RequestWatch {
+) -> (TeeBody<Incoming>, RequestWatch) {
+    let was_empty = body.is_end_stream();
     let (tx, rx) = tokio::sync::oneshot::channel();
-    tokio::spawn(async move {
-        let Ok(seen) = seen.await else {
-            let _ = tx.send(None);
-            return;
-        };
+    let tee = TeeBody::with_callback(body, clock, max_body, 0, move |seen| {
         let seen = settle_unpolled(seen, was_empty);
         if let Some(recorder) = recorder
             && seen.outcome == BodyOutcome::Complete
@@ -261,7 +259,7 @@ fn watch_request(
         }
         let _ = tx.send(Some(seen));
     });
-    rx
+    (tee, rx)
 }
 
 /// On an `agent` route every request carries a `traceparent`: the client's own when valid,

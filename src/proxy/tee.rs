@@ -8,7 +8,6 @@ use std::time::Instant;
 use bytes::Bytes;
 use http_body::{Body, Frame, SizeHint};
 use http_body_util::BodyExt;
-use tokio::sync::oneshot;
 
 use crate::hop::{BodyCapture, Chunk};
 
@@ -121,13 +120,15 @@ where
     B: Body<Data = Bytes> + Send + Unpin + 'static,
     B::Error: std::fmt::Display,
 {
+    /// A tee that sends what it saw on a channel (for tests that await it).
+    #[cfg(test)]
     pub fn new(
         inner: B,
         clock: HopClock,
         max_body: usize,
         max_chunks: usize,
-    ) -> (Self, oneshot::Receiver<Captured>) {
-        let (tx, rx) = oneshot::channel();
+    ) -> (Self, tokio::sync::oneshot::Receiver<Captured>) {
+        let (tx, rx) = tokio::sync::oneshot::channel();
         let tee = Self::with_callback(inner, clock, max_body, max_chunks, move |seen| {
             // The hop's finisher may be gone (shutdown cut it off); nothing else to tell.
             let _ = tx.send(seen);

@@ -70,11 +70,6 @@ pub async fn insert_start(conn: &mut SqliteConnection, start: &HopStart) -> Resu
 
 /// Completes a hop. Returns false when no started hop has that id (its start was lost).
 pub async fn apply_end(conn: &mut SqliteConnection, end: &HopEnd) -> Result<bool> {
-    let chunks: Vec<[i64; 2]> = end
-        .chunks
-        .iter()
-        .map(|c| [c.offset_ns, i64::try_from(c.size).unwrap_or(i64::MAX)])
-        .collect();
     let state = end.state.unwrap_or(HopState::Complete);
     let done = sqlx::query(
         "update hops set state = ?2, status = ?3, error = ?4, response_headers = ?5,
@@ -100,7 +95,7 @@ pub async fn apply_end(conn: &mut SqliteConnection, end: &HopEnd) -> Result<bool
     .bind(end.response_head_unix_ns)
     .bind(end.response_first_byte_unix_ns)
     .bind(end.response_ended_unix_ns)
-    .bind(serde_json::to_string(&chunks).unwrap_or_else(|_| "[]".into()))
+    .bind(super::hop_rows::chunks_json(end))
     .bind(end.chunks_truncated)
     .execute(conn)
     .await?;

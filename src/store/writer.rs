@@ -11,11 +11,11 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
-use super::{HOPS_NOT_WRITTEN, Store, hops};
+use super::{HOPS_NOT_WRITTEN, Store, hop_rows, hops};
 use crate::hop::{HopEnd, HopEvent, HopStart, RequestDone, ServerLogLine};
 
 /// Events per transaction at most.
-const MAX_BATCH: usize = 256;
+const MAX_BATCH: usize = 2048;
 /// Attempts at one batch before its hops are counted as not written.
 const ATTEMPTS: u32 = 3;
 
@@ -168,20 +168,68 @@ async fn write_batch(store: &Store, batch: &[HopEvent]) -> super::Result<()> {
 }
 
 async fn try_write_batch(store: &Store, batch: &[HopEvent]) -> super::Result<()> {
+    let changes = coalesce(batch);
     let mut tx = store.pool().begin().await?;
-    for event in batch {
-        match event {
-            HopEvent::Started(start) => hops::insert_start(&mut tx, start).await?,
+    hop_rows::insert_new_hops(&mut tx, &changes.new_hops).await?;
+    for change in &changes.updates {
+        match change {
             // An end whose start was lost is already counted as not written.
-            HopEvent::Ended(end) => {
+            Update::End(end) => {
                 hops::apply_end(&mut tx, end).await?;
             }
-            HopEvent::RequestDone(done) => hops::apply_request_done(&mut tx, done).await?,
-            HopEvent::ServerLog(line) => hops::insert_server_log(&mut tx, line).await?,
+            Update::Request(done) => hops::apply_request_done(&mut tx, done).await?,
         }
+    }
+    for line in &changes.logs {
+        hops::insert_server_log(&mut tx, line).await?;
     }
     tx.commit().await?;
     Ok(())
+}
+
+/// A batch reduced to the fewest statements: each hop that starts in the batch becomes one new
+/// row carrying whatever the batch also says of its request and end; other hops get updates.
+struct Changes<'a> {
+    new_hops: Vec<hop_rows::NewHop<'a>>,
+    updates: Vec<Update<'a>>,
+    logs: Vec<&'a ServerLogLine>,
+}
+
+enum Update<'a> {
+    End(&'a HopEnd),
+    Request(&'a RequestDone),
+}
+
+fn coalesce(batch: &[HopEvent]) -> Changes<'_> {
+    use std::collections::HashMap;
+    let mut changes = Changes {
+        new_hops: Vec::new(),
+        updates: Vec::new(),
+        logs: Vec::new(),
+    };
+    let mut started: HashMap<&str, usize> = HashMap::new();
+    for event in batch {
+        match event {
+            HopEvent::Started(start) => {
+                started.insert(start.id.as_str(), changes.new_hops.len());
+                changes.new_hops.push(hop_rows::NewHop {
+                    start,
+                    request: None,
+                    end: None,
+                });
+            }
+            HopEvent::RequestDone(done) => match started.get(done.id.as_str()) {
+                Some(&at) => changes.new_hops[at].request = Some(done),
+                None => changes.updates.push(Update::Request(done)),
+            },
+            HopEvent::Ended(end) => match started.get(end.id.as_str()) {
+                Some(&at) => changes.new_hops[at].end = Some(end),
+                None => changes.updates.push(Update::End(end)),
+            },
+            HopEvent::ServerLog(line) => changes.logs.push(line),
+        }
+    }
+    changes
 }
 
 #[cfg(test)]
