@@ -11,6 +11,7 @@
 //! - `cli`: the `tracer` command line; `logging`: where logs go.
 
 pub mod cli;
+pub mod export;
 pub mod hop;
 pub mod logging;
 pub mod proxy;
