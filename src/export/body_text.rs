@@ -24,7 +24,9 @@ impl BodyText {
     pub fn of(body: &BodyCapture) -> BodyText {
         match std::str::from_utf8(&body.bytes) {
             Ok(text) => BodyText::Text(text.to_string()),
-            Err(_) => BodyText::Base64(base64::engine::general_purpose::STANDARD.encode(&body.bytes)),
+            Err(_) => {
+                BodyText::Base64(base64::engine::general_purpose::STANDARD.encode(&body.bytes))
+            }
         }
     }
 
@@ -86,7 +88,10 @@ mod tests {
             iso8601_utc(1_793_469_621_123_456_789),
             "2026-10-31T18:00:21.123Z"
         );
-        assert_eq!(iso8601_utc(951_782_400_000_000_000), "2000-02-29T00:00:00.000Z");
+        assert_eq!(
+            iso8601_utc(951_782_400_000_000_000),
+            "2000-02-29T00:00:00.000Z"
+        );
     }
 
     #[test]

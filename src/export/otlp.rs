@@ -50,7 +50,9 @@ pub fn otlp_span_id(hop_id: &str) -> String {
 
 fn is_hex_id(id: &str, len: usize) -> bool {
     id.len() == len
-        && id.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
         && id.bytes().any(|b| b != b'0')
 }
 
@@ -116,7 +118,8 @@ fn trace_spans(trace: &TraceToExport<'_>) -> Vec<Value> {
                             Direction::Response => "tracer.response",
                         };
                         attributes.push(int(&format!("{prefix}.number"), message.number as i64));
-                        attributes.push(text(&format!("{prefix}.summary"), message.summary.clone()));
+                        attributes
+                            .push(text(&format!("{prefix}.summary"), message.summary.clone()));
                     }
                 }
             }
@@ -152,7 +155,10 @@ pub fn hop_span(hop: &RecordedHop, trace_id: &str) -> Value {
     } else {
         attributes.push(text("network.transport", "pipe"));
     }
-    match (&reading.request.reading, reading.response.as_ref().map(|r| &r.reading)) {
+    match (
+        &reading.request.reading,
+        reading.response.as_ref().map(|r| &r.reading),
+    ) {
         (Reading::ChatRequest(request), response) => {
             let model = request.model.clone().unwrap_or_default();
             name = format!("chat {model}").trim_end().to_string();
@@ -175,7 +181,12 @@ pub fn hop_span(hop: &RecordedHop, trace_id: &str) -> Value {
                 if let Some(tokens) = answer.usage.output_tokens {
                     attributes.push(int("gen_ai.usage.output_tokens", tokens as i64));
                 }
-                let calls: Vec<String> = answer.message.tool_calls.iter().map(|c| c.name.clone()).collect();
+                let calls: Vec<String> = answer
+                    .message
+                    .tool_calls
+                    .iter()
+                    .map(|c| c.name.clone())
+                    .collect();
                 if !calls.is_empty() {
                     attributes.push(strings("tracer.tool_calls", &calls));
                 }
@@ -215,7 +226,8 @@ pub fn hop_span(hop: &RecordedHop, trace_id: &str) -> Value {
                     }
                 }
             }
-            if let Some(session) = crate::hop::header_text(&start.request_headers, "mcp-session-id") {
+            if let Some(session) = crate::hop::header_text(&start.request_headers, "mcp-session-id")
+            {
                 attributes.push(text("mcp.session.id", session));
             }
             if let Some(Reading::Mcp(reply)) = response
@@ -224,9 +236,15 @@ pub fn hop_span(hop: &RecordedHop, trace_id: &str) -> Value {
                 if reply.kind == JsonRpcKind::Error {
                     let code = reply.error_code.unwrap_or(0);
                     attributes.push(int("rpc.response.status_code", code));
-                    error = Some((code.to_string(), reply.error_message.clone().unwrap_or_default()));
+                    error = Some((
+                        code.to_string(),
+                        reply.error_message.clone().unwrap_or_default(),
+                    ));
                 } else if reply.is_error {
-                    error = Some(("tool_error".into(), reply.result_text.clone().unwrap_or_default()));
+                    error = Some((
+                        "tool_error".into(),
+                        reply.result_text.clone().unwrap_or_default(),
+                    ));
                 }
                 if let Some(result) = &reply.result_text {
                     attributes.push(text("gen_ai.tool.call.result", result.clone()));
