@@ -115,7 +115,9 @@ fn model_reply(answer: Option<Answer>) -> http::Response<Body> {
                 }
             });
             let frames = futures_util::stream::unfold(rx, |mut rx| async move {
-                rx.recv().await.map(|b| (Ok::<_, Infallible>(Frame::data(b)), rx))
+                rx.recv()
+                    .await
+                    .map(|b| (Ok::<_, Infallible>(Frame::data(b)), rx))
             });
             builder
                 .header("content-type", "application/x-ndjson")
@@ -132,7 +134,12 @@ async fn phonebook_server() -> anyhow::Result<SocketAddr> {
     tokio::spawn(async move {
         while let Ok((stream, _)) = listener.accept().await {
             let service = service_fn(|request: http::Request<Incoming>| async move {
-                let bytes = request.into_body().collect().await.map(|b| b.to_bytes()).unwrap_or_default();
+                let bytes = request
+                    .into_body()
+                    .collect()
+                    .await
+                    .map(|b| b.to_bytes())
+                    .unwrap_or_default();
                 let asked: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
                 let id = asked.get("id").cloned().unwrap_or(Value::Null);
                 let result = match asked.get("method").and_then(Value::as_str) {
@@ -172,13 +179,19 @@ fn phonebook_tool() -> Value {
     })
 }
 
-async fn post(url: &str, headers: &[(&str, &str)], payload: &Value) -> anyhow::Result<(u16, String)> {
+async fn post(
+    url: &str,
+    headers: &[(&str, &str)],
+    payload: &Value,
+) -> anyhow::Result<(u16, String)> {
     let client: Client<_, Body> = Client::builder(TokioExecutor::new()).build_http();
     let mut request = http::Request::post(url).header("content-type", "application/json");
     for (name, value) in headers {
         request = request.header(*name, *value);
     }
-    let response = client.request(request.body(body(payload.to_string()))?).await?;
+    let response = client
+        .request(request.body(body(payload.to_string()))?)
+        .await?;
     let status = response.status().as_u16();
     let bytes = response.into_body().collect().await?.to_bytes();
     Ok((status, String::from_utf8_lossy(&bytes).into_owned()))
@@ -212,7 +225,13 @@ async fn record(dir: &Path, routes: Vec<Route>) -> anyhow::Result<Recording> {
     let run = tokio::spawn(proxy.run(recorder, async move {
         let _ = stopped.await;
     }));
-    Ok(Recording { store, stop, run, writer, listens })
+    Ok(Recording {
+        store,
+        stop,
+        run,
+        writer,
+        listens,
+    })
 }
 
 impl Recording {
@@ -223,11 +242,20 @@ impl Recording {
         correlate(&self.store, Default::default(), Mode::Unassigned).await?;
         let traces = self.store.traces().await?;
         let Some(trace) = traces.iter().find(|t| t.title.as_deref() == Some(title)) else {
-            bail!("no trace titled {title:?} among {:?}", traces.iter().map(|t| &t.title).collect::<Vec<_>>());
+            bail!(
+                "no trace titled {title:?} among {:?}",
+                traces.iter().map(|t| &t.title).collect::<Vec<_>>()
+            );
         };
         let log = HopLog::from_store(&self.store, &trace.id).await?;
-        std::fs::write(out, log.to_json_pretty()).with_context(|| format!("writing {}", out.display()))?;
-        println!("{}: trace {} with {} hops", out.display(), trace.id, log.hops().len());
+        std::fs::write(out, log.to_json_pretty())
+            .with_context(|| format!("writing {}", out.display()))?;
+        println!(
+            "{}: trace {} with {} hops",
+            out.display(),
+            trace.id,
+            log.hops().len()
+        );
         self.store.close().await;
         Ok(())
     }
@@ -240,21 +268,45 @@ async fn notes_scene(scene: Scene, out_dir: &Path) -> anyhow::Result<()> {
     let notes = NotesServer::open(NotesServerConfig::new(&notes_path)).await?;
     let notes_listener = TcpListener::bind("127.0.0.1:0").await?;
     let notes_addr = notes_listener.local_addr()?;
-    tokio::spawn(tracer::reference::notes_server::serve_http(notes_listener, notes, std::future::pending()));
+    tokio::spawn(tracer::reference::notes_server::serve_http(
+        notes_listener,
+        notes,
+        std::future::pending(),
+    ));
     let model_addr = scripted_model(scene.answers).await?;
     let agent_listener = TcpListener::bind("127.0.0.1:0").await?;
     let agent_addr = agent_listener.local_addr()?;
     let routes = vec![
-        Route::new("agent", "agent", "127.0.0.1:0", &format!("http://{agent_addr}")).map_err(anyhow::Error::msg)?,
-        Route::new("mcp", "notes", "127.0.0.1:0", &format!("http://{notes_addr}")).map_err(anyhow::Error::msg)?,
-        Route::new("model", "ollama", "127.0.0.1:0", &format!("http://{model_addr}")).map_err(anyhow::Error::msg)?,
+        Route::new(
+            "agent",
+            "agent",
+            "127.0.0.1:0",
+            &format!("http://{agent_addr}"),
+        )
+        .map_err(anyhow::Error::msg)?,
+        Route::new(
+            "mcp",
+            "notes",
+            "127.0.0.1:0",
+            &format!("http://{notes_addr}"),
+        )
+        .map_err(anyhow::Error::msg)?,
+        Route::new(
+            "model",
+            "ollama",
+            "127.0.0.1:0",
+            &format!("http://{model_addr}"),
+        )
+        .map_err(anyhow::Error::msg)?,
     ];
     let recording = record(dir.path(), routes).await?;
     let [agent_route, mcp_route, model_route] = recording.listens[..] else {
         bail!("the proxy did not bind three routes");
     };
     let mut config = AgentConfig::new(ModelApi::Ollama, format!("http://{model_route}"));
-    config.mcp_servers = vec![McpServerSpec::Http { url: format!("http://{mcp_route}/mcp") }];
+    config.mcp_servers = vec![McpServerSpec::Http {
+        url: format!("http://{mcp_route}/mcp"),
+    }];
     config.stream = scene.stream;
     config.max_steps = scene.max_steps;
     tokio::spawn(tracer::reference::agent::serve(agent_listener, config));
@@ -267,7 +319,9 @@ async fn notes_scene(scene: Scene, out_dir: &Path) -> anyhow::Result<()> {
     if status != 200 {
         bail!("{}: the agent answered {status}: {reply}", scene.file);
     }
-    recording.finish(scene.message, &out_dir.join(scene.file)).await
+    recording
+        .finish(scene.message, &out_dir.join(scene.file))
+        .await
 }
 
 /// Seed 002: open-webui (via mcpo) and gemma3:27b; the host is played by this program.
@@ -289,8 +343,20 @@ async fn phonebook_scene(out_dir: &Path) -> anyhow::Result<()> {
     ])
     .await?;
     let routes = vec![
-        Route::new("mcp", "phonebook", "127.0.0.1:0", &format!("http://{mcp_addr}")).map_err(anyhow::Error::msg)?,
-        Route::new("model", "ollama", "127.0.0.1:0", &format!("http://{model_addr}")).map_err(anyhow::Error::msg)?,
+        Route::new(
+            "mcp",
+            "phonebook",
+            "127.0.0.1:0",
+            &format!("http://{mcp_addr}"),
+        )
+        .map_err(anyhow::Error::msg)?,
+        Route::new(
+            "model",
+            "ollama",
+            "127.0.0.1:0",
+            &format!("http://{model_addr}"),
+        )
+        .map_err(anyhow::Error::msg)?,
     ];
     let recording = record(dir.path(), routes).await?;
     let [mcp_route, model_route] = recording.listens[..] else {
@@ -299,7 +365,12 @@ async fn phonebook_scene(out_dir: &Path) -> anyhow::Result<()> {
     let mcp_url = format!("http://{mcp_route}/mcp");
     let model_url = format!("http://{model_route}/api/chat");
     let accept = [("accept", "application/json, text/event-stream")];
-    post(&mcp_url, &accept, &json!({"method": "tools/list", "jsonrpc": "2.0", "id": 1})).await?;
+    post(
+        &mcp_url,
+        &accept,
+        &json!({"method": "tools/list", "jsonrpc": "2.0", "id": 1}),
+    )
+    .await?;
     let question = "What is the phone number of Joshua Wilson?";
     let system = format!(
         "Available Tools: [{}]\n\nYour task is to choose and return the correct tool(s) from the list of available tools based on the query. Follow these guidelines:\n\n- Return only the JSON object, without any additional text or explanation.\n\n- If no tools match the query, return an empty array: \n   {{\n     \"tool_calls\": []\n   }}\n\n- If one or more tools match the query, construct a JSON response containing a \"tool_calls\" array with objects that include:\n   - \"name\": The tool's name.\n   - \"parameters\": A dictionary of required parameters and their corresponding values.\n\nThe format for the JSON response is strictly:\n{{\n  \"tool_calls\": [\n    {{\"name\": \"toolName1\", \"parameters\": {{\"key1\": \"value1\"}}}},\n    {{\"name\": \"toolName2\", \"parameters\": {{\"key2\": \"value2\"}}}}\n  ]\n}}",
@@ -315,7 +386,9 @@ async fn phonebook_scene(out_dir: &Path) -> anyhow::Result<()> {
         {"role": "user", "content": format!("<user_query>\n{question}\n</user_query>\n{question}\nTool `server:3/tool_get_phonenumber_post` Output: 555-66666666")}
     ], "stream": false})).await?;
     let title = format!("Query: History:\nUSER: \"\"\"{question}\"\"\"\nQuery: {question}");
-    recording.finish(&title, &out_dir.join("phonebook-text-tool-call.json")).await
+    recording
+        .finish(&title, &out_dir.join("phonebook-text-tool-call.json"))
+        .await
 }
 
 fn scenes() -> Vec<Scene> {
@@ -391,7 +464,9 @@ fn scenes() -> Vec<Scene> {
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    let out_dir: PathBuf = std::env::args_os().nth(1).map_or_else(|| PathBuf::from("sample-traces"), PathBuf::from);
+    let out_dir: PathBuf = std::env::args_os()
+        .nth(1)
+        .map_or_else(|| PathBuf::from("sample-traces"), PathBuf::from);
     std::fs::create_dir_all(&out_dir)?;
     for scene in scenes() {
         notes_scene(scene, &out_dir).await?;

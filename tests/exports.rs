@@ -63,8 +63,14 @@ fn number(value: &Value, what: &str) -> f64 {
 }
 
 fn check_name_values(list: &Value, what: &str) {
-    for item in list.as_array().unwrap_or_else(|| panic!("{what} is not an array")) {
-        assert!(item["name"].is_string() && item["value"].is_string(), "{what}: {item}");
+    for item in list
+        .as_array()
+        .unwrap_or_else(|| panic!("{what} is not an array"))
+    {
+        assert!(
+            item["name"].is_string() && item["value"].is_string(),
+            "{what}: {item}"
+        );
     }
 }
 
@@ -128,7 +134,10 @@ fn check_har(har: &Value) -> usize {
                 "pageref",
                 "comment",
             ];
-            assert!(known.contains(&key.as_str()) || key.starts_with('_'), "{key}");
+            assert!(
+                known.contains(&key.as_str()) || key.starts_with('_'),
+                "{key}"
+            );
         }
     }
     entries.len()
@@ -139,17 +148,33 @@ async fn har_has_every_hop_with_the_required_fields_and_recorded_timings() {
     let dir = tempfile::tempdir().unwrap();
     let db = db_with(dir.path(), &["buy-milk.json", "streamed-ndjson.json"]).await;
     let log = sample("buy-milk.json");
-    let har: Value = serde_json::from_str(&export(&db, &[log.trace_id(), "--format", "har"])).unwrap();
+    let har: Value =
+        serde_json::from_str(&export(&db, &[log.trace_id(), "--format", "har"])).unwrap();
     assert_eq!(check_har(&har), 5);
     let entries = har["log"]["entries"].as_array().unwrap();
     assert_eq!(entries[0]["request"]["method"], "POST");
-    assert!(entries[0]["request"]["url"].as_str().unwrap().ends_with("/agent"));
+    assert!(
+        entries[0]["request"]["url"]
+            .as_str()
+            .unwrap()
+            .ends_with("/agent")
+    );
     assert_eq!(entries[0]["_number"], 1);
     let postdata = entries[0]["request"]["postData"]["text"].as_str().unwrap();
     assert!(postdata.contains("Add buy milk to my notes"));
     let model = &entries[2];
-    assert!(model["request"]["url"].as_str().unwrap().ends_with("/api/chat"));
-    assert!(model["response"]["content"]["text"].as_str().unwrap().contains("\"append\""));
+    assert!(
+        model["request"]["url"]
+            .as_str()
+            .unwrap()
+            .ends_with("/api/chat")
+    );
+    assert!(
+        model["response"]["content"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("\"append\"")
+    );
     assert_eq!(har["log"]["pages"][0]["title"], "Add buy milk to my notes");
 
     // The streamed answer took its recorded ~0.6 s to arrive: that is `receive`.
@@ -161,10 +186,13 @@ async fn har_has_every_hop_with_the_required_fields_and_recorded_timings() {
         .as_array()
         .unwrap()
         .iter()
-        .filter(|e| e["_role"] == "model")
-        .next_back()
+        .rfind(|e| e["_role"] == "model")
         .unwrap();
-    assert!(number(&answer["timings"]["receive"], "receive") >= 400.0, "{}", answer["timings"]);
+    assert!(
+        number(&answer["timings"]["receive"], "receive") >= 400.0,
+        "{}",
+        answer["timings"]
+    );
     assert!(answer["_chunks"].as_array().unwrap().len() >= 10);
 }
 
@@ -178,7 +206,9 @@ fn mermaid_arrows(diagram: &str) -> Vec<(String, String, String, usize)> {
             assert!(name.chars().all(|c| c.is_ascii_alphanumeric()), "{line}");
             continue;
         }
-        let (head, text) = line.split_once(": ").unwrap_or_else(|| panic!("not an arrow: {line}"));
+        let (head, text) = line
+            .split_once(": ")
+            .unwrap_or_else(|| panic!("not an arrow: {line}"));
         let (from, arrow, to) = if let Some((from, to)) = head.split_once("-->>") {
             (from, "-->>", to)
         } else if let Some((from, to)) = head.split_once("->>") {
@@ -221,13 +251,25 @@ async fn mermaid_is_a_sequence_diagram_of_the_numbered_messages() {
             ("agent", "-->>", "you"),
         ]
     );
-    assert!(diagram.contains("5. 200 the model asks for tool append"), "{diagram}");
+    assert!(
+        diagram.contains("5. 200 the model asks for tool append"),
+        "{diagram}"
+    );
 
     let handout = export(&db, &[log.trace_id(), "--format", "md"]);
     assert!(handout.starts_with("# Trace: Add buy milk to my notes\n"));
-    let fenced = handout.split("```mermaid\n").nth(1).unwrap().split("```").next().unwrap();
+    let fenced = handout
+        .split("```mermaid\n")
+        .nth(1)
+        .unwrap()
+        .split("```")
+        .next()
+        .unwrap();
     assert_eq!(mermaid_arrows(fenced).len(), 10);
-    assert!(handout.contains("### 6. agent → mcp: POST /mcp"), "{handout}");
+    assert!(
+        handout.contains("### 6. agent → mcp: POST /mcp"),
+        "{handout}"
+    );
     assert!(handout.contains("The model remembers nothing between calls"));
     assert!(handout.contains("\"content\": \"buy milk\""));
 }
@@ -265,22 +307,55 @@ async fn otlp_has_one_span_per_hop_with_gen_ai_and_mcp_attributes() {
         assert_eq!(span["traceId"], log.trace_id());
         let span_id = span["spanId"].as_str().unwrap();
         assert_eq!(span_id.len(), 16);
-        assert!(span["startTimeUnixNano"].as_str().unwrap().parse::<u64>().is_ok());
+        assert!(
+            span["startTimeUnixNano"]
+                .as_str()
+                .unwrap()
+                .parse::<u64>()
+                .is_ok()
+        );
         if span != root {
             assert_eq!(span["parentSpanId"], root["spanId"]);
         }
     }
-    let chat: Vec<&Value> = spans.iter().filter(|s| s["name"] == "chat qwen2.5:7b").collect();
+    let chat: Vec<&Value> = spans
+        .iter()
+        .filter(|s| s["name"] == "chat qwen2.5:7b")
+        .collect();
     assert_eq!(chat.len(), 2);
-    assert_eq!(attribute(chat[0], "gen_ai.operation.name").unwrap()["stringValue"], "chat");
-    assert_eq!(attribute(chat[0], "gen_ai.request.model").unwrap()["stringValue"], "qwen2.5:7b");
-    assert_eq!(attribute(chat[0], "gen_ai.usage.input_tokens").unwrap()["intValue"], "402");
-    assert_eq!(attribute(chat[0], "gen_ai.usage.output_tokens").unwrap()["intValue"], "14");
-    let tool = spans.iter().find(|s| s["name"] == "execute_tool read").unwrap();
-    assert_eq!(attribute(tool, "mcp.method.name").unwrap()["stringValue"], "tools/call");
-    assert_eq!(attribute(tool, "gen_ai.tool.name").unwrap()["stringValue"], "read");
+    assert_eq!(
+        attribute(chat[0], "gen_ai.operation.name").unwrap()["stringValue"],
+        "chat"
+    );
+    assert_eq!(
+        attribute(chat[0], "gen_ai.request.model").unwrap()["stringValue"],
+        "qwen2.5:7b"
+    );
+    assert_eq!(
+        attribute(chat[0], "gen_ai.usage.input_tokens").unwrap()["intValue"],
+        "402"
+    );
+    assert_eq!(
+        attribute(chat[0], "gen_ai.usage.output_tokens").unwrap()["intValue"],
+        "14"
+    );
+    let tool = spans
+        .iter()
+        .find(|s| s["name"] == "execute_tool read")
+        .unwrap();
+    assert_eq!(
+        attribute(tool, "mcp.method.name").unwrap()["stringValue"],
+        "tools/call"
+    );
+    assert_eq!(
+        attribute(tool, "gen_ai.tool.name").unwrap()["stringValue"],
+        "read"
+    );
     let list = spans.iter().find(|s| s["name"] == "tools/list").unwrap();
-    assert_eq!(attribute(list, "mcp.method.name").unwrap()["stringValue"], "tools/list");
+    assert_eq!(
+        attribute(list, "mcp.method.name").unwrap()["stringValue"],
+        "tools/list"
+    );
 
     let failing = sample("tool-error-fixed.json");
     let document: Value =
@@ -291,7 +366,10 @@ async fn otlp_has_one_span_per_hop_with_gen_ai_and_mcp_attributes() {
         .collect();
     assert_eq!(appends.len(), 2);
     assert_eq!(appends[0]["status"]["code"], 2);
-    assert_eq!(attribute(&appends[0], "error.type").unwrap()["stringValue"], "tool_error");
+    assert_eq!(
+        attribute(&appends[0], "error.type").unwrap()["stringValue"],
+        "tool_error"
+    );
     assert!(appends[1]["status"].get("code").is_none());
 }
 
@@ -304,7 +382,10 @@ async fn all_exports_every_trace_in_one_document_or_one_file_each() {
     let hop_total: usize = names.iter().map(|n| sample(n).hops().len()).sum();
 
     let har_path = dir.path().join("all.har");
-    export(&db, &["--all", "--format", "har", "-o", har_path.to_str().unwrap()]);
+    export(
+        &db,
+        &["--all", "--format", "har", "-o", har_path.to_str().unwrap()],
+    );
     let har: Value = serde_json::from_slice(&std::fs::read(&har_path).unwrap()).unwrap();
     assert_eq!(check_har(&har), hop_total);
     assert_eq!(har["log"]["pages"].as_array().unwrap().len(), names.len());
@@ -314,8 +395,15 @@ async fn all_exports_every_trace_in_one_document_or_one_file_each() {
 
     for format in ["json", "md", "mermaid"] {
         let out = dir.path().join(format!("out-{format}"));
-        export(&db, &["--all", "--format", format, "-o", out.to_str().unwrap()]);
-        assert_eq!(std::fs::read_dir(&out).unwrap().count(), names.len(), "{format}");
+        export(
+            &db,
+            &["--all", "--format", format, "-o", out.to_str().unwrap()],
+        );
+        assert_eq!(
+            std::fs::read_dir(&out).unwrap().count(),
+            names.len(),
+            "{format}"
+        );
     }
     // The hop logs written by --all are the samples, byte for byte.
     for name in &names {
@@ -379,9 +467,16 @@ async fn otlp_parses_with_the_opentelemetry_protobuf_definitions() {
     let refs: Vec<&str> = names.iter().map(String::as_str).collect();
     let db = db_with(dir.path(), &refs).await;
     let path = dir.path().join("all.otlp.json");
-    export(&db, &["--all", "--format", "otlp", "-o", path.to_str().unwrap()]);
+    export(
+        &db,
+        &["--all", "--format", "otlp", "-o", path.to_str().unwrap()],
+    );
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/interop/otlp_check.py");
-    let output = Command::new(python).arg(script).arg(&path).output().unwrap();
+    let output = Command::new(python)
+        .arg(script)
+        .arg(&path)
+        .output()
+        .unwrap();
     assert!(
         output.status.success(),
         "otlp_check.py: {}",
@@ -392,13 +487,22 @@ async fn otlp_parses_with_the_opentelemetry_protobuf_definitions() {
     let hop_total: usize = names.iter().map(|n| sample(n).hops().len()).sum();
     assert_eq!(spans.len(), hop_total);
     let milk = sample("buy-milk.json");
-    let milk_spans: Vec<&Value> = spans.iter().filter(|s| s["trace_id"] == milk.trace_id()).collect();
+    let milk_spans: Vec<&Value> = spans
+        .iter()
+        .filter(|s| s["trace_id"] == milk.trace_id())
+        .collect();
     assert_eq!(milk_spans.len(), 5);
-    let append = milk_spans.iter().find(|s| s["name"] == "execute_tool append").unwrap();
+    let append = milk_spans
+        .iter()
+        .find(|s| s["name"] == "execute_tool append")
+        .unwrap();
     assert_eq!(append["kind"], 3);
     assert_eq!(append["attributes"]["gen_ai.tool.name"], "append");
     assert_eq!(append["attributes"]["mcp.method.name"], "tools/call");
-    let chat = milk_spans.iter().find(|s| s["name"] == "chat qwen2.5:7b").unwrap();
+    let chat = milk_spans
+        .iter()
+        .find(|s| s["name"] == "chat qwen2.5:7b")
+        .unwrap();
     assert_eq!(chat["attributes"]["gen_ai.operation.name"], "chat");
     assert_eq!(chat["attributes"]["gen_ai.request.stream"], false);
 }

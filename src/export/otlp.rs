@@ -173,7 +173,10 @@ pub fn hop_span(hop: &RecordedHop, trace_id: &str) -> Value {
                     attributes.push(text("gen_ai.response.model", model.clone()));
                 }
                 if let Some(reason) = &answer.finish_reason {
-                    attributes.push(strings("gen_ai.response.finish_reasons", &[reason.clone()]));
+                    attributes.push(strings(
+                        "gen_ai.response.finish_reasons",
+                        std::slice::from_ref(reason),
+                    ));
                 }
                 if let Some(tokens) = answer.usage.input_tokens {
                     attributes.push(int("gen_ai.usage.input_tokens", tokens as i64));
@@ -259,13 +262,9 @@ pub fn hop_span(hop: &RecordedHop, trace_id: &str) -> Value {
         }
         _ => {}
     }
-    match end.and_then(|e| e.state) {
-        Some(HopState::Failed | HopState::Aborted) => {
-            let state = end.and_then(|e| e.state).map_or("failed", HopState::as_str);
-            let message = end.and_then(|e| e.error.clone()).unwrap_or_default();
-            error = Some((state.to_string(), message));
-        }
-        _ => {}
+    if let Some(state @ (HopState::Failed | HopState::Aborted)) = end.and_then(|e| e.state) {
+        let message = end.and_then(|e| e.error.clone()).unwrap_or_default();
+        error = Some((state.as_str().to_string(), message));
     }
     let mut status = json!({});
     if let Some((error_type, message)) = error {
