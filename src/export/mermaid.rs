@@ -13,9 +13,15 @@ const BODY_CHARS_MAX: usize = 4000;
 
 /// Mermaid text must not carry `;` (a statement end) or `#` (an entity start), nor newlines.
 fn mermaid_text(text: &str) -> String {
-    shorten(text, ARROW_TEXT_MAX)
-        .replace('#', "#35;")
-        .replace(';', "#59;")
+    let mut out = String::new();
+    for c in shorten(text, ARROW_TEXT_MAX).chars() {
+        match c {
+            '#' => out.push_str("#35;"),
+            ';' => out.push_str("#59;"),
+            other => out.push(other),
+        }
+    }
+    out
 }
 
 /// The participants in the order they first appear.
