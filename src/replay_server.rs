@@ -42,8 +42,14 @@ pub enum Pace {
     Recorded,
 }
 
+/// The article's buy-milk trace (`sample-traces/buy-milk.json`), built into the binary so that
+/// `tracer demo` can stand in for Ollama from any folder.
+pub const BUY_MILK_HOP_LOG: &str = include_str!("../sample-traces/buy-milk.json");
+
 #[derive(Debug, thiserror::Error)]
 pub enum ReplayError {
+    #[error("reading the hop log: {0}")]
+    HopLog(#[from] crate::export::hop_log::HopLogError),
     #[error("the recording has no {role} hops to answer from (it has: {available})")]
     NothingToServe { role: Role, available: String },
 }
@@ -167,6 +173,12 @@ impl ReplayServer {
             served: Mutex::new(HashMap::new()),
             pace: Pace::Fast,
         })
+    }
+
+    /// The recorded model of the built-in buy-milk trace.
+    pub fn buy_milk_model() -> Result<ReplayServer, ReplayError> {
+        let log = HopLog::from_json(BUY_MILK_HOP_LOG.as_bytes())?;
+        Self::from_hop_log(&log, Role::Model)
     }
 
     pub fn with_pace(mut self, pace: Pace) -> Self {

@@ -121,8 +121,21 @@ async fn every_sample_serves_its_recorded_model_answers() {
             assert_eq!(answer.body, response_body(&hop), "{name}");
             served += 1;
         }
+        let addr = serve(ReplayServer::from_hop_log(&log, Role::Mcp).unwrap()).await;
+        for hop in hops_of(&log, Role::Mcp) {
+            let answer = send(addr, &hop.start.method, &hop.start.path, request_body(&hop)).await;
+            assert_eq!(
+                answer.status,
+                200,
+                "{name}: {}",
+                String::from_utf8_lossy(&answer.body)
+            );
+            let recorded: Value = serde_json::from_slice(&response_body(&hop)).unwrap();
+            assert_eq!(answer.json(), recorded, "{name}");
+            served += 1;
+        }
     }
-    assert!(served >= 12, "{served}");
+    assert!(served >= 25, "{served}");
 }
 
 #[tokio::test]
@@ -384,4 +397,47 @@ async fn notes_agent_adds_buy_milk_on_the_recorded_model() {
     let notes = std::fs::read_to_string(&notes_path).unwrap();
     assert!(notes.trim_end().ends_with("buy milk"), "{notes:?}");
     replay.kill().await.unwrap();
+}
+
+#[test]
+fn the_built_in_buy_milk_model_is_the_sample() {
+    let server = ReplayServer::buy_milk_model().unwrap();
+    let sample_log = sample("buy-milk.json");
+    assert_eq!(
+        server.recordings().len(),
+        hops_of(&sample_log, Role::Model).len()
+    );
+    assert_eq!(server.recordings()[0].number, 4);
+    assert_eq!(server.recordings()[1].number, 8);
+}
+
+#[test]
+fn serve_replay_refuses_what_it_cannot_serve() {
+    let dir = tempfile::tempdir().unwrap();
+    let not_json = dir.path().join("notes.txt");
+    std::fs::write(&not_json, "buy milk").unwrap();
+    let other_json = dir.path().join("other.json");
+    std::fs::write(&other_json, r#"{"log": {"version": "1.2"}}"#).unwrap();
+    let samples = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("sample-traces");
+    let cases = [
+        (dir.path().join("missing.json"), vec![], "missing.json"),
+        (not_json, vec![], "not JSON"),
+        (other_json, vec![], "\"format\""),
+        (
+            samples.join("phonebook-text-tool-call.json"),
+            vec!["--listen", "nowhere"],
+            "listening on nowhere",
+        ),
+    ];
+    for (file, extra, expected) in cases {
+        let output = std::process::Command::new(env!("CARGO_BIN_EXE_tracer"))
+            .arg("serve-replay")
+            .arg(&file)
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(!output.status.success());
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains(expected), "{}: {stderr}", file.display());
+    }
 }

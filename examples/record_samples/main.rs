@@ -5,22 +5,13 @@
 //!
 //! `cargo run --example record_samples -- sample-traces/`
 
-use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::Duration;
 
 use anyhow::{Context, bail};
-use bytes::Bytes;
-use http_body_util::combinators::BoxBody;
-use http_body_util::{BodyExt, Full, StreamBody};
-use hyper::body::{Frame, Incoming};
-use hyper::server::conn::http1;
-use hyper::service::service_fn;
+use http_body_util::BodyExt;
 use hyper_util::client::legacy::Client;
-use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::rt::TokioExecutor;
 use serde_json::{Value, json};
 use tokio::net::TcpListener;
 use tracer::export::hop_log::HopLog;
@@ -30,154 +21,10 @@ use tracer::reference::notes_server::{NotesServer, NotesServerConfig};
 use tracer::store::{Recorder, Store};
 use tracer::trace::correlate::{Mode, correlate};
 
-type Body = BoxBody<Bytes, Infallible>;
+mod scenes;
+mod scripted_peers;
 
-/// One scripted model answer: a whole body, or NDJSON lines each sent after a pause.
-#[derive(Debug, Clone)]
-enum Answer {
-    Whole(String),
-    Stream(Vec<(u64, String)>),
-}
-
-/// An Ollama `/api/chat` answer with the fields a real server adds.
-fn ollama(content: &str, calls: Value, prompt_tokens: u64, output_tokens: u64) -> Answer {
-    let mut message = json!({ "role": "assistant", "content": content });
-    if calls.as_array().is_some_and(|c| !c.is_empty()) {
-        message["tool_calls"] = calls;
-    }
-    Answer::Whole(
-        json!({
-            "model": "qwen2.5:7b",
-            "created_at": "2026-11-29T10:00:00.000000000Z",
-            "message": message,
-            "done_reason": "stop",
-            "done": true,
-            "total_duration": 1_200_000_000u64 + output_tokens * 30_000_000,
-            "load_duration": 40_000_000u64,
-            "prompt_eval_count": prompt_tokens,
-            "prompt_eval_duration": prompt_tokens * 1_000_000,
-            "eval_count": output_tokens,
-            "eval_duration": output_tokens * 30_000_000,
-        })
-        .to_string(),
-    )
-}
-
-fn call(name: &str, arguments: Value) -> Value {
-    json!([{ "function": { "name": name, "arguments": arguments } }])
-}
-
-fn body(bytes: impl Into<Bytes>) -> Body {
-    Full::new(bytes.into()).boxed()
-}
-
-/// Serves the answers in order, one per request; a request past the script gets a 500.
-async fn scripted_model(answers: Vec<Answer>) -> anyhow::Result<SocketAddr> {
-    let listener = TcpListener::bind("127.0.0.1:0").await?;
-    let addr = listener.local_addr()?;
-    let answers = Arc::new(answers);
-    let next = Arc::new(AtomicUsize::new(0));
-    tokio::spawn(async move {
-        while let Ok((stream, _)) = listener.accept().await {
-            let (answers, next) = (answers.clone(), next.clone());
-            let service = service_fn(move |request: http::Request<Incoming>| {
-                let (answers, next) = (answers.clone(), next.clone());
-                async move {
-                    let _ = request.into_body().collect().await;
-                    let index = next.fetch_add(1, Ordering::SeqCst);
-                    Ok::<_, Infallible>(model_reply(answers.get(index).cloned()))
-                }
-            });
-            tokio::spawn(http1::Builder::new().serve_connection(TokioIo::new(stream), service));
-        }
-    });
-    Ok(addr)
-}
-
-fn model_reply(answer: Option<Answer>) -> http::Response<Body> {
-    let builder = http::Response::builder();
-    let reply = match answer {
-        None => builder
-            .status(500)
-            .header("content-type", "application/json; charset=utf-8")
-            .body(body(r#"{"error":"the script has no more answers"}"#)),
-        Some(Answer::Whole(text)) => builder
-            .header("content-type", "application/json; charset=utf-8")
-            .body(body(text)),
-        Some(Answer::Stream(lines)) => {
-            let (tx, rx) = tokio::sync::mpsc::channel::<Bytes>(8);
-            tokio::spawn(async move {
-                for (pause_ms, line) in lines {
-                    tokio::time::sleep(Duration::from_millis(pause_ms)).await;
-                    if tx.send(Bytes::from(format!("{line}\n"))).await.is_err() {
-                        return;
-                    }
-                }
-            });
-            let frames = futures_util::stream::unfold(rx, |mut rx| async move {
-                rx.recv()
-                    .await
-                    .map(|b| (Ok::<_, Infallible>(Frame::data(b)), rx))
-            });
-            builder
-                .header("content-type", "application/x-ndjson")
-                .body(StreamBody::new(frames).boxed())
-        }
-    };
-    reply.unwrap_or_else(|_| http::Response::new(body("")))
-}
-
-/// Seed 002's phonebook MCP server (FastMCP over Streamable HTTP), answering its two bodies.
-async fn phonebook_server() -> anyhow::Result<SocketAddr> {
-    let listener = TcpListener::bind("127.0.0.1:0").await?;
-    let addr = listener.local_addr()?;
-    tokio::spawn(async move {
-        while let Ok((stream, _)) = listener.accept().await {
-            let service = service_fn(|request: http::Request<Incoming>| async move {
-                let bytes = request
-                    .into_body()
-                    .collect()
-                    .await
-                    .map(|b| b.to_bytes())
-                    .unwrap_or_default();
-                let asked: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
-                let id = asked.get("id").cloned().unwrap_or(Value::Null);
-                let result = match asked.get("method").and_then(Value::as_str) {
-                    Some("tools/list") => json!({ "tools": [phonebook_tool()] }),
-                    _ => json!({
-                        "content": [{ "type": "text", "text": "555-66666666" }],
-                        "structuredContent": { "result": "555-66666666" },
-                        "isError": false
-                    }),
-                };
-                let reply = json!({ "jsonrpc": "2.0", "id": id, "result": result });
-                Ok::<_, Infallible>(
-                    http::Response::builder()
-                        .header("content-type", "application/json")
-                        .body(body(reply.to_string()))
-                        .unwrap_or_else(|_| http::Response::new(body(""))),
-                )
-            });
-            tokio::spawn(http1::Builder::new().serve_connection(TokioIo::new(stream), service));
-        }
-    });
-    Ok(addr)
-}
-
-fn phonebook_tool() -> Value {
-    json!({
-        "name": "get_phonenumber",
-        "description": "\n Deliver the phone number for a certain person.\n Args:\n name: Name of the person (e.g., 'Axel Foley')\n Returns:\n A string with the person's phone number\n ",
-        "inputSchema": {
-            "properties": { "name": { "title": "Name", "type": "string" } },
-            "required": ["name"], "title": "get_phonenumberArguments", "type": "object"
-        },
-        "outputSchema": {
-            "properties": { "result": { "title": "Result", "type": "string" } },
-            "required": ["result"], "title": "get_phonenumberOutput", "type": "object"
-        }
-    })
-}
+use scripted_peers::{Answer, Body, body, phonebook_server, scripted_model};
 
 async fn post(
     url: &str,
@@ -391,84 +238,13 @@ async fn phonebook_scene(out_dir: &Path) -> anyhow::Result<()> {
         .await
 }
 
-fn scenes() -> Vec<Scene> {
-    // The article's two model answers, byte for byte as it published them.
-    let article_tool_call = "{ \"message\": { \"role\": \"assistant\", \"content\": \"\",\n    \"tool_calls\": [ { \"function\": { \"name\": \"append\", \"arguments\": { \"content\": \"buy milk\" } } } ] },\n  \"done\": true }";
-    let article_answer = "{ \"message\": { \"role\": \"assistant\", \"content\": \"I've added \\\"buy milk\\\" to your notes.\" },\n  \"done\": true }";
-    let streamed_answer: Vec<(u64, String)> = ["Your", " notes", " say", ":", " buy", " milk", ",", " call", " mum", "."]
-        .iter()
-        .map(|piece| (60, json!({"model": "qwen2.5:7b", "created_at": "2026-11-29T10:00:01Z", "message": {"role": "assistant", "content": piece}, "done": false}).to_string()))
-        .chain(std::iter::once((40, json!({"model": "qwen2.5:7b", "created_at": "2026-11-29T10:00:02Z", "message": {"role": "assistant", "content": ""}, "done_reason": "stop", "done": true, "total_duration": 900_000_000u64, "prompt_eval_count": 420, "eval_count": 10, "eval_duration": 600_000_000u64}).to_string())))
-        .collect();
-    vec![
-        Scene {
-            file: "buy-milk.json",
-            notes: "",
-            message: "Add buy milk to my notes",
-            stream: false,
-            max_steps: 5,
-            answers: vec![Answer::Whole(article_tool_call.into()), Answer::Whole(article_answer.into())],
-        },
-        Scene {
-            file: "read-notes.json",
-            notes: "buy milk\ncall mum\n",
-            message: "What is in my notes?",
-            stream: false,
-            max_steps: 5,
-            answers: vec![
-                ollama("", call("read", json!({})), 402, 14),
-                ollama("Your notes have two lines: \"buy milk\" and \"call mum\".", json!([]), 451, 17),
-            ],
-        },
-        Scene {
-            file: "tool-error-fixed.json",
-            notes: "buy milk\n",
-            message: "Add call the plumber to my notes",
-            stream: false,
-            max_steps: 5,
-            answers: vec![
-                ollama("", call("append", json!({"text": "call the plumber"})), 405, 19),
-                ollama("", call("append", json!({"content": "call the plumber"})), 470, 19),
-                ollama("I've added \"call the plumber\" to your notes.", json!([]), 520, 13),
-            ],
-        },
-        Scene {
-            file: "step-limit.json",
-            notes: "buy milk\n",
-            message: "Keep reading my notes until they change",
-            stream: false,
-            max_steps: 3,
-            answers: vec![
-                ollama("", call("read", json!({})), 404, 12),
-                ollama("", call("read", json!({})), 440, 12),
-                ollama("", call("read", json!({})), 476, 12),
-                ollama("Your notes still say \"buy milk\"; they did not change while I was reading them.", json!([]), 505, 21),
-            ],
-        },
-        Scene {
-            file: "streamed-ndjson.json",
-            notes: "buy milk\ncall mum\n",
-            message: "Read my notes to me",
-            stream: true,
-            max_steps: 5,
-            answers: vec![
-                Answer::Stream(vec![
-                    (150, json!({"model": "qwen2.5:7b", "created_at": "2026-11-29T10:00:00Z", "message": {"role": "assistant", "content": "", "tool_calls": [{"function": {"name": "read", "arguments": {}}}]}, "done": false}).to_string()),
-                    (30, json!({"model": "qwen2.5:7b", "created_at": "2026-11-29T10:00:00Z", "message": {"role": "assistant", "content": ""}, "done_reason": "stop", "done": true, "prompt_eval_count": 398, "eval_count": 12}).to_string()),
-                ]),
-                Answer::Stream(streamed_answer),
-            ],
-        },
-    ]
-}
-
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let out_dir: PathBuf = std::env::args_os()
         .nth(1)
         .map_or_else(|| PathBuf::from("sample-traces"), PathBuf::from);
     std::fs::create_dir_all(&out_dir)?;
-    for scene in scenes() {
+    for scene in scenes::scenes() {
         notes_scene(scene, &out_dir).await?;
     }
     phonebook_scene(&out_dir).await?;

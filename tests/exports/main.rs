@@ -4,18 +4,22 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use assert_cmd::cargo::cargo_bin_cmd;
 use serde_json::Value;
 use tracer::export::hop_log::HopLog;
 use tracer::store::Store;
 
-fn samples_dir() -> PathBuf {
+mod har_check;
+mod otlp_protobuf;
+
+use har_check::{check_har, number};
+
+pub fn samples_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("sample-traces")
 }
 
-fn sample_names() -> Vec<String> {
+pub fn sample_names() -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir(samples_dir())
         .unwrap()
         .map(|e| e.unwrap().file_name().into_string().unwrap())
@@ -25,12 +29,12 @@ fn sample_names() -> Vec<String> {
     names
 }
 
-fn sample(name: &str) -> HopLog {
+pub fn sample(name: &str) -> HopLog {
     HopLog::from_json(&std::fs::read(samples_dir().join(name)).unwrap()).unwrap()
 }
 
 /// A database holding the given samples (imported as `tracer import` does).
-async fn db_with(dir: &Path, names: &[&str]) -> PathBuf {
+pub async fn db_with(dir: &Path, names: &[&str]) -> PathBuf {
     let path = dir.join("tracer.db");
     let store = Store::open(&path).await.unwrap();
     for name in names {
@@ -40,7 +44,7 @@ async fn db_with(dir: &Path, names: &[&str]) -> PathBuf {
     path
 }
 
-fn export(db: &Path, args: &[&str]) -> String {
+pub fn export(db: &Path, args: &[&str]) -> String {
     let output = cargo_bin_cmd!("tracer")
         .arg("--db")
         .arg(db)
@@ -54,93 +58,6 @@ fn export(db: &Path, args: &[&str]) -> String {
         String::from_utf8_lossy(&output.stderr)
     );
     String::from_utf8(output.stdout).unwrap()
-}
-
-fn number(value: &Value, what: &str) -> f64 {
-    value
-        .as_f64()
-        .unwrap_or_else(|| panic!("{what} is not a number: {value}"))
-}
-
-fn check_name_values(list: &Value, what: &str) {
-    for item in list
-        .as_array()
-        .unwrap_or_else(|| panic!("{what} is not an array"))
-    {
-        assert!(
-            item["name"].is_string() && item["value"].is_string(),
-            "{what}: {item}"
-        );
-    }
-}
-
-/// Checks one HAR document against the required fields and types of HAR 1.2.
-fn check_har(har: &Value) -> usize {
-    let log = &har["log"];
-    assert_eq!(log["version"], "1.2");
-    assert!(log["creator"]["name"].is_string() && log["creator"]["version"].is_string());
-    let entries = log["entries"].as_array().expect("entries");
-    for entry in entries {
-        let started = entry["startedDateTime"].as_str().expect("startedDateTime");
-        assert!(
-            started.len() == 24 && started.ends_with('Z') && &started[10..11] == "T",
-            "{started}"
-        );
-        let request = &entry["request"];
-        assert!(request["method"].is_string());
-        let url = request["url"].as_str().unwrap();
-        assert!(url.starts_with("http://") && !url.contains('#'), "{url}");
-        assert!(request["httpVersion"].is_string());
-        assert!(request["cookies"].is_array());
-        check_name_values(&request["headers"], "request headers");
-        check_name_values(&request["queryString"], "queryString");
-        assert_eq!(request["headersSize"], -1);
-        number(&request["bodySize"], "request bodySize");
-        if let Some(post) = request.get("postData") {
-            assert!(post["mimeType"].is_string() && post["text"].is_string());
-        }
-        let response = &entry["response"];
-        assert!(response["status"].is_u64());
-        assert!(response["statusText"].is_string());
-        assert!(response["httpVersion"].is_string());
-        assert!(response["cookies"].is_array());
-        check_name_values(&response["headers"], "response headers");
-        let content = &response["content"];
-        number(&content["size"], "content size");
-        assert!(content["mimeType"].is_string());
-        if let Some(encoding) = content.get("encoding") {
-            assert_eq!(encoding, "base64");
-        }
-        assert!(response["redirectURL"].is_string());
-        assert_eq!(response["headersSize"], -1);
-        number(&response["bodySize"], "response bodySize");
-        assert!(entry["cache"].is_object());
-        let timings = &entry["timings"];
-        let mut sum = 0.0;
-        for field in ["send", "wait", "receive"] {
-            let value = number(&timings[field], field);
-            assert!(value >= 0.0, "{field} = {value}");
-            sum += value;
-        }
-        assert!((number(&entry["time"], "time") - sum).abs() < 1e-6);
-        for (key, _) in entry.as_object().unwrap() {
-            let known = [
-                "startedDateTime",
-                "time",
-                "request",
-                "response",
-                "cache",
-                "timings",
-                "pageref",
-                "comment",
-            ];
-            assert!(
-                known.contains(&key.as_str()) || key.starts_with('_'),
-                "{key}"
-            );
-        }
-    }
-    entries.len()
 }
 
 #[tokio::test]
@@ -439,70 +356,4 @@ async fn an_unknown_trace_is_a_clear_error() {
         .unwrap();
     assert!(!output.status.success());
     assert!(String::from_utf8_lossy(&output.stderr).contains("ffffffff"));
-}
-
-fn venv_python() -> Option<PathBuf> {
-    let python = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".venv/bin/python");
-    if python.exists() {
-        return Some(python);
-    }
-    let message = format!(
-        "{} is missing; create it with: python3 -m venv .venv && .venv/bin/pip install -r tests/interop/requirements.txt",
-        python.display()
-    );
-    if std::env::var("TRACER_INTEROP").as_deref() == Ok("1") {
-        panic!("TRACER_INTEROP=1 but {message}");
-    }
-    eprintln!("skipping the OTLP protobuf check: {message}");
-    None
-}
-
-#[tokio::test]
-async fn otlp_parses_with_the_opentelemetry_protobuf_definitions() {
-    let Some(python) = venv_python() else {
-        return;
-    };
-    let dir = tempfile::tempdir().unwrap();
-    let names = sample_names();
-    let refs: Vec<&str> = names.iter().map(String::as_str).collect();
-    let db = db_with(dir.path(), &refs).await;
-    let path = dir.path().join("all.otlp.json");
-    export(
-        &db,
-        &["--all", "--format", "otlp", "-o", path.to_str().unwrap()],
-    );
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/interop/otlp_check.py");
-    let output = Command::new(python)
-        .arg(script)
-        .arg(&path)
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "otlp_check.py: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let parsed: Value = serde_json::from_slice(&output.stdout).unwrap();
-    let spans = parsed["spans"].as_array().unwrap();
-    let hop_total: usize = names.iter().map(|n| sample(n).hops().len()).sum();
-    assert_eq!(spans.len(), hop_total);
-    let milk = sample("buy-milk.json");
-    let milk_spans: Vec<&Value> = spans
-        .iter()
-        .filter(|s| s["trace_id"] == milk.trace_id())
-        .collect();
-    assert_eq!(milk_spans.len(), 5);
-    let append = milk_spans
-        .iter()
-        .find(|s| s["name"] == "execute_tool append")
-        .unwrap();
-    assert_eq!(append["kind"], 3);
-    assert_eq!(append["attributes"]["gen_ai.tool.name"], "append");
-    assert_eq!(append["attributes"]["mcp.method.name"], "tools/call");
-    let chat = milk_spans
-        .iter()
-        .find(|s| s["name"] == "chat qwen2.5:7b")
-        .unwrap();
-    assert_eq!(chat["attributes"]["gen_ai.operation.name"], "chat");
-    assert_eq!(chat["attributes"]["gen_ai.request.stream"], false);
 }
