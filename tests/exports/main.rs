@@ -11,7 +11,7 @@ use tracer::export::hop_log::HopLog;
 use tracer::store::Store;
 
 mod har_check;
-mod otlp_protobuf;
+mod interop;
 
 use har_check::{check_har, number};
 

@@ -1,5 +1,6 @@
-//! The OTLP export read by the OpenTelemetry protobuf definitions (Python `opentelemetry-proto`
-//! with `google.protobuf.json_format`), in `.venv`; skipped without it unless `TRACER_INTEROP=1`.
+//! Exports read by third-party software in `.venv` (skipped without it unless `TRACER_INTEROP=1`):
+//! OTLP by the OpenTelemetry protobuf definitions (`opentelemetry-proto` with
+//! `google.protobuf.json_format`), HAR by mitmproxy's HAR reader.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -8,7 +9,7 @@ use serde_json::Value;
 
 use super::{db_with, export, sample, sample_names};
 
-fn venv_python() -> Option<PathBuf> {
+pub fn venv_python() -> Option<PathBuf> {
     let python = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".venv/bin/python");
     if python.exists() {
         return Some(python);
@@ -20,7 +21,7 @@ fn venv_python() -> Option<PathBuf> {
     if std::env::var("TRACER_INTEROP").as_deref() == Ok("1") {
         panic!("TRACER_INTEROP=1 but {message}");
     }
-    eprintln!("skipping the OTLP protobuf check: {message}");
+    eprintln!("skipping an interop check: {message}");
     None
 }
 
@@ -72,4 +73,56 @@ async fn otlp_parses_with_the_opentelemetry_protobuf_definitions() {
         .unwrap();
     assert_eq!(chat["attributes"]["gen_ai.operation.name"], "chat");
     assert_eq!(chat["attributes"]["gen_ai.request.stream"], false);
+}
+
+#[tokio::test]
+async fn har_opens_in_mitmproxy() {
+    let Some(python) = venv_python() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let names = sample_names();
+    let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+    let db = db_with(dir.path(), &refs).await;
+    let path = dir.path().join("all.har");
+    export(
+        &db,
+        &["--all", "--format", "har", "-o", path.to_str().unwrap()],
+    );
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/interop/har_check.py");
+    let output = Command::new(python)
+        .arg(script)
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "har_check.py: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let flows: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let flows = flows.as_array().unwrap();
+    let hop_total: usize = names.iter().map(|n| sample(n).hops().len()).sum();
+    assert_eq!(flows.len(), hop_total);
+    let milk = flows
+        .iter()
+        .find(|f| f["request_text"] == r#"{"message":"Add buy milk to my notes"}"#)
+        .expect("the buy-milk agent request");
+    assert_eq!(milk["method"], "POST");
+    assert!(milk["url"].as_str().unwrap().ends_with("/agent"));
+    assert_eq!(milk["status"], 200);
+    // The streamed NDJSON answer comes back whole, as recorded.
+    let streamed = sample("streamed-ndjson.json");
+    let answer = streamed
+        .recorded_hops()
+        .into_iter()
+        .filter(|h| h.start.role == tracer::hop::Role::Model)
+        .max_by_key(|h| h.start.started_unix_ns)
+        .unwrap();
+    let recorded = String::from_utf8(answer.end.unwrap().response_body.bytes).unwrap();
+    assert!(
+        flows
+            .iter()
+            .any(|f| f["response_text"] == recorded.as_str())
+    );
 }
