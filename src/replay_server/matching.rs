@@ -19,8 +19,9 @@ pub struct Turn {
 /// What a request carries, as far as matching goes.
 #[derive(Debug, Clone, PartialEq)]
 pub enum RequestKey {
-    /// A model chat request: its conversation without system messages.
-    Chat(Vec<Turn>),
+    /// A model chat request: its conversation without system messages, and whether it asks
+    /// for a stream (a client waiting for NDJSON or SSE cannot read one JSON answer).
+    Chat { turns: Vec<Turn>, stream: bool },
     /// An MCP JSON-RPC message: method, tool and arguments (not the id, not `_meta`).
     Mcp {
         method: Option<String>,
@@ -65,8 +66,9 @@ pub fn request_key(
     let dialect = dialect::detect(role, method, path, headers, body);
     let reading = dialect::read_request(dialect, headers, &BodyCapture::whole(body.to_vec()));
     match reading.reading {
-        Reading::ChatRequest(request) => RequestKey::Chat(
-            request
+        Reading::ChatRequest(request) => RequestKey::Chat {
+            stream: request.stream,
+            turns: request
                 .messages
                 .into_iter()
                 .filter(|m| m.role != "system" && m.role != "developer")
@@ -80,7 +82,7 @@ pub fn request_key(
                         .collect(),
                 })
                 .collect(),
-        ),
+        },
         Reading::Mcp(mcp) => match mcp.request() {
             Some(message) => RequestKey::Mcp {
                 method: message.method.clone(),
@@ -111,7 +113,33 @@ fn calls_text(calls: &[(String, Value)]) -> String {
 /// How `got` differs from `recorded`, in words; empty when they match.
 pub fn differences(recorded: &RequestKey, got: &RequestKey) -> Vec<Difference> {
     match (recorded, got) {
-        (RequestKey::Chat(recorded), RequestKey::Chat(got)) => chat_differences(recorded, got),
+        (
+            RequestKey::Chat {
+                turns: recorded,
+                stream: recorded_stream,
+            },
+            RequestKey::Chat {
+                turns: got,
+                stream: got_stream,
+            },
+        ) => {
+            let mut out = chat_differences(recorded, got);
+            if recorded_stream != got_stream {
+                let how = |stream: bool| {
+                    if stream {
+                        "a stream"
+                    } else {
+                        "one JSON answer"
+                    }
+                };
+                out.push(Difference::other(format!(
+                    "stream: recorded {recorded_stream} ({}), got {got_stream} ({})",
+                    how(*recorded_stream),
+                    how(*got_stream)
+                )));
+            }
+            out
+        }
         (
             RequestKey::Mcp {
                 method: m1,
@@ -232,9 +260,19 @@ mod tests {
             json!({"model": "qwen2.5:7b", "stream": false, "options": {"seed": 1},
             "messages": [{"role": "system", "content": "be brief"}, {"role": "user", "content": "Add buy milk"}]}),
         );
-        let b = chat(json!({"model": "qwen2.5:7b", "keep_alive": "30m",
-            "messages": [{"role": "system", "content": "be very brief"}, {"role": "user", "content": "Add buy milk "}]}));
+        let b = chat(
+            json!({"model": "qwen2.5:7b", "keep_alive": "30m", "stream": false,
+            "messages": [{"role": "system", "content": "be very brief"}, {"role": "user", "content": "Add buy milk "}]}),
+        );
         assert!(differences(&a, &b).is_empty());
+        let streaming = chat(json!({"model": "qwen2.5:7b",
+            "messages": [{"role": "user", "content": "Add buy milk"}]}));
+        let diffs = differences(&a, &streaming);
+        assert_eq!(diffs.len(), 1, "{diffs:?}");
+        assert!(
+            diffs[0].words.starts_with("stream: recorded false"),
+            "{diffs:?}"
+        );
     }
 
     #[test]

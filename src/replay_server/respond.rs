@@ -172,7 +172,7 @@ pub(super) fn bad_body(reason: &str) -> Reply {
 
 fn describe_key(key: &RequestKey) -> String {
     match key {
-        RequestKey::Chat(turns) => turns
+        RequestKey::Chat { turns, .. } => turns
             .iter()
             .map(|t| t.role.as_str())
             .collect::<Vec<_>>()
