@@ -1,4 +1,5 @@
-//! Exports read by third-party software in `.venv` (skipped without it unless `TRACER_INTEROP=1`):
+//! Exports read by third-party software in `.venv` (skipped, saying why, when it or the package
+//! is missing, unless `TRACER_INTEROP=1`):
 //! OTLP by the OpenTelemetry protobuf definitions (`opentelemetry-proto` with
 //! `google.protobuf.json_format`), HAR by mitmproxy's HAR reader.
 
@@ -9,15 +10,27 @@ use serde_json::Value;
 
 use super::{db_with, export, sample, sample_names};
 
-pub fn venv_python() -> Option<PathBuf> {
+/// `.venv/bin/python` when it exists and imports `module` (installed as `package`); otherwise
+/// skips, saying why, or fails when `TRACER_INTEROP=1`.
+pub fn venv_python(module: &str, package: &str) -> Option<PathBuf> {
     let python = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".venv/bin/python");
-    if python.exists() {
+    let missing = if !python.exists() {
+        Some(format!(
+            "{} is missing; create it with: python3 -m venv .venv && .venv/bin/pip install {package}",
+            python.display()
+        ))
+    } else {
+        let imported = Command::new(&python)
+            .args(["-c", &format!("import {module}")])
+            .output()
+            .is_ok_and(|o| o.status.success());
+        (!imported).then(|| {
+            format!("{module} is not in .venv; install it with: .venv/bin/pip install {package}")
+        })
+    };
+    let Some(message) = missing else {
         return Some(python);
-    }
-    let message = format!(
-        "{} is missing; create it with: python3 -m venv .venv && .venv/bin/pip install -r tests/interop/requirements.txt",
-        python.display()
-    );
+    };
     if std::env::var("TRACER_INTEROP").as_deref() == Ok("1") {
         panic!("TRACER_INTEROP=1 but {message}");
     }
@@ -27,7 +40,7 @@ pub fn venv_python() -> Option<PathBuf> {
 
 #[tokio::test]
 async fn otlp_parses_with_the_opentelemetry_protobuf_definitions() {
-    let Some(python) = venv_python() else {
+    let Some(python) = venv_python("opentelemetry.proto", "opentelemetry-proto") else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
@@ -77,7 +90,7 @@ async fn otlp_parses_with_the_opentelemetry_protobuf_definitions() {
 
 #[tokio::test]
 async fn har_opens_in_mitmproxy() {
-    let Some(python) = venv_python() else {
+    let Some(python) = venv_python("mitmproxy.io", "mitmproxy") else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
