@@ -19,6 +19,7 @@ pub mod proxy;
 pub mod reference;
 pub mod replay_server;
 pub mod store;
+pub mod topology;
 pub mod trace;
 pub mod wire;
 pub mod wrap;

@@ -11,6 +11,8 @@ mod mcp_proxy;
 mod scripted_checks;
 #[path = "notes_agent/scripted_model.rs"]
 mod scripted_model;
+#[path = "notes_agent/scripted_replies.rs"]
+mod scripted_replies;
 
 #[path = "notes_agent/failures.rs"]
 mod failures;

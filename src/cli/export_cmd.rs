@@ -7,6 +7,7 @@ use anyhow::{Context, bail};
 use clap::ValueEnum;
 
 use super::ExportArgs;
+use super::correlate_cmd::group_new_hops;
 use crate::export::body_text::TraceToExport;
 use crate::export::har::har_document;
 use crate::export::hop_log::HopLog;
@@ -14,7 +15,6 @@ use crate::export::mermaid::{markdown_handout, mermaid};
 use crate::export::otlp::otlp_document;
 use crate::store::Store;
 use crate::trace::RecordedHop;
-use crate::trace::correlate::{Mode, correlate};
 
 /// The formats `tracer export` writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -107,8 +107,8 @@ pub async fn run(db: &Path, args: ExportArgs) -> anyhow::Result<ExitCode> {
         );
     }
     let store = Store::open(db).await?;
-    // Hops recorded since the last grouping get their trace first; assignments already made stay.
-    correlate(&store, Default::default(), Mode::Unassigned).await?;
+    // Hops recorded since the last grouping get their trace first, as `tracer show` does.
+    group_new_hops(&store).await?;
     let outcome = export(&store, &args).await;
     store.close().await;
     outcome

@@ -40,19 +40,20 @@ pub enum ServeError {
     Io(#[from] std::io::Error),
 }
 
-/// Serves the agent on `listener` until `shutdown` resolves. Nothing upstream is contacted
-/// until a request comes in, so the model and MCP servers need not be up yet.
+/// Serves `agent` on `listener` until `shutdown` resolves. Nothing upstream is contacted until
+/// a request comes in, so the model and MCP servers need not be up yet.
 pub async fn serve_until(
     listener: TcpListener,
-    config: AgentConfig,
+    agent: Arc<Agent>,
     shutdown: impl Future<Output = ()>,
 ) -> Result<(), ServeError> {
-    let agent = Arc::new(Agent::new(&config)?);
     http::serve_until(listener, agent, shutdown).await?;
     Ok(())
 }
 
-/// Serves the agent on `listener` for as long as the task runs (tests start it on port 0).
+/// Checks `config`, then serves the agent on `listener` for as long as the task runs (tests
+/// start it on port 0).
 pub async fn serve(listener: TcpListener, config: AgentConfig) -> Result<(), ServeError> {
-    serve_until(listener, config, std::future::pending()).await
+    let agent = Arc::new(Agent::new(&config)?);
+    serve_until(listener, agent, std::future::pending()).await
 }

@@ -357,3 +357,34 @@ async fn an_unknown_trace_is_a_clear_error() {
     assert!(!output.status.success());
     assert!(String::from_utf8_lossy(&output.stderr).contains("ffffffff"));
 }
+
+#[tokio::test]
+async fn every_sample_imports_and_exports_as_show_prints_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("tracer.db");
+    for name in sample_names() {
+        let file = samples_dir().join(&name);
+        let output = cargo_bin_cmd!("tracer")
+            .arg("--db")
+            .arg(&db)
+            .arg("import")
+            .arg(&file)
+            .output()
+            .unwrap();
+        assert!(
+            output.status.success(),
+            "import {name}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let id = sample(&name).trace_id().to_string();
+        let exported = export(&db, &[&id, "--format", "json"]);
+        let shown = cargo_bin_cmd!("tracer")
+            .arg("--db")
+            .arg(&db)
+            .args(["show", &id, "--json"])
+            .output()
+            .unwrap();
+        assert_eq!(exported, String::from_utf8(shown.stdout).unwrap(), "{name}");
+        assert_eq!(exported, std::fs::read_to_string(&file).unwrap(), "{name}");
+    }
+}

@@ -2,6 +2,7 @@
 //! and a small HTTP client. Every network wait is bounded.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -13,7 +14,7 @@ use hyper_util::rt::TokioExecutor;
 use serde_json::Value;
 use tempfile::TempDir;
 use tokio::net::TcpListener;
-use tracer::reference::agent::{AgentConfig, McpServerSpec, ModelApi};
+use tracer::reference::agent::{Agent, AgentConfig, McpServerSpec, ModelApi};
 use tracer::reference::notes_server::{self, NotesServer, NotesServerConfig};
 
 pub const LIMIT: Duration = Duration::from_secs(20);
@@ -32,12 +33,15 @@ impl NotesServerHandle {
 
     /// With `sse`, the server answers every request as `text/event-stream`.
     pub async fn start_answering_sse(sse: bool) -> Self {
+        Self::start_with(|config| config.sse = sse).await
+    }
+
+    /// Starts the server with its configuration adjusted by `adjust`.
+    pub async fn start_with(adjust: impl FnOnce(&mut NotesServerConfig)) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("db");
-        let config = NotesServerConfig {
-            sse,
-            ..NotesServerConfig::new(&file)
-        };
+        let mut config = NotesServerConfig::new(&file);
+        adjust(&mut config);
         let server = NotesServer::open(config).await.unwrap();
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let url = format!("http://{}/mcp", listener.local_addr().unwrap());
@@ -114,6 +118,22 @@ pub async fn start_agent(config: AgentConfig) -> String {
         }
     });
     url
+}
+
+/// Starts the agent in-process and keeps a handle on it (to shut it down).
+pub async fn start_agent_handle(config: AgentConfig) -> (String, Arc<Agent>) {
+    let agent = Arc::new(Agent::new(&config).unwrap());
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let serving = agent.clone();
+    tokio::spawn(async move {
+        let served =
+            tracer::reference::agent::serve_until(listener, serving, std::future::pending()).await;
+        if let Err(error) = served {
+            panic!("agent stopped: {error}");
+        }
+    });
+    (url, agent)
 }
 
 /// An address nothing listens on.

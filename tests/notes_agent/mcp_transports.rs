@@ -5,7 +5,11 @@
 use serde_json::json;
 use tracer::reference::agent::{McpServerSpec, ModelApi};
 
-use crate::harness::{NotesServerHandle, StdioNotesServer, ask, ask_with, config, start_agent};
+use std::time::Duration;
+
+use crate::harness::{
+    NotesServerHandle, StdioNotesServer, ask, ask_with, config, start_agent, start_agent_handle,
+};
 use crate::mcp_proxy::{Behaviour, McpProxy};
 use crate::scripted_model::{Dialect, Reply, ScriptedModel};
 
@@ -122,12 +126,8 @@ async fn a_stdio_server_is_spawned_and_kept() {
         Reply::text("Added."),
     ]);
     let model = ScriptedModel::start(Dialect::Ollama, script).await;
-    let agent = start_agent(config(
-        ModelApi::Ollama,
-        &model.base_url,
-        vec![stdio.spec()],
-    ))
-    .await;
+    let config = config(ModelApi::Ollama, &model.base_url, vec![stdio.spec()]);
+    let (agent, handle) = start_agent_handle(config).await;
 
     let first = ask(&agent, "Add buy milk").await;
     assert_eq!(first.status, 200, "{}", first.text);
@@ -136,6 +136,11 @@ async fn a_stdio_server_is_spawned_and_kept() {
     assert_eq!(second.status, 200, "{}", second.text);
     assert_eq!(stdio.notes(), "buy milk\nbuy eggs\n");
     assert_eq!(model.replies_left(), 0);
+    // Closing its stdin is enough for the server to exit: no waiting out the 30 s grace.
+    let polite = handle.shutdown(Duration::from_secs(30));
+    tokio::time::timeout(Duration::from_secs(10), polite)
+        .await
+        .expect("the server was not asked politely");
 }
 
 #[tokio::test]
@@ -249,4 +254,47 @@ async fn a_legacy_stdio_server_gets_initialize_and_its_ping_is_answered() {
         "{output}"
     );
     assert!(output.ends_with("pong=True initialized=True"), "{output}");
+}
+
+#[tokio::test]
+async fn a_forgotten_legacy_session_is_initialized_again() {
+    let notes = NotesServerHandle::start_with(|config| {
+        config.session_idle_timeout = std::time::Duration::from_millis(200);
+    })
+    .await;
+    let proxy = McpProxy::start(&notes.url, true).await;
+    let model = ScriptedModel::start(
+        Dialect::Ollama,
+        vec![Reply::text("One."), Reply::text("Two.")],
+    )
+    .await;
+    let spec = McpServerSpec::Http {
+        url: proxy.url.clone(),
+    };
+    let agent = start_agent(config(ModelApi::Ollama, &model.base_url, vec![spec])).await;
+
+    assert_eq!(ask(&agent, "first").await.status, 200);
+    tokio::time::sleep(std::time::Duration::from_millis(600)).await;
+    let second = ask(&agent, "second").await;
+    assert_eq!(second.status, 200, "{}", second.text);
+
+    let seen = proxy.seen();
+    let steps: Vec<(&str, u16)> = seen.iter().map(|s| (s.method(), s.status)).collect();
+    assert_eq!(
+        steps,
+        [
+            ("tools/list", 400),
+            ("initialize", 200),
+            ("notifications/initialized", 202),
+            ("tools/list", 200),
+            ("tools/list", 404),
+            ("initialize", 200),
+            ("notifications/initialized", 202),
+            ("tools/list", 200),
+        ]
+    );
+    assert_ne!(
+        seen[3].header("mcp-session-id"),
+        seen[7].header("mcp-session-id")
+    );
 }

@@ -164,6 +164,12 @@ async fn a_streamed_completion_forwards_tokens_as_the_model_makes_them() {
     let ids: std::collections::HashSet<&str> =
         events.iter().filter_map(|e| e["id"].as_str()).collect();
     assert_eq!(ids.len(), 1, "one id for the whole stream");
+    let objects = events.iter().filter(|e| e.is_object());
+    assert!(
+        objects
+            .clone()
+            .all(|e| e["model"] == "qwen2.5:7b" && e["object"] == "chat.completion.chunk")
+    );
     let text: String = events
         .iter()
         .filter_map(|e| e["choices"][0]["delta"]["content"].as_str())

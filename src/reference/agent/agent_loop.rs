@@ -77,6 +77,13 @@ impl Agent {
         &self.model
     }
 
+    /// Stops the stdio MCP servers politely (stdin closed, then killed after `grace`).
+    pub async fn shutdown(&self, grace: std::time::Duration) {
+        for server in &self.servers {
+            server.shutdown(grace).await;
+        }
+    }
+
     /// Runs the loop over `conversation` (user and earlier assistant turns; the system prompt is
     /// added here). With a sink, the model is streamed and answer text goes out as it comes.
     pub async fn run(

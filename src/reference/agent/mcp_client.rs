@@ -147,6 +147,13 @@ impl McpServer {
         }
     }
 
+    /// Lets a stdio server exit on its own (stdin closed) within `grace`, then kills it.
+    pub async fn shutdown(&self, grace: Duration) {
+        if let Transport::Stdio(stdio) = &self.transport {
+            stdio.shutdown(grace).await;
+        }
+    }
+
     /// `tools/list`, following `nextCursor`. A JSON-RPC error here fails the request.
     pub async fn list_tools(&self, trace: &TraceContext) -> Result<ToolListing, UpstreamError> {
         let mut tools = Vec::new();

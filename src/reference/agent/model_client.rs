@@ -143,10 +143,6 @@ impl ModelClient {
         &self.model
     }
 
-    pub fn upstream(&self) -> &Upstream {
-        &self.upstream
-    }
-
     /// One chat call with the whole history. `tools: None` asks for an answer without tools.
     /// With a sink the call streams and answer text goes to the sink as it arrives.
     pub async fn chat(

@@ -115,6 +115,7 @@ async fn stream_reply(
     trace: TraceContext,
     include_usage: bool,
 ) -> HttpResponse {
+    let model = agent.model().model().to_string();
     let (text_tx, mut text_rx) = mpsc::channel::<String>(64);
     let mut run = tokio::spawn(async move {
         agent
@@ -133,7 +134,7 @@ async fn stream_reply(
     }
     let (body_tx, body_rx) = mpsc::channel::<Bytes>(64);
     tokio::spawn(async move {
-        let mut stream = StreamWriter::new(body_tx);
+        let mut stream = StreamWriter::new(body_tx, model);
         if stream.role_chunk().await.is_err() {
             return;
         }
@@ -179,12 +180,13 @@ struct StreamWriter {
 }
 
 impl StreamWriter {
-    fn new(tx: mpsc::Sender<Bytes>) -> Self {
+    /// `model` is the configured one until the model server names itself at the end.
+    fn new(tx: mpsc::Sender<Bytes>, model: String) -> Self {
         Self {
             tx,
             id: completion_id(),
             created: unix_now(),
-            model: String::new(),
+            model,
         }
     }
 

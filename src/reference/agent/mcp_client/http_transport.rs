@@ -98,7 +98,8 @@ impl HttpTransport {
     ) -> Result<Response, UpstreamError> {
         let era = self.state.lock().await.era;
         if era != Some(Era::Legacy) {
-            if let Some(response) = self.send_modern(method, params, trace).await? {
+            let probing = era.is_none();
+            if let Some(response) = self.send_modern(method, params, trace, probing).await? {
                 let mut state = self.state.lock().await;
                 state.era = Some(Era::Modern);
                 if let Some(name) = response.result_value().and_then(result_server_name) {
@@ -121,12 +122,15 @@ impl HttpTransport {
         )))
     }
 
-    /// A stateless request. `None` means the server is legacy and wants `initialize`.
+    /// A stateless request. `None` means the server is legacy and wants `initialize`; that is
+    /// only concluded while `probing` (once a server has answered statelessly, a 400 is an
+    /// error in its own right, not a sign of another era).
     async fn send_modern(
         &self,
         method: &str,
         params: &Map<String, Value>,
         trace: &TraceContext,
+        probing: bool,
     ) -> Result<Option<Response>, UpstreamError> {
         let trace = trace.child();
         let request = Request::new(
@@ -176,7 +180,9 @@ impl HttpTransport {
                     }
                 }
                 Some(code) if mcp::code::is_modern_error(code) => Ok(answer.response),
-                _ => Ok(None),
+                _ if probing => Ok(None),
+                Some(_) => Ok(answer.response),
+                None => Err(self.failed(format!("{method} answered 400: {}", answer.excerpt))),
             },
             StatusCode::NOT_FOUND if error_code == Some(rpc_code::METHOD_NOT_FOUND) => {
                 Ok(answer.response)

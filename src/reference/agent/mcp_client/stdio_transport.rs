@@ -2,7 +2,8 @@
 //! One JSON-RPC message per line; a reader task routes responses to their waiting requests by
 //! id and answers the server's `ping`. The era is probed once per process with
 //! `server/discover` (an answer or -32022 means modern; another error or silence means legacy,
-//! which then gets `initialize` and `notifications/initialized`).
+//! which then gets `initialize` and `notifications/initialized`). On shutdown the server's stdin
+//! is closed first and it is killed only if it does not exit.
 
 use std::collections::HashMap;
 use std::process::Stdio;
@@ -13,7 +14,7 @@ use std::time::Duration;
 use serde_json::{Map, Value};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
-use tokio::sync::{Mutex, mpsc, oneshot};
+use tokio::sync::{Mutex, Notify, mpsc, oneshot};
 
 use super::{legacy_meta, modern_meta, server_info_name, with_meta};
 use crate::reference::agent::outbound;
@@ -36,8 +37,10 @@ struct Process {
     alive: Arc<AtomicBool>,
     era: Era,
     server_name: Option<String>,
-    /// Kept so the process is killed when this is dropped.
-    _child: Child,
+    /// Tells the writer to close the server's stdin (the polite way to ask it to exit).
+    close_stdin: Arc<Notify>,
+    /// Taken by [`StdioTransport::shutdown`]; otherwise the process is killed when dropped.
+    child: Mutex<Option<Child>>,
 }
 
 pub(super) struct StdioTransport {
@@ -76,6 +79,21 @@ impl StdioTransport {
             .await
             .as_ref()
             .and_then(|p| p.server_name.clone())
+    }
+
+    /// Stops the server the way the spec asks: close its stdin, give it `grace` to exit, then
+    /// kill it.
+    pub(super) async fn shutdown(&self, grace: Duration) {
+        let Some(process) = self.process.lock().await.take() else {
+            return;
+        };
+        process.close_stdin.notify_one();
+        let Some(mut child) = process.child.lock().await.take() else {
+            return;
+        };
+        if tokio::time::timeout(grace, child.wait()).await.is_err() {
+            let _ = child.kill().await;
+        }
     }
 
     pub(super) async fn request(
@@ -131,7 +149,8 @@ impl StdioTransport {
         let pending: Pending = Arc::default();
         let alive = Arc::new(AtomicBool::new(true));
         let (lines, lines_rx) = mpsc::channel::<Vec<u8>>(64);
-        tokio::spawn(write_lines(stdin, lines_rx));
+        let close_stdin = Arc::new(Notify::new());
+        tokio::spawn(write_lines(stdin, lines_rx, close_stdin.clone()));
         tokio::spawn(read_lines(
             stdout,
             pending.clone(),
@@ -144,7 +163,8 @@ impl StdioTransport {
             alive,
             era: Era::Modern,
             server_name: None,
-            _child: child,
+            close_stdin,
+            child: Mutex::new(Some(child)),
         };
 
         let probe_trace = trace.child();
@@ -288,8 +308,19 @@ async fn send_line(process: &Process, message: &impl serde::Serialize) -> Result
         .map_err(|_| "the process's stdin is closed".to_string())
 }
 
-async fn write_lines(mut stdin: ChildStdin, mut lines: mpsc::Receiver<Vec<u8>>) {
-    while let Some(mut line) = lines.recv().await {
+async fn write_lines(
+    mut stdin: ChildStdin,
+    mut lines: mpsc::Receiver<Vec<u8>>,
+    close: Arc<Notify>,
+) {
+    loop {
+        let mut line = tokio::select! {
+            line = lines.recv() => match line {
+                Some(line) => line,
+                None => break,
+            },
+            () = close.notified() => break,
+        };
         line.push(b'\n');
         if stdin.write_all(&line).await.is_err() || stdin.flush().await.is_err() {
             break;
