@@ -441,3 +441,24 @@ fn serve_replay_refuses_what_it_cannot_serve() {
         assert!(stderr.contains(expected), "{}: {stderr}", file.display());
     }
 }
+
+#[test]
+fn buy_milk_answers_are_the_articles_bytes() {
+    let log = sample("buy-milk.json");
+    let answers: Vec<String> = hops_of(&log, Role::Model)
+        .iter()
+        .map(|hop| String::from_utf8(response_body(hop)).unwrap())
+        .collect();
+    assert_eq!(
+        answers,
+        [
+            "{ \"message\": { \"role\": \"assistant\", \"content\": \"\",\n    \"tool_calls\": [ { \"function\": { \"name\": \"append\", \"arguments\": { \"content\": \"buy milk\" } } } ] },\n  \"done\": true }",
+            "{ \"message\": { \"role\": \"assistant\", \"content\": \"I've added \\\"buy milk\\\" to your notes.\" },\n  \"done\": true }",
+        ]
+    );
+    let first: Value =
+        serde_json::from_slice(&request_body(&hops_of(&log, Role::Model)[0])).unwrap();
+    assert_eq!(first["model"], "qwen2.5:7b");
+    assert_eq!(first["stream"], false);
+    assert_eq!(first["keep_alive"], "30m");
+}
