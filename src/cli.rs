@@ -1,9 +1,11 @@
 //! The `tracer` command line: clap types for every subcommand, and dispatch to each command.
 
 mod correlate_cmd;
+pub mod export_cmd;
 mod import;
 mod ls;
 mod proxy_cmd;
+pub mod serve_replay_cmd;
 mod show;
 mod up_cmd;
 mod wrap_cmd;
@@ -56,6 +58,52 @@ pub enum Command {
     /// start servers with a stripped environment and an unknown working directory: give the
     /// database as an absolute path (--db or TRACER_DB).
     Wrap(WrapArgs),
+    /// Write a trace as a hop log (json), HAR, OpenTelemetry (otlp), Mermaid or a Markdown handout
+    Export(ExportArgs),
+    /// Answer model (or MCP) requests from a recorded hop log, standing in for a server
+    ///
+    /// A request is matched to a recorded one by method, path and the conversation it carries
+    /// (roles, contents, tool calls and results; not ids, timestamps, options or the system
+    /// prompt's wording). An unmatched request gets a JSON error naming the closest recording.
+    ServeReplay(ServeReplayArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// The trace id, or an unambiguous prefix of it
+    #[arg(value_name = "ID", required_unless_present = "all")]
+    pub id: Option<String>,
+
+    /// The format to write
+    #[arg(long, short = 'f', value_enum, default_value = "json")]
+    pub format: export_cmd::ExportFormat,
+
+    /// Write to this file (with --all and a one-trace-per-file format: this directory)
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub output: Option<PathBuf>,
+
+    /// Export every trace: one document for har and otlp, one file per trace otherwise
+    #[arg(long)]
+    pub all: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ServeReplayArgs {
+    /// A hop log (`tracer export --format json`, or a file of sample-traces/)
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+
+    /// Where to listen (the default is Ollama's address, to stand in for it)
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:11434")]
+    pub listen: String,
+
+    /// Which recorded server to stand in for
+    #[arg(long, value_enum, default_value = "model")]
+    pub role: serve_replay_cmd::ReplayRoleArg,
+
+    /// `recorded` re-emits streamed answers with their recorded chunk timing; `fast` sends at once
+    #[arg(long, value_enum, default_value = "fast")]
+    pub pace: serve_replay_cmd::PaceArg,
 }
 
 #[derive(Debug, Args)]
@@ -180,6 +228,8 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Import(args) => import::run(&cli.db, args).await,
         Command::Correlate(args) => correlate_cmd::run(&cli.db, args).await,
         Command::Wrap(args) => wrap_cmd::run(cli.db, args).await,
+        Command::Export(args) => export_cmd::run(&cli.db, args).await,
+        Command::ServeReplay(args) => serve_replay_cmd::run(args).await,
     }
 }
 

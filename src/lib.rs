@@ -17,6 +17,7 @@ pub mod hop;
 pub mod logging;
 pub mod proxy;
 pub mod reference;
+pub mod replay_server;
 pub mod store;
 pub mod topology;
 pub mod trace;

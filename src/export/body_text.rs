@@ -1,0 +1,105 @@
+//! Shared by the exports: bodies as text or base64, UTC timestamps, and a trace to export.
+
+use base64::Engine;
+
+use crate::hop::BodyCapture;
+use crate::trace::RecordedHop;
+
+/// One trace to export: its id, its title and its hops (any order).
+#[derive(Debug, Clone, Copy)]
+pub struct TraceToExport<'a> {
+    pub id: &'a str,
+    pub title: Option<&'a str>,
+    pub hops: &'a [RecordedHop],
+}
+
+/// A body as the exports carry it: UTF-8 text as is, anything else as base64.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BodyText {
+    Text(String),
+    Base64(String),
+}
+
+impl BodyText {
+    pub fn of(body: &BodyCapture) -> BodyText {
+        match std::str::from_utf8(&body.bytes) {
+            Ok(text) => BodyText::Text(text.to_string()),
+            Err(_) => {
+                BodyText::Base64(base64::engine::general_purpose::STANDARD.encode(&body.bytes))
+            }
+        }
+    }
+
+    pub fn text(&self) -> &str {
+        match self {
+            BodyText::Text(text) | BodyText::Base64(text) => text,
+        }
+    }
+
+    pub fn is_base64(&self) -> bool {
+        matches!(self, BodyText::Base64(_))
+    }
+}
+
+/// `2026-10-31T18:00:21.123Z` for a Unix-nanosecond timestamp (UTC, milliseconds).
+pub fn iso8601_utc(unix_ns: i64) -> String {
+    let ms = unix_ns.div_euclid(1_000_000);
+    let days = ms.div_euclid(86_400_000);
+    let day_ms = ms.rem_euclid(86_400_000);
+    let (year, month, day) = civil_from_days(days);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
+        day_ms / 3_600_000,
+        day_ms / 60_000 % 60,
+        day_ms / 1000 % 60,
+        day_ms % 1000
+    )
+}
+
+/// Year, month, day of a count of days since 1970-01-01 (Howard Hinnant's algorithm).
+fn civil_from_days(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    (year, month, day)
+}
+
+/// Hops ordered by when their request started (stable for equal starts).
+pub fn in_start_order(hops: &[RecordedHop]) -> Vec<&RecordedHop> {
+    let mut ordered: Vec<&RecordedHop> = hops.iter().collect();
+    ordered.sort_by_key(|hop| hop.start.started_unix_ns);
+    ordered
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timestamps_are_iso_utc() {
+        assert_eq!(iso8601_utc(0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(
+            iso8601_utc(1_793_469_621_123_456_789),
+            "2026-10-31T18:00:21.123Z"
+        );
+        assert_eq!(
+            iso8601_utc(951_782_400_000_000_000),
+            "2000-02-29T00:00:00.000Z"
+        );
+    }
+
+    #[test]
+    fn bodies_are_text_or_base64() {
+        let text = BodyText::of(&BodyCapture::whole(b"{\"a\":1}".to_vec()));
+        assert_eq!(text, BodyText::Text("{\"a\":1}".into()));
+        let binary = BodyText::of(&BodyCapture::whole(vec![0xff, 0x00]));
+        assert_eq!(binary, BodyText::Base64("/wA=".into()));
+        assert!(binary.is_base64());
+    }
+}

@@ -1,0 +1,170 @@
+//! A trace as a Mermaid `sequenceDiagram` of its numbered messages, and as a Markdown handout
+//! (the diagram, then each message with its explanation and its trimmed body).
+
+use super::body_text::{BodyText, TraceToExport, iso8601_utc};
+use crate::trace::explain::shorten;
+use crate::trace::{Direction, ExplainedMessage, RecordedHop, explain_trace};
+
+/// Longest message text on an arrow, in characters.
+const ARROW_TEXT_MAX: usize = 90;
+/// Lines and characters of a body kept in the handout.
+const BODY_LINES_MAX: usize = 40;
+const BODY_CHARS_MAX: usize = 4000;
+
+/// Mermaid text must not carry `;` (a statement end) or `#` (an entity start), nor newlines.
+fn mermaid_text(text: &str) -> String {
+    let mut out = String::new();
+    for c in shorten(text, ARROW_TEXT_MAX).chars() {
+        match c {
+            '#' => out.push_str("#35;"),
+            ';' => out.push_str("#59;"),
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// The participants in the order they first appear.
+fn participants(messages: &[ExplainedMessage]) -> Vec<&'static str> {
+    let mut seen: Vec<&'static str> = Vec::new();
+    for message in messages {
+        for party in [message.from, message.to] {
+            if !seen.contains(&party) {
+                seen.push(party);
+            }
+        }
+    }
+    seen
+}
+
+/// The diagram of explained messages: `->>` for requests, `-->>` for responses.
+pub fn sequence_diagram(messages: &[ExplainedMessage]) -> String {
+    let mut out = String::from("sequenceDiagram\n");
+    for party in participants(messages) {
+        out.push_str(&format!("    participant {party}\n"));
+    }
+    for message in messages {
+        let arrow = match message.direction {
+            Direction::Request => "->>",
+            Direction::Response => "-->>",
+        };
+        let text = format!("{}. {} {}", message.number, message.head, message.summary);
+        out.push_str(&format!(
+            "    {}{arrow}{}: {}\n",
+            message.from,
+            message.to,
+            mermaid_text(&text)
+        ));
+    }
+    out
+}
+
+/// The diagram of one trace's hops.
+pub fn mermaid(hops: &[RecordedHop]) -> String {
+    sequence_diagram(&explain_trace(hops))
+}
+
+/// A body for reading: JSON pretty-printed (key order kept), cut to a page.
+fn trimmed_body(bytes: &[u8]) -> Option<(String, &'static str)> {
+    if bytes.is_empty() {
+        return None;
+    }
+    let (text, language) = match serde_json::from_slice::<serde_json::Value>(bytes) {
+        Ok(value) => (
+            serde_json::to_string_pretty(&value).unwrap_or_default(),
+            "json",
+        ),
+        Err(_) => match BodyText::of(&crate::hop::BodyCapture::whole(bytes.to_vec())) {
+            BodyText::Text(text) => (text, "text"),
+            BodyText::Base64(_) => (format!("({} bytes of binary data)", bytes.len()), "text"),
+        },
+    };
+    let total_lines = text.lines().count();
+    let mut kept: String = text
+        .lines()
+        .take(BODY_LINES_MAX)
+        .collect::<Vec<_>>()
+        .join("\n");
+    if kept.chars().count() > BODY_CHARS_MAX {
+        kept = kept.chars().take(BODY_CHARS_MAX).collect();
+    }
+    if kept.len() < text.trim_end().len() {
+        kept.push_str(&format!("\n… ({total_lines} lines in all, trimmed)"));
+    }
+    Some((kept, language))
+}
+
+/// A code fence longer than any run of backticks in `text`.
+fn fence_for(text: &str) -> String {
+    let mut longest = 0;
+    let mut run = 0;
+    for c in text.chars() {
+        run = if c == '`' { run + 1 } else { 0 };
+        longest = longest.max(run);
+    }
+    "`".repeat((longest + 1).max(3))
+}
+
+/// The Markdown handout of one trace.
+pub fn markdown_handout(trace: &TraceToExport<'_>) -> String {
+    let messages = explain_trace(trace.hops);
+    let mut out = String::new();
+    let title = trace.title.unwrap_or("(untitled trace)");
+    out.push_str(&format!("# Trace: {title}\n\n"));
+    let started = trace.hops.iter().map(|h| h.start.started_unix_ns).min();
+    out.push_str(&format!(
+        "Trace `{}`, {} hops, {} messages{}.\n\n",
+        trace.id,
+        trace.hops.len(),
+        messages.len(),
+        started.map_or_else(String::new, |at| format!(", started {}", iso8601_utc(at)))
+    ));
+    out.push_str("```mermaid\n");
+    out.push_str(&sequence_diagram(&messages));
+    out.push_str("```\n\n## The messages\n\n");
+    for message in &messages {
+        out.push_str(&format!(
+            "### {}. {} → {}: {}\n\n**{}**\n\n{}\n\n",
+            message.number,
+            message.from,
+            message.to,
+            message.head,
+            message.summary.trim(),
+            message.explanation.trim()
+        ));
+        let hop = &trace.hops[message.hop_index];
+        let body = hop.end.as_ref().map(|end| match message.direction {
+            Direction::Request => &end.request_body,
+            Direction::Response => &end.response_body,
+        });
+        if let Some((text, language)) = body.and_then(|b| trimmed_body(&b.bytes)) {
+            let fence = fence_for(&text);
+            out.push_str(&format!("{fence}{language}\n{text}\n{fence}\n\n"));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arrow_text_is_escaped_and_short() {
+        assert_eq!(mermaid_text("a; b #1\nc"), "a#59; b #35;1 c");
+        assert!(mermaid_text(&"x".repeat(500)).chars().count() <= ARROW_TEXT_MAX + 10);
+        assert_eq!(fence_for("no ticks"), "```");
+        assert_eq!(fence_for("has ```` four"), "`````");
+    }
+
+    #[test]
+    fn bodies_are_pretty_and_trimmed() {
+        let (text, language) = trimmed_body(br#"{"b":1,"a":2}"#).unwrap();
+        assert_eq!(language, "json");
+        assert_eq!(text, "{\n  \"b\": 1,\n  \"a\": 2\n}");
+        let long: String = (0..100).map(|i| format!("line {i}\n")).collect();
+        let (text, _) = trimmed_body(long.as_bytes()).unwrap();
+        assert!(text.ends_with("(100 lines in all, trimmed)"), "{text}");
+        assert!(trimmed_body(b"").is_none());
+    }
+}
