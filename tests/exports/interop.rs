@@ -10,13 +10,16 @@ use serde_json::Value;
 
 use super::{db_with, export, sample, sample_names};
 
-/// `.venv/bin/python` when it exists and imports `module` (installed as `package`); otherwise
-/// skips, saying why, or fails when `TRACER_INTEROP=1`.
-pub fn venv_python(module: &str, package: &str) -> Option<PathBuf> {
-    let python = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".venv/bin/python");
+/// `VENV/bin/python` when it exists and imports `module` (installed as `package`); otherwise
+/// skips, saying why, or fails when `TRACER_INTEROP=1`. mitmproxy lives in a venv of its own
+/// (`.venv-mitmproxy`): its pins conflict with the OpenAI SDK's.
+pub fn venv_python(venv: &str, module: &str, package: &str) -> Option<PathBuf> {
+    let python = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join(venv)
+        .join("bin/python");
     let missing = if !python.exists() {
         Some(format!(
-            "{} is missing; create it with: python3 -m venv .venv && .venv/bin/pip install {package}",
+            "{} is missing; create it with: python3 -m venv {venv} && {venv}/bin/pip install {package}",
             python.display()
         ))
     } else {
@@ -25,7 +28,7 @@ pub fn venv_python(module: &str, package: &str) -> Option<PathBuf> {
             .output()
             .is_ok_and(|o| o.status.success());
         (!imported).then(|| {
-            format!("{module} is not in .venv; install it with: .venv/bin/pip install {package}")
+            format!("{module} is not in {venv}; install it with: {venv}/bin/pip install {package}")
         })
     };
     let Some(message) = missing else {
@@ -40,7 +43,7 @@ pub fn venv_python(module: &str, package: &str) -> Option<PathBuf> {
 
 #[tokio::test]
 async fn otlp_parses_with_the_opentelemetry_protobuf_definitions() {
-    let Some(python) = venv_python("opentelemetry.proto", "opentelemetry-proto") else {
+    let Some(python) = venv_python(".venv", "opentelemetry.proto", "opentelemetry-proto") else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
@@ -90,7 +93,7 @@ async fn otlp_parses_with_the_opentelemetry_protobuf_definitions() {
 
 #[tokio::test]
 async fn har_opens_in_mitmproxy() {
-    let Some(python) = venv_python("mitmproxy.io", "mitmproxy") else {
+    let Some(python) = venv_python(".venv-mitmproxy", "mitmproxy.io", "mitmproxy==11.0.2") else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
