@@ -8,6 +8,7 @@
 //! - `reference`: the notes MCP server and the notes agent, on `wire` alone.
 //! - `proxy`: listeners, streaming forwarding and the body tee; hands hops to the store writer.
 //! - `wrap`: records a stdio MCP server run as a child, in the same database.
+//! - `tui`: the trace browser and replay screen; `replay`: stepping through a trace, plain or drawn.
 //! - `cli`: the `tracer` command line; `logging`: where logs go.
 
 pub mod cli;
@@ -15,7 +16,9 @@ pub mod hop;
 pub mod logging;
 pub mod proxy;
 pub mod reference;
+pub mod replay;
 pub mod store;
 pub mod trace;
+pub mod tui;
 pub mod wire;
 pub mod wrap;

@@ -1,0 +1,397 @@
+//! The TUI's state and its one update function: `App::update(action) -> Vec<Effect>`. Plain data
+//! (no terminal, no channels, no store), so every key can be tested without a runtime.
+
+mod trace_list;
+mod trace_view;
+
+pub use trace_list::{FACTS_WINDOW, TraceList};
+pub use trace_view::{Arrow, Tone, TraceView};
+
+use crossterm::event::KeyCode;
+
+use super::action::{Action, Command, Effect, PollToken};
+use super::filter::Filter;
+use super::keymap::{self, Mode};
+use crate::replay::ReplayState;
+use crate::replay::source::LoadedTrace;
+
+/// How often the store is polled for new hops.
+pub const POLL_NS: i64 = 500_000_000;
+
+#[derive(Debug, Clone)]
+pub struct App {
+    pub mode: Mode,
+    /// The mode the help overlay returns to.
+    pub under_help: Mode,
+    /// What the header names: the database path or the replayed file.
+    pub source: String,
+    /// False when showing a file: nothing to poll.
+    pub has_store: bool,
+    /// Started as `tracer replay`: leaving the replay quits.
+    pub replay_only: bool,
+    pub list: TraceList,
+    pub view: Option<TraceView>,
+    pub filter: Filter,
+    /// What is typed in the filter bar.
+    pub filter_input: String,
+    /// The filter before `/`, restored by `esc`.
+    filter_before: String,
+    pub follow: bool,
+    /// A one-line note in the status bar (export done, errors).
+    pub note: Option<String>,
+    /// Monotonic clock of the last tick (ns).
+    pub now_ns: i64,
+    pub speed: f64,
+    pub quit: bool,
+    token: Option<PollToken>,
+    polling: bool,
+    last_poll_ns: Option<i64>,
+    /// A trace asked for with `r`: opens in replay.
+    replay_wanted: Option<String>,
+}
+
+impl App {
+    /// The browser over a database (the list fills in after the first poll).
+    pub fn browser(source: impl Into<String>) -> Self {
+        Self {
+            mode: Mode::List,
+            under_help: Mode::List,
+            source: source.into(),
+            has_store: true,
+            replay_only: false,
+            list: TraceList::default(),
+            view: None,
+            filter: Filter::default(),
+            filter_input: String::new(),
+            filter_before: String::new(),
+            follow: false,
+            note: None,
+            now_ns: 0,
+            speed: 1.0,
+            quit: false,
+            token: None,
+            polling: false,
+            last_poll_ns: None,
+            replay_wanted: None,
+        }
+    }
+
+    /// `tracer replay`: one trace, message by message; leaving quits.
+    pub fn replay(source: impl Into<String>, trace: LoadedTrace, speed: f64) -> Self {
+        let mut app = Self::browser(source);
+        app.has_store = false;
+        app.replay_only = true;
+        app.speed = speed;
+        let mut view = TraceView::new(trace);
+        view.replay = Some(ReplayState::new(view.messages.len(), speed));
+        app.view = Some(view);
+        app.mode = Mode::Replay;
+        app
+    }
+
+    /// The effects to run at start.
+    pub fn start(&mut self) -> Vec<Effect> {
+        self.poll()
+    }
+
+    pub fn update(&mut self, action: Action) -> Vec<Effect> {
+        match action {
+            Action::Key(key) => {
+                if let Some(command) = keymap::lookup(self.mode, &key) {
+                    return self.command(command);
+                }
+                if let (Mode::Filter, KeyCode::Char(c)) = (self.mode, key.code) {
+                    self.filter_input.push(c);
+                    return self.set_filter();
+                }
+                Vec::new()
+            }
+            Action::Resize => Vec::new(),
+            Action::Tick { now_ns } => self.tick(now_ns),
+            Action::TracesLoaded { rows, token } => {
+                self.polling = false;
+                self.token = Some(token);
+                self.list.replace_rows(rows, &self.filter);
+                let mut effects = Vec::new();
+                if self.follow {
+                    self.list.select(0);
+                    effects.extend(self.follow_into_view());
+                }
+                effects.extend(self.facts_effects());
+                effects
+            }
+            Action::PollDone { token } => {
+                self.polling = false;
+                self.token = Some(token);
+                Vec::new()
+            }
+            Action::FactsLoaded(facts) => {
+                for (id, fact) in facts {
+                    self.list.pending.remove(&id);
+                    self.list.facts.insert(id, fact);
+                }
+                if self.filter.needs_facts() {
+                    self.list.refilter(&self.filter);
+                }
+                self.facts_effects()
+            }
+            Action::TraceLoaded {
+                trace_id,
+                title,
+                hops,
+            } => {
+                let trace = LoadedTrace {
+                    trace_id,
+                    title,
+                    hops,
+                };
+                self.show_trace(trace);
+                Vec::new()
+            }
+            Action::Exported { path } => {
+                self.note = Some(format!("exported to {path}"));
+                Vec::new()
+            }
+            Action::Failed(message) => {
+                self.polling = false;
+                self.note = Some(message);
+                Vec::new()
+            }
+        }
+    }
+
+    fn show_trace(&mut self, trace: LoadedTrace) {
+        let replay = self.replay_wanted.as_deref() == Some(trace.trace_id.as_str());
+        match self.view.as_mut() {
+            Some(view) if view.trace_id == trace.trace_id && !replay => {
+                *view = view.refreshed(trace);
+                return;
+            }
+            _ => {}
+        }
+        if !replay && !matches!(self.mode, Mode::List | Mode::Trace) {
+            return;
+        }
+        let mut view = TraceView::new(trace);
+        if replay {
+            self.replay_wanted = None;
+            view.replay = Some(ReplayState::new(view.messages.len(), self.speed));
+            self.mode = Mode::Replay;
+        } else {
+            self.mode = Mode::Trace;
+        }
+        self.view = Some(view);
+    }
+
+    fn tick(&mut self, now_ns: i64) -> Vec<Effect> {
+        self.now_ns = now_ns;
+        if let Some(view) = self.view.as_mut() {
+            let times = view.times();
+            if let Some(replay) = view.replay.as_mut() {
+                replay.tick(now_ns, &times);
+            }
+        }
+        let due = self
+            .last_poll_ns
+            .is_none_or(|last| now_ns.saturating_sub(last) >= POLL_NS);
+        if due { self.poll() } else { Vec::new() }
+    }
+
+    fn poll(&mut self) -> Vec<Effect> {
+        if !self.has_store || self.polling {
+            return Vec::new();
+        }
+        self.polling = true;
+        self.last_poll_ns = Some(self.now_ns);
+        let mut effects = vec![Effect::Poll { last: self.token }];
+        let live = self.list.in_flight_on_screen();
+        for id in &live {
+            self.list.pending.insert(id.clone());
+        }
+        if !live.is_empty() {
+            effects.push(Effect::LoadFacts(live));
+        }
+        if let Some(view) = &self.view
+            && view.has_in_flight()
+        {
+            effects.push(Effect::LoadTrace(view.trace_id.clone()));
+        }
+        effects
+    }
+
+    fn facts_effects(&mut self) -> Vec<Effect> {
+        let mut wanted = self.list.facts_wanted();
+        if self.filter.needs_facts() {
+            wanted.extend(self.list.facts_for_filter(&self.filter));
+        }
+        wanted
+            .chunks(200)
+            .map(|ids| Effect::LoadFacts(ids.to_vec()))
+            .collect()
+    }
+
+    fn follow_into_view(&mut self) -> Vec<Effect> {
+        let newest = self.list.selected_row().map(|r| r.id.clone());
+        match (&self.view, newest) {
+            (Some(view), Some(id)) if self.mode == Mode::Trace && view.trace_id != id => {
+                vec![Effect::LoadTrace(id)]
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    fn set_filter(&mut self) -> Vec<Effect> {
+        self.filter = Filter::parse(&self.filter_input);
+        self.list.refilter(&self.filter);
+        self.facts_effects()
+    }
+
+    fn command(&mut self, command: Command) -> Vec<Effect> {
+        self.note = None;
+        match self.mode {
+            Mode::List => self.list_command(command),
+            Mode::Trace | Mode::Replay => self.view_command(command),
+            Mode::Filter => self.filter_command(command),
+            Mode::Help => {
+                if command == Command::Quit && self.under_help == Mode::List && !self.replay_only
+                {
+                    self.quit = true;
+                    return vec![Effect::Quit];
+                }
+                self.mode = self.under_help;
+                Vec::new()
+            }
+        }
+    }
+
+    fn list_command(&mut self, command: Command) -> Vec<Effect> {
+        const PAGE: isize = 10;
+        match command {
+            Command::Down => self.list.move_by(1),
+            Command::Up => self.list.move_by(-1),
+            Command::PageDown => self.list.move_by(PAGE),
+            Command::PageUp => self.list.move_by(-PAGE),
+            Command::Top => self.list.select(0),
+            Command::Bottom => self.list.select(usize::MAX),
+            Command::Open | Command::Replay | Command::Export => {
+                let Some(id) = self.list.selected_row().map(|r| r.id.clone()) else {
+                    self.note = Some("no trace selected".into());
+                    return Vec::new();
+                };
+                return match command {
+                    Command::Export => vec![Effect::Export(id)],
+                    Command::Replay => {
+                        self.replay_wanted = Some(id.clone());
+                        vec![Effect::LoadTrace(id)]
+                    }
+                    _ => {
+                        self.view = None;
+                        self.mode = Mode::List;
+                        vec![Effect::LoadTrace(id)]
+                    }
+                };
+            }
+            Command::StartFilter => {
+                self.filter_input = self.filter.text.clone();
+                self.filter_before = self.filter.text.clone();
+                self.mode = Mode::Filter;
+            }
+            Command::ClearFilter => {
+                self.filter_input.clear();
+                return self.set_filter();
+            }
+            Command::Follow => {
+                self.follow = !self.follow;
+                if self.follow {
+                    self.list.select(0);
+                }
+            }
+            Command::Help => self.open_help(),
+            Command::Quit => {
+                self.quit = true;
+                return vec![Effect::Quit];
+            }
+            _ => {}
+        }
+        self.facts_effects()
+    }
+
+    fn view_command(&mut self, command: Command) -> Vec<Effect> {
+        let now = self.now_ns;
+        let replay_only = self.replay_only;
+        let Some(view) = self.view.as_mut() else {
+            self.mode = Mode::List;
+            return Vec::new();
+        };
+        let times = view.times();
+        let last = view.messages.len().saturating_sub(1);
+        match (command, view.replay.as_mut()) {
+            (Command::Back | Command::Quit, Some(_)) if replay_only => {
+                self.quit = true;
+                return vec![Effect::Quit];
+            }
+            (Command::Back | Command::Quit, Some(replay)) => {
+                let step = replay.step;
+                view.replay = None;
+                view.select(step);
+                self.mode = Mode::Trace;
+            }
+            (Command::Back | Command::Quit, None) => self.mode = Mode::List,
+            (Command::NextStep, Some(replay)) => replay.next(),
+            (Command::PreviousStep, Some(replay)) => replay.back(),
+            (Command::PlayPause, Some(replay)) => replay.toggle_play(now, &times),
+            (Command::Top, Some(replay)) => replay.first(),
+            (Command::Bottom, Some(replay)) => replay.last(),
+            (Command::Down, None) => view.select(view.selected + 1),
+            (Command::Up, None) => view.select(view.selected.saturating_sub(1)),
+            (Command::Top, None) => view.select(0),
+            (Command::Bottom, None) => view.select(last),
+            (Command::DetailDown, _) => view.detail_scroll = view.detail_scroll.saturating_add(5),
+            (Command::DetailUp, _) => view.detail_scroll = view.detail_scroll.saturating_sub(5),
+            (Command::Replay, None) => {
+                let mut replay = ReplayState::new(view.messages.len(), self.speed);
+                replay.step = view.selected;
+                view.replay = Some(replay);
+                self.mode = Mode::Replay;
+            }
+            (Command::Export, _) => return vec![Effect::Export(view.trace_id.clone())],
+            (Command::Help, _) => self.open_help(),
+            _ => {}
+        }
+        if let Some(view) = self.view.as_mut()
+            && matches!(
+                command,
+                Command::NextStep | Command::PreviousStep | Command::Top | Command::Bottom
+            )
+        {
+            view.detail_scroll = 0;
+        }
+        Vec::new()
+    }
+
+    fn filter_command(&mut self, command: Command) -> Vec<Effect> {
+        match command {
+            Command::ApplyFilter => self.mode = Mode::List,
+            Command::CancelFilter => {
+                self.filter_input = std::mem::take(&mut self.filter_before);
+                self.mode = Mode::List;
+                return self.set_filter();
+            }
+            Command::DeleteChar => {
+                self.filter_input.pop();
+                return self.set_filter();
+            }
+            Command::Quit => {
+                self.quit = true;
+                return vec![Effect::Quit];
+            }
+            _ => {}
+        }
+        Vec::new()
+    }
+
+    fn open_help(&mut self) {
+        self.under_help = self.mode;
+        self.mode = Mode::Help;
+    }
+}
