@@ -8,10 +8,12 @@
 //! - `reference`: the notes MCP server and the notes agent, on `wire` alone.
 //! - `proxy`: listeners, streaming forwarding and the body tee; hands hops to the store writer.
 //! - `wrap`: records a stdio MCP server run as a child, in the same database.
+//! - `export`: traces as files (the JSON hop log; HAR, OTLP, Mermaid to come).
 //! - `tui`: the trace browser and replay screen; `replay`: stepping through a trace, plain or drawn.
 //! - `cli`: the `tracer` command line; `logging`: where logs go.
 
 pub mod cli;
+pub mod export;
 pub mod hop;
 pub mod logging;
 pub mod proxy;

@@ -2,6 +2,8 @@
 
 use std::collections::HashMap;
 
+use sqlx::SqliteConnection;
+
 use super::hops::{HopRow, StoredHop};
 use super::{Result, Store, StoreError};
 
@@ -157,4 +159,45 @@ impl Store {
         tx.commit().await?;
         Ok(())
     }
+}
+
+/// Inserts a trace inside the caller's transaction (for imports); false when that id is taken.
+pub async fn insert_trace(conn: &mut SqliteConnection, trace: &TraceWrite) -> Result<bool> {
+    let done = sqlx::query(
+        "insert into traces (id, title, kind, started_unix_ns, ended_unix_ns, created_by)
+         values (?1, ?2, ?3, ?4, ?5, ?6)
+         on conflict(id) do nothing",
+    )
+    .bind(&trace.id)
+    .bind(&trace.title)
+    .bind(&trace.kind)
+    .bind(trace.started_unix_ns)
+    .bind(trace.ended_unix_ns)
+    .bind(&trace.created_by)
+    .execute(conn)
+    .await?;
+    Ok(done.rows_affected() > 0)
+}
+
+/// Whether a hop with this id is stored (inside the caller's transaction).
+pub async fn hop_exists(conn: &mut SqliteConnection, hop_id: &str) -> Result<bool> {
+    let count: i64 = sqlx::query_scalar("select count(*) from hops where id = ?1")
+        .bind(hop_id)
+        .fetch_one(conn)
+        .await?;
+    Ok(count > 0)
+}
+
+/// Puts one hop in a trace inside the caller's transaction.
+pub async fn set_hop_trace(
+    conn: &mut SqliteConnection,
+    hop_id: &str,
+    trace_id: &str,
+) -> Result<()> {
+    sqlx::query("update hops set trace_id = ?2 where id = ?1")
+        .bind(hop_id)
+        .bind(trace_id)
+        .execute(conn)
+        .await?;
+    Ok(())
 }

@@ -1,0 +1,354 @@
+//! The JSON hop log (DESIGN.md, "Exports"): one trace, its numbered and explained messages with
+//! headers, bodies and timings, and the per-hop fields that rebuild the recorded hops exactly.
+//!
+//! Described by `docs/hop-log.schema.json`; `tracer show --json` prints it, `tracer import` reads
+//! it back, and export → import → export gives the same bytes.
+
+mod body;
+mod json_layout;
+mod rebuild;
+
+use serde::{Deserialize, Serialize};
+
+use crate::hop::{HopState, Role, Transport};
+use crate::store::{Store, StoreError};
+use crate::trace::{Direction, RecordedHop, explain_trace, summarize};
+
+pub use body::{Body, HeaderEntry};
+
+/// The value of the top-level `format` field.
+pub const FORMAT: &str = "tracer.hop-log";
+/// The version of the hop log this build writes and reads.
+pub const VERSION: u32 = 1;
+/// `created_by` of traces that `import` writes (a re-grouping leaves them alone).
+pub const IMPORTED_BY: &str = "import";
+
+#[derive(Debug, thiserror::Error)]
+pub enum HopLogError {
+    #[error("no trace {0} in the database")]
+    UnknownTrace(String),
+    #[error("trace prefix {0} matches more than one trace; give more of its id")]
+    AmbiguousTrace(String),
+    #[error("not a tracer hop log: {0}")]
+    NotHopLog(String),
+    #[error("hop log version {found} is not supported (this tracer reads version {VERSION})")]
+    Version { found: u64 },
+    #[error("malformed hop log: {0}")]
+    Malformed(String),
+    #[error("trace {0} is already in the database")]
+    TraceExists(String),
+    #[error("hop {0} is already in the database")]
+    HopExists(String),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// One trace as a hop log.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HopLog {
+    format: String,
+    version: u32,
+    trace: TraceEntry,
+    messages: Vec<MessageEntry>,
+    hops: Vec<HopEntry>,
+}
+
+/// The trace: its stored row and what `tracer ls` says about it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TraceEntry {
+    pub id: String,
+    /// The user's text that opened the trace.
+    pub title: Option<String>,
+    /// `request` or `setup`.
+    pub kind: String,
+    pub started_unix_ns: i64,
+    pub ended_unix_ns: Option<i64>,
+    pub status: String,
+    pub duration_ns: Option<i64>,
+    pub hop_count: usize,
+    pub message_count: usize,
+    pub tools_used: Vec<String>,
+}
+
+/// One numbered message: a hop's request (→) or response (←), explained, with its bytes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MessageEntry {
+    pub number: usize,
+    /// `→` for a request, `←` for a response.
+    pub direction: String,
+    /// The number of the hop's request message: a hop is named by it.
+    pub hop: usize,
+    pub hop_id: String,
+    pub from: String,
+    pub to: String,
+    pub at_unix_ns: i64,
+    pub method: String,
+    pub path: String,
+    /// The response's HTTP status (null for requests and for responses that never came).
+    pub status: Option<u16>,
+    pub dialect: String,
+    /// The explanation case's stable name, e.g. `model_tool_call`.
+    pub case: String,
+    pub summary: String,
+    pub explanation: String,
+    pub timings: Timings,
+    pub headers: Vec<HeaderEntry>,
+    pub body: Body,
+}
+
+/// When things happened. Requests carry `started_unix_ns` and `ended_unix_ns`; responses carry
+/// the head, first byte and end, the duration since the request started, and every chunk.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Timings {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_unix_ns: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub head_unix_ns: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_byte_unix_ns: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ended_unix_ns: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_ns: Option<i64>,
+    /// Response chunks: arrival in ns after the request started, and size in bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chunks: Option<Vec<ChunkEntry>>,
+    /// More chunks arrived than were kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chunks_truncated: Option<bool>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ChunkEntry {
+    pub offset_ns: i64,
+    pub size: u64,
+}
+
+/// What a hop is beyond its two messages: where it ran and how it ended.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HopEntry {
+    pub number: usize,
+    pub id: String,
+    pub route: String,
+    pub role: Role,
+    pub transport: Transport,
+    pub peer: String,
+    pub url: String,
+    pub state: HopState,
+    pub error: Option<String>,
+}
+
+impl HopLog {
+    /// The hop log of a stored trace, by its id or an unambiguous prefix of it.
+    pub async fn from_store(
+        store: &Store,
+        trace_id_or_prefix: &str,
+    ) -> Result<HopLog, HopLogError> {
+        let wanted = trace_id_or_prefix.trim();
+        if wanted.is_empty() {
+            return Err(HopLogError::UnknownTrace(format!("`{trace_id_or_prefix}`")));
+        }
+        let mut matches = store
+            .traces()
+            .await?
+            .into_iter()
+            .filter(|t| t.id.starts_with(wanted));
+        let row = match (matches.next(), matches.next()) {
+            (Some(row), None) => row,
+            (None, _) => return Err(HopLogError::UnknownTrace(wanted.to_string())),
+            (Some(_), Some(_)) => return Err(HopLogError::AmbiguousTrace(wanted.to_string())),
+        };
+        let hops: Vec<RecordedHop> = store
+            .trace_hops(&row.id)
+            .await?
+            .into_iter()
+            .map(RecordedHop::from)
+            .collect();
+        let summary = summarize(&hops);
+        let explained = explain_trace(&hops);
+        let mut numbers = vec![0; hops.len()];
+        let messages: Vec<MessageEntry> = explained
+            .iter()
+            .map(|message| {
+                let hop = &hops[message.hop_index];
+                numbers[message.hop_index] = message.hop_number;
+                message_entry(message, hop)
+            })
+            .collect();
+        let mut hop_entries: Vec<HopEntry> = hops
+            .iter()
+            .zip(&numbers)
+            .map(|(hop, &number)| HopEntry {
+                number,
+                id: hop.start.id.clone(),
+                route: hop.start.route.clone(),
+                role: hop.start.role,
+                transport: hop.start.transport,
+                peer: hop.start.peer.clone(),
+                url: hop.start.url.clone(),
+                state: hop
+                    .end
+                    .as_ref()
+                    .and_then(|e| e.state)
+                    .unwrap_or(HopState::InFlight),
+                error: hop.end.as_ref().and_then(|e| e.error.clone()),
+            })
+            .collect();
+        hop_entries.sort_by_key(|hop| hop.number);
+        Ok(HopLog {
+            format: FORMAT.to_string(),
+            version: VERSION,
+            trace: TraceEntry {
+                id: row.id,
+                title: row.title,
+                kind: row.kind,
+                started_unix_ns: row.started_unix_ns,
+                ended_unix_ns: row.ended_unix_ns,
+                status: summary.status.as_str().to_string(),
+                duration_ns: summary.duration_ns,
+                hop_count: summary.hops,
+                message_count: summary.messages,
+                tools_used: summary.tools_used,
+            },
+            messages,
+            hops: hop_entries,
+        })
+    }
+
+    /// Reads a hop log, saying what is wrong when the bytes are not one.
+    pub fn from_json(bytes: &[u8]) -> Result<HopLog, HopLogError> {
+        let value: serde_json::Value = serde_json::from_slice(bytes)
+            .map_err(|e| HopLogError::NotHopLog(format!("not JSON ({e})")))?;
+        let Some(object) = value.as_object() else {
+            return Err(HopLogError::NotHopLog("the JSON is not an object".into()));
+        };
+        match object.get("format").and_then(|f| f.as_str()) {
+            Some(FORMAT) => {}
+            Some(other) => {
+                return Err(HopLogError::NotHopLog(format!(
+                    "\"format\" is \"{other}\", expected \"{FORMAT}\""
+                )));
+            }
+            None => {
+                return Err(HopLogError::NotHopLog(format!(
+                    "no \"format\": \"{FORMAT}\" field"
+                )));
+            }
+        }
+        match object.get("version").and_then(|v| v.as_u64()) {
+            Some(v) if v == u64::from(VERSION) => {}
+            Some(found) => return Err(HopLogError::Version { found }),
+            None => {
+                return Err(HopLogError::Malformed(
+                    "no numeric \"version\" field".into(),
+                ));
+            }
+        }
+        let log: HopLog =
+            serde_json::from_value(value).map_err(|e| HopLogError::Malformed(e.to_string()))?;
+        log.recorded_hops_checked()?;
+        Ok(log)
+    }
+
+    /// The hop log as pretty-printed JSON (two-space indent, key order as in the schema).
+    pub fn to_json_pretty(&self) -> String {
+        let mut text = serde_json::to_string_pretty(self).unwrap_or_default();
+        text.push('\n');
+        text
+    }
+
+    /// The recorded hops, rebuilt exactly as they were stored (for replay and re-explaining).
+    pub fn recorded_hops(&self) -> Vec<RecordedHop> {
+        self.recorded_hops_checked().unwrap_or_default()
+    }
+
+    pub fn trace_id(&self) -> &str {
+        &self.trace.id
+    }
+
+    pub fn title(&self) -> Option<&str> {
+        self.trace.title.as_deref()
+    }
+
+    pub fn trace(&self) -> &TraceEntry {
+        &self.trace
+    }
+
+    pub fn messages(&self) -> &[MessageEntry] {
+        &self.messages
+    }
+
+    pub fn hops(&self) -> &[HopEntry] {
+        &self.hops
+    }
+
+    /// Writes the trace and its hops into a database, all or nothing, in one transaction.
+    pub async fn import(&self, store: &Store) -> Result<String, HopLogError> {
+        rebuild::import(self, store).await
+    }
+}
+
+fn message_entry(message: &crate::trace::ExplainedMessage, hop: &RecordedHop) -> MessageEntry {
+    let end = hop.end.clone().unwrap_or_default();
+    let (timings, headers, body, status) = match message.direction {
+        Direction::Request => (
+            Timings {
+                started_unix_ns: Some(hop.start.started_unix_ns),
+                ended_unix_ns: end.request_ended_unix_ns,
+                ..Timings::default()
+            },
+            &hop.start.request_headers,
+            &end.request_body,
+            None,
+        ),
+        Direction::Response => (
+            Timings {
+                head_unix_ns: end.response_head_unix_ns,
+                first_byte_unix_ns: end.response_first_byte_unix_ns,
+                ended_unix_ns: end.response_ended_unix_ns,
+                duration_ns: end
+                    .response_ended_unix_ns
+                    .map(|at| at - hop.start.started_unix_ns),
+                chunks: Some(
+                    end.chunks
+                        .iter()
+                        .map(|c| ChunkEntry {
+                            offset_ns: c.offset_ns,
+                            size: c.size,
+                        })
+                        .collect(),
+                ),
+                chunks_truncated: Some(end.chunks_truncated),
+                ..Timings::default()
+            },
+            &end.response_headers,
+            &end.response_body,
+            end.status,
+        ),
+    };
+    MessageEntry {
+        number: message.number,
+        direction: message.direction.arrow().to_string(),
+        hop: message.hop_number,
+        hop_id: message.hop_id.clone(),
+        from: message.from.to_string(),
+        to: message.to.to_string(),
+        at_unix_ns: message.at_unix_ns,
+        method: hop.start.method.clone(),
+        path: hop.start.path.clone(),
+        status,
+        dialect: message.dialect.to_string(),
+        case: message.case.name().to_string(),
+        summary: message.summary.clone(),
+        explanation: message.explanation.clone(),
+        timings,
+        headers: headers.iter().map(HeaderEntry::encode).collect(),
+        body: Body::encode(body),
+    }
+}
