@@ -22,7 +22,15 @@ use tracer::tui::view;
 const MS: i64 = 1_000_000;
 const BASE: i64 = 1_800_000_000_000_000_000;
 
-fn hop(id: String, role: Role, path: &str, at_ms: i64, took_ms: i64, request: serde_json::Value, response: serde_json::Value) -> (HopStart, HopEnd) {
+fn hop(
+    id: String,
+    role: Role,
+    path: &str,
+    at_ms: i64,
+    took_ms: i64,
+    request: serde_json::Value,
+    response: serde_json::Value,
+) -> (HopStart, HopEnd) {
     let start = HopStart {
         id: id.clone(),
         route: role.as_str().into(),
@@ -55,11 +63,51 @@ fn trace(n: usize, t: i64) -> Vec<(HopStart, HopEnd)> {
     let user = json!({"role": "user", "content": text});
     let call = json!({"role": "assistant", "content": "", "tool_calls": [{"function": {"name": "append", "arguments": {"content": n.to_string()}}}]});
     vec![
-        hop(id(1), Role::Agent, "/agent", t, 1000, json!({"message": text}), json!({"reply": "Done."})),
-        hop(id(2), Role::Mcp, "/mcp", t + 10, 10, json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}), json!({"jsonrpc": "2.0", "id": 1, "result": {"tools": [{"name": "append"}]}})),
-        hop(id(3), Role::Model, "/api/chat", t + 30, 470, json!({"model": "qwen2.5:7b", "messages": [user], "stream": false}), json!({"message": call, "done": true})),
-        hop(id(4), Role::Mcp, "/mcp", t + 510, 10, json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "append", "arguments": {"content": n.to_string()}}}), json!({"jsonrpc": "2.0", "id": 2, "result": {"content": [{"type": "text", "text": "Success"}]}})),
-        hop(id(5), Role::Model, "/api/chat", t + 530, 370, json!({"model": "qwen2.5:7b", "messages": [user, call], "stream": false}), json!({"message": {"role": "assistant", "content": "Done."}, "done": true})),
+        hop(
+            id(1),
+            Role::Agent,
+            "/agent",
+            t,
+            1000,
+            json!({"message": text}),
+            json!({"reply": "Done."}),
+        ),
+        hop(
+            id(2),
+            Role::Mcp,
+            "/mcp",
+            t + 10,
+            10,
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}),
+            json!({"jsonrpc": "2.0", "id": 1, "result": {"tools": [{"name": "append"}]}}),
+        ),
+        hop(
+            id(3),
+            Role::Model,
+            "/api/chat",
+            t + 30,
+            470,
+            json!({"model": "qwen2.5:7b", "messages": [user], "stream": false}),
+            json!({"message": call, "done": true}),
+        ),
+        hop(
+            id(4),
+            Role::Mcp,
+            "/mcp",
+            t + 510,
+            10,
+            json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "append", "arguments": {"content": n.to_string()}}}),
+            json!({"jsonrpc": "2.0", "id": 2, "result": {"content": [{"type": "text", "text": "Success"}]}}),
+        ),
+        hop(
+            id(5),
+            Role::Model,
+            "/api/chat",
+            t + 530,
+            370,
+            json!({"model": "qwen2.5:7b", "messages": [user, call], "stream": false}),
+            json!({"message": {"role": "assistant", "content": "Done."}, "done": true}),
+        ),
     ]
 }
 
@@ -96,7 +144,13 @@ fn key(code: KeyCode) -> Action {
 }
 
 /// Average cost of `steps` presses of `code` (update and draw).
-fn scroll(app: &mut App, terminal: &mut Terminal<TestBackend>, effects: &Effects, code: KeyCode, steps: u32) -> anyhow::Result<Duration> {
+fn scroll(
+    app: &mut App,
+    terminal: &mut Terminal<TestBackend>,
+    effects: &Effects,
+    code: KeyCode,
+    steps: u32,
+) -> anyhow::Result<Duration> {
     let started = Instant::now();
     for _ in 0..steps {
         for effect in app.update(key(code)) {
@@ -136,7 +190,9 @@ async fn main() -> anyhow::Result<()> {
     let mut rows_frame = None;
     let mut facts_frame = None;
     while facts_frame.is_none() {
-        let Some(action) = actions.recv().await else { break };
+        let Some(action) = actions.recv().await else {
+            break;
+        };
         let facts = matches!(action, Action::FactsLoaded(_));
         for effect in app.update(action) {
             effects.spawn(effect);
@@ -150,8 +206,14 @@ async fn main() -> anyhow::Result<()> {
         }
     }
     println!("{} traces", app.list.rows.len());
-    println!("first frame with the list:  {:.1?}", rows_frame.unwrap_or_default());
-    println!("first frame with its facts: {:.1?}", facts_frame.unwrap_or_default());
+    println!(
+        "first frame with the list:  {:.1?}",
+        rows_frame.unwrap_or_default()
+    );
+    println!(
+        "first frame with its facts: {:.1?}",
+        facts_frame.unwrap_or_default()
+    );
 
     let top = scroll(&mut app, &mut terminal, &effects, KeyCode::Char('j'), 200)?;
     app.update(key(KeyCode::Char('G')));

@@ -95,7 +95,9 @@ pub struct ReplayArgs {
 fn parse_speed(text: &str) -> Result<f64, String> {
     match text.parse::<f64>() {
         Ok(speed) if speed.is_finite() && speed > 0.0 => Ok(speed),
-        _ => Err(format!("`{text}` is not a speed (a number above 0, e.g. 0.5 or 4)")),
+        _ => Err(format!(
+            "`{text}` is not a speed (a number above 0, e.g. 0.5 or 4)"
+        )),
     }
 }
 

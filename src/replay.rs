@@ -115,7 +115,11 @@ mod tests {
         replay.back();
         assert_eq!(replay.step, 0);
         replay.toggle_play(1_000, &times);
-        assert_eq!(replay.due_ns, Some(1_050), "100 ns apart at twice the speed");
+        assert_eq!(
+            replay.due_ns,
+            Some(1_050),
+            "100 ns apart at twice the speed"
+        );
         assert!(!replay.tick(1_049, &times));
         assert!(replay.tick(1_050, &times));
         assert_eq!((replay.step, replay.due_ns), (1, Some(1_200)));

@@ -9,6 +9,7 @@ pub mod action;
 pub mod app;
 pub mod effects;
 pub mod event;
+pub mod export;
 pub mod facts;
 pub mod filter;
 pub mod keymap;
@@ -32,7 +33,9 @@ use crate::store::Store;
 
 #[derive(Debug, thiserror::Error)]
 pub enum TuiError {
-    #[error("tracer {0} needs a terminal: its output is not one (use `tracer ls`, `tracer show` or `tracer replay --plain` instead)")]
+    #[error(
+        "tracer {0} needs a terminal: its output is not one (use `tracer ls`, `tracer show` or `tracer replay --plain` instead)"
+    )]
     NotATerminal(&'static str),
     #[error("drawing on the terminal: {0}")]
     Terminal(String),

@@ -26,7 +26,9 @@ fn key(code: KeyCode) -> Action {
 }
 
 fn press(app: &mut App, keys: &str) -> Vec<Effect> {
-    keys.chars().flat_map(|c| app.update(key(KeyCode::Char(c)))).collect()
+    keys.chars()
+        .flat_map(|c| app.update(key(KeyCode::Char(c))))
+        .collect()
 }
 
 fn row(hops: &[RecordedHop], title: &str) -> TraceRow {
@@ -75,9 +77,16 @@ fn loaded_app() -> App {
     let rows = traces.iter().map(|(row, _)| row.clone()).collect();
     let effects = app.update(Action::TracesLoaded {
         rows,
-        token: PollToken { hops: 12, traces: 3 },
+        token: PollToken {
+            hops: 12,
+            traces: 3,
+        },
     });
-    assert_eq!(effects.len(), 1, "one read of the facts on screen: {effects:?}");
+    assert_eq!(
+        effects.len(),
+        1,
+        "one read of the facts on screen: {effects:?}"
+    );
     let facts = traces
         .iter()
         .map(|(row, hops)| (row.id.clone(), TraceFacts::of(hops)))
@@ -209,7 +218,10 @@ fn filter_by_tool_and_by_text() {
     }
     press(&mut app, "status:error");
     app.update(key(KeyCode::Enter));
-    assert_eq!(app.list.selected_row().unwrap().title.as_deref(), Some("Clear my notes"));
+    assert_eq!(
+        app.list.selected_row().unwrap().title.as_deref(),
+        Some("Clear my notes")
+    );
     insta::assert_snapshot!("filter_applied_80x24", draw(&mut app, 80, 24).backend());
     // esc while typing restores the filter in force; esc in the list clears it.
     press(&mut app, "/milk");
@@ -225,7 +237,10 @@ fn filter_tokens_ask_for_facts_they_lack() {
     let mut app = App::browser("tracer.db");
     let traces = traces();
     let rows: Vec<TraceRow> = traces.iter().map(|(row, _)| row.clone()).collect();
-    app.update(Action::TracesLoaded { rows, token: PollToken::default() });
+    app.update(Action::TracesLoaded {
+        rows,
+        token: PollToken::default(),
+    });
     // The facts of the screen were asked for; a token filter waits for them.
     press(&mut app, "/role:mcp");
     assert_eq!((app.list.shown.len(), app.list.undecided), (0, 3));
@@ -246,7 +261,9 @@ fn keys_through_update() {
     assert_eq!(app.list.selected, 0, "stops at the top");
     let clear_id = app.list.selected_row().unwrap().id.clone();
     assert_eq!(press(&mut app, "e"), [Effect::Export(clear_id.clone())]);
-    app.update(Action::Exported { path: "/tmp/trace-x.json".into() });
+    app.update(Action::Exported {
+        path: "/tmp/trace-x.json".into(),
+    });
     assert_eq!(app.note.as_deref(), Some("exported to /tmp/trace-x.json"));
     // f follows the newest trace: a new poll moves the selection to it.
     press(&mut app, "jf");
@@ -269,7 +286,10 @@ fn keys_through_update() {
     assert_eq!(app.view.as_ref().unwrap().replay.as_ref().unwrap().step, 1);
     // esc leaves the replay on the same message; q goes back to the list; q again quits.
     app.update(key(KeyCode::Esc));
-    assert_eq!((app.mode, app.view.as_ref().unwrap().selected), (Mode::Trace, 1));
+    assert_eq!(
+        (app.mode, app.view.as_ref().unwrap().selected),
+        (Mode::Trace, 1)
+    );
     app.update(key(KeyCode::Char('q')));
     assert_eq!(app.mode, Mode::List);
     assert_eq!(press(&mut app, "q"), [Effect::Quit]);
@@ -289,9 +309,13 @@ fn replay_plays_at_the_recorded_pace_and_quits() {
     press(&mut app, "p");
     let step = |app: &App| app.view.as_ref().unwrap().replay.as_ref().unwrap().step;
     // Message 2 came 10 ms after message 1: at twice the speed, 5 ms later.
-    app.update(Action::Tick { now_ns: 1_000 + 4 * MS });
+    app.update(Action::Tick {
+        now_ns: 1_000 + 4 * MS,
+    });
     assert_eq!(step(&app), 0);
-    app.update(Action::Tick { now_ns: 1_000 + 5 * MS });
+    app.update(Action::Tick {
+        now_ns: 1_000 + 5 * MS,
+    });
     assert_eq!(step(&app), 1);
     press(&mut app, "p");
     app.update(Action::Tick { now_ns: BASE });
@@ -314,9 +338,19 @@ fn polling_asks_for_in_flight_traces_again() {
         title: None,
         hops: milk.clone(),
     });
-    let effects = app.update(Action::Tick { now_ns: 10 * tracer::tui::app::POLL_NS });
-    assert!(effects.contains(&Effect::LoadTrace(milk[0].start.id.clone())), "{effects:?}");
+    let effects = app.update(Action::Tick {
+        now_ns: 10 * tracer::tui::app::POLL_NS,
+    });
+    assert!(
+        effects.contains(&Effect::LoadTrace(milk[0].start.id.clone())),
+        "{effects:?}"
+    );
     assert!(matches!(effects[0], Effect::Poll { last: Some(_) }));
     // No second poll while one is out.
-    assert!(app.update(Action::Tick { now_ns: 20 * tracer::tui::app::POLL_NS }).is_empty());
+    assert!(
+        app.update(Action::Tick {
+            now_ns: 20 * tracer::tui::app::POLL_NS
+        })
+        .is_empty()
+    );
 }

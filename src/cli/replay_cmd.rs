@@ -4,11 +4,9 @@
 use std::path::Path;
 use std::process::ExitCode;
 
-use anyhow::Context;
-
 use super::ReplayArgs;
 use crate::replay::plain::steps_text;
-use crate::replay::source::{self, LoadedTrace};
+use crate::replay::source;
 use crate::store::Store;
 use crate::tui::{self, app::App};
 
@@ -17,7 +15,7 @@ pub async fn run(db: &Path, args: ReplayArgs) -> anyhow::Result<ExitCode> {
         tui::require_terminal("replay")?;
     }
     let (trace, source_name) = if source::is_file(&args.trace) {
-        (load_file(&args.trace).await?, args.trace.clone())
+        (source::from_file(&args.trace).await?, args.trace.clone())
     } else {
         let store = Store::open(db).await?;
         let trace = source::from_store(&store, &args.trace).await;
@@ -31,11 +29,4 @@ pub async fn run(db: &Path, args: ReplayArgs) -> anyhow::Result<ExitCode> {
     let app = App::replay(source_name, trace, args.speed);
     tui::run(app, None, std::env::current_dir()?).await?;
     Ok(ExitCode::SUCCESS)
-}
-
-async fn load_file(path: &str) -> anyhow::Result<LoadedTrace> {
-    let bytes = tokio::fs::read(path)
-        .await
-        .with_context(|| format!("reading {path}"))?;
-    anyhow::bail!("reading {path}: {} bytes, hop logs not merged yet", bytes.len())
 }

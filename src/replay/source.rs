@@ -3,6 +3,7 @@
 
 use std::path::Path;
 
+use crate::export::hop_log::{HopLog, HopLogError};
 use crate::store::{Store, StoreError};
 use crate::trace::RecordedHop;
 
@@ -18,8 +19,13 @@ pub struct LoadedTrace {
 pub enum SourceError {
     #[error(transparent)]
     Store(#[from] StoreError),
-    #[error("reading {path}: {message}")]
-    File { path: String, message: String },
+    #[error("reading {path}: {source}")]
+    File {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("{path}: {source}")]
+    HopLog { path: String, source: HopLogError },
     #[error("trace {0} has no hops")]
     Empty(String),
 }
@@ -44,6 +50,29 @@ pub async fn from_store(store: &Store, id_or_prefix: &str) -> Result<LoadedTrace
     Ok(LoadedTrace {
         trace_id: row.id,
         title: row.title,
+        hops,
+    })
+}
+
+/// Reads a trace from an exported JSON hop log (`tracer export --format json`).
+pub async fn from_file(path: &str) -> Result<LoadedTrace, SourceError> {
+    let bytes = tokio::fs::read(path)
+        .await
+        .map_err(|source| SourceError::File {
+            path: path.to_string(),
+            source,
+        })?;
+    let log = HopLog::from_json(&bytes).map_err(|source| SourceError::HopLog {
+        path: path.to_string(),
+        source,
+    })?;
+    let hops = log.recorded_hops();
+    if hops.is_empty() {
+        return Err(SourceError::Empty(log.trace_id().to_string()));
+    }
+    Ok(LoadedTrace {
+        trace_id: log.trace_id().to_string(),
+        title: log.title().map(str::to_string),
         hops,
     })
 }

@@ -253,8 +253,7 @@ impl App {
             Mode::Trace | Mode::Replay => self.view_command(command),
             Mode::Filter => self.filter_command(command),
             Mode::Help => {
-                if command == Command::Quit && self.under_help == Mode::List && !self.replay_only
-                {
+                if command == Command::Quit && self.under_help == Mode::List && !self.replay_only {
                     self.quit = true;
                     return vec![Effect::Quit];
                 }

@@ -23,7 +23,11 @@ pub struct Effects {
 }
 
 impl Effects {
-    pub fn new(store: Option<Store>, export_dir: PathBuf, results: UnboundedSender<Action>) -> Self {
+    pub fn new(
+        store: Option<Store>,
+        export_dir: PathBuf,
+        results: UnboundedSender<Action>,
+    ) -> Self {
         Self {
             store,
             export_dir,
@@ -80,7 +84,7 @@ async fn run(store: &Store, effect: Effect, export_dir: &std::path::Path) -> Opt
             }),
             Err(error) => failed("reading the trace", &error),
         },
-        Effect::Export(id) => match export_stand_in(store, &id, export_dir).await {
+        Effect::Export(id) => match super::export::write_trace(store, &id, export_dir).await {
             Ok(path) => Some(Action::Exported {
                 path: path.display().to_string(),
             }),
@@ -112,9 +116,4 @@ async fn poll(store: &Store, last: Option<PollToken>) -> crate::store::Result<Ac
         traces: rows.len(),
     };
     Ok(Action::TracesLoaded { rows, token })
-}
-
-// DEV ONLY, replaced by super::export::write_trace when hoplog merges
-async fn export_stand_in(_s: &Store, _id: &str, _d: &std::path::Path) -> Result<PathBuf, String> {
-    Err("hop log not merged yet".to_string())
 }

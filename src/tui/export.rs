@@ -18,7 +18,11 @@ pub enum ExportError {
 }
 
 /// Writes the trace's hop log into `dir`; returns the file's path.
-pub async fn write_trace(store: &Store, trace_id: &str, dir: &Path) -> Result<PathBuf, ExportError> {
+pub async fn write_trace(
+    store: &Store,
+    trace_id: &str,
+    dir: &Path,
+) -> Result<PathBuf, ExportError> {
     let log = HopLog::from_store(store, trace_id).await?;
     let short: String = log.trace_id().chars().take(12).collect();
     let path = dir.join(format!("trace-{short}.json"));

@@ -155,13 +155,26 @@ mod tests {
         assert_eq!(filter.terms.len(), 3);
         assert_eq!(filter.terms[1].field, Field::Tool);
         let facts = facts();
-        assert_eq!(filter.matches(&row("Add buy milk"), Some(&facts)), Verdict::Yes);
-        assert_eq!(filter.matches(&row("Add buy milk"), None), Verdict::NeedsFacts);
+        assert_eq!(
+            filter.matches(&row("Add buy milk"), Some(&facts)),
+            Verdict::Yes
+        );
+        assert_eq!(
+            filter.matches(&row("Add buy milk"), None),
+            Verdict::NeedsFacts
+        );
         assert_eq!(filter.matches(&row("Add eggs"), None), Verdict::No);
         let role = Filter::parse("role:model");
         assert_eq!(role.matches(&row("x"), Some(&facts)), Verdict::No);
-        assert_eq!(Filter::parse("model:qwen method:tools/call").matches(&row("x"), Some(&facts)), Verdict::Yes);
-        assert_eq!(Filter::parse("abc").matches(&row("x"), None), Verdict::Yes, "id prefix");
+        assert_eq!(
+            Filter::parse("model:qwen method:tools/call").matches(&row("x"), Some(&facts)),
+            Verdict::Yes
+        );
+        assert_eq!(
+            Filter::parse("abc").matches(&row("x"), None),
+            Verdict::Yes,
+            "id prefix"
+        );
         assert!(Filter::parse("  ").is_empty());
     }
 }

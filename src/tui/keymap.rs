@@ -52,6 +52,7 @@ use Mode::{Filter, Help, List, Replay, Trace};
 const BROWSE: &[Mode] = &[List, Trace, Replay];
 
 /// Every key tracer's TUI knows, mode by mode.
+#[rustfmt::skip]
 pub const KEYMAP: &[Binding] = &[
     b(&[List, Trace], &[Char('j'), Down], "j/↓", C::Down, "next trace or message", false),
     b(&[List, Trace], &[Char('k'), Up], "k/↑", C::Up, "previous trace or message", false),
@@ -152,7 +153,11 @@ mod tests {
         assert_eq!(lookup(List, &key(Char('j'))), Some(C::Down));
         assert_eq!(lookup(Replay, &key(Char(' '))), Some(C::NextStep));
         assert_eq!(lookup(List, &key(Char(' '))), None);
-        assert_eq!(lookup(Filter, &key(Char('q'))), None, "typed, not a command");
+        assert_eq!(
+            lookup(Filter, &key(Char('q'))),
+            None,
+            "typed, not a command"
+        );
         let ctrl_c = KeyEvent::new(Char('c'), KeyModifiers::CONTROL);
         assert_eq!(lookup(Filter, &ctrl_c), Some(C::Quit));
         assert_eq!(hints(Replay)[0], ("space/→", "next"));

@@ -24,8 +24,8 @@ pub const NARROW: u16 = 76;
 
 pub fn render(app: &mut App, frame: &mut Frame) {
     let area = frame.area();
-    let filter_bar = app.mode == Mode::Filter
-        || (!app.filter.is_empty() && body_mode(app) == Mode::List);
+    let filter_bar =
+        app.mode == Mode::Filter || (!app.filter.is_empty() && body_mode(app) == Mode::List);
     let [header, body, filter_area, status] = Layout::vertical([
         Constraint::Length(1),
         Constraint::Min(1),
@@ -48,7 +48,10 @@ pub fn render(app: &mut App, frame: &mut Frame) {
     if filter_bar {
         frame.render_widget(Paragraph::new(list::filter_line(app)), filter_area);
     }
-    frame.render_widget(Paragraph::new(status_line(app, status)).style(bar_style()), status);
+    frame.render_widget(
+        Paragraph::new(status_line(app, status)).style(bar_style()),
+        status,
+    );
     if app.mode == Mode::Help {
         help::render(app.under_help, frame, body);
     }
@@ -67,7 +70,11 @@ fn body_mode(app: &App) -> Mode {
 fn split_trace(body: Rect, messages: usize) -> [Rect; 2] {
     let wanted = u16::try_from(messages + 2).unwrap_or(u16::MAX);
     let most = body.height.saturating_mul(3) / 5;
-    Layout::vertical([Constraint::Length(wanted.min(most).max(3)), Constraint::Min(1)]).areas(body)
+    Layout::vertical([
+        Constraint::Length(wanted.min(most).max(3)),
+        Constraint::Min(1),
+    ])
+    .areas(body)
 }
 
 fn bar_style() -> Style {
@@ -107,7 +114,10 @@ fn header_line(app: &App) -> Line<'static> {
                 format!("{} of {count} traces", app.list.shown.len())
             }));
             if app.follow {
-                spans.push(Span::styled(" · following", Style::default().fg(Color::Yellow)));
+                spans.push(Span::styled(
+                    " · following",
+                    Style::default().fg(Color::Yellow),
+                ));
             }
         }
     }

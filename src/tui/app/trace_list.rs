@@ -73,8 +73,7 @@ impl TraceList {
             }
             shown
         };
-        let position =
-            keep.and_then(|id| self.shown.iter().position(|&i| self.rows[i].id == id));
+        let position = keep.and_then(|id| self.shown.iter().position(|&i| self.rows[i].id == id));
         self.select(position.unwrap_or(self.selected));
     }
 
@@ -114,9 +113,10 @@ impl TraceList {
             .map(|&i| &self.rows[i])
             .filter(|row| {
                 row.ended_unix_ns.is_none()
-                    || self.facts.get(&row.id).is_some_and(|f| {
-                        f.summary.status == crate::trace::TraceStatus::InFlight
-                    })
+                    || self
+                        .facts
+                        .get(&row.id)
+                        .is_some_and(|f| f.summary.status == crate::trace::TraceStatus::InFlight)
             })
             .filter(|row| !self.pending.contains(&row.id))
             .map(|row| row.id.clone())

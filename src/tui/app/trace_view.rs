@@ -56,7 +56,10 @@ impl TraceView {
                 let hop = &trace.hops[message.hop_index];
                 let role = hop.start.role;
                 for (name, name_rank) in [
-                    (caller_of(role).to_string(), if role == Role::Agent { 0 } else { 1 }),
+                    (
+                        caller_of(role).to_string(),
+                        if role == Role::Agent { 0 } else { 1 },
+                    ),
                     (lane_of(role, &hop.start.route), lane_rank(role)),
                 ] {
                     if name_rank == rank && !lanes.contains(&name) {

@@ -45,7 +45,11 @@ fn section(title: &str) -> Line<'static> {
 }
 
 /// Everything shown about one message, top to bottom.
-pub fn lines(message: &ExplainedMessage, hop: &RecordedHop, trace_start: i64) -> Vec<Line<'static>> {
+pub fn lines(
+    message: &ExplainedMessage,
+    hop: &RecordedHop,
+    trace_start: i64,
+) -> Vec<Line<'static>> {
     let bold = Style::default().add_modifier(Modifier::BOLD);
     let mut out = vec![
         Line::from(vec![
@@ -54,11 +58,17 @@ pub fn lines(message: &ExplainedMessage, hop: &RecordedHop, trace_start: i64) ->
                 bold,
             ),
             Span::raw(message.head.clone()),
-            Span::styled(format!("  {}", hop.start.route), Style::default().fg(Color::Gray)),
+            Span::styled(
+                format!("  {}", hop.start.route),
+                Style::default().fg(Color::Gray),
+            ),
         ]),
         Line::from(message.summary.clone()),
         Line::from(""),
-        Line::styled(message.explanation.clone(), Style::default().fg(Color::White)),
+        Line::styled(
+            message.explanation.clone(),
+            Style::default().fg(Color::White),
+        ),
         Line::from(""),
     ];
     out.push(section("timing"));
@@ -67,7 +77,8 @@ pub fn lines(message: &ExplainedMessage, hop: &RecordedHop, trace_start: i64) ->
     let (headers, body, total, truncated) = match (message.direction, end) {
         (Direction::Request, end) => (
             hop.start.request_headers.as_slice(),
-            end.map(|e| e.request_body.bytes.as_slice()).unwrap_or_default(),
+            end.map(|e| e.request_body.bytes.as_slice())
+                .unwrap_or_default(),
             end.map_or(0, |e| e.request_body.total_len),
             end.is_some_and(|e| e.request_body.truncated),
         ),
@@ -115,7 +126,10 @@ pub fn lines(message: &ExplainedMessage, hop: &RecordedHop, trace_start: i64) ->
 
 fn header_line(header: &Header) -> Line<'static> {
     Line::from(vec![
-        Span::styled(format!("{}: ", header.name), Style::default().fg(Color::Blue)),
+        Span::styled(
+            format!("{}: ", header.name),
+            Style::default().fg(Color::Blue),
+        ),
         Span::raw(
             header
                 .text()
@@ -125,16 +139,25 @@ fn header_line(header: &Header) -> Line<'static> {
 }
 
 /// When it happened; for a response, the observed first byte and end, and Ollama's own timings.
-fn timing_lines(message: &ExplainedMessage, hop: &RecordedHop, trace_start: i64) -> Vec<Line<'static>> {
+fn timing_lines(
+    message: &ExplainedMessage,
+    hop: &RecordedHop,
+    trace_start: i64,
+) -> Vec<Line<'static>> {
     let mut out = vec![Line::from(format!(
         "  at +{} in the trace",
         human_duration(message.at_unix_ns - trace_start)
     ))];
     let start = hop.start.started_unix_ns;
-    let Some(end) = hop.end.as_ref().filter(|_| message.direction == Direction::Response) else {
+    let Some(end) = hop
+        .end
+        .as_ref()
+        .filter(|_| message.direction == Direction::Response)
+    else {
         return out;
     };
-    let seen = |at: Option<i64>| at.map_or_else(|| "?".to_string(), |at| human_duration(at - start));
+    let seen =
+        |at: Option<i64>| at.map_or_else(|| "?".to_string(), |at| human_duration(at - start));
     out.push(Line::from(format!(
         "  observed: head {}, first byte {}, done {}",
         seen(end.response_head_unix_ns),
@@ -145,7 +168,10 @@ fn timing_lines(message: &ExplainedMessage, hop: &RecordedHop, trace_start: i64)
         && let Some(t) = reply.timings
     {
         let d = |ns: Option<u64>| {
-            ns.map_or_else(|| "?".into(), |ns| human_duration(i64::try_from(ns).unwrap_or(i64::MAX)))
+            ns.map_or_else(
+                || "?".into(),
+                |ns| human_duration(i64::try_from(ns).unwrap_or(i64::MAX)),
+            )
         };
         let n = |count: Option<u64>| count.map_or_else(|| "?".into(), |c| c.to_string());
         out.push(Line::from(format!(

@@ -34,7 +34,11 @@ pub fn render(view: &TraceView, frame: &mut Frame, area: Rect) {
     let shown = view.shown();
     let current = view.current().map_or(0, |m| m.number - 1);
     let rows = usize::from(area.height - 1);
-    let first = if current < rows { 0 } else { current + 1 - rows };
+    let first = if current < rows {
+        0
+    } else {
+        current + 1 - rows
+    };
     let rail = Style::default().fg(Color::DarkGray);
     for (row, index) in (first..shown).take(rows).enumerate() {
         let y = area.y + 1 + u16::try_from(row).unwrap_or(0);

@@ -9,9 +9,15 @@ use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 use crate::tui::keymap::{self, Mode};
 
 pub fn render(mode: Mode, frame: &mut Frame, area: Rect) {
-    let key = Style::default().fg(Color::Yellow).add_modifier(Modifier::BOLD);
+    let key = Style::default()
+        .fg(Color::Yellow)
+        .add_modifier(Modifier::BOLD);
     let bindings: Vec<_> = keymap::bindings(mode).collect();
-    let key_width = bindings.iter().map(|b| b.label.chars().count()).max().unwrap_or(1);
+    let key_width = bindings
+        .iter()
+        .map(|b| b.label.chars().count())
+        .max()
+        .unwrap_or(1);
     let mut lines: Vec<Line> = bindings
         .iter()
         .map(|b| {
@@ -23,7 +29,9 @@ pub fn render(mode: Mode, frame: &mut Frame, area: Rect) {
         .collect();
     if mode == Mode::List {
         lines.push(Line::from(""));
-        lines.push(Line::from("filter: words match the title or id; tokens match facts:"));
+        lines.push(Line::from(
+            "filter: words match the title or id; tokens match facts:",
+        ));
         lines.push(Line::from(
             "  tool:append  model:qwen  method:tools/call  status:error  role:mcp",
         ));
@@ -40,5 +48,10 @@ pub fn render(mode: Mode, frame: &mut Frame, area: Rect) {
     let block = Block::default()
         .borders(Borders::ALL)
         .title(format!(" keys: {} ", mode.title()));
-    frame.render_widget(Paragraph::new(lines).block(block).wrap(Wrap { trim: false }), overlay);
+    frame.render_widget(
+        Paragraph::new(lines)
+            .block(block)
+            .wrap(Wrap { trim: false }),
+        overlay,
+    );
 }

@@ -34,16 +34,15 @@ pub fn body_lines(bytes: &[u8]) -> Vec<Line<'static>> {
             pretty(&value, 0, Vec::new(), &mut lines);
             lines
         }
-        Err(_) => text
-            .lines()
-            .take(MAX_LINES + 1)
-            .map(stream_line)
-            .collect(),
+        Err(_) => text.lines().take(MAX_LINES + 1).map(stream_line).collect(),
     };
     if lines.len() > MAX_LINES {
         let more = lines.len() - MAX_LINES;
         lines.truncate(MAX_LINES);
-        lines.push(Line::styled(format!("… {more}+ more lines"), Style::default().fg(Color::Gray)));
+        lines.push(Line::styled(
+            format!("… {more}+ more lines"),
+            Style::default().fg(Color::Gray),
+        ));
     }
     if bytes.len() > MAX_BYTES {
         lines.push(Line::styled(
@@ -174,7 +173,16 @@ mod tests {
         let lines = body_lines(br#"{"b":1,"a":[true,"x"],"e":{}}"#);
         assert_eq!(
             text(&lines),
-            ["{", "  \"b\": 1,", "  \"a\": [", "    true,", "    \"x\"", "  ],", "  \"e\": {}", "}"]
+            [
+                "{",
+                "  \"b\": 1,",
+                "  \"a\": [",
+                "    true,",
+                "    \"x\"",
+                "  ],",
+                "  \"e\": {}",
+                "}"
+            ]
         );
         assert_eq!(lines[1].spans[1].style, key());
         let lines = body_lines(b"{\"n\":1}\n{\"n\":2}\n");

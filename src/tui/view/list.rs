@@ -25,9 +25,15 @@ pub fn render(app: &mut App, frame: &mut Frame, area: Rect) {
                 app.source
             )
         } else if list.undecided > 0 {
-            format!("Checking {} traces for “{}”…", list.undecided, app.filter.text)
+            format!(
+                "Checking {} traces for “{}”…",
+                list.undecided, app.filter.text
+            )
         } else {
-            format!("No trace matches “{}”. esc clears the filter.", app.filter.text)
+            format!(
+                "No trace matches “{}”. esc clears the filter.",
+                app.filter.text
+            )
         };
         let paragraph = Paragraph::new(text)
             .wrap(Wrap { trim: true })
@@ -48,7 +54,10 @@ pub fn render(app: &mut App, frame: &mut Frame, area: Rect) {
         .map(|&index| {
             let row = &list.rows[index];
             let facts = list.facts.get(&row.id);
-            let title = row.title.clone().unwrap_or_else(|| format!("({})", row.kind));
+            let title = row
+                .title
+                .clone()
+                .unwrap_or_else(|| format!("({})", row.kind));
             let (hops, duration, status, tools) = match facts {
                 Some(f) => (
                     f.summary.hops.to_string(),
@@ -140,7 +149,9 @@ pub fn filter_line(app: &App) -> Line<'static> {
     if app.list.undecided > 0 {
         count.push_str(&format!(" (checking {})", app.list.undecided));
     }
-    let label = Style::default().fg(Color::Yellow).add_modifier(Modifier::BOLD);
+    let label = Style::default()
+        .fg(Color::Yellow)
+        .add_modifier(Modifier::BOLD);
     Line::from(vec![
         Span::styled(" / ", label),
         Span::raw(fit(&text, 60)),
