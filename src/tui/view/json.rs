@@ -63,8 +63,9 @@ fn stream_line(line: &str) -> Line<'static> {
     };
     match serde_json::from_str::<Value>(rest.trim()) {
         Ok(value @ (Value::Object(_) | Value::Array(_))) => {
-            let mut spans = vec![Span::styled(prefix, key())];
-            if !rest.trim().is_empty() {
+            let mut spans = Vec::new();
+            if !prefix.is_empty() {
+                spans.push(Span::styled(prefix, key()));
                 spans.push(Span::raw(" "));
             }
             compact(&value, &mut spans);
