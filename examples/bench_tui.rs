@@ -180,6 +180,7 @@ async fn main() -> anyhow::Result<()> {
     // Time to first frame: open, poll, draw the list; then again once the facts are in.
     let started = Instant::now();
     let store = Store::open(&path).await?;
+    let opened = started.elapsed();
     let (sender, mut actions) = unbounded_channel();
     let effects = Effects::new(Some(store.clone()), dir.path().to_path_buf(), sender);
     let mut app = App::browser(path.display().to_string());
@@ -189,11 +190,13 @@ async fn main() -> anyhow::Result<()> {
     }
     let mut rows_frame = None;
     let mut facts_frame = None;
-    while facts_frame.is_none() {
+    let mut whole_list = None;
+    while facts_frame.is_none() || whole_list.is_none() {
         let Some(action) = actions.recv().await else {
             break;
         };
         let facts = matches!(action, Action::FactsLoaded(_));
+        let whole = matches!(action, Action::TracesLoaded { partial: false, .. });
         for effect in app.update(action) {
             effects.spawn(effect);
         }
@@ -201,11 +204,19 @@ async fn main() -> anyhow::Result<()> {
         if rows_frame.is_none() && !app.list.rows.is_empty() {
             rows_frame = Some(started.elapsed());
         }
-        if facts {
+        if facts && facts_frame.is_none() {
             facts_frame = Some(started.elapsed());
+        }
+        if whole {
+            whole_list = Some(started.elapsed());
         }
     }
     println!("{} traces", app.list.rows.len());
+    println!(
+        "whole list read after:      {:.1?}",
+        whole_list.unwrap_or_default()
+    );
+    println!("database opened in:         {opened:.1?}");
     println!(
         "first frame with the list:  {:.1?}",
         rows_frame.unwrap_or_default()

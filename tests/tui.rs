@@ -81,6 +81,7 @@ fn loaded_app() -> App {
             hops: 12,
             traces: 3,
         },
+        partial: false,
     });
     assert_eq!(
         effects.len(),
@@ -132,6 +133,7 @@ fn empty_database_and_before_the_first_poll() {
     app.update(Action::TracesLoaded {
         rows: Vec::new(),
         token: PollToken::default(),
+        partial: false,
     });
     insta::assert_snapshot!("empty_80x24", draw(&mut app, 80, 24).backend());
 }
@@ -240,6 +242,7 @@ fn filter_tokens_ask_for_facts_they_lack() {
     app.update(Action::TracesLoaded {
         rows,
         token: PollToken::default(),
+        partial: false,
     });
     // The facts of the screen were asked for; a token filter waits for them.
     press(&mut app, "/role:mcp");

@@ -53,7 +53,7 @@ async fn effects_group_read_and_export_over_a_real_store() {
 
     // The first poll groups the ungrouped hops and reads the list.
     effects.spawn(Effect::Poll { last: None });
-    let Action::TracesLoaded { rows, token } = next(&mut actions).await else {
+    let Action::TracesLoaded { rows, token, .. } = next(&mut actions).await else {
         panic!("expected the list");
     };
     assert_eq!(rows.len(), 1);

@@ -55,6 +55,8 @@ pub enum Action {
     TracesLoaded {
         rows: Vec<TraceRow>,
         token: PollToken,
+        /// Only the newest traces: the whole list follows.
+        partial: bool,
     },
     /// A poll found nothing new.
     PollDone { token: PollToken },

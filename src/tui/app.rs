@@ -108,9 +108,15 @@ impl App {
             }
             Action::Resize => Vec::new(),
             Action::Tick { now_ns } => self.tick(now_ns),
-            Action::TracesLoaded { rows, token } => {
-                self.polling = false;
-                self.token = Some(token);
+            Action::TracesLoaded {
+                rows,
+                token,
+                partial,
+            } => {
+                if !partial {
+                    self.polling = false;
+                    self.token = Some(token);
+                }
                 self.list.replace_rows(rows, &self.filter);
                 let mut effects = Vec::new();
                 if self.follow {

@@ -13,6 +13,9 @@ use crate::store::Store;
 use crate::trace::correlate::{Mode, correlate};
 use crate::trace::{GroupOptions, RecordedHop};
 
+/// How many of the newest traces the first poll sends ahead of the whole list.
+const FIRST_SCREEN: i64 = 200;
+
 /// Where background work runs and where its results go.
 #[derive(Debug, Clone)]
 pub struct Effects {
@@ -43,7 +46,7 @@ impl Effects {
         let results = self.results.clone();
         let export_dir = self.export_dir.clone();
         tokio::spawn(async move {
-            let action = run(&store, effect, &export_dir).await;
+            let action = run(&store, effect, &export_dir, &results).await;
             if let Some(action) = action {
                 // The loop has gone (quitting): nobody needs the result.
                 let _ = results.send(action);
@@ -52,16 +55,37 @@ impl Effects {
     }
 }
 
-async fn run(store: &Store, effect: Effect, export_dir: &std::path::Path) -> Option<Action> {
+async fn run(
+    store: &Store,
+    effect: Effect,
+    export_dir: &std::path::Path,
+    results: &UnboundedSender<Action>,
+) -> Option<Action> {
     let failed = |what: &str, error: &dyn std::fmt::Display| {
         tracing::warn!("{what}: {error}");
         Some(Action::Failed(format!("{what}: {error}")))
     };
     match effect {
-        Effect::Poll { last } => match poll(store, last).await {
-            Ok(action) => Some(action),
-            Err(error) => failed("reading the database", &error),
-        },
+        Effect::Poll { last } => {
+            if last.is_none() {
+                // The first screen of a big database before the whole list.
+                match store.recent_traces(FIRST_SCREEN).await {
+                    Ok(rows) if rows.len() == usize::try_from(FIRST_SCREEN).unwrap_or(0) => {
+                        let _ = results.send(Action::TracesLoaded {
+                            rows,
+                            token: PollToken::default(),
+                            partial: true,
+                        });
+                    }
+                    Ok(_) => {}
+                    Err(error) => return failed("reading the database", &error),
+                }
+            }
+            match poll(store, last).await {
+                Ok(action) => Some(action),
+                Err(error) => failed("reading the database", &error),
+            }
+        }
         Effect::LoadFacts(ids) => {
             let mut facts = Vec::with_capacity(ids.len());
             for id in ids {
@@ -115,5 +139,9 @@ async fn poll(store: &Store, last: Option<PollToken>) -> crate::store::Result<Ac
         hops,
         traces: rows.len(),
     };
-    Ok(Action::TracesLoaded { rows, token })
+    Ok(Action::TracesLoaded {
+        rows,
+        token,
+        partial: false,
+    })
 }
