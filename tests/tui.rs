@@ -300,6 +300,20 @@ fn keys_through_update() {
 }
 
 #[test]
+fn ctrl_c_leaves_from_anywhere() {
+    let ctrl_c = Action::Key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL));
+    let mut app = loaded_app();
+    open_milk(&mut app);
+    press(&mut app, "r?");
+    assert_eq!(app.mode, Mode::Help);
+    assert_eq!(app.update(ctrl_c.clone()), [Effect::Quit]);
+    let mut app = loaded_app();
+    press(&mut app, "/ctrl");
+    assert_eq!(app.update(ctrl_c), [Effect::Quit]);
+    assert!(app.quit);
+}
+
+#[test]
 fn replay_plays_at_the_recorded_pace_and_quits() {
     let hops = buy("a", "buy milk", 0);
     let trace = tracer::replay::source::LoadedTrace {
@@ -349,6 +363,13 @@ fn polling_asks_for_in_flight_traces_again() {
         "{effects:?}"
     );
     assert!(matches!(effects[0], Effect::Poll { last: Some(_) }));
+    // The request still waiting for its answer is drawn yellow.
+    let terminal = draw(&mut app, 80, 24);
+    assert_eq!(terminal.backend().buffer()[(2, 2)].fg, Color::Yellow);
+    // f follows: a newer trace opens by itself.
+    let newest = app.list.rows[0].id.clone();
+    assert_eq!(press(&mut app, "f"), [Effect::LoadTrace(newest)]);
+    assert!(app.follow);
     // No second poll while one is out.
     assert!(
         app.update(Action::Tick {

@@ -83,7 +83,7 @@ async fn effects_group_read_and_export_over_a_real_store() {
     };
     let log = HopLog::from_json(&std::fs::read(&exported).unwrap()).unwrap();
     assert_eq!(log.trace_id(), milk_id);
-    assert!(exported.ends_with(&format!("trace-{}.json", &milk_id[..12])));
+    assert!(exported.ends_with(&format!("trace-{milk_id}.json")));
 
     effects.spawn(Effect::LoadTrace("ffff".into()));
     let Action::Failed(message) = next(&mut actions).await else {

@@ -19,6 +19,8 @@ pub enum Command {
     Open,
     Back,
     Quit,
+    /// Ctrl-C: leave from anywhere.
+    Exit,
     Help,
     StartFilter,
     ClearFilter,

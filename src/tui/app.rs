@@ -254,6 +254,10 @@ impl App {
 
     fn command(&mut self, command: Command) -> Vec<Effect> {
         self.note = None;
+        if command == Command::Exit {
+            self.quit = true;
+            return vec![Effect::Quit];
+        }
         match self.mode {
             Mode::List => self.list_command(command),
             Mode::Trace | Mode::Replay => self.view_command(command),
@@ -360,6 +364,13 @@ impl App {
                 self.mode = Mode::Replay;
             }
             (Command::Export, _) => return vec![Effect::Export(view.trace_id.clone())],
+            (Command::Follow, None) => {
+                self.follow = !self.follow;
+                if self.follow {
+                    self.list.select(0);
+                    return self.follow_into_view();
+                }
+            }
             (Command::Help, _) => self.open_help(),
             _ => {}
         }

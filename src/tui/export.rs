@@ -24,8 +24,7 @@ pub async fn write_trace(
     dir: &Path,
 ) -> Result<PathBuf, ExportError> {
     let log = HopLog::from_store(store, trace_id).await?;
-    let short: String = log.trace_id().chars().take(12).collect();
-    let path = dir.join(format!("trace-{short}.json"));
+    let path = dir.join(format!("trace-{}.json", log.trace_id()));
     let path = std::path::absolute(&path).unwrap_or(path);
     tokio::fs::write(&path, log.to_json_pretty())
         .await

@@ -63,7 +63,7 @@ pub const KEYMAP: &[Binding] = &[
     b(&[List], &[Enter], "enter", C::Open, "open the trace", true),
     b(&[List], &[Char('/')], "/", C::StartFilter, "filter (text, tool: model: method: status: role:)", true),
     b(&[List], &[Esc], "esc", C::ClearFilter, "clear the filter", false),
-    b(&[List], &[Char('f')], "f", C::Follow, "follow the newest trace", true),
+    b(&[List, Trace], &[Char('f')], "f", C::Follow, "follow the newest trace (on/off)", true),
     b(&[List, Trace], &[Char('e')], "e", C::Export, "export the trace as JSON", true),
     b(&[List, Trace], &[Char('r')], "r", C::Replay, "replay the trace step by step", true),
     b(&[Replay], &[Char(' '), Right, Char('l')], "space/→", C::NextStep, "next message", true),
@@ -73,7 +73,8 @@ pub const KEYMAP: &[Binding] = &[
     b(&[Trace, Replay], &[Char('K'), PageUp], "K/PgUp", C::DetailUp, "scroll the message up", false),
     b(&[Trace, Replay], &[Esc], "esc", C::Back, "back", true),
     b(BROWSE, &[Char('?')], "?", C::Help, "help", true),
-    b(BROWSE, &[Char('q')], "q", C::Quit, "back, or quit from the list", true),
+    b(&[List], &[Char('q')], "q", C::Quit, "quit", true),
+    b(&[Trace, Replay], &[Char('q')], "q", C::Quit, "back (quits a replay started with tracer replay)", true),
     b(&[Filter], &[Enter], "enter", C::ApplyFilter, "keep this filter", true),
     b(&[Filter], &[Esc], "esc", C::CancelFilter, "cancel", true),
     b(&[Filter], &[Backspace], "⌫", C::DeleteChar, "delete a character", false),
@@ -99,10 +100,10 @@ const fn b(
     }
 }
 
-/// The command a key gives in a mode, if any. Ctrl-C quits everywhere.
+/// The command a key gives in a mode, if any. Ctrl-C leaves from everywhere.
 pub fn lookup(mode: Mode, key: &KeyEvent) -> Option<Command> {
     if key.modifiers.contains(KeyModifiers::CONTROL) {
-        return (key.code == Char('c')).then_some(Command::Quit);
+        return (key.code == Char('c')).then_some(Command::Exit);
     }
     KEYMAP
         .iter()
@@ -159,7 +160,7 @@ mod tests {
             "typed, not a command"
         );
         let ctrl_c = KeyEvent::new(Char('c'), KeyModifiers::CONTROL);
-        assert_eq!(lookup(Filter, &ctrl_c), Some(C::Quit));
+        assert_eq!(lookup(Trace, &ctrl_c), Some(C::Exit));
         assert_eq!(hints(Replay)[0], ("space/→", "next"));
     }
 }

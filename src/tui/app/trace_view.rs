@@ -168,7 +168,12 @@ fn tone(message: &ExplainedMessage, hop: &RecordedHop) -> Tone {
             | Case::ModelError
     );
     let status = hop.end.as_ref().and_then(|e| e.status).unwrap_or(0);
+    let in_flight = hop
+        .end
+        .as_ref()
+        .is_none_or(|end| end.state == Some(HopState::InFlight));
     match message.direction {
+        Direction::Request if in_flight => Tone::InFlight,
         Direction::Response if failed_case || status >= 400 => Tone::Failed,
         Direction::Response if message.case == Case::InFlight => Tone::InFlight,
         _ => Tone::Normal,
