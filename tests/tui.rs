@@ -378,3 +378,55 @@ fn polling_asks_for_in_flight_traces_again() {
         .is_empty()
     );
 }
+
+/// A streamed Ollama answer: the detail shows the chunks' arrival and Ollama's own timings
+/// beside the observed ones.
+#[test]
+fn a_streamed_ollama_answer_shows_chunks_and_timings() {
+    use tracer::hop::{BodyCapture, Chunk};
+    let records = [
+        json!({"model": "qwen2.5:7b", "message": {"role": "assistant", "content": "I've"}, "done": false}),
+        json!({"model": "qwen2.5:7b", "message": {"role": "assistant", "content": " added it."}, "done": false}),
+        json!({"model": "qwen2.5:7b", "message": {"role": "assistant", "content": ""}, "done": true,
+            "done_reason": "stop", "total_duration": 2_400_000_000u64, "load_duration": 1_900_000_000u64,
+            "prompt_eval_count": 120, "prompt_eval_duration": 300_000_000u64,
+            "eval_count": 12, "eval_duration": 150_000_000u64}),
+    ];
+    let ndjson: String = records.iter().map(|r| format!("{r}\n")).collect();
+    let mut model = hop("s1", Role::Model, "/api/chat", 0, 2_500)
+        .bodies(
+            json!({"model": "qwen2.5:7b", "messages": [{"role": "user", "content": "Add it"}], "stream": true}),
+            serde_json::Value::Null,
+        )
+        .done();
+    let end = model.end.as_mut().unwrap();
+    end.response_body = BodyCapture::whole(ndjson.into_bytes());
+    end.response_headers = vec![tracer::hop::Header::new(
+        "content-type",
+        "application/x-ndjson",
+    )];
+    end.response_head_unix_ns = Some(BASE + 2_000 * MS);
+    end.response_first_byte_unix_ns = Some(BASE + 2_050 * MS);
+    end.chunks = vec![
+        Chunk {
+            offset_ns: 2_050 * MS,
+            size: 80,
+        },
+        Chunk {
+            offset_ns: 2_300 * MS,
+            size: 86,
+        },
+        Chunk {
+            offset_ns: 2_500 * MS,
+            size: 260,
+        },
+    ];
+    let mut app = App::browser("tracer.db");
+    app.update(Action::TraceLoaded {
+        trace_id: model.start.id.clone(),
+        title: Some("Add it".into()),
+        hops: vec![model],
+    });
+    press(&mut app, "j");
+    insta::assert_snapshot!("ollama_stream_80x40", draw(&mut app, 80, 40).backend());
+}
