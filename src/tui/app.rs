@@ -226,15 +226,23 @@ impl App {
         effects
     }
 
+    /// Reads of the facts still missing: the screen's in small batches (the first screen comes
+    /// back first), a filter's in bigger ones.
     fn facts_effects(&mut self) -> Vec<Effect> {
-        let mut wanted = self.list.facts_wanted();
-        if self.filter.needs_facts() {
-            wanted.extend(self.list.facts_for_filter(&self.filter));
-        }
-        wanted
-            .chunks(200)
+        let on_screen = self.list.facts_wanted();
+        let mut effects: Vec<Effect> = on_screen
+            .chunks(25)
             .map(|ids| Effect::LoadFacts(ids.to_vec()))
-            .collect()
+            .collect();
+        if self.filter.needs_facts() {
+            let wanted = self.list.facts_for_filter(&self.filter);
+            effects.extend(
+                wanted
+                    .chunks(200)
+                    .map(|ids| Effect::LoadFacts(ids.to_vec())),
+            );
+        }
+        effects
     }
 
     fn follow_into_view(&mut self) -> Vec<Effect> {
