@@ -1,9 +1,13 @@
 //! The `tracer` command line: clap types for every subcommand, and dispatch to each command.
 
+mod correlate_cmd;
+mod import;
 mod ls;
 mod proxy_cmd;
 mod replay_cmd;
+mod show;
 mod tui_cmd;
+mod up_cmd;
 mod wrap_cmd;
 
 use std::path::PathBuf;
@@ -34,8 +38,20 @@ pub struct Cli {
 pub enum Command {
     /// Run the recording proxy in front of model, MCP and agent servers
     Proxy(ProxyArgs),
-    /// List the most recent hops, newest first
+    /// List traces, newest first (--hops: the raw hops)
     Ls(LsArgs),
+    /// Run the article's topology with tracer in the middle: notes-agent, notes-server, the proxy
+    ///
+    /// The proxy takes the ports a reader talks to (8081 agent, 8080 MCP) and forwards to
+    /// notes-agent and notes-server on internal ports; the model route listens on 11435 and
+    /// forwards to Ollama on 11434. Ctrl-C stops everything.
+    Up(UpArgs),
+    /// Show one trace: its numbered messages, each explained
+    Show(ShowArgs),
+    /// Read a JSON hop log (from `tracer show ID --json`) into the database
+    Import(ImportArgs),
+    /// Group recorded hops into traces (the proxy does this as it runs)
+    Correlate(CorrelateArgs),
     /// Run a stdio MCP server and record the JSON-RPC on its stdin and stdout
     ///
     /// In a host's config, replace the server command with `tracer wrap -- <command>`. Hosts often
@@ -102,6 +118,37 @@ fn parse_speed(text: &str) -> Result<f64, String> {
 }
 
 #[derive(Debug, Args)]
+pub struct UpArgs {
+    /// Address the proxy's routes listen on
+    #[arg(long, default_value = "127.0.0.1")]
+    pub host: std::net::IpAddr,
+    /// The agent route (what you call)
+    #[arg(long, default_value_t = 8081)]
+    pub agent_port: u16,
+    /// The MCP route, in front of notes-server
+    #[arg(long, default_value_t = 8080)]
+    pub mcp_port: u16,
+    /// The model route, in front of Ollama
+    #[arg(long, default_value_t = 11435)]
+    pub model_port: u16,
+    /// Where notes-agent really listens (127.0.0.1)
+    #[arg(long, default_value_t = 18081)]
+    pub agent_internal_port: u16,
+    /// Where notes-server really listens (127.0.0.1)
+    #[arg(long, default_value_t = 18080)]
+    pub mcp_internal_port: u16,
+    /// The Ollama server (default: $OLLAMA_HOST, else http://127.0.0.1:11434)
+    #[arg(long, value_name = "URL")]
+    pub ollama: Option<String>,
+    /// The model notes-agent asks for
+    #[arg(long, default_value = crate::reference::agent::config::DEFAULT_MODEL)]
+    pub model: String,
+    /// The notes file notes-server owns
+    #[arg(long, default_value = "data/db")]
+    pub notes: PathBuf,
+}
+
+#[derive(Debug, Args)]
 pub struct WrapArgs {
     /// The server's name in traces (default: the command's file name)
     #[arg(long)]
@@ -146,9 +193,36 @@ pub struct LsArgs {
     #[arg(long)]
     pub json: bool,
 
+    /// List the raw hops instead of traces
+    #[arg(long)]
+    pub hops: bool,
+
     /// How many to list
     #[arg(long, short = 'n', default_value_t = 50)]
     pub limit: i64,
+}
+
+#[derive(Debug, Args)]
+pub struct ShowArgs {
+    /// The trace's id, or an unambiguous prefix of it (as `tracer ls` shows)
+    pub id: String,
+
+    /// Print the JSON hop log (docs/hop-log.md) instead of text
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    /// A JSON hop log, as `tracer show ID --json` prints it
+    pub file: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct CorrelateArgs {
+    /// Forget the grouping done so far and group every hop again (imported traces are kept)
+    #[arg(long)]
+    pub rebuild: bool,
 }
 
 fn parse_route(spec: &str) -> Result<Route, String> {
@@ -160,6 +234,10 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Proxy(args) => proxy_cmd::run(&cli.db, args).await,
         Command::Ls(args) => ls::run(&cli.db, args).await,
+        Command::Up(args) => up_cmd::run(&cli.db, args).await,
+        Command::Show(args) => show::run(&cli.db, args).await,
+        Command::Import(args) => import::run(&cli.db, args).await,
+        Command::Correlate(args) => correlate_cmd::run(&cli.db, args).await,
         Command::Wrap(args) => wrap_cmd::run(cli.db, args).await,
         Command::Tui(args) => tui_cmd::run(&cli.db, args).await,
         Command::Replay(args) => replay_cmd::run(&cli.db, args).await,

@@ -20,6 +20,7 @@ pub mod proxy;
 pub mod reference;
 pub mod replay;
 pub mod store;
+pub mod topology;
 pub mod trace;
 pub mod tui;
 pub mod wire;

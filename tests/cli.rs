@@ -107,14 +107,21 @@ fn ls_on_an_empty_database_says_so_and_json_is_an_array() {
         .args(["--db", db.to_str().unwrap(), "ls"])
         .assert()
         .success()
+        .stdout(predicate::str::contains("no traces recorded"));
+    cargo_bin_cmd!("tracer")
+        .args(["--db", db.to_str().unwrap(), "ls", "--hops"])
+        .assert()
+        .success()
         .stdout(predicate::str::contains("no hops recorded"));
-    let output = cargo_bin_cmd!("tracer")
-        .env("TRACER_DB", &db)
-        .args(["ls", "--json"])
-        .output()
-        .unwrap();
-    let json: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
-    assert!(json.as_array().unwrap().is_empty());
+    for args in [&["ls", "--json"][..], &["ls", "--hops", "--json"]] {
+        let output = cargo_bin_cmd!("tracer")
+            .env("TRACER_DB", &db)
+            .args(args)
+            .output()
+            .unwrap();
+        let json: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+        assert!(json.as_array().unwrap().is_empty());
+    }
 }
 
 #[test]
@@ -174,11 +181,13 @@ fn the_proxy_prints_its_route_table_records_and_stops_on_sigint() {
     let stderr = String::from_utf8(output.stderr).unwrap();
     assert!(stderr.contains("1 hops written, 0 not written"), "{stderr}");
     let listing = cargo_bin_cmd!("tracer")
-        .args(["--db", db.to_str().unwrap(), "ls", "--json"])
+        .args(["--db", db.to_str().unwrap(), "ls", "--hops", "--json"])
         .output()
         .unwrap();
     let hops: serde_json::Value = serde_json::from_slice(&listing.stdout).unwrap();
     assert_eq!(hops[0]["path"], "/mcp");
     assert_eq!(hops[0]["status"], 200);
     assert!(hops[0]["id"].as_str().is_some());
+    // The proxy grouped the hop into a trace before it stopped.
+    assert!(hops[0]["trace_id"].as_str().is_some(), "{hops}");
 }

@@ -1,28 +1,126 @@
-//! `tracer ls`: the most recent hops, newest first, as a table or one JSON document.
+//! `tracer ls`: traces newest first (or, with `--hops`, the raw hops), as a table or one JSON
+//! document. Hops not yet grouped (e.g. written by `tracer wrap`) are grouped first.
 
 use std::path::Path;
 use std::process::ExitCode;
 
+use serde::Serialize;
+
 use super::LsArgs;
+use super::correlate_cmd::group_new_hops;
+use crate::store::traces::TraceRow;
 use crate::store::{HOPS_NOT_WRITTEN, HopSummary, Store};
+use crate::trace::explain::{human_duration, shorten};
+use crate::trace::{RecordedHop, summarize};
+
+/// One trace in a listing.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TraceListing {
+    pub id: String,
+    pub title: Option<String>,
+    pub kind: String,
+    pub started_unix_ns: i64,
+    pub ended_unix_ns: Option<i64>,
+    pub hops: usize,
+    pub messages: usize,
+    pub duration_ns: Option<i64>,
+    pub status: String,
+    pub tools_used: Vec<String>,
+}
 
 pub async fn run(db: &Path, args: LsArgs) -> anyhow::Result<ExitCode> {
     let store = Store::open(db).await?;
-    let hops = store.recent_hops(args.limit).await?;
+    group_new_hops(&store).await?;
     let not_written = store.counter(HOPS_NOT_WRITTEN).await?;
-    if args.json {
-        println!("{}", serde_json::to_string_pretty(&hops)?);
+    if args.hops {
+        let hops = store.recent_hops(args.limit).await?;
+        if args.json {
+            println!("{}", serde_json::to_string_pretty(&hops)?);
+        } else {
+            print!("{}", hop_table(&hops));
+            if hops.is_empty() {
+                println!("no hops recorded in {} yet", db.display());
+            }
+        }
     } else {
-        print!("{}", hop_table(&hops));
-        if hops.is_empty() {
-            println!("no hops recorded in {} yet", db.display());
+        let traces = list_traces(&store, args.limit).await?;
+        if args.json {
+            println!("{}", serde_json::to_string_pretty(&traces)?);
+        } else {
+            print!("{}", trace_table(&traces));
+            if traces.is_empty() {
+                println!("no traces recorded in {} yet", db.display());
+            }
         }
-        if not_written > 0 {
-            println!("{not_written} hops were carried but not written (store busy or failing)");
-        }
+    }
+    if not_written > 0 && !args.json {
+        println!("{not_written} hops were carried but not written (store busy or failing)");
     }
     store.close().await;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The newest `limit` traces with what their hops say about them.
+pub async fn list_traces(store: &Store, limit: i64) -> anyhow::Result<Vec<TraceListing>> {
+    let rows: Vec<TraceRow> = store.traces().await?;
+    let mut out = Vec::new();
+    for row in rows.into_iter().take(usize::try_from(limit).unwrap_or(0)) {
+        let hops: Vec<RecordedHop> = store
+            .trace_hops(&row.id)
+            .await?
+            .into_iter()
+            .map(RecordedHop::from)
+            .collect();
+        let summary = summarize(&hops);
+        out.push(TraceListing {
+            title: row.title.or(summary.title),
+            id: row.id,
+            kind: row.kind,
+            started_unix_ns: row.started_unix_ns,
+            ended_unix_ns: row.ended_unix_ns,
+            hops: summary.hops,
+            messages: summary.messages,
+            duration_ns: summary.duration_ns,
+            status: summary.status.as_str().to_string(),
+            tools_used: summary.tools_used,
+        });
+    }
+    Ok(out)
+}
+
+pub fn trace_table(traces: &[TraceListing]) -> String {
+    let mut out = String::new();
+    if traces.is_empty() {
+        return out;
+    }
+    out.push_str(
+        "ID        STARTED       HOPS  DURATION  STATUS          TOOLS             TITLE\n",
+    );
+    for trace in traces {
+        let title = match (&trace.title, trace.kind.as_str()) {
+            (Some(title), _) => format!("\"{}\"", shorten(title, 60)),
+            (None, "setup") => "(start-up discovery)".to_string(),
+            (None, _) => "-".to_string(),
+        };
+        let tools = if trace.tools_used.is_empty() {
+            "-".to_string()
+        } else {
+            trace.tools_used.join(",")
+        };
+        out.push_str(&format!(
+            "{:<8}  {:<12}  {:>4}  {:>8}  {:<14}  {:<16}  {}\n",
+            &trace.id[..trace.id.len().min(8)],
+            clock_time(trace.started_unix_ns),
+            trace.hops,
+            trace
+                .duration_ns
+                .map_or_else(|| "-".to_string(), human_duration),
+            trace.status,
+            truncate(&tools, 16),
+            title,
+        ));
+    }
+    out
 }
 
 pub fn hop_table(hops: &[HopSummary]) -> String {

@@ -1,17 +1,24 @@
-//! `tracer proxy`: open the store, bind the routes, print the route table, serve until Ctrl-C.
+//! `tracer proxy`: open the store, bind the routes, print the route table, serve until Ctrl-C,
+//! grouping recorded hops into traces as they arrive (the proxy itself never sees the store).
 
 use std::path::Path;
 use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::{Context, bail};
+use tokio::sync::oneshot;
 
 use super::ProxyArgs;
+use super::correlate_cmd::group_new_hops;
 use crate::proxy::{Proxy, ProxySettings, Route, check_routes, routes_from_file};
 use crate::store::{Recorder, Store};
+use crate::trace::correlate::group_until;
 
 /// Hop events that may wait for the writer before new ones are counted as not written.
 pub const RECORDER_CAPACITY: usize = 8192;
+
+/// How often new hops are grouped into traces while the proxy runs.
+pub const GROUPING_PERIOD: Duration = Duration::from_millis(250);
 
 pub async fn run(db: &Path, args: ProxyArgs) -> anyhow::Result<ExitCode> {
     let mut routes = args.routes;
@@ -35,8 +42,18 @@ pub async fn run(db: &Path, args: ProxyArgs) -> anyhow::Result<ExitCode> {
     print_route_table(&proxy.routes(), db);
 
     let (recorder, writer) = Recorder::spawn(store.clone(), RECORDER_CAPACITY);
+    let (stop_grouping, grouping_stopped) = oneshot::channel();
+    let grouping = tokio::spawn(group_until(store.clone(), GROUPING_PERIOD, async move {
+        let _ = grouping_stopped.await;
+    }));
     let stats = proxy.run(recorder, ctrl_c()).await;
     let report = writer.await.context("waiting for the store writer")?;
+    let _ = stop_grouping.send(());
+    let _ = grouping.await;
+    // Every hop is written now: group the last ones.
+    if let Err(error) = group_new_hops(&store).await {
+        eprintln!("tracer: grouping the last hops into traces: {error:#}");
+    }
     store.close().await;
     eprintln!(
         "tracer: stopped after {} connections; {} hops written, {} not written{}",

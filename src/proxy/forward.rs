@@ -176,46 +176,35 @@ pub async fn handle(
     let response_headers = record_headers(&response_parts.headers, settings.redact);
     strip_hop_by_hop(&mut response_parts.headers);
     let response_was_empty = upstream_body.is_end_stream();
-    let (response_body, response_seen) =
-        TeeBody::new(upstream_body, clock, settings.max_body, settings.max_chunks);
-
-    if let Some(mut end) = guard.disarm() {
-        let recorder = ctx.recorder.clone();
-        tokio::spawn(async move {
-            let request = request_seen.await.ok().flatten();
-            let response = response_seen
-                .await
-                .ok()
-                .map(|c| settle_unpolled(c, response_was_empty));
-            end.status = Some(status);
-            end.response_headers = response_headers;
-            end.response_head_unix_ns = Some(head_unix_ns);
-            apply_request(&mut end, request);
-            match response {
-                Some(seen) => {
-                    let (state, error) = match seen.outcome {
-                        BodyOutcome::Complete => (HopState::Complete, None),
-                        BodyOutcome::Broken(e) => {
-                            (HopState::Failed, Some(format!("upstream body failed: {e}")))
-                        }
-                        BodyOutcome::Dropped => (
-                            HopState::Aborted,
-                            Some("client went away mid-response".into()),
-                        ),
-                    };
-                    end.state = Some(state);
-                    end.error = error;
-                    end.response_first_byte_unix_ns = seen.first_byte_unix_ns;
-                    end.response_ended_unix_ns = Some(seen.ended_unix_ns);
-                    end.response_body = seen.body;
-                    end.chunks = seen.chunks;
-                    end.chunks_truncated = seen.chunks_truncated;
+    let end = guard.disarm().map(|mut end| {
+        end.status = Some(status);
+        end.response_headers = response_headers;
+        end.response_head_unix_ns = Some(head_unix_ns);
+        end
+    });
+    let recorder = ctx.recorder.clone();
+    let mut request_seen = request_seen;
+    let response_body = TeeBody::with_callback(
+        upstream_body,
+        clock,
+        settings.max_body,
+        settings.max_chunks,
+        move |seen| {
+            let Some(end) = end else { return };
+            let response = settle_unpolled(seen, response_was_empty);
+            // Usually the request ended long ago: the hop ends now, before the client has the
+            // last bytes, so its next request is always recorded after this answer.
+            match request_seen.try_recv() {
+                Ok(request) => recorder.end(finished_hop(end, request, response)),
+                Err(_) => {
+                    tokio::spawn(async move {
+                        let request = request_seen.await.ok().flatten();
+                        recorder.end(finished_hop(end, request, response));
+                    });
                 }
-                None => end.state = Some(HopState::Aborted),
             }
-            recorder.end(end);
-        });
-    }
+        },
+    );
     Ok(Response::from_parts(
         response_parts,
         response_body.boxed_unsync(),
@@ -223,7 +212,28 @@ pub async fn handle(
 }
 
 /// The request body's capture, once the body ends (or is dropped).
-type RequestWatch = tokio::task::JoinHandle<Option<Captured>>;
+type RequestWatch = tokio::sync::oneshot::Receiver<Option<Captured>>;
+
+/// A hop's end from what both tees saw.
+fn finished_hop(mut end: HopEnd, request: Option<Captured>, response: Captured) -> HopEnd {
+    apply_request(&mut end, request);
+    let (state, error) = match response.outcome {
+        BodyOutcome::Complete => (HopState::Complete, None),
+        BodyOutcome::Broken(e) => (HopState::Failed, Some(format!("upstream body failed: {e}"))),
+        BodyOutcome::Dropped => (
+            HopState::Aborted,
+            Some("client went away mid-response".into()),
+        ),
+    };
+    end.state = Some(state);
+    end.error = error;
+    end.response_first_byte_unix_ns = response.first_byte_unix_ns;
+    end.response_ended_unix_ns = Some(response.ended_unix_ns);
+    end.response_body = response.body;
+    end.chunks = response.chunks;
+    end.chunks_truncated = response.chunks_truncated;
+    end
+}
 
 /// Waits for the request body to end; a whole body is recorded at once (before the response),
 /// so grouping can read a request while its answer is still awaited.
@@ -233,8 +243,13 @@ fn watch_request(
     seen: tokio::sync::oneshot::Receiver<Captured>,
     was_empty: bool,
 ) -> RequestWatch {
+    let (tx, rx) = tokio::sync::oneshot::channel();
     tokio::spawn(async move {
-        let seen = settle_unpolled(seen.await.ok()?, was_empty);
+        let Ok(seen) = seen.await else {
+            let _ = tx.send(None);
+            return;
+        };
+        let seen = settle_unpolled(seen, was_empty);
         if let Some(recorder) = recorder
             && seen.outcome == BodyOutcome::Complete
         {
@@ -244,8 +259,9 @@ fn watch_request(
                 request_ended_unix_ns: seen.ended_unix_ns,
             });
         }
-        Some(seen)
-    })
+        let _ = tx.send(Some(seen));
+    });
+    rx
 }
 
 /// On an `agent` route every request carries a `traceparent`: the client's own when valid,

@@ -112,7 +112,8 @@ where
     /// 0 means chunk timing is not kept (request bodies).
     max_chunks: usize,
     seen: Captured,
-    done: Option<oneshot::Sender<Captured>>,
+    /// Called once, synchronously, when the body ends or is dropped.
+    done: Option<Box<dyn FnOnce(Captured) + Send>>,
 }
 
 impl<B> TeeBody<B>
@@ -127,15 +128,30 @@ where
         max_chunks: usize,
     ) -> (Self, oneshot::Receiver<Captured>) {
         let (tx, rx) = oneshot::channel();
-        let tee = TeeBody {
+        let tee = Self::with_callback(inner, clock, max_body, max_chunks, move |seen| {
+            // The hop's finisher may be gone (shutdown cut it off); nothing else to tell.
+            let _ = tx.send(seen);
+        });
+        (tee, rx)
+    }
+
+    /// A tee that hands what it saw to `done` the moment the body ends, before the last bytes
+    /// reach the reader: whatever the reader does next is recorded after this.
+    pub fn with_callback(
+        inner: B,
+        clock: HopClock,
+        max_body: usize,
+        max_chunks: usize,
+        done: impl FnOnce(Captured) + Send + 'static,
+    ) -> Self {
+        TeeBody {
             inner: Some(inner),
             clock,
             max_body,
             max_chunks,
             seen: Captured::empty(),
-            done: Some(tx),
-        };
-        (tee, rx)
+            done: Some(Box::new(done)),
+        }
     }
 
     fn observe(&mut self, data: &Bytes) {
@@ -166,7 +182,7 @@ where
     }
 
     fn finish(&mut self, outcome: BodyOutcome) {
-        if let Some(tx) = self.done.take() {
+        if let Some(done) = self.done.take() {
             let mut seen = std::mem::replace(&mut self.seen, Captured::empty());
             if outcome == BodyOutcome::Dropped {
                 seen.leftover = self
@@ -177,8 +193,7 @@ where
             }
             seen.outcome = outcome;
             seen.ended_unix_ns = self.clock.now_unix_ns();
-            // The hop's finisher may be gone (shutdown cut it off); nothing else to tell.
-            let _ = tx.send(seen);
+            done(seen);
         }
     }
 }

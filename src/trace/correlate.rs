@@ -50,6 +50,28 @@ pub enum Mode {
     Rebuild,
 }
 
+/// Groups new hops every `period` until `stop` resolves, so live views see traces as they
+/// happen; a pass is never cut in half. Failures are logged and retried on the next tick.
+pub async fn group_until(
+    store: Store,
+    period: std::time::Duration,
+    stop: impl std::future::Future<Output = ()>,
+) {
+    let mut ticks = tokio::time::interval(period);
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    tokio::pin!(stop);
+    loop {
+        tokio::select! {
+            _ = &mut stop => return,
+            _ = ticks.tick() => {
+                if let Err(error) = correlate(&store, GroupOptions::default(), Mode::Unassigned).await {
+                    tracing::warn!(%error, "grouping hops into traces");
+                }
+            }
+        }
+    }
+}
+
 /// Groups the hops of a store into traces.
 pub async fn correlate(
     store: &Store,

@@ -226,6 +226,7 @@ impl ChatStreamAssembler {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use serde_json::json;

@@ -316,6 +316,7 @@ pub struct ErrorDetail {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use serde_json::json;

@@ -235,6 +235,7 @@ fn lower_hex_digit(c: u8) -> Option<u8> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

@@ -6,6 +6,8 @@ what failed and exits 1. Driven by tests/interop_mcp_sdk.rs; needs `pip install 
 
     python mcp_sdk_client.py --url http://127.0.0.1:8080/mcp --mode auto
     python mcp_sdk_client.py --stdio target/debug/notes-server --file /tmp/db --mode legacy
+    python mcp_sdk_client.py --stdio target/debug/notes-server --file /tmp/db \
+        --wrap target/debug/tracer --db /tmp/tracer.db
 """
 
 import argparse
@@ -86,13 +88,23 @@ async def main() -> int:
     target.add_argument("--url", help="Streamable HTTP endpoint, e.g. http://127.0.0.1:8080/mcp")
     target.add_argument("--stdio", metavar="BINARY", help="notes-server binary to launch with --stdio")
     parser.add_argument("--file", help="notes file for --stdio")
+    parser.add_argument("--wrap", metavar="TRACER",
+                        help="launch the stdio server as `TRACER --db DB wrap --name notes -- BINARY ...`")
+    parser.add_argument("--db", help="tracer database for --wrap")
     parser.add_argument("--mode", default="auto", choices=sorted(EXPECTED_VERSION))
     args = parser.parse_args()
 
     if args.url:
         server = args.url
     else:
-        server = StdioServerParameters(command=args.stdio, args=["--stdio", "--file", args.file])
+        server_args = ["--stdio", "--file", args.file]
+        if args.wrap:
+            server = StdioServerParameters(
+                command=args.wrap,
+                args=["--db", args.db, "wrap", "--name", "notes", "--", args.stdio, *server_args],
+            )
+        else:
+            server = StdioServerParameters(command=args.stdio, args=server_args)
     try:
         async with Client(server, mode=args.mode, read_timeout_seconds=20) as client:
             await exercise(client, args.mode)

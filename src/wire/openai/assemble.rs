@@ -157,6 +157,7 @@ impl ChunkAssembler {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use serde_json::{Value, json};

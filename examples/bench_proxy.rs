@@ -1,0 +1,286 @@
+//! `cargo run --release --example bench_proxy`: the recording proxy against a direct connection,
+//! nginx and mitmdump, in one run, on loopback, with the bench's own upstream.
+//!
+//! Measures req/s at concurrency 1 and 50 for a small JSON POST, first-byte latency at c=1,
+//! inter-chunk jitter of a 20-chunk NDJSON stream (10 ms apart), hops sent vs hops written,
+//! and each proxy's peak RSS. Tracer runs in its own process: this example re-executes itself
+//! with a hidden child flag and runs the proxy through the library.
+
+#[path = "bench_proxy/load.rs"]
+mod load;
+#[path = "bench_proxy/procfs.rs"]
+mod procfs;
+#[path = "bench_proxy/report.rs"]
+mod report;
+#[path = "bench_proxy/rounds.rs"]
+mod rounds;
+#[path = "bench_proxy/targets.rs"]
+mod targets;
+#[path = "bench_proxy/upstream.rs"]
+mod upstream;
+#[path = "bench_proxy/writer_alone.rs"]
+mod writer_alone;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use anyhow::Context;
+use clap::Parser;
+use sqlx::Row;
+
+use report::HopCheck;
+
+/// Benchmark tracer's recording proxy against direct, nginx and mitmdump.
+#[derive(Debug, Parser)]
+#[command(name = "bench_proxy")]
+struct Options {
+    /// Seconds of load per path at each concurrency (split over the rounds)
+    #[arg(long, default_value_t = 3.0)]
+    seconds: f64,
+    /// Rounds the load is interleaved in (every path gets a slice per round)
+    #[arg(long, default_value_t = 3)]
+    rounds: u32,
+    /// Seconds of warm-up load (c=50) per path
+    #[arg(long, default_value_t = 0.5)]
+    warmup: f64,
+    /// NDJSON streams (20 chunks, 10 ms apart) per path, one after another, split over the rounds
+    #[arg(long, default_value_t = 25)]
+    streams: u32,
+    /// The nginx binary (default: `nginx` on PATH or in /usr/sbin)
+    #[arg(long, value_name = "PATH")]
+    nginx: Option<PathBuf>,
+    /// The mitmdump binary (default: `mitmdump` on PATH)
+    #[arg(long, value_name = "PATH")]
+    mitmdump: Option<PathBuf>,
+    /// Add diagnostic columns: tracer with its store writer stopped, so no hop reaches SQLite
+    /// (the proxy path's own cost), and tracer on a one-thread runtime (what cross-thread
+    /// wake-ups cost)
+    #[arg(long)]
+    diagnose: bool,
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().collect();
+    let outcome = match args.get(1..) {
+        Some([flag, rest @ ..]) if flag == targets::CHILD_FLAG => targets::child_main(rest),
+        _ => tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+            .context("starting the runtime")
+            .and_then(|runtime| runtime.block_on(bench(Options::parse()))),
+    };
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("bench_proxy: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn bench(options: Options) -> anyhow::Result<()> {
+    anyhow::ensure!(
+        options.seconds > 0.0
+            && options.seconds <= 60.0
+            && options.warmup >= 0.0
+            && options.warmup <= 60.0,
+        "--seconds must be in (0, 60] and --warmup in [0, 60]"
+    );
+    anyhow::ensure!(
+        (1..=1000).contains(&options.streams) && (1..=20).contains(&options.rounds),
+        "--streams must be 1..=1000 and --rounds 1..=20"
+    );
+    let clock = Instant::now();
+    let upstream = upstream::spawn(clock)
+        .await
+        .context("starting the upstream")?;
+    println!(
+        "upstream on {upstream}; per path: {} s warm-up, {} NDJSON streams, {} s at c=1 and {} s at c=50 in {} interleaved rounds",
+        options.warmup, options.streams, options.seconds, options.seconds, options.rounds
+    );
+    println!("load average at start: {}", load_average());
+
+    let dir = tempfile::tempdir()?;
+    let db = dir.path().join("bench.db");
+    let mut subjects = vec![rounds::Subject::new(
+        "direct",
+        upstream,
+        rounds::Process::Direct,
+    )];
+    let tracer = targets::TracerChild::start(upstream, &db, targets::Variant::CLI).await?;
+    subjects.push(rounds::Subject::new(
+        "tracer",
+        tracer.addr,
+        rounds::Process::Tracer(tracer),
+    ));
+    if options.diagnose {
+        let variants = [
+            (
+                "tracer, store detached",
+                targets::Variant {
+                    capacity: 0,
+                    one_thread: false,
+                },
+            ),
+            (
+                "tracer, 1 thread",
+                targets::Variant {
+                    one_thread: true,
+                    ..targets::Variant::CLI
+                },
+            ),
+        ];
+        for (name, variant) in variants {
+            let db = dir.path().join(format!("diagnostic-{}.db", subjects.len()));
+            let tracer = targets::TracerChild::start(upstream, &db, variant).await?;
+            subjects.push(rounds::Subject::new(
+                name,
+                tracer.addr,
+                rounds::Process::Tracer(tracer),
+            ));
+        }
+    }
+    let nginx = options
+        .nginx
+        .clone()
+        .or_else(|| targets::find_tool("nginx"));
+    match nginx {
+        None => println!("note: nginx not found (apt-get install -y nginx-light); no nginx column"),
+        Some(path) => match targets::start_nginx(&path, upstream).await {
+            Ok(proxy) => subjects.push(rounds::Subject::new(
+                "nginx",
+                proxy.addr,
+                rounds::Process::External(proxy),
+            )),
+            Err(error) => println!("note: nginx did not start ({error:#}); no nginx column"),
+        },
+    }
+    let mitmdump = options
+        .mitmdump
+        .clone()
+        .or_else(|| targets::find_tool("mitmdump"));
+    match mitmdump {
+        None => println!(
+            "note: mitmdump not found (pip install mitmproxy; then PATH or --mitmdump PATH); no mitmdump column"
+        ),
+        Some(path) => match targets::start_mitmdump(&path, upstream).await {
+            Ok(proxy) => subjects.push(rounds::Subject::new(
+                "mitmdump",
+                proxy.addr,
+                rounds::Process::External(proxy),
+            )),
+            Err(error) => println!("note: mitmdump did not start ({error:#}); no mitmdump column"),
+        },
+    }
+
+    let plan = rounds::Plan {
+        seconds: options.seconds,
+        warmup: options.warmup,
+        streams: options.streams,
+        rounds: options.rounds,
+    };
+    rounds::measure_all(&mut subjects, &plan, clock).await;
+
+    let mut columns = Vec::new();
+    let mut tracer_threads = Vec::new();
+    let mut hops = HopCheck::default();
+    for mut subject in subjects {
+        columns.push(subject.column());
+        let sent = subject.sent();
+        match subject.process {
+            rounds::Process::Direct => {}
+            rounds::Process::Tracer(child) => {
+                let is_main = subject.name == "tracer";
+                if is_main {
+                    tracer_threads = child
+                        .pid()
+                        .map(procfs::cpu_seconds_by_thread)
+                        .unwrap_or_default();
+                }
+                let said = child.stop().await?;
+                if is_main {
+                    hops = count_hops(&db, sent, said).await?;
+                } else {
+                    println!("diagnostic `{}` child at exit: {said}", subject.name);
+                }
+            }
+            rounds::Process::External(external) => external.stop().await,
+        }
+    }
+
+    println!("measuring the store writer alone ({WRITER_ALONE_HOPS} hops queued at once) ...");
+    let writer = writer_alone::measure(WRITER_ALONE_HOPS).await?;
+    println!("load average at end: {}", load_average());
+
+    println!();
+    print!("{}", report::table(&columns));
+    println!();
+    println!("tracer child at exit: {}", hops.child_said);
+    let threads: Vec<String> = tracer_threads
+        .iter()
+        .map(|(name, seconds)| format!("{name} {seconds:.2} s"))
+        .collect();
+    println!(
+        "tracer child CPU by thread (whole run): {}",
+        threads.join(", ")
+    );
+    println!(
+        "store writer alone: {} of {} hops written in {:.2} s = {:.0} hops/s ({} not written)",
+        writer.written,
+        writer.hops,
+        writer.elapsed.as_secs_f64(),
+        writer.per_second(),
+        writer.not_written
+    );
+    let threads: Vec<String> = writer
+        .threads
+        .iter()
+        .map(|(name, seconds)| format!("{name} {seconds:.2} s"))
+        .collect();
+    println!("store writer alone, CPU by thread: {}", threads.join(", "));
+    print!("{}", report::targets(&columns, &hops));
+    Ok(())
+}
+
+/// Hops the writer-alone measurement queues.
+const WRITER_ALONE_HOPS: u64 = 20_000;
+
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|text| {
+            text.split_whitespace()
+                .take(3)
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .unwrap_or_else(|_| "unknown".into())
+}
+
+/// Reads the tracer child's database after its clean stop.
+async fn count_hops(
+    db: &std::path::Path,
+    sent: u64,
+    child_said: String,
+) -> anyhow::Result<HopCheck> {
+    let store = tracer::store::Store::open(db).await?;
+    let mut check = HopCheck {
+        sent,
+        child_said,
+        ..HopCheck::default()
+    };
+    for row in sqlx::query("select state, count(*) as n from hops group by state")
+        .fetch_all(store.pool())
+        .await?
+    {
+        let state: String = row.try_get("state")?;
+        let n: i64 = row.try_get("n")?;
+        check.rows += n;
+        if state == tracer::hop::HopState::Complete.as_str() {
+            check.complete += n;
+        }
+    }
+    check.not_written_counter = store.counter(tracer::store::HOPS_NOT_WRITTEN).await?;
+    store.close().await;
+    Ok(check)
+}

@@ -1,0 +1,56 @@
+//! notes-agent: the reference agent host (`POST /agent {"message"}` runs the tool loop).
+//! Flags: `tracer::reference::agent::cli`; everything else is in the library.
+
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::Context;
+use tracer::reference::agent::cli::AgentArgs;
+use tracer::reference::agent::{Agent, McpServerSpec};
+
+fn main() -> ExitCode {
+    let (args, matches) = AgentArgs::parse_with_order();
+    let filter =
+        tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into());
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(filter)
+        .init();
+    match run(args, &matches) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("notes-agent: error: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(args: AgentArgs, matches: &clap::ArgMatches) -> anyhow::Result<()> {
+    let listen = args.listen;
+    let config = args.into_config(matches, |name| std::env::var(name).ok())?;
+    let agent = Arc::new(Agent::new(&config)?);
+    tokio::runtime::Runtime::new()?.block_on(async move {
+        let listener = tokio::net::TcpListener::bind(listen)
+            .await
+            .with_context(|| format!("listening on {listen}"))?;
+        let mcp: Vec<String> = config
+            .mcp_servers
+            .iter()
+            .map(McpServerSpec::address)
+            .collect();
+        tracing::info!(
+            listen = %listener.local_addr()?,
+            api = config.model_api.as_str(),
+            model = %config.model,
+            model_url = %config.chat_url(),
+            ?mcp,
+            "notes-agent ready"
+        );
+        let shutdown = async {
+            let _ = tokio::signal::ctrl_c().await;
+        };
+        tracer::reference::agent::serve_until(listener, agent.clone(), shutdown).await?;
+        agent.shutdown(std::time::Duration::from_secs(2)).await;
+        Ok(())
+    })
+}

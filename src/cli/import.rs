@@ -1,0 +1,27 @@
+//! `tracer import FILE`: read a JSON hop log into the database, all or nothing.
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use anyhow::Context;
+
+use super::ImportArgs;
+use crate::export::hop_log::HopLog;
+use crate::store::Store;
+
+pub async fn run(db: &Path, args: ImportArgs) -> anyhow::Result<ExitCode> {
+    let file = args.file.display().to_string();
+    let bytes = std::fs::read(&args.file).with_context(|| format!("reading {file}"))?;
+    // The file is read and checked whole before the database is even opened.
+    let log = HopLog::from_json(&bytes).with_context(|| file.clone())?;
+    let store = Store::open(db).await?;
+    let imported = log.import(&store).await;
+    store.close().await;
+    let trace_id = imported.with_context(|| format!("importing {file}"))?;
+    let title = log.title().map(|t| format!(" \"{t}\"")).unwrap_or_default();
+    println!(
+        "imported trace {trace_id}{title} ({} hops) from {file}",
+        log.hops().len()
+    );
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,123 @@
+//! `tracer show ID`: one trace as numbered, explained messages, or (`--json`) its JSON hop log.
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use super::ShowArgs;
+use super::correlate_cmd::group_new_hops;
+use super::ls::clock_time;
+use crate::export::hop_log::{HopLog, MessageEntry};
+use crate::store::Store;
+use crate::trace::explain::{human_duration, plural};
+
+/// Explanations wrap at this many columns.
+const WIDTH: usize = 100;
+/// Explanations are indented under their message by this much.
+const INDENT: &str = "       ";
+
+pub async fn run(db: &Path, args: ShowArgs) -> anyhow::Result<ExitCode> {
+    let store = Store::open(db).await?;
+    group_new_hops(&store).await?;
+    let log = HopLog::from_store(&store, &args.id).await;
+    store.close().await;
+    let log = log?;
+    if args.json {
+        print!("{}", log.to_json_pretty());
+    } else {
+        print!("{}", render(&log));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The plain-text trace: a heading, then each message with its explanation under it.
+pub fn render(log: &HopLog) -> String {
+    let trace = log.trace();
+    let mut out = format!("trace {}", trace.id);
+    match (log.title(), trace.kind.as_str()) {
+        (Some(title), _) => out.push_str(&format!("  \"{title}\"")),
+        (None, "setup") => out.push_str("  (start-up discovery)"),
+        (None, _) => {}
+    }
+    out.push('\n');
+    let mut facts = vec![
+        format!("started {} UTC", clock_time(trace.started_unix_ns)),
+        plural(trace.hop_count, "hop"),
+        plural(trace.message_count, "message"),
+    ];
+    if let Some(duration) = trace.duration_ns {
+        facts.push(human_duration(duration));
+    }
+    facts.push(trace.status.clone());
+    if !trace.tools_used.is_empty() {
+        facts.push(format!("tools: {}", trace.tools_used.join(", ")));
+    }
+    out.push_str(&format!("  {}\n\n", facts.join(" · ")));
+    let origin = log
+        .messages()
+        .first()
+        .map_or(trace.started_unix_ns, |m| m.at_unix_ns);
+    for message in log.messages() {
+        out.push_str(&message_line(log, message, origin));
+        out.push('\n');
+        for line in wrap(&message.explanation, WIDTH - INDENT.len()) {
+            out.push_str(INDENT);
+            out.push_str(&line);
+            out.push('\n');
+        }
+    }
+    out
+}
+
+fn message_line(log: &HopLog, message: &MessageEntry, origin: i64) -> String {
+    let head = if message.direction == "→" {
+        format!("{} {}", message.method, message.path)
+    } else {
+        match message.status {
+            Some(status) => status.to_string(),
+            None => log
+                .hops()
+                .iter()
+                .find(|hop| hop.id == message.hop_id)
+                .map_or_else(|| "-".to_string(), |hop| hop.state.as_str().to_string()),
+        }
+    };
+    let mut timing = format!("+{}", human_duration(message.at_unix_ns - origin));
+    if let Some(took) = message.timings.duration_ns {
+        timing.push_str(&format!(", took {}", human_duration(took)));
+    }
+    format!(
+        "{:>3} {} {} → {}  {}  {}  ({timing})",
+        message.number, message.direction, message.from, message.to, head, message.summary
+    )
+}
+
+/// Splits text into lines of at most `width` characters at spaces (a longer word stays whole).
+fn wrap(text: &str, width: usize) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut line = String::new();
+    for word in text.split_whitespace() {
+        if !line.is_empty() && line.chars().count() + 1 + word.chars().count() > width {
+            lines.push(std::mem::take(&mut line));
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    if !line.is_empty() {
+        lines.push(line);
+    }
+    lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::wrap;
+
+    #[test]
+    fn wraps_at_spaces_and_keeps_long_words() {
+        assert_eq!(wrap("aa bb cc", 5), ["aa bb", "cc"]);
+        assert_eq!(wrap("abcdefgh x", 4), ["abcdefgh", "x"]);
+        assert!(wrap("  ", 4).is_empty());
+    }
+}

@@ -1,0 +1,224 @@
+//! The agent's HTTP front: the listener, routing, `POST /agent`, and the JSON error replies
+//! (400/404/405/413 for bad requests, 502/504 naming the upstream that failed). The
+//! OpenAI-compatible routes live in `openai_front`.
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Instant;
+
+use bytes::Bytes;
+use http::{HeaderValue, Method, Request, Response, StatusCode, header};
+use http_body::{Body, Frame};
+use http_body_util::combinators::BoxBody;
+use http_body_util::{BodyExt, Full, Limited};
+use hyper::body::Incoming;
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper_util::rt::TokioIo;
+use serde::Serialize;
+use tokio::net::TcpListener;
+use tokio::sync::mpsc;
+
+use super::agent_loop::{Agent, RunError};
+use super::conversation::Turn;
+use super::openai_front;
+use crate::wire::agent_api::{AGENT_PATH, AgentRequest, ErrorBody, ErrorKind};
+use crate::wire::trace_context::{TRACEPARENT, TRACESTATE, TraceContext};
+
+/// The largest request body the agent reads.
+pub const MAX_REQUEST_BODY: usize = 4 * 1024 * 1024;
+
+pub type HttpResponse = Response<BoxBody<Bytes, Infallible>>;
+
+/// Accepts connections until `shutdown` resolves; each connection is served on its own task.
+pub async fn serve_until(
+    listener: TcpListener,
+    agent: Arc<Agent>,
+    shutdown: impl Future<Output = ()>,
+) -> std::io::Result<()> {
+    tokio::pin!(shutdown);
+    loop {
+        let (stream, peer) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(accepted) => accepted,
+                Err(error) => {
+                    // Running out of file descriptors must not stop the agent for good.
+                    tracing::warn!(%error, "accepting a connection failed");
+                    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+            () = &mut shutdown => return Ok(()),
+        };
+        let agent = agent.clone();
+        tokio::spawn(async move {
+            let service = service_fn(move |request| {
+                let agent = agent.clone();
+                async move { Ok::<_, Infallible>(handle(agent, request).await) }
+            });
+            if let Err(error) = http1::Builder::new()
+                .serve_connection(TokioIo::new(stream), service)
+                .await
+            {
+                tracing::debug!(%peer, %error, "connection ended with an error");
+            }
+        });
+    }
+}
+
+async fn handle(agent: Arc<Agent>, request: Request<Incoming>) -> HttpResponse {
+    let started = Instant::now();
+    let method = request.method().clone();
+    let path = request.uri().path().to_string();
+    let header_text = |name: &str| {
+        request
+            .headers()
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string)
+    };
+    let trace = TraceContext::continue_or_start(
+        header_text(TRACEPARENT).as_deref(),
+        header_text(TRACESTATE).as_deref(),
+    );
+    let response = match (&method, path.as_str()) {
+        (&Method::POST, AGENT_PATH) => match read_body(request.into_body()).await {
+            Ok(body) => agent_endpoint(&agent, &body, &trace).await,
+            Err(response) => response,
+        },
+        (&Method::POST, openai_front::CHAT_COMPLETIONS) => {
+            match read_body(request.into_body()).await {
+                Ok(body) => openai_front::chat_completions(agent, &body, trace.clone()).await,
+                Err(response) => response,
+            }
+        }
+        (&Method::GET, openai_front::MODELS) => openai_front::models(&agent),
+        (&Method::GET | &Method::HEAD, "/") => text(StatusCode::OK, "notes-agent is running\n"),
+        (_, AGENT_PATH | openai_front::CHAT_COMPLETIONS | openai_front::MODELS) => error(
+            StatusCode::METHOD_NOT_ALLOWED,
+            ErrorKind::MethodNotAllowed,
+            format!("{method} is not allowed on {path}"),
+        ),
+        _ => error(
+            StatusCode::NOT_FOUND,
+            ErrorKind::NotFound,
+            format!(
+                "no route {path}; try POST {AGENT_PATH}, POST {} or GET {}",
+                openai_front::CHAT_COMPLETIONS,
+                openai_front::MODELS
+            ),
+        ),
+    };
+    tracing::info!(
+        %method,
+        %path,
+        status = response.status().as_u16(),
+        ms = started.elapsed().as_millis() as u64,
+        trace_id = %trace.parent.trace_id_hex(),
+        "request"
+    );
+    response
+}
+
+/// `POST /agent {"message": ...}`.
+async fn agent_endpoint(agent: &Agent, body: &[u8], trace: &TraceContext) -> HttpResponse {
+    let request: AgentRequest = match serde_json::from_slice(body) {
+        Ok(request) => request,
+        Err(e) => {
+            return bad_request(format!(
+                "the body must be a JSON object like {{\"message\": \"Add buy milk to my notes\"}}: {e}"
+            ));
+        }
+    };
+    if request.message.trim().is_empty() {
+        return bad_request("`message` is empty: say what the agent should do".to_string());
+    }
+    match agent
+        .run(vec![Turn::User(request.message)], trace, None)
+        .await
+    {
+        Ok(output) => json(StatusCode::OK, &output.reply),
+        Err(error) => run_error(error),
+    }
+}
+
+/// Reads a request body up to [`MAX_REQUEST_BODY`]; a bigger or broken one becomes the reply.
+pub async fn read_body(body: Incoming) -> Result<Bytes, HttpResponse> {
+    match Limited::new(body, MAX_REQUEST_BODY).collect().await {
+        Ok(collected) => Ok(collected.to_bytes()),
+        Err(e) if e.is::<http_body_util::LengthLimitError>() => Err(error(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            ErrorKind::PayloadTooLarge,
+            format!("the body is larger than {MAX_REQUEST_BODY} bytes"),
+        )),
+        Err(e) => Err(bad_request(format!("the body could not be read: {e}"))),
+    }
+}
+
+pub fn run_error(error: RunError) -> HttpResponse {
+    match error {
+        RunError::Upstream(error) => {
+            tracing::warn!(%error, "upstream failed");
+            json(error.status(), &error.body())
+        }
+        // Only a streaming reply can lose its reader, and nobody is left to read this one.
+        RunError::ClientGone => bad_request("the client closed the request".to_string()),
+    }
+}
+
+pub fn bad_request(message: String) -> HttpResponse {
+    error(StatusCode::BAD_REQUEST, ErrorKind::BadRequest, message)
+}
+
+pub fn error(status: StatusCode, kind: ErrorKind, message: String) -> HttpResponse {
+    json(status, &ErrorBody::new(kind, message))
+}
+
+pub fn json(status: StatusCode, value: &impl Serialize) -> HttpResponse {
+    let body = serde_json::to_vec(value).unwrap_or_default();
+    let mut response = Response::new(Full::new(Bytes::from(body)).boxed());
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
+fn text(status: StatusCode, body: &'static str) -> HttpResponse {
+    let mut response = Response::new(Full::new(Bytes::from_static(body.as_bytes())).boxed());
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    response
+}
+
+/// A response body fed from a channel: each message goes out as one chunk, as it is sent.
+pub struct ChannelBody {
+    rx: mpsc::Receiver<Bytes>,
+}
+
+impl ChannelBody {
+    pub fn new(rx: mpsc::Receiver<Bytes>) -> Self {
+        Self { rx }
+    }
+}
+
+impl Body for ChannelBody {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        self.rx
+            .poll_recv(cx)
+            .map(|chunk| chunk.map(|bytes| Ok(Frame::data(bytes))))
+    }
+}

@@ -1,0 +1,167 @@
+//! The Ollama dialect: the history as `/api/chat` messages (tool results as `role: tool` with
+//! `tool_name`), and the reply read whole or from NDJSON.
+
+use serde_json::Value;
+
+use super::{AnswerSink, ChatError, ModelClient, ModelReply, ModelTool};
+use crate::reference::agent::conversation::{AssistantTurn, CallArguments, ModelToolCall, Turn};
+use crate::reference::agent::outbound::{self, BodyReader};
+use crate::wire::ollama::{
+    ChatRequest, ChatResponse, ChatStreamAssembler, FunctionCall, Message, NDJSON_CONTENT_TYPE,
+    Tool, ToolCall,
+};
+use crate::wire::stream::NdjsonDecoder;
+
+pub(super) fn request_body(
+    client: &ModelClient,
+    history: &[Turn],
+    tools: Option<&[ModelTool]>,
+    stream: bool,
+) -> Vec<u8> {
+    let request = ChatRequest {
+        model: client.model.clone(),
+        messages: history.iter().map(message).collect(),
+        tools: tools.map(|tools| {
+            tools
+                .iter()
+                .map(|t| Tool::function(&t.name, t.description.clone(), t.parameters.clone()))
+                .collect()
+        }),
+        stream: Some(stream),
+        format: None,
+        options: None,
+        think: None,
+        keep_alive: client.keep_alive.clone().map(Value::String),
+    };
+    serde_json::to_vec(&request).unwrap_or_default()
+}
+
+fn message(turn: &Turn) -> Message {
+    match turn {
+        Turn::System(text) => Message::text("system", text.clone()),
+        Turn::User(text) => Message::text("user", text.clone()),
+        Turn::Assistant(assistant) => Message {
+            thinking: assistant.thinking.clone(),
+            tool_calls: (!assistant.tool_calls.is_empty()).then(|| {
+                assistant
+                    .tool_calls
+                    .iter()
+                    .map(|call| ToolCall {
+                        id: call.id.clone(),
+                        function: FunctionCall {
+                            index: call.index,
+                            name: call.name.clone(),
+                            arguments: call.arguments.to_ollama(),
+                        },
+                    })
+                    .collect()
+            }),
+            ..Message::text("assistant", assistant.content.clone())
+        },
+        Turn::Tool(result) => Message {
+            tool_name: Some(result.name.clone()),
+            tool_call_id: result.call_id.clone(),
+            ..Message::text("tool", result.content.clone())
+        },
+    }
+}
+
+pub(super) async fn read_reply(
+    client: &ModelClient,
+    mut reader: BodyReader,
+    content_type: &str,
+    mut sink: Option<&mut AnswerSink>,
+) -> Result<ModelReply, ChatError> {
+    let asked_to_stream = client.stream || sink.is_some();
+    let streamed = content_type == NDJSON_CONTENT_TYPE
+        || (asked_to_stream && content_type != "application/json");
+    if !streamed {
+        let body = reader.read_to_end().await?;
+        let response: ChatResponse = serde_json::from_slice(&body).map_err(|e| {
+            client.failed(format!(
+                "answered something that is not an /api/chat reply ({e}): {}",
+                outbound::excerpt(&body)
+            ))
+        })?;
+        let reply = finish(client, response)?;
+        if let Some(sink) = sink {
+            sink.text(&reply.turn.content).await?;
+            sink.end_of_reply().await?;
+        }
+        return Ok(reply);
+    }
+    let mut decoder = NdjsonDecoder::new();
+    let mut assembler = ChatStreamAssembler::new();
+    loop {
+        let chunk = reader.next_chunk().await?;
+        let lines = match &chunk {
+            Some(bytes) => decoder.push(bytes),
+            None => decoder.finish().into_iter().collect(),
+        };
+        for line in lines {
+            let part: ChatResponse = serde_json::from_slice(&line).map_err(|e| {
+                client.failed(format!(
+                    "sent a stream line that is not an /api/chat chunk ({e}): {}",
+                    outbound::excerpt(&line)
+                ))
+            })?;
+            if let Some(error) = &part.error {
+                return Err(client
+                    .failed(format!("reported an error mid-stream: {error}"))
+                    .into());
+            }
+            let shown = assembler.push(part).to_string();
+            if let Some(sink) = sink.as_deref_mut() {
+                sink.text(&shown).await?;
+            }
+        }
+        if chunk.is_none() {
+            break;
+        }
+    }
+    if let Some(sink) = sink {
+        sink.end_of_reply().await?;
+    }
+    if assembler.chunks() == 0 {
+        return Err(client.failed("sent an empty stream").into());
+    }
+    if !assembler.is_done() {
+        return Err(client
+            .failed("the stream ended before its final `done: true` line")
+            .into());
+    }
+    finish(client, assembler.finish())
+}
+
+fn finish(client: &ModelClient, response: ChatResponse) -> Result<ModelReply, ChatError> {
+    if let Some(error) = response.error {
+        return Err(client.failed(format!("reported an error: {error}")).into());
+    }
+    let message = response
+        .message
+        .ok_or_else(|| client.failed("answered without a message"))?;
+    let tool_calls = message
+        .calls()
+        .iter()
+        .map(|call| ModelToolCall {
+            id: call.id.clone(),
+            index: call.function.index,
+            name: call.function.name.clone(),
+            arguments: CallArguments::Json(call.function.arguments.clone()),
+        })
+        .collect();
+    Ok(ModelReply {
+        turn: AssistantTurn {
+            content: message.content,
+            thinking: message.thinking.filter(|t| !t.is_empty()),
+            tool_calls,
+        },
+        model: if response.model.is_empty() {
+            client.model.clone()
+        } else {
+            response.model
+        },
+        prompt_tokens: response.prompt_eval_count.unwrap_or(0),
+        completion_tokens: response.eval_count.unwrap_or(0),
+    })
+}

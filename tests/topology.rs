@@ -1,0 +1,142 @@
+//! `tracer up` as a user runs it: it starts the article's topology, answers the curl it prints
+//! through the proxy, records one trace, and stops cleanly on Ctrl-C.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use http_body_util::{BodyExt, Full};
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper_util::rt::TokioIo;
+
+/// A model server that answers every chat with plain text (no tool calls).
+async fn plain_model() -> std::net::SocketAddr {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        while let Ok((stream, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                let service = service_fn(|req: hyper::Request<hyper::body::Incoming>| async move {
+                    let _ = req.into_body().collect().await;
+                    let body = r#"{"model":"qwen2.5:7b","message":{"role":"assistant","content":"Your notes are fine."},"done":true}"#;
+                    Ok::<_, std::convert::Infallible>(hyper::Response::new(Full::new(
+                        bytes::Bytes::from(body),
+                    )))
+                });
+                let _ = http1::Builder::new()
+                    .serve_connection(TokioIo::new(stream), service)
+                    .await;
+            });
+        }
+    });
+    addr
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn up_answers_the_curl_it_prints_and_stops_cleanly() {
+    let model = plain_model().await;
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("t.db");
+    let ports: Vec<String> = (0..5).map(|_| free_port().to_string()).collect();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tracer"))
+        .args(["--db", db.to_str().unwrap(), "up"])
+        .args([
+            "--agent-port",
+            &ports[0],
+            "--mcp-port",
+            &ports[1],
+            "--model-port",
+            &ports[2],
+        ])
+        .args([
+            "--agent-internal-port",
+            &ports[3],
+            "--mcp-internal-port",
+            &ports[4],
+        ])
+        .args(["--ollama", &format!("http://{model}")])
+        .args(["--notes", dir.path().join("notes/db").to_str().unwrap()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut printed = Vec::new();
+    let curl = loop {
+        let line = lines
+            .next()
+            .expect("tracer up ended before printing a curl")
+            .unwrap();
+        printed.push(line.clone());
+        if line.trim_start().starts_with("curl ") {
+            break line;
+        }
+    };
+    let table = printed.join("\n");
+    for port in &ports[..3] {
+        assert!(table.contains(&format!("127.0.0.1:{port}")), "{table}");
+    }
+    let url = curl
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .unwrap()
+        .to_string();
+    assert_eq!(url, format!("http://127.0.0.1:{}/agent", ports[0]));
+    // What the printed curl sends, sent by an HTTP client (curl may not be installed).
+    assert!(
+        curl.contains("-H 'Content-Type: application/json'") && curl.contains("-d '"),
+        "{curl}"
+    );
+    let client = hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
+        .build_http::<Full<bytes::Bytes>>();
+    let request = hyper::Request::post(url.as_str())
+        .header("content-type", "application/json")
+        .body(Full::new(bytes::Bytes::from_static(
+            br#"{"message":"What is in my notes?"}"#,
+        )))
+        .unwrap();
+    let response = tokio::time::timeout(Duration::from_secs(30), client.request(request))
+        .await
+        .unwrap()
+        .unwrap();
+    let body = response.into_body().collect().await.unwrap().to_bytes();
+    let reply: serde_json::Value = serde_json::from_slice(&body)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&body)));
+    assert_eq!(reply["reply"], "Your notes are fine.", "{reply}");
+    Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    let status = tokio::task::spawn_blocking(move || child.wait().unwrap())
+        .await
+        .unwrap();
+    assert!(status.success(), "{status:?}");
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let store = tracer::store::Store::open(&db).await.unwrap();
+    let hops = store.all_hops().await.unwrap();
+    let roles: Vec<&str> = hops.iter().map(|h| h.start.role.as_str()).collect();
+    assert!(
+        roles.contains(&"agent") && roles.contains(&"mcp") && roles.contains(&"model"),
+        "{roles:?}"
+    );
+    assert!(
+        hops.iter()
+            .all(|h| h.state == tracer::hop::HopState::Complete)
+    );
+    let traces = store.traces().await.unwrap();
+    assert_eq!(traces.len(), 1, "one user request, one trace: {traces:?}");
+    assert!(
+        hops.iter()
+            .all(|h| h.trace_id.as_deref() == Some(traces[0].id.as_str()))
+    );
+}
