@@ -5,8 +5,10 @@ pub mod export_cmd;
 mod import;
 mod ls;
 mod proxy_cmd;
+mod replay_cmd;
 pub mod serve_replay_cmd;
 mod show;
+mod tui_cmd;
 mod up_cmd;
 mod wrap_cmd;
 
@@ -58,6 +60,10 @@ pub enum Command {
     /// start servers with a stripped environment and an unknown working directory: give the
     /// database as an absolute path (--db or TRACER_DB).
     Wrap(WrapArgs),
+    /// Browse traces live in the terminal: the list, each trace's sequence diagram and messages
+    Tui(TuiArgs),
+    /// Step through one trace's messages in the order they happened
+    Replay(ReplayArgs),
     /// Write a trace as a hop log (json), HAR, OpenTelemetry (otlp), Mermaid or a Markdown handout
     Export(ExportArgs),
     /// Answer model (or MCP) requests from a recorded hop log, standing in for a server
@@ -104,6 +110,59 @@ pub struct ServeReplayArgs {
     /// `recorded` re-emits streamed answers with their recorded chunk timing; `fast` sends at once
     #[arg(long, value_enum, default_value = "fast")]
     pub pace: serve_replay_cmd::PaceArg,
+}
+
+impl Command {
+    /// Where logs go instead of stderr while a full-screen UI owns the terminal.
+    pub fn log_file(&self) -> Option<PathBuf> {
+        let chosen = |path: &Option<PathBuf>| {
+            Some(path.clone().unwrap_or_else(crate::tui::default_log_file))
+        };
+        match self {
+            Command::Tui(args) => chosen(&args.log_file),
+            Command::Replay(args) if !args.plain => chosen(&args.log_file),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct TuiArgs {
+    /// Write logs here while the TUI runs (default: tracer-tui.log in the temp folder)
+    #[arg(long, value_name = "FILE")]
+    pub log_file: Option<PathBuf>,
+
+    /// Where `e` writes exported traces
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    pub export_dir: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct ReplayArgs {
+    /// A trace id (or an unambiguous prefix) in the database, or an exported JSON hop log
+    #[arg(value_name = "ID|FILE.json")]
+    pub trace: String,
+
+    /// Playing speed: 1 is the recorded pace, 2 twice as fast
+    #[arg(long, default_value_t = 1.0, value_parser = parse_speed)]
+    pub speed: f64,
+
+    /// Print the steps to stdout instead of opening the TUI
+    #[arg(long)]
+    pub plain: bool,
+
+    /// Write logs here while the TUI runs (default: tracer-tui.log in the temp folder)
+    #[arg(long, value_name = "FILE")]
+    pub log_file: Option<PathBuf>,
+}
+
+fn parse_speed(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(speed) if speed.is_finite() && speed > 0.0 => Ok(speed),
+        _ => Err(format!(
+            "`{text}` is not a speed (a number above 0, e.g. 0.5 or 4)"
+        )),
+    }
 }
 
 #[derive(Debug, Args)]
@@ -230,6 +289,8 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Wrap(args) => wrap_cmd::run(cli.db, args).await,
         Command::Export(args) => export_cmd::run(&cli.db, args).await,
         Command::ServeReplay(args) => serve_replay_cmd::run(args).await,
+        Command::Tui(args) => tui_cmd::run(&cli.db, args).await,
+        Command::Replay(args) => replay_cmd::run(&cli.db, args).await,
     }
 }
 

@@ -9,6 +9,7 @@
 //! - `proxy`: listeners, streaming forwarding and the body tee; hands hops to the store writer.
 //! - `wrap`: records a stdio MCP server run as a child, in the same database.
 //! - `export`: traces as files (the JSON hop log; HAR, OTLP, Mermaid to come).
+//! - `tui`: the trace browser and replay screen; `replay`: stepping through a trace, plain or drawn.
 //! - `cli`: the `tracer` command line; `logging`: where logs go.
 
 pub mod cli;
@@ -17,9 +18,11 @@ pub mod hop;
 pub mod logging;
 pub mod proxy;
 pub mod reference;
+pub mod replay;
 pub mod replay_server;
 pub mod store;
 pub mod topology;
 pub mod trace;
+pub mod tui;
 pub mod wire;
 pub mod wrap;

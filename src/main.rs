@@ -6,7 +6,16 @@ use clap::Parser;
 
 fn main() -> ExitCode {
     let cli = tracer::cli::Cli::parse();
-    tracer::logging::init_stderr(cli.verbose);
+    match cli.command.log_file() {
+        // A full-screen UI owns the terminal: its logs go to a file.
+        Some(path) => {
+            if let Err(error) = tracer::tui::log_to_file(&path) {
+                eprintln!("tracer: logging to {}: {error}", path.display());
+                return ExitCode::FAILURE;
+            }
+        }
+        None => tracer::logging::init_stderr(cli.verbose),
+    }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

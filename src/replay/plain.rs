@@ -1,0 +1,70 @@
+//! `tracer replay --plain`: the replay's steps as text, for handouts and non-interactive use.
+//! Each step is the message's line, its explanation and the start of its body.
+
+use std::fmt::Write;
+
+use super::source::LoadedTrace;
+use crate::trace::{Direction, explain_trace};
+
+/// How many lines of each body are printed.
+pub const BODY_LINES: usize = 40;
+
+/// Every step of the trace, one block per message.
+pub fn steps_text(trace: &LoadedTrace) -> String {
+    let messages = explain_trace(&trace.hops);
+    let mut out = String::new();
+    let title = trace.title.as_deref().unwrap_or("(untitled)");
+    let _ = writeln!(
+        out,
+        "trace {}  “{title}”  {} messages\n",
+        trace.trace_id,
+        messages.len()
+    );
+    for message in &messages {
+        let _ = writeln!(out, "── step {}/{} ──", message.number, messages.len());
+        let _ = writeln!(out, "{}", message.line());
+        for line in wrap(&message.explanation, 78) {
+            let _ = writeln!(out, "  {line}");
+        }
+        let hop = &trace.hops[message.hop_index];
+        let body = hop.end.as_ref().map(|end| match message.direction {
+            Direction::Request => &end.request_body,
+            Direction::Response => &end.response_body,
+        });
+        if let Some(body) = body.filter(|b| !b.bytes.is_empty()) {
+            let text = String::from_utf8_lossy(&body.bytes);
+            let pretty = serde_json::from_str::<serde_json::Value>(&text)
+                .ok()
+                .and_then(|v| serde_json::to_string_pretty(&v).ok())
+                .unwrap_or_else(|| text.into_owned());
+            let lines: Vec<&str> = pretty.lines().collect();
+            for line in lines.iter().take(BODY_LINES) {
+                let _ = writeln!(out, "    {line}");
+            }
+            if lines.len() > BODY_LINES {
+                let _ = writeln!(out, "    … {} more lines", lines.len() - BODY_LINES);
+            }
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// Splits text into lines of at most `width` characters at spaces.
+fn wrap(text: &str, width: usize) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut line = String::new();
+    for word in text.split_whitespace() {
+        if !line.is_empty() && line.chars().count() + 1 + word.chars().count() > width {
+            lines.push(std::mem::take(&mut line));
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    if !line.is_empty() {
+        lines.push(line);
+    }
+    lines
+}

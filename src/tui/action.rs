@@ -1,0 +1,92 @@
+//! What the TUI reacts to (`Action`: keys, ticks, results of background work) and the background
+//! work it asks for (`Effect`). `App::update` turns one into a list of the other.
+
+use crossterm::event::KeyEvent;
+
+use super::facts::TraceFacts;
+use crate::store::traces::TraceRow;
+use crate::trace::RecordedHop;
+
+/// A user intent, named by the keymap (`keymap::KEYMAP`) and nowhere else.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Command {
+    Up,
+    Down,
+    PageUp,
+    PageDown,
+    Top,
+    Bottom,
+    Open,
+    Back,
+    Quit,
+    /// Ctrl-C: leave from anywhere.
+    Exit,
+    Help,
+    StartFilter,
+    ClearFilter,
+    ApplyFilter,
+    CancelFilter,
+    DeleteChar,
+    Follow,
+    Export,
+    Replay,
+    NextStep,
+    PreviousStep,
+    PlayPause,
+    DetailDown,
+    DetailUp,
+}
+
+/// How the database looked at the last poll; a change means the list must be read again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct PollToken {
+    pub hops: i64,
+    pub traces: usize,
+}
+
+/// Everything `App::update` reacts to.
+#[derive(Debug, Clone)]
+pub enum Action {
+    /// A key press (the keymap decides what it means in the current mode).
+    Key(KeyEvent),
+    /// The terminal was resized: draw again.
+    Resize,
+    /// Time passed; `now_ns` is a monotonic clock in nanoseconds (fixed in tests).
+    Tick { now_ns: i64 },
+    /// The trace list as read from the store, newest first.
+    TracesLoaded {
+        rows: Vec<TraceRow>,
+        token: PollToken,
+        /// Only the newest traces: the whole list follows.
+        partial: bool,
+    },
+    /// A poll found nothing new.
+    PollDone { token: PollToken },
+    /// Facts (summary and filterable values) of some traces.
+    FactsLoaded(Vec<(String, TraceFacts)>),
+    /// One trace's hops, for the trace view (or a refresh of it).
+    TraceLoaded {
+        trace_id: String,
+        title: Option<String>,
+        hops: Vec<RecordedHop>,
+    },
+    /// A trace was written to a file.
+    Exported { path: String },
+    /// Background work failed; the text is shown in the status bar.
+    Failed(String),
+}
+
+/// Background work: runs in `effects.rs` on tokio, never on the render loop.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Effect {
+    /// Check the store for new hops (grouping new ones), and read the list when it changed.
+    Poll { last: Option<PollToken> },
+    /// Compute the facts of these traces.
+    LoadFacts(Vec<String>),
+    /// Read one trace's hops.
+    LoadTrace(String),
+    /// Write a trace as a JSON hop log to a file.
+    Export(String),
+    /// Leave the program.
+    Quit,
+}

@@ -1,0 +1,147 @@
+//! Runs the TUI's background work on tokio: polling the store (grouping new hops), reading
+//! facts and traces, exporting. Each result comes back to the loop as an `Action`; nothing here
+//! touches the screen, and the render loop never waits for it.
+
+use std::path::PathBuf;
+
+use tokio::sync::mpsc::UnboundedSender;
+
+use super::action::{Action, Effect, PollToken};
+use super::facts::TraceFacts;
+use crate::replay::source;
+use crate::store::Store;
+use crate::trace::correlate::{Mode, correlate};
+use crate::trace::{GroupOptions, RecordedHop};
+
+/// How many of the newest traces the first poll sends ahead of the whole list.
+const FIRST_SCREEN: i64 = 200;
+
+/// Where background work runs and where its results go.
+#[derive(Debug, Clone)]
+pub struct Effects {
+    store: Option<Store>,
+    /// The folder exports are written to.
+    export_dir: PathBuf,
+    results: UnboundedSender<Action>,
+}
+
+impl Effects {
+    pub fn new(
+        store: Option<Store>,
+        export_dir: PathBuf,
+        results: UnboundedSender<Action>,
+    ) -> Self {
+        Self {
+            store,
+            export_dir,
+            results,
+        }
+    }
+
+    /// Starts one effect; `Quit` is the loop's to handle and is ignored here.
+    pub fn spawn(&self, effect: Effect) {
+        let Some(store) = self.store.clone() else {
+            return;
+        };
+        let results = self.results.clone();
+        let export_dir = self.export_dir.clone();
+        tokio::spawn(async move {
+            let action = run(&store, effect, &export_dir, &results).await;
+            if let Some(action) = action {
+                // The loop has gone (quitting): nobody needs the result.
+                let _ = results.send(action);
+            }
+        });
+    }
+}
+
+async fn run(
+    store: &Store,
+    effect: Effect,
+    export_dir: &std::path::Path,
+    results: &UnboundedSender<Action>,
+) -> Option<Action> {
+    let failed = |what: &str, error: &dyn std::fmt::Display| {
+        tracing::warn!("{what}: {error}");
+        Some(Action::Failed(format!("{what}: {error}")))
+    };
+    match effect {
+        Effect::Poll { last } => {
+            if last.is_none() {
+                // The first screen of a big database before the whole list.
+                match store.recent_traces(FIRST_SCREEN).await {
+                    Ok(rows) if rows.len() == usize::try_from(FIRST_SCREEN).unwrap_or(0) => {
+                        let _ = results.send(Action::TracesLoaded {
+                            rows,
+                            token: PollToken::default(),
+                            partial: true,
+                        });
+                    }
+                    Ok(_) => {}
+                    Err(error) => return failed("reading the database", &error),
+                }
+            }
+            match poll(store, last).await {
+                Ok(action) => Some(action),
+                Err(error) => failed("reading the database", &error),
+            }
+        }
+        Effect::LoadFacts(ids) => {
+            let mut facts = Vec::with_capacity(ids.len());
+            for id in ids {
+                match store.trace_hops(&id).await {
+                    Ok(hops) => {
+                        let hops: Vec<RecordedHop> =
+                            hops.into_iter().map(RecordedHop::from).collect();
+                        facts.push((id, TraceFacts::of(&hops)));
+                    }
+                    Err(error) => return failed("reading a trace", &error),
+                }
+            }
+            Some(Action::FactsLoaded(facts))
+        }
+        Effect::LoadTrace(id) => match source::from_store(store, &id).await {
+            Ok(trace) => Some(Action::TraceLoaded {
+                trace_id: trace.trace_id,
+                title: trace.title,
+                hops: trace.hops,
+            }),
+            Err(error) => failed("reading the trace", &error),
+        },
+        Effect::Export(id) => match super::export::write_trace(store, &id, export_dir).await {
+            Ok(path) => Some(Action::Exported {
+                path: path.display().to_string(),
+            }),
+            Err(error) => failed("exporting", &error),
+        },
+        Effect::Quit => None,
+    }
+}
+
+/// Groups hops that have no trace yet, then reads the list if anything changed since `last`.
+async fn poll(store: &Store, last: Option<PollToken>) -> crate::store::Result<Action> {
+    let grouped = match store.earliest_unassigned_start().await? {
+        Some(_) => {
+            let report = correlate(store, GroupOptions::default(), Mode::Unassigned).await?;
+            report.assigned + report.traces
+        }
+        None => 0,
+    };
+    let hops = store.hop_count().await?;
+    if let Some(last) = last
+        && last.hops == hops
+        && grouped == 0
+    {
+        return Ok(Action::PollDone { token: last });
+    }
+    let rows = store.traces().await?;
+    let token = PollToken {
+        hops,
+        traces: rows.len(),
+    };
+    Ok(Action::TracesLoaded {
+        rows,
+        token,
+        partial: false,
+    })
+}

@@ -1,0 +1,180 @@
+//! The `/` filter: plain words match a trace's title or id; `tool:`, `model:`, `method:`,
+//! `status:` and `role:` tokens match its facts. Every term must match (case-insensitive, by
+//! substring).
+
+use super::facts::TraceFacts;
+use crate::store::traces::TraceRow;
+
+/// Which of a trace's values a term is matched against.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Field {
+    Text,
+    Tool,
+    Model,
+    Method,
+    Status,
+    Role,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Term {
+    pub field: Field,
+    pub value: String,
+}
+
+/// A parsed filter; the empty filter matches everything.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Filter {
+    pub text: String,
+    pub terms: Vec<Term>,
+}
+
+/// Whether a trace matches, or cannot be told until its facts are known.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    Yes,
+    No,
+    NeedsFacts,
+}
+
+impl Filter {
+    pub fn parse(text: &str) -> Self {
+        let terms = text
+            .split_whitespace()
+            .map(|word| {
+                let lower = word.to_lowercase();
+                let fields = [
+                    ("tool:", Field::Tool),
+                    ("model:", Field::Model),
+                    ("method:", Field::Method),
+                    ("status:", Field::Status),
+                    ("role:", Field::Role),
+                ];
+                fields
+                    .iter()
+                    .find_map(|(prefix, field)| {
+                        lower.strip_prefix(prefix).map(|value| Term {
+                            field: *field,
+                            value: value.to_string(),
+                        })
+                    })
+                    .unwrap_or(Term {
+                        field: Field::Text,
+                        value: lower,
+                    })
+            })
+            .collect();
+        Filter {
+            text: text.trim().to_string(),
+            terms,
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.terms.is_empty()
+    }
+
+    /// Whether the filter needs facts (tokens) rather than just the trace row.
+    pub fn needs_facts(&self) -> bool {
+        self.terms.iter().any(|t| t.field != Field::Text)
+    }
+
+    pub fn matches(&self, row: &TraceRow, facts: Option<&TraceFacts>) -> Verdict {
+        let mut needs_facts = false;
+        for term in &self.terms {
+            let hit = match (term.field, facts) {
+                (Field::Text, facts) => {
+                    let title = row.title.as_deref().unwrap_or_default().to_lowercase();
+                    title.contains(&term.value)
+                        || row.id.starts_with(&term.value)
+                        || facts.is_some_and(|f| contains(f.tools(), &term.value))
+                }
+                (_, None) => {
+                    needs_facts = true;
+                    continue;
+                }
+                (Field::Tool, Some(f)) => contains(f.tools(), &term.value),
+                (Field::Model, Some(f)) => contains(&f.models, &term.value),
+                (Field::Method, Some(f)) => contains(&f.methods, &term.value),
+                (Field::Status, Some(f)) => contains(&f.statuses, &term.value),
+                (Field::Role, Some(f)) => contains(&f.roles, &term.value),
+            };
+            if !hit {
+                return Verdict::No;
+            }
+        }
+        if needs_facts {
+            Verdict::NeedsFacts
+        } else {
+            Verdict::Yes
+        }
+    }
+}
+
+fn contains(values: &[String], needle: &str) -> bool {
+    values.iter().any(|v| v.to_lowercase().contains(needle))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trace::{TraceStatus, TraceSummary};
+
+    fn row(title: &str) -> TraceRow {
+        TraceRow {
+            id: "abc123".into(),
+            title: Some(title.into()),
+            kind: "request".into(),
+            started_unix_ns: 0,
+            ended_unix_ns: None,
+            created_by: "correlate".into(),
+        }
+    }
+
+    fn facts() -> TraceFacts {
+        TraceFacts {
+            summary: TraceSummary {
+                title: None,
+                hops: 1,
+                messages: 2,
+                started_ns: None,
+                duration_ns: None,
+                status: TraceStatus::ToolError,
+                tools_used: vec!["append".into()],
+            },
+            roles: vec!["mcp".into(), "notes".into()],
+            methods: vec!["post".into(), "tools/call".into()],
+            models: vec!["qwen2.5:7b".into()],
+            statuses: vec!["tool error".into(), "200".into(), "error".into()],
+        }
+    }
+
+    #[test]
+    fn words_and_tokens() {
+        let filter = Filter::parse("Milk tool:APP status:error");
+        assert_eq!(filter.terms.len(), 3);
+        assert_eq!(filter.terms[1].field, Field::Tool);
+        let facts = facts();
+        assert_eq!(
+            filter.matches(&row("Add buy milk"), Some(&facts)),
+            Verdict::Yes
+        );
+        assert_eq!(
+            filter.matches(&row("Add buy milk"), None),
+            Verdict::NeedsFacts
+        );
+        assert_eq!(filter.matches(&row("Add eggs"), None), Verdict::No);
+        let role = Filter::parse("role:model");
+        assert_eq!(role.matches(&row("x"), Some(&facts)), Verdict::No);
+        assert_eq!(
+            Filter::parse("model:qwen method:tools/call").matches(&row("x"), Some(&facts)),
+            Verdict::Yes
+        );
+        assert_eq!(
+            Filter::parse("abc").matches(&row("x"), None),
+            Verdict::Yes,
+            "id prefix"
+        );
+        assert!(Filter::parse("  ").is_empty());
+    }
+}

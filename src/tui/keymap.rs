@@ -1,0 +1,166 @@
+//! The one keymap: for each mode, the keys, the command they give and the help text. Dispatch,
+//! the `?` help and the status-bar hints all read this table; no key is matched anywhere else.
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+use super::action::Command;
+
+/// Which screen has the keyboard.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Mode {
+    /// The trace list.
+    List,
+    /// One trace: the sequence diagram and the selected message.
+    Trace,
+    /// One trace, message by message.
+    Replay,
+    /// Typing a filter.
+    Filter,
+    /// The help overlay.
+    Help,
+}
+
+impl Mode {
+    pub fn title(self) -> &'static str {
+        match self {
+            Mode::List => "trace list",
+            Mode::Trace => "trace view",
+            Mode::Replay => "replay",
+            Mode::Filter => "filter",
+            Mode::Help => "help",
+        }
+    }
+}
+
+/// One row of the keymap.
+#[derive(Debug, Clone, Copy)]
+pub struct Binding {
+    pub modes: &'static [Mode],
+    pub keys: &'static [KeyCode],
+    /// How the keys are written in help and hints.
+    pub label: &'static str,
+    pub command: Command,
+    pub help: &'static str,
+    /// Shown in the status bar (the most useful few per mode).
+    pub hint: bool,
+}
+
+use Command as C;
+use KeyCode::{Backspace, Char, Down, End, Enter, Esc, Home, Left, PageDown, PageUp, Right, Up};
+use Mode::{Filter, Help, List, Replay, Trace};
+
+const BROWSE: &[Mode] = &[List, Trace, Replay];
+
+/// Every key tracer's TUI knows, mode by mode.
+#[rustfmt::skip]
+pub const KEYMAP: &[Binding] = &[
+    b(&[List, Trace], &[Char('j'), Down], "j/↓", C::Down, "next trace or message", false),
+    b(&[List, Trace], &[Char('k'), Up], "k/↑", C::Up, "previous trace or message", false),
+    b(&[List], &[PageDown], "PgDn", C::PageDown, "a page down", false),
+    b(&[List], &[PageUp], "PgUp", C::PageUp, "a page up", false),
+    b(&[List, Trace, Replay], &[Char('g'), Home], "g", C::Top, "first", false),
+    b(&[List, Trace, Replay], &[Char('G'), End], "G", C::Bottom, "last", false),
+    b(&[List], &[Enter], "enter", C::Open, "open the trace", true),
+    b(&[List], &[Char('/')], "/", C::StartFilter, "filter (text, tool: model: method: status: role:)", true),
+    b(&[List], &[Esc], "esc", C::ClearFilter, "clear the filter", false),
+    b(&[List, Trace], &[Char('f')], "f", C::Follow, "follow the newest trace (on/off)", true),
+    b(&[List, Trace], &[Char('e')], "e", C::Export, "export the trace as JSON", true),
+    b(&[List, Trace], &[Char('r')], "r", C::Replay, "replay the trace step by step", true),
+    b(&[Replay], &[Char(' '), Right, Char('l')], "space/→", C::NextStep, "next message", true),
+    b(&[Replay], &[Left, Char('h')], "←", C::PreviousStep, "previous message", true),
+    b(&[Replay], &[Char('p')], "p", C::PlayPause, "play/pause at the recorded pace", true),
+    b(&[Trace, Replay], &[Char('J'), PageDown], "J/PgDn", C::DetailDown, "scroll the message down", false),
+    b(&[Trace, Replay], &[Char('K'), PageUp], "K/PgUp", C::DetailUp, "scroll the message up", false),
+    b(&[Trace, Replay], &[Esc], "esc", C::Back, "back", true),
+    b(BROWSE, &[Char('?')], "?", C::Help, "help", true),
+    b(&[List], &[Char('q')], "q", C::Quit, "quit", true),
+    b(&[Trace, Replay], &[Char('q')], "q", C::Quit, "back (quits a replay started with tracer replay)", true),
+    b(&[Filter], &[Enter], "enter", C::ApplyFilter, "keep this filter", true),
+    b(&[Filter], &[Esc], "esc", C::CancelFilter, "cancel", true),
+    b(&[Filter], &[Backspace], "⌫", C::DeleteChar, "delete a character", false),
+    b(&[Help], &[Esc, Char('?'), Char('q')], "esc/?/q", C::Back, "close help", true),
+];
+
+#[allow(clippy::too_many_arguments)]
+const fn b(
+    modes: &'static [Mode],
+    keys: &'static [KeyCode],
+    label: &'static str,
+    command: Command,
+    help: &'static str,
+    hint: bool,
+) -> Binding {
+    Binding {
+        modes,
+        keys,
+        label,
+        command,
+        help,
+        hint,
+    }
+}
+
+/// The command a key gives in a mode, if any. Ctrl-C leaves from everywhere.
+pub fn lookup(mode: Mode, key: &KeyEvent) -> Option<Command> {
+    if key.modifiers.contains(KeyModifiers::CONTROL) {
+        return (key.code == Char('c')).then_some(Command::Exit);
+    }
+    KEYMAP
+        .iter()
+        .find(|binding| binding.modes.contains(&mode) && binding.keys.contains(&key.code))
+        .map(|binding| binding.command)
+}
+
+/// The bindings of a mode, in table order.
+pub fn bindings(mode: Mode) -> impl Iterator<Item = &'static Binding> {
+    KEYMAP.iter().filter(move |b| b.modes.contains(&mode))
+}
+
+/// The status-bar hints of a mode: `enter open · / filter · …`.
+pub fn hints(mode: Mode) -> Vec<(&'static str, &'static str)> {
+    bindings(mode)
+        .filter(|b| b.hint)
+        .map(|b| (b.label, short_help(b.help)))
+        .collect()
+}
+
+fn short_help(help: &'static str) -> &'static str {
+    help.split([' ', '(', ',']).next().unwrap_or(help)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(code: KeyCode) -> KeyEvent {
+        KeyEvent::new(code, KeyModifiers::NONE)
+    }
+
+    #[test]
+    fn no_key_means_two_things_in_one_mode() {
+        for mode in [List, Trace, Replay, Filter, Help] {
+            let mut seen = Vec::new();
+            for binding in bindings(mode) {
+                for code in binding.keys {
+                    assert!(!seen.contains(code), "{code:?} twice in {mode:?}");
+                    seen.push(*code);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn keys_resolve_per_mode() {
+        assert_eq!(lookup(List, &key(Char('j'))), Some(C::Down));
+        assert_eq!(lookup(Replay, &key(Char(' '))), Some(C::NextStep));
+        assert_eq!(lookup(List, &key(Char(' '))), None);
+        assert_eq!(
+            lookup(Filter, &key(Char('q'))),
+            None,
+            "typed, not a command"
+        );
+        let ctrl_c = KeyEvent::new(Char('c'), KeyModifiers::CONTROL);
+        assert_eq!(lookup(Trace, &ctrl_c), Some(C::Exit));
+        assert_eq!(hints(Replay)[0], ("space/→", "next"));
+    }
+}

@@ -1,0 +1,168 @@
+//! Drawing: a function of the app's state. It splits the screen into a header, the body of the
+//! current mode (list or trace), an optional filter bar and the status bar, and puts the help
+//! overlay on top. The only state it writes is the list's scroll offset.
+
+mod detail;
+mod diagram;
+mod help;
+mod json;
+mod list;
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+
+use super::app::App;
+use super::keymap::{self, Mode};
+
+pub use json::body_lines;
+
+/// Below this width, columns and panes fold away.
+pub const NARROW: u16 = 76;
+
+pub fn render(app: &mut App, frame: &mut Frame) {
+    let area = frame.area();
+    let filter_bar =
+        app.mode == Mode::Filter || (!app.filter.is_empty() && body_mode(app) == Mode::List);
+    let [header, body, filter_area, status] = Layout::vertical([
+        Constraint::Length(1),
+        Constraint::Min(1),
+        Constraint::Length(u16::from(filter_bar)),
+        Constraint::Length(1),
+    ])
+    .areas(area);
+    frame.render_widget(Paragraph::new(header_line(app)).style(bar_style()), header);
+    match body_mode(app) {
+        Mode::List => list::render(app, frame, body),
+        _ => match app.view.as_ref() {
+            Some(view) => {
+                let [diagram_area, detail_area] = split_trace(body, view.messages.len());
+                diagram::render(view, frame, diagram_area);
+                detail::render(view, frame, detail_area);
+            }
+            None => list::render(app, frame, body),
+        },
+    }
+    if filter_bar {
+        frame.render_widget(Paragraph::new(list::filter_line(app)), filter_area);
+    }
+    frame.render_widget(
+        Paragraph::new(status_line(app, status)).style(bar_style()),
+        status,
+    );
+    if app.mode == Mode::Help {
+        help::render(app.under_help, frame, body);
+    }
+}
+
+/// The mode whose screen is under the overlays.
+fn body_mode(app: &App) -> Mode {
+    match app.mode {
+        Mode::Help => app.under_help,
+        Mode::Filter => Mode::List,
+        mode => mode,
+    }
+}
+
+/// The diagram gets what it needs up to 60% of the height; the message gets the rest.
+fn split_trace(body: Rect, messages: usize) -> [Rect; 2] {
+    let wanted = u16::try_from(messages + 2).unwrap_or(u16::MAX);
+    let most = body.height.saturating_mul(3) / 5;
+    Layout::vertical([
+        Constraint::Length(wanted.min(most).max(3)),
+        Constraint::Min(1),
+    ])
+    .areas(body)
+}
+
+fn bar_style() -> Style {
+    Style::default().bg(Color::DarkGray).fg(Color::White)
+}
+
+fn header_line(app: &App) -> Line<'static> {
+    let bold = Style::default().add_modifier(Modifier::BOLD);
+    let mut spans = vec![Span::styled(" tracer ", bold)];
+    match (body_mode(app), app.view.as_ref()) {
+        (Mode::Trace | Mode::Replay, Some(view)) => {
+            let short: String = view.trace_id.chars().take(8).collect();
+            spans.push(Span::raw(format!("trace {short} ")));
+            if let Some(title) = &view.title {
+                spans.push(Span::styled(format!("“{title}” "), bold));
+            }
+            match &view.replay {
+                Some(replay) => spans.push(Span::raw(format!(
+                    "· step {}/{} {}",
+                    replay.step + 1,
+                    replay.total,
+                    if replay.playing {
+                        format!("▶ playing ×{}", replay.speed)
+                    } else {
+                        "⏸".to_string()
+                    }
+                ))),
+                None => spans.push(Span::raw(format!("· {} messages", view.messages.len()))),
+            }
+        }
+        _ => {
+            spans.push(Span::raw(format!("{} · ", app.source)));
+            let count = app.list.rows.len();
+            spans.push(Span::raw(if app.filter.is_empty() {
+                format!("{count} traces")
+            } else {
+                format!("{} of {count} traces", app.list.shown.len())
+            }));
+            if app.follow {
+                spans.push(Span::styled(
+                    " · following",
+                    Style::default().fg(Color::Yellow),
+                ));
+            }
+        }
+    }
+    Line::from(spans)
+}
+
+fn status_line(app: &App, area: Rect) -> Line<'static> {
+    if let Some(note) = &app.note {
+        return Line::from(format!(" {note}"));
+    }
+    let key = Style::default().add_modifier(Modifier::BOLD);
+    let mut spans = vec![Span::raw(" ")];
+    let mut width = 1usize;
+    for (label, help) in keymap::hints(app.mode) {
+        let item = label.chars().count() + help.chars().count() + 3;
+        if width + item > usize::from(area.width) {
+            break;
+        }
+        spans.push(Span::styled(label.to_string(), key));
+        spans.push(Span::raw(format!(" {help}  ")));
+        width += item;
+    }
+    Line::from(spans)
+}
+
+/// `HH:MM:SS` (UTC) of a Unix-nanosecond time.
+pub fn clock(unix_ns: i64) -> String {
+    let seconds = unix_ns.div_euclid(1_000_000_000).rem_euclid(86_400);
+    format!(
+        "{:02}:{:02}:{:02}",
+        seconds / 3600,
+        seconds / 60 % 60,
+        seconds % 60
+    )
+}
+
+/// Cuts a text to `width` characters with an ellipsis.
+pub fn fit(text: &str, width: usize) -> String {
+    if text.chars().count() <= width {
+        return text.to_string();
+    }
+    if width == 0 {
+        return String::new();
+    }
+    let mut cut: String = text.chars().take(width - 1).collect();
+    cut.push('…');
+    cut
+}

@@ -1,0 +1,190 @@
+//! The selected message: its line and explanation, its timings (Ollama's own beside those
+//! observed on the wire), its headers, its body (coloured JSON) and, for a response, its stream
+//! chunks with their arrival times.
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Paragraph, Wrap};
+
+use super::json::body_lines;
+use crate::hop::Header;
+use crate::trace::explain::human_duration;
+use crate::trace::{Direction, ExplainedMessage, RecordedHop};
+use crate::tui::app::TraceView;
+use crate::wire::dialect::Reading;
+
+/// How many stream chunks are listed.
+const MAX_CHUNKS: usize = 30;
+
+pub fn render(view: &TraceView, frame: &mut Frame, area: Rect) {
+    let Some(message) = view.current() else {
+        return;
+    };
+    let hop = &view.hops[message.hop_index];
+    let block = Block::default()
+        .borders(Borders::TOP)
+        .border_style(Style::default().fg(Color::DarkGray))
+        .title(format!(" message {} ", message.number));
+    let trace_start = view.messages.first().map_or(0, |m| m.at_unix_ns);
+    let paragraph = Paragraph::new(lines(message, hop, trace_start))
+        .block(block)
+        .wrap(Wrap { trim: false })
+        .scroll((view.detail_scroll, 0));
+    frame.render_widget(paragraph, area);
+}
+
+fn section(title: &str) -> Line<'static> {
+    Line::styled(
+        title.to_string(),
+        Style::default()
+            .fg(Color::Yellow)
+            .add_modifier(Modifier::BOLD),
+    )
+}
+
+/// Everything shown about one message, top to bottom.
+pub fn lines(
+    message: &ExplainedMessage,
+    hop: &RecordedHop,
+    trace_start: i64,
+) -> Vec<Line<'static>> {
+    let bold = Style::default().add_modifier(Modifier::BOLD);
+    let mut out = vec![
+        Line::from(vec![
+            Span::styled(
+                format!("{} {} → {}  ", message.number, message.from, message.to),
+                bold,
+            ),
+            Span::raw(message.head.clone()),
+            Span::styled(
+                format!("  {}", hop.start.route),
+                Style::default().fg(Color::Gray),
+            ),
+        ]),
+        Line::from(message.summary.clone()),
+        Line::from(""),
+        Line::styled(
+            message.explanation.clone(),
+            Style::default().fg(Color::White),
+        ),
+        Line::from(""),
+    ];
+    out.push(section("timing"));
+    out.extend(timing_lines(message, hop, trace_start));
+    let end = hop.end.as_ref();
+    let (headers, body, total, truncated) = match (message.direction, end) {
+        (Direction::Request, end) => (
+            hop.start.request_headers.as_slice(),
+            end.map(|e| e.request_body.bytes.as_slice())
+                .unwrap_or_default(),
+            end.map_or(0, |e| e.request_body.total_len),
+            end.is_some_and(|e| e.request_body.truncated),
+        ),
+        (Direction::Response, Some(end)) => (
+            end.response_headers.as_slice(),
+            end.response_body.bytes.as_slice(),
+            end.response_body.total_len,
+            end.response_body.truncated,
+        ),
+        (Direction::Response, None) => (&[][..], &[][..], 0, false),
+    };
+    out.push(Line::from(""));
+    out.push(section("headers"));
+    out.extend(headers.iter().map(header_line));
+    out.push(Line::from(""));
+    let mut title = format!("body ({total} bytes");
+    if truncated {
+        title.push_str(&format!(", {} kept", body.len()));
+    }
+    title.push(')');
+    out.push(section(&title));
+    if body.is_empty() {
+        out.push(Line::styled("(empty)", Style::default().fg(Color::Gray)));
+    } else {
+        out.extend(body_lines(body));
+    }
+    if let (Direction::Response, Some(end)) = (message.direction, end)
+        && end.chunks.len() > 1
+    {
+        out.push(Line::from(""));
+        out.push(section(&format!("stream: {} chunks", end.chunks.len())));
+        for chunk in end.chunks.iter().take(MAX_CHUNKS) {
+            out.push(Line::from(format!(
+                "  +{:>9}  {:>6} B",
+                human_duration(chunk.offset_ns),
+                chunk.size
+            )));
+        }
+        if end.chunks.len() > MAX_CHUNKS || end.chunks_truncated {
+            out.push(Line::from("  …"));
+        }
+    }
+    out
+}
+
+fn header_line(header: &Header) -> Line<'static> {
+    Line::from(vec![
+        Span::styled(
+            format!("{}: ", header.name),
+            Style::default().fg(Color::Blue),
+        ),
+        Span::raw(
+            header
+                .text()
+                .map_or_else(|| format!("({} bytes)", header.value.len()), str::to_string),
+        ),
+    ])
+}
+
+/// When it happened; for a response, the observed first byte and end, and Ollama's own timings.
+fn timing_lines(
+    message: &ExplainedMessage,
+    hop: &RecordedHop,
+    trace_start: i64,
+) -> Vec<Line<'static>> {
+    let mut out = vec![Line::from(format!(
+        "  at +{} in the trace",
+        human_duration(message.at_unix_ns - trace_start)
+    ))];
+    let start = hop.start.started_unix_ns;
+    let Some(end) = hop
+        .end
+        .as_ref()
+        .filter(|_| message.direction == Direction::Response)
+    else {
+        return out;
+    };
+    let seen =
+        |at: Option<i64>| at.map_or_else(|| "?".to_string(), |at| human_duration(at - start));
+    out.push(Line::from(format!(
+        "  observed: head {}, first byte {}, done {}",
+        seen(end.response_head_unix_ns),
+        seen(end.response_first_byte_unix_ns),
+        seen(end.response_ended_unix_ns)
+    )));
+    if let Some(Reading::ChatResponse(reply)) = hop.reading().response.map(|r| r.reading)
+        && let Some(t) = reply.timings
+    {
+        let d = |ns: Option<u64>| {
+            ns.map_or_else(
+                || "?".into(),
+                |ns| human_duration(i64::try_from(ns).unwrap_or(i64::MAX)),
+            )
+        };
+        let n = |count: Option<u64>| count.map_or_else(|| "?".into(), |c| c.to_string());
+        out.push(Line::from(format!(
+            "  ollama:   total {}, load {}, prompt {} tokens in {}, output {} tokens in {}{}",
+            d(t.total_ns),
+            d(t.load_ns),
+            n(t.prompt_eval_count),
+            d(t.prompt_eval_ns),
+            n(t.eval_count),
+            d(t.eval_ns),
+            t.tokens_per_second()
+                .map_or_else(String::new, |rate| format!(" ({rate:.1} tokens/s)"))
+        )));
+    }
+    out
+}
