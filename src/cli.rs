@@ -1,6 +1,7 @@
 //! The `tracer` command line: clap types for every subcommand, and dispatch to each command.
 
 mod correlate_cmd;
+mod demo_cmd;
 pub mod export_cmd;
 mod import;
 mod ls;
@@ -38,6 +39,12 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Run the article end to end on this machine and print its numbered trace
+    ///
+    /// Starts notes-server, notes-agent and the proxy on free ports, sends "Add buy milk to my
+    /// notes", and leaves the database for `tui`, `replay` and `export`. Uses a live Ollama at
+    /// $OLLAMA_HOST when it has the model, else the recorded buy-milk model built into tracer.
+    Demo(DemoArgs),
     /// Run the recording proxy in front of model, MCP and agent servers
     Proxy(ProxyArgs),
     /// List traces, newest first (--hops: the raw hops)
@@ -166,6 +173,19 @@ fn parse_speed(text: &str) -> Result<f64, String> {
 }
 
 #[derive(Debug, Args)]
+pub struct DemoArgs {
+    /// Where to keep the notes file and the database (default: a new folder in the temp dir)
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+    /// The model to ask a live Ollama for
+    #[arg(long, default_value = crate::reference::agent::config::DEFAULT_MODEL)]
+    pub model: String,
+    /// Use the recorded model even when a live Ollama answers
+    #[arg(long)]
+    pub recorded: bool,
+}
+
+#[derive(Debug, Args)]
 pub struct UpArgs {
     /// Address the proxy's routes listen on
     #[arg(long, default_value = "127.0.0.1")]
@@ -280,6 +300,7 @@ fn parse_route(spec: &str) -> Result<Route, String> {
 /// Runs the parsed command line.
 pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
+        Command::Demo(args) => demo_cmd::run(args).await,
         Command::Proxy(args) => proxy_cmd::run(&cli.db, args).await,
         Command::Ls(args) => ls::run(&cli.db, args).await,
         Command::Up(args) => up_cmd::run(&cli.db, args).await,

@@ -4,15 +4,20 @@
 //! - `hop`: the record of one hop, shared by every layer.
 //! - `wire`: protocol shapes and dialect readers; pure, no sockets, no SQL.
 //! - `store`: SQLite (all SQL, migrations, the batching writer).
-//! - `trace`: grouping hops into traces, numbering and explaining messages; pure.
+//! - `trace`: grouping hops into traces, numbering and explaining messages; pure but for its
+//!   thin `correlate` driver.
 //! - `reference`: the notes MCP server and the notes agent, on `wire` alone.
 //! - `proxy`: listeners, streaming forwarding and the body tee; hands hops to the store writer.
 //! - `wrap`: records a stdio MCP server run as a child, in the same database.
-//! - `export`: traces as files (the JSON hop log; HAR, OTLP, Mermaid to come).
-//! - `tui`: the trace browser and replay screen; `replay`: stepping through a trace, plain or drawn.
+//! - `export`: traces as files: the JSON hop log, HAR, OTLP, Mermaid and Markdown.
+//! - `replay_server`: a recorded trace standing in for a model or MCP server.
+//! - `tui`: the trace browser and replay screen; `replay`: stepping through a trace.
+//! - `topology`: the article's processes with tracer in the middle (`tracer up`); `demo`: the
+//!   article end to end (`tracer demo`).
 //! - `cli`: the `tracer` command line; `logging`: where logs go.
 
 pub mod cli;
+pub mod demo;
 pub mod export;
 pub mod hop;
 pub mod logging;

@@ -142,7 +142,7 @@ pub fn explain_response(hop: &RecordedHop, reading: &HopReading) -> Explained {
                 &[
                     ("text", shorten(&reply.reply, QUOTE)),
                     ("calls", calls),
-                    ("count", reply.tool_calls.len().to_string()),
+                    ("tool_calls", plural(reply.tool_calls.len(), "tool call")),
                 ],
             )
         }

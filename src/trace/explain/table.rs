@@ -28,7 +28,7 @@ pub const CASES: &[CaseText] = &[
         Case::AgentReply,
         "agent_reply",
         "reply: \"{text}\"{calls}",
-        "The host answers you. The model wrote these words; the host ran the tools in between ({count} tool calls) and reports them.",
+        "The host answers you. The model wrote these words; the host ran the tools in between ({tool_calls}) and reports them.",
     ),
     row(
         Case::AgentError,
