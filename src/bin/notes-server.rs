@@ -8,7 +8,7 @@ use tracer::reference::notes_server::{self, NotesServer, NotesServerConfig};
 
 /// The reference MCP server: read, write, append, update and clear one plain-text notes file.
 #[derive(Debug, Parser)]
-#[command(version, about)]
+#[command(version)]
 struct Args {
     /// Address to serve Streamable HTTP on (POST /mcp).
     #[arg(long, default_value = notes_server::DEFAULT_LISTEN, conflicts_with = "stdio")]
