@@ -137,27 +137,24 @@ pub async fn handle(
         ctx.client.request(upstream_request),
     )
     .await;
-    let upstream_response = match answer {
-        Ok(Ok(response)) => response,
-        Ok(Err(error)) => {
-            let message = format!("upstream request failed: {}", describe_client_error(&error));
-            let response = error_response(&ctx.route, StatusCode::BAD_GATEWAY, &message);
-            return Ok(finish_failed(
-                &ctx.route,
-                settings.max_body,
-                guard,
-                request_seen,
-                message,
-                response,
-            )
-            .await);
-        }
-        Err(_) => {
-            let message = format!(
+    let failure = match answer {
+        Ok(Ok(response)) => Ok(response),
+        Ok(Err(error)) => Err((
+            StatusCode::BAD_GATEWAY,
+            format!("upstream request failed: {}", describe_client_error(&error)),
+        )),
+        Err(_) => Err((
+            StatusCode::GATEWAY_TIMEOUT,
+            format!(
                 "no response head from the upstream within {}",
                 humanize(settings.upstream_timeout)
-            );
-            let response = error_response(&ctx.route, StatusCode::GATEWAY_TIMEOUT, &message);
+            ),
+        )),
+    };
+    let upstream_response = match failure {
+        Ok(response) => response,
+        Err((status, message)) => {
+            let response = error_response(&ctx.route, status, &message);
             return Ok(finish_failed(
                 &ctx.route,
                 settings.max_body,

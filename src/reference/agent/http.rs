@@ -34,6 +34,9 @@ pub const MAX_REQUEST_BODY: usize = 4 * 1024 * 1024;
 pub type HttpResponse = Response<BoxBody<Bytes, Infallible>>;
 
 /// Accepts connections until `shutdown` resolves; each connection is served on its own task.
+/// How long a stdio MCP server gets to exit after its stdin is closed, before it is killed.
+const STDIO_SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
+
 pub async fn serve_until(
     listener: TcpListener,
     agent: Arc<Agent>,
@@ -51,7 +54,11 @@ pub async fn serve_until(
                     continue;
                 }
             },
-            () = &mut shutdown => return Ok(()),
+            () = &mut shutdown => {
+                // stdio servers get their stdin closed and time to exit, as the spec asks.
+                agent.shutdown(STDIO_SHUTDOWN_GRACE).await;
+                return Ok(());
+            }
         };
         let agent = agent.clone();
         tokio::spawn(async move {
