@@ -119,6 +119,33 @@ pub async fn apply_request_done(conn: &mut SqliteConnection, done: &RequestDone)
     Ok(())
 }
 
+/// Marks in-flight rows whose end was lost as aborted with `reason`; returns the ids that have
+/// no row yet (their start is still queued).
+pub async fn mark_ends_lost(store: &Store, ids: &[String], reason: &str) -> Result<Vec<String>> {
+    let mut tx = store.pool().begin().await?;
+    let mut waiting = Vec::new();
+    for id in ids {
+        let done = sqlx::query(
+            "update hops set state = 'aborted', error = ?2 where id = ?1 and state = 'in_flight'",
+        )
+        .bind(id)
+        .bind(reason)
+        .execute(&mut *tx)
+        .await?;
+        if done.rows_affected() == 0 {
+            let exists: Option<i64> = sqlx::query_scalar("select 1 from hops where id = ?1")
+                .bind(id)
+                .fetch_optional(&mut *tx)
+                .await?;
+            if exists.is_none() {
+                waiting.push(id.clone());
+            }
+        }
+    }
+    tx.commit().await?;
+    Ok(waiting)
+}
+
 /// Keeps one stderr line of a wrapped server.
 pub async fn insert_server_log(conn: &mut SqliteConnection, line: &ServerLogLine) -> Result<()> {
     sqlx::query("insert into server_logs (route, logged_unix_ns, line) values (?1, ?2, ?3)")

@@ -24,7 +24,18 @@ const ATTEMPTS: u32 = 3;
 pub struct RecorderHandle {
     tx: mpsc::Sender<HopEvent>,
     not_written: Arc<AtomicU64>,
+    lost_ends: LostEnds,
 }
+
+/// Ids of hops whose start was queued but whose end was not: the writer marks their rows so
+/// none stays `in_flight` for ever. Bounded; past the bound the hops are still counted.
+type LostEnds = Arc<std::sync::Mutex<Vec<String>>>;
+
+/// Most lost ends remembered at once.
+const MAX_LOST_ENDS: usize = 100_000;
+
+/// What a row whose end was lost says.
+const END_LOST: &str = "the end of this hop was not recorded (the store's queue was full)";
 
 impl RecorderHandle {
     /// Records that a hop started. Returns false if the event could not be queued (channel full
@@ -39,8 +50,16 @@ impl RecorderHandle {
 
     /// Records that a hop whose start was queued has ended.
     pub fn end(&self, end: HopEnd) {
-        if self.tx.try_send(HopEvent::Ended(Box::new(end))).is_err() {
+        if let Err(error) = self.tx.try_send(HopEvent::Ended(Box::new(end))) {
             self.not_written.fetch_add(1, Ordering::Relaxed);
+            let HopEvent::Ended(end) = error.into_inner() else {
+                return;
+            };
+            if let Ok(mut lost) = self.lost_ends.lock()
+                && lost.len() < MAX_LOST_ENDS
+            {
+                lost.push(end.id);
+            }
         }
     }
 
@@ -79,11 +98,13 @@ impl Recorder {
     pub fn spawn(store: Store, capacity: usize) -> (RecorderHandle, JoinHandle<WriterReport>) {
         let (tx, rx) = mpsc::channel(capacity.max(1));
         let not_written = Arc::new(AtomicU64::new(0));
+        let lost_ends = LostEnds::default();
         let handle = RecorderHandle {
             tx,
             not_written: not_written.clone(),
+            lost_ends: lost_ends.clone(),
         };
-        let task = tokio::spawn(run_writer(store, rx, not_written));
+        let task = tokio::spawn(run_writer(store, rx, not_written, lost_ends));
         (handle, task)
     }
 }
@@ -92,6 +113,7 @@ async fn run_writer(
     store: Store,
     mut rx: mpsc::Receiver<HopEvent>,
     not_written: Arc<AtomicU64>,
+    lost_ends: LostEnds,
 ) -> WriterReport {
     let mut report = WriterReport::default();
     let mut persisted_losses = 0u64;
@@ -113,6 +135,7 @@ async fn run_writer(
             }
         }
         batch.clear();
+        mark_lost_ends(&store, &lost_ends).await;
         let losses = not_written.load(Ordering::Relaxed);
         if losses > persisted_losses
             && store
@@ -135,6 +158,23 @@ async fn run_writer(
         }
     }
     report
+}
+
+/// Marks the rows of hops whose end was lost as aborted; ids whose start is not written yet
+/// stay for the next batch.
+async fn mark_lost_ends(store: &Store, lost_ends: &LostEnds) {
+    let ids = match lost_ends.lock() {
+        Ok(mut lost) if !lost.is_empty() => std::mem::take(&mut *lost),
+        _ => return,
+    };
+    match hops::mark_ends_lost(store, &ids, END_LOST).await {
+        Ok(waiting) => {
+            if let Ok(mut lost) = lost_ends.lock() {
+                lost.extend(waiting);
+            }
+        }
+        Err(error) => tracing::warn!(%error, "could not mark hops whose end was lost"),
+    }
 }
 
 /// Distinct hops in a batch (a start and its end are one hop).
@@ -271,6 +311,31 @@ mod tests {
         assert_eq!(
             store.counter(HOPS_NOT_WRITTEN).await.unwrap(),
             (100 - queued) as i64
+        );
+    }
+
+    #[tokio::test]
+    async fn a_hop_whose_end_was_lost_is_marked_aborted_not_left_in_flight() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("t.db")).await.unwrap();
+        let (handle, task) = Recorder::spawn(store.clone(), 4);
+        for id in ["a", "b", "c", "d"] {
+            assert!(handle.start(start(id)));
+        }
+        handle.end(HopEnd {
+            id: "a".into(),
+            state: Some(crate::hop::HopState::Complete),
+            ..HopEnd::default()
+        });
+        assert_eq!(handle.not_written(), 1, "the end found the queue full");
+        drop(handle);
+        task.await.unwrap();
+        let hop = store.hop("a").await.unwrap();
+        assert_eq!(hop.state, crate::hop::HopState::Aborted);
+        assert_eq!(hop.end.error.as_deref(), Some(END_LOST));
+        assert_eq!(
+            store.hop("b").await.unwrap().state,
+            crate::hop::HopState::InFlight
         );
     }
 
