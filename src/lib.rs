@@ -14,7 +14,8 @@
 //! - `tui`: the trace browser and replay screen; `replay`: stepping through a trace.
 //! - `topology`: the article's processes with tracer in the middle (`tracer up`); `demo`: the
 //!   article end to end (`tracer demo`).
-//! - `cli`: the `tracer` command line; `logging`: where logs go.
+//! - `cli`: the `tracer` command line; `logging`: where logs go; `stop_signal`: SIGINT, SIGTERM,
+//!   SIGHUP.
 
 pub mod cli;
 pub mod demo;
@@ -25,6 +26,7 @@ pub mod proxy;
 pub mod reference;
 pub mod replay;
 pub mod replay_server;
+pub mod stop_signal;
 pub mod store;
 pub mod topology;
 pub mod trace;

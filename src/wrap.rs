@@ -12,9 +12,9 @@ use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::process::Command;
-use tokio::signal::unix::{SignalKind, signal};
 
 use crate::hop::{ServerLogLine, now_unix_ns};
+use crate::stop_signal::StopSignals;
 use crate::store::{Recorder, RecorderHandle, Store};
 use crate::wire::stream::NdjsonDecoder;
 use observer::{Direction, StdioObserver};
@@ -84,11 +84,15 @@ pub async fn run(options: WrapOptions) -> anyhow::Result<i32> {
         options.name.clone(),
     ));
 
-    let status = tokio::select! {
-        status = child.wait() => status?,
-        signal = forward_signals(pid) => {
-            tracing::debug!(?signal, "forwarded a signal to the server");
-            child.wait().await?
+    // Every stop signal is passed on until the server has exited.
+    let mut signals = StopSignals::listen();
+    let status = loop {
+        tokio::select! {
+            status = child.wait() => break status?,
+            (kind, name) = signals.next() => {
+                tracing::debug!(name, "passing a signal on to the server");
+                forward_signal(pid, kind);
+            }
         }
     };
     // The server is gone: what it wrote is read to its end; the host's stdin may stay open.
@@ -215,36 +219,12 @@ async fn pump_stderr(
     }
 }
 
-/// Waits for SIGTERM, SIGINT or SIGHUP and passes it on to the server; returns it.
-async fn forward_signals(pid: Option<i32>) -> Option<i32> {
-    let kinds = [
-        SignalKind::terminate(),
-        SignalKind::interrupt(),
-        SignalKind::hangup(),
-    ];
-    let mut streams = Vec::new();
-    for kind in kinds {
-        match signal(kind) {
-            Ok(stream) => streams.push((kind, stream)),
-            Err(error) => tracing::warn!(%error, "cannot listen for a signal"),
-        }
-    }
-    if streams.is_empty() {
-        return std::future::pending().await;
-    }
-    let futures = streams.iter_mut().map(|(kind, stream)| {
-        let kind = *kind;
-        Box::pin(async move {
-            stream.recv().await;
-            kind
-        })
-    });
-    let (kind, _, _) = futures_util::future::select_all(futures).await;
+/// Passes a stop signal on to the server.
+fn forward_signal(pid: Option<i32>, kind: tokio::signal::unix::SignalKind) {
     let raw = kind.as_raw_value();
     if let (Some(pid), Ok(sig)) = (pid, nix::sys::signal::Signal::try_from(raw)) {
         let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), sig);
     }
-    Some(raw)
 }
 
 fn exit_code(status: std::process::ExitStatus) -> i32 {

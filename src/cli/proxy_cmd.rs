@@ -11,6 +11,7 @@ use tokio::sync::oneshot;
 use super::ProxyArgs;
 use super::correlate_cmd::group_new_hops;
 use crate::proxy::{Proxy, ProxySettings, Route, check_routes, routes_from_file};
+use crate::stop_signal::stop_requested;
 use crate::store::{Recorder, Store};
 use crate::trace::correlate::group_until;
 
@@ -28,12 +29,18 @@ pub async fn run(db: &Path, args: ProxyArgs) -> anyhow::Result<ExitCode> {
     if let Err(message) = check_routes(&routes) {
         bail!(message);
     }
-    if !(args.upstream_timeout > 0.0 && args.upstream_timeout.is_finite()) {
-        bail!("--upstream-timeout must be a positive number of seconds");
-    }
+    let upstream_timeout = Duration::try_from_secs_f64(args.upstream_timeout)
+        .ok()
+        .filter(|timeout| !timeout.is_zero())
+        .ok_or_else(|| {
+            anyhow::anyhow!(
+                "--upstream-timeout must be a positive number of seconds, not {}",
+                args.upstream_timeout
+            )
+        })?;
     let settings = ProxySettings {
         max_body: args.max_body,
-        upstream_timeout: Duration::from_secs_f64(args.upstream_timeout),
+        upstream_timeout,
         redact: !args.no_redact,
         ..ProxySettings::default()
     };
@@ -46,7 +53,7 @@ pub async fn run(db: &Path, args: ProxyArgs) -> anyhow::Result<ExitCode> {
     let grouping = tokio::spawn(group_until(store.clone(), GROUPING_PERIOD, async move {
         let _ = grouping_stopped.await;
     }));
-    let stats = proxy.run(recorder, ctrl_c()).await;
+    let stats = proxy.run(recorder, stop_requested("tracer")).await;
     let report = writer.await.context("waiting for the store writer")?;
     let _ = stop_grouping.send(());
     let _ = grouping.await;
@@ -70,14 +77,6 @@ pub async fn run(db: &Path, args: ProxyArgs) -> anyhow::Result<ExitCode> {
         }
     );
     Ok(ExitCode::SUCCESS)
-}
-
-async fn ctrl_c() {
-    if tokio::signal::ctrl_c().await.is_err() {
-        // No signal handling available: run until killed.
-        std::future::pending::<()>().await;
-    }
-    eprintln!("tracer: Ctrl-C: finishing in-flight hops");
 }
 
 /// The table printed at start: what listens where, and where it forwards.

@@ -48,9 +48,7 @@ pub async fn run(db: &Path, args: UpArgs) -> anyhow::Result<ExitCode> {
     println!("  tracer --db {} tui", db.display());
     println!("Ctrl-C to stop.");
     let report = topology
-        .run_until(async {
-            let _ = tokio::signal::ctrl_c().await;
-        })
+        .run_until(crate::stop_signal::stop_requested("tracer up"))
         .await?;
     store.close().await;
     eprintln!(

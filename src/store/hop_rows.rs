@@ -31,9 +31,13 @@ pub async fn insert_new_hops(conn: &mut SqliteConnection, hops: &[NewHop<'_>]) -
         insert.push_values(rows, |mut row, hop| {
             let start = hop.start;
             let end = hop.end;
-            let request_body = end
+            // An end that saw the request whole carries it; otherwise the request event does.
+            let end_request =
+                end.filter(|e| e.request_ended_unix_ns.is_some() || e.request_body.total_len > 0);
+            let request_body = end_request
                 .map(|e| &e.request_body)
-                .or(hop.request.map(|r| &r.request_body));
+                .or(hop.request.map(|r| &r.request_body))
+                .or(end.map(|e| &e.request_body));
             let request_ended = end
                 .and_then(|e| e.request_ended_unix_ns)
                 .or(hop.request.map(|r| r.request_ended_unix_ns));

@@ -69,13 +69,19 @@ pub async fn insert_start(conn: &mut SqliteConnection, start: &HopStart) -> Resu
 }
 
 /// Completes a hop. Returns false when no started hop has that id (its start was lost).
+/// An end that knows nothing of the request (no request end time and no request bytes: the
+/// request never finished) keeps the request body already stored rather than wiping it.
 pub async fn apply_end(conn: &mut SqliteConnection, end: &HopEnd) -> Result<bool> {
     let state = end.state.unwrap_or(HopState::Complete);
     let done = sqlx::query(
         "update hops set state = ?2, status = ?3, error = ?4, response_headers = ?5,
-             request_body = ?6, request_body_len = ?7, request_body_truncated = ?8,
+             request_body = case when ?12 is null and ?7 = 0 then request_body else ?6 end,
+             request_body_len = case when ?12 is null and ?7 = 0 then request_body_len else ?7 end,
+             request_body_truncated =
+                 case when ?12 is null and ?7 = 0 then request_body_truncated else ?8 end,
              response_body = ?9, response_body_len = ?10, response_body_truncated = ?11,
-             request_ended_unix_ns = ?12, response_head_unix_ns = ?13,
+             request_ended_unix_ns = coalesce(?12, request_ended_unix_ns),
+             response_head_unix_ns = ?13,
              response_first_byte_unix_ns = ?14, response_ended_unix_ns = ?15,
              response_chunks = ?16, response_chunks_truncated = ?17
          where id = ?1",
@@ -311,11 +317,12 @@ impl Store {
 
     /// One hop by its id or an unambiguous prefix of it.
     pub async fn hop(&self, id: &str) -> Result<StoredHop> {
-        let rows =
-            sqlx::query_as::<_, HopRow>("select * from hops where id like ?1 || '%' limit 2")
-                .bind(id)
-                .fetch_all(self.pool())
-                .await?;
+        let rows = sqlx::query_as::<_, HopRow>(
+            "select * from hops where substr(id, 1, length(?1)) = ?1 limit 2",
+        )
+        .bind(id)
+        .fetch_all(self.pool())
+        .await?;
         match <[HopRow; 1]>::try_from(rows) {
             Ok([row]) => row.try_into(),
             Err(rows) if rows.is_empty() => Err(StoreError::NotFound(format!("hop {id}"))),

@@ -78,7 +78,7 @@ impl Store {
     pub async fn trace(&self, id: &str) -> Result<TraceRow> {
         let rows = sqlx::query_as::<_, TraceRow>(
             "select id, title, kind, started_unix_ns, ended_unix_ns, created_by
-             from traces where id like ?1 || '%' limit 2",
+             from traces where substr(id, 1, length(?1)) = ?1 limit 2",
         )
         .bind(id)
         .fetch_all(self.pool())

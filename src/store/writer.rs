@@ -29,7 +29,11 @@ pub struct RecorderHandle {
 
 /// Ids of hops whose start was queued but whose end was not: the writer marks their rows so
 /// none stays `in_flight` for ever. Bounded; past the bound the hops are still counted.
-type LostEnds = Arc<std::sync::Mutex<Vec<String>>>;
+/// Each id with the number of batches it has waited for its start to be written.
+type LostEnds = Arc<std::sync::Mutex<Vec<(String, u8)>>>;
+
+/// Batches a lost end waits for its hop's start before it is forgotten (the start was lost too).
+const LOST_END_PATIENCE: u8 = 3;
 
 /// Most lost ends remembered at once.
 const MAX_LOST_ENDS: usize = 100_000;
@@ -58,7 +62,7 @@ impl RecorderHandle {
             if let Ok(mut lost) = self.lost_ends.lock()
                 && lost.len() < MAX_LOST_ENDS
             {
-                lost.push(end.id);
+                lost.push((end.id, 0));
             }
         }
     }
@@ -163,14 +167,21 @@ async fn run_writer(
 /// Marks the rows of hops whose end was lost as aborted; ids whose start is not written yet
 /// stay for the next batch.
 async fn mark_lost_ends(store: &Store, lost_ends: &LostEnds) {
-    let ids = match lost_ends.lock() {
+    let lost = match lost_ends.lock() {
         Ok(mut lost) if !lost.is_empty() => std::mem::take(&mut *lost),
         _ => return,
     };
+    let ids: Vec<String> = lost.iter().map(|(id, _)| id.clone()).collect();
     match hops::mark_ends_lost(store, &ids, END_LOST).await {
         Ok(waiting) => {
+            let waiting: std::collections::HashSet<String> = waiting.into_iter().collect();
+            let still: Vec<(String, u8)> = lost
+                .into_iter()
+                .filter(|(id, rounds)| *rounds + 1 < LOST_END_PATIENCE && waiting.contains(id))
+                .map(|(id, rounds)| (id, rounds + 1))
+                .collect();
             if let Ok(mut lost) = lost_ends.lock() {
-                lost.extend(waiting);
+                lost.extend(still);
             }
         }
         Err(error) => tracing::warn!(%error, "could not mark hops whose end was lost"),
@@ -337,6 +348,34 @@ mod tests {
             store.hop("b").await.unwrap().state,
             crate::hop::HopState::InFlight
         );
+    }
+
+    #[tokio::test]
+    async fn an_end_that_never_saw_the_request_keeps_the_stored_request_body() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("t.db")).await.unwrap();
+        let mut conn = store.pool().acquire().await.unwrap();
+        hops::insert_start(&mut conn, &start("a")).await.unwrap();
+        let body = crate::hop::BodyCapture::whole(b"{\"model\":\"m\"}".to_vec());
+        let done = RequestDone {
+            id: "a".into(),
+            request_body: body.clone(),
+            request_ended_unix_ns: 5,
+        };
+        hops::apply_request_done(&mut conn, &done).await.unwrap();
+        // The client left before the response head: this end knows nothing of the request.
+        let end = HopEnd {
+            id: "a".into(),
+            state: Some(crate::hop::HopState::Aborted),
+            error: Some("client went away before the response".into()),
+            ..HopEnd::default()
+        };
+        assert!(hops::apply_end(&mut conn, &end).await.unwrap());
+        drop(conn);
+        let hop = store.hop("a").await.unwrap();
+        assert_eq!(hop.state, crate::hop::HopState::Aborted);
+        assert_eq!(hop.end.request_body, body);
+        assert_eq!(hop.end.request_ended_unix_ns, Some(5));
     }
 
     #[tokio::test]

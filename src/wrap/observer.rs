@@ -11,6 +11,9 @@ use crate::hop::{
 };
 use crate::wire::jsonrpc::{Body, Message, RequestId, parse_body};
 
+/// The notification that withdraws a request (MCP `notifications/cancelled`).
+const CANCELLED: &str = "notifications/cancelled";
+
 /// Which way a line travelled.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Direction {
@@ -40,7 +43,7 @@ impl Direction {
 struct Pending {
     id: String,
     started_unix_ns: i64,
-    request: Vec<u8>,
+    request: BodyCapture,
 }
 
 /// Pairs requests with responses for one wrapped server.
@@ -106,7 +109,7 @@ impl StdioObserver {
                 HopEvent::Ended(Box::new(HopEnd {
                     id: pending.id,
                     state: Some(HopState::Aborted),
-                    request_body: capture(&pending.request, self.max_body),
+                    request_body: pending.request,
                     request_ended_unix_ns: Some(pending.started_unix_ns),
                     response_ended_unix_ns: Some(at_unix_ns),
                     error: Some(reason.to_string()),
@@ -130,6 +133,9 @@ impl StdioObserver {
                 self.single(events, direction, "(invalid)", &bytes, at, Some(reason));
             }
             Ok(Message::Notification(notification)) => {
+                if notification.method == CANCELLED {
+                    self.cancel(events, direction, notification.params.as_ref(), at);
+                }
                 self.single(events, direction, &notification.method, &bytes, at, None);
             }
             Ok(Message::Request(request)) => {
@@ -146,13 +152,14 @@ impl StdioObserver {
                     Pending {
                         id,
                         started_unix_ns: at,
-                        request: bytes,
+                        request: capture(&bytes, self.max_body),
                     },
                 ) {
                     events.push(HopEvent::Ended(Box::new(HopEnd {
                         id: replaced.id,
                         state: Some(HopState::Aborted),
-                        request_body: capture(&replaced.request, self.max_body),
+                        request_body: replaced.request,
+                        request_ended_unix_ns: Some(replaced.started_unix_ns),
                         error: Some("a new request reused this request's id".into()),
                         ..HopEnd::default()
                     })));
@@ -165,7 +172,7 @@ impl StdioObserver {
                     Some(pending) => events.push(HopEvent::Ended(Box::new(HopEnd {
                         id: pending.id,
                         state: Some(HopState::Complete),
-                        request_body: capture(&pending.request, self.max_body),
+                        request_body: pending.request,
                         response_body: capture(&bytes, self.max_body),
                         request_ended_unix_ns: Some(pending.started_unix_ns),
                         response_head_unix_ns: Some(at),
@@ -187,6 +194,40 @@ impl StdioObserver {
                     ),
                 }
             }
+        }
+    }
+
+    /// The requester gave up on a request: the server must not answer it, so its hop ends now.
+    fn cancel(
+        &mut self,
+        events: &mut Vec<HopEvent>,
+        direction: Direction,
+        params: Option<&Value>,
+        at: i64,
+    ) {
+        let Some(id) = params
+            .and_then(|p| p.get("requestId"))
+            .and_then(RequestId::from_value)
+        else {
+            return;
+        };
+        if let Some(pending) = self.pending.remove(&(direction, id_key(&id))) {
+            let reason = params
+                .and_then(|p| p.get("reason"))
+                .and_then(Value::as_str)
+                .map_or_else(
+                    || "cancelled by the requester".to_string(),
+                    |r| format!("cancelled by the requester: {r}"),
+                );
+            events.push(HopEvent::Ended(Box::new(HopEnd {
+                id: pending.id,
+                state: Some(HopState::Aborted),
+                request_body: pending.request,
+                request_ended_unix_ns: Some(pending.started_unix_ns),
+                response_ended_unix_ns: Some(at),
+                error: Some(reason),
+                ..HopEnd::default()
+            })));
         }
     }
 
@@ -320,8 +361,22 @@ mod tests {
         assert!(end.error.as_deref().unwrap().starts_with("not JSON-RPC"));
         assert_eq!(end.request_body.bytes, b"Starting server...");
 
-        let left = observer.finish("server exited before answering", 6);
-        assert_eq!(left.len(), 2);
+        let cancel = br#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2,"reason":"too slow"}}"#;
+        let events = observer.on_line(ClientToServer, cancel, 6);
+        let cancelled = ends(&events)[0];
+        assert_eq!(cancelled.state, Some(HopState::Aborted));
+        assert_eq!(
+            cancelled.error.as_deref(),
+            Some("cancelled by the requester: too slow")
+        );
+        assert_eq!(
+            observer.pending(),
+            1,
+            "the cancelled request no longer waits"
+        );
+
+        let left = observer.finish("server exited before answering", 7);
+        assert_eq!(left.len(), 1);
         assert_eq!(ends(&left)[0].state, Some(HopState::Aborted));
     }
 }
