@@ -309,9 +309,17 @@ async fn finish_failed(
     let status = response.status().as_u16();
     let response_headers = record_headers(response.headers(), false);
     let body = error_body(route, &message);
+    // A request body that broke off is the client's doing, not the upstream's.
+    let (state, message) = match request.as_ref().map(|seen| &seen.outcome) {
+        Some(BodyOutcome::Broken(cause)) => (
+            HopState::Aborted,
+            format!("the client's request body broke off: {cause}"),
+        ),
+        _ => (HopState::Failed, message),
+    };
     guard.finish(|end| {
         apply_request(end, request);
-        end.state = Some(HopState::Failed);
+        end.state = Some(state);
         end.status = Some(status);
         end.error = Some(message);
         end.response_headers = response_headers;

@@ -182,3 +182,25 @@ async fn shutdown_waits_for_in_flight_hops_and_writes_them() {
     assert_eq!(hop.state, HopState::Complete);
     assert_eq!(hop.end.response_body.bytes, b"first\nlast\n");
 }
+
+#[tokio::test]
+async fn a_client_whose_upload_breaks_off_is_recorded_aborted_not_as_an_upstream_failure() {
+    use tokio::io::AsyncWriteExt;
+    let upstream = crate::harness::echo_upstream().await;
+    let harness = Harness::start(upstream, ProxySettings::default()).await;
+    let mut stream = tokio::net::TcpStream::connect(harness.addr).await.unwrap();
+    stream
+        .write_all(
+            b"POST /api/chat HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n{\"model\":",
+        )
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    drop(stream);
+    let hops = settled_hops(&harness.store, 1).await;
+    assert_eq!(hops[0].state, HopState::Aborted, "{:?}", hops[0].end.error);
+    let error = hops[0].end.error.as_deref().unwrap();
+    assert!(error.contains("client"), "{error}");
+    assert_eq!(hops[0].end.request_body.bytes, b"{\"model\":");
+    harness.stop().await;
+}
