@@ -132,7 +132,7 @@ impl System {
     async fn grouped_then_stopped(mut self, count: usize) -> (Vec<StoredHop>, Store) {
         let store = Store::open(&self.db).await.unwrap();
         let mut live = false;
-        for _ in 0..400 {
+        for _ in 0..1200 {
             let hops = store.all_hops().await.unwrap();
             if hops.len() == count && hops.iter().all(|h| h.trace_id.is_some()) {
                 live = true;
@@ -146,6 +146,10 @@ impl System {
         (hops, store)
     }
 }
+
+/// These tests measure grouping under load; run together on two cores they would measure each
+/// other. Each holds this while it runs.
+static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 /// The proxy child, killed if a test fails before it is stopped.
 struct ProxyProcess(Option<Child>);
@@ -211,6 +215,7 @@ fn percent(right: usize, total: usize) -> f64 {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_host_that_propagates_nothing_gets_at_least_99_percent_of_hops_placed() {
+    let _one_at_a_time = ONE_AT_A_TIME.lock().await;
     // The host: tools listed once at start-up, then per request the model, the tool the
     // model asked for, and the model again with the user's text in the history.
     let system = System::start(false, false).await;
@@ -243,6 +248,7 @@ async fn a_host_that_propagates_nothing_gets_at_least_99_percent_of_hops_placed(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_host_that_propagates_traceparent_gets_every_hop_placed() {
+    let _one_at_a_time = ONE_AT_A_TIME.lock().await;
     // The article's host, tools listed inside every request.
     let system = System::start(true, true).await;
     system.run_requests(REQUESTS).await;
@@ -258,6 +264,7 @@ async fn a_host_that_propagates_traceparent_gets_every_hop_placed() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn without_traceparent_per_request_discovery_is_placed_by_order_and_measured() {
+    let _one_at_a_time = ONE_AT_A_TIME.lock().await;
     let system = System::start(false, true).await;
     system.run_requests(REQUESTS).await;
     let (hops, _store) = system.grouped_then_stopped(REQUESTS * 5).await;
@@ -280,6 +287,7 @@ async fn without_traceparent_per_request_discovery_is_placed_by_order_and_measur
 }
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn start_up_discovery_is_a_setup_trace_apart_from_the_first_request() {
+    let _one_at_a_time = ONE_AT_A_TIME.lock().await;
     let system = System::start(false, true).await;
     system.host.start_up().await;
     system.run_requests(1).await;
