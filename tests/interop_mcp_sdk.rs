@@ -5,6 +5,11 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "support/interop_peers.rs"]
+mod interop_peers;
+
+use interop_peers::venv_python;
+
 use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::Duration;
@@ -12,22 +17,6 @@ use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 
 const SCRIPT: &str = "tests/interop/mcp_sdk_client.py";
-
-fn venv_python() -> Option<PathBuf> {
-    let python = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".venv/bin/python");
-    if python.exists() {
-        return Some(python);
-    }
-    let message = format!(
-        "{} is missing; create it with: python3 -m venv .venv && .venv/bin/pip install mcp",
-        python.display()
-    );
-    if std::env::var("TRACER_INTEROP").as_deref() == Ok("1") {
-        panic!("TRACER_INTEROP=1 but {message}");
-    }
-    eprintln!("skipping MCP Python SDK interop: {message}");
-    None
-}
 
 /// Starts `notes-server --listen 127.0.0.1:0` and reads the bound URL from its log on stderr.
 async fn start_http_server(dir: &tempfile::TempDir, extra: &[&str]) -> (Child, String) {
@@ -83,7 +72,9 @@ async fn run_client(python: &PathBuf, args: &[&str]) {
 
 #[tokio::test]
 async fn sdk_client_over_streamable_http_json_and_sse() {
-    let Some(python) = venv_python() else { return };
+    let Some(python) = venv_python(".venv", "mcp", "mcp==2.3.0") else {
+        return;
+    };
     for extra in [&[][..], &["--sse"][..]] {
         let dir = tempfile::tempdir().unwrap();
         let (_server, url) = start_http_server(&dir, extra).await;
@@ -100,7 +91,9 @@ async fn sdk_client_over_streamable_http_json_and_sse() {
 
 #[tokio::test]
 async fn sdk_client_over_stdio() {
-    let Some(python) = venv_python() else { return };
+    let Some(python) = venv_python(".venv", "mcp", "mcp==2.3.0") else {
+        return;
+    };
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("notes/db");
     for mode in ["auto", "legacy"] {

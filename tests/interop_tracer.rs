@@ -4,7 +4,10 @@
 //! Skips (saying why) when `.venv/bin/python` is missing, unless `TRACER_INTEROP=1`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::path::{Path, PathBuf};
+#[path = "support/interop_peers.rs"]
+mod interop_peers;
+
+use std::path::Path;
 use std::time::Duration;
 
 use tokio::net::TcpListener;
@@ -14,27 +17,12 @@ use tracer::proxy::{Proxy, ProxySettings, Route};
 use tracer::reference::notes_server::{NotesServer, NotesServerConfig, serve_http};
 use tracer::store::{Recorder, Store};
 
+use interop_peers::venv_python;
+
 const SCRIPT: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/tests/interop/mcp_sdk_client.py"
 );
-
-fn venv_python() -> Option<PathBuf> {
-    let python = Path::new(env!("CARGO_MANIFEST_DIR")).join(".venv/bin/python");
-    if python.exists() {
-        return Some(python);
-    }
-    let message = format!(
-        "{} is missing; create it with: python3 -m venv .venv && .venv/bin/pip install -r tests/interop/requirements.txt",
-        python.display()
-    );
-    assert!(
-        std::env::var("TRACER_INTEROP").as_deref() != Ok("1"),
-        "TRACER_INTEROP=1 but {message}"
-    );
-    eprintln!("skipping interop through tracer: {message}");
-    None
-}
 
 async fn run_client(python: &Path, args: &[&str]) -> String {
     let output = tokio::time::timeout(
@@ -69,7 +57,9 @@ fn methods_of(hops: &[tracer::store::hops::StoredHop]) -> Vec<String> {
 
 #[tokio::test]
 async fn the_mcp_sdk_works_unchanged_through_the_proxy_and_every_exchange_is_recorded() {
-    let Some(python) = venv_python() else { return };
+    let Some(python) = venv_python(".venv", "mcp", "mcp==2.3.0") else {
+        return;
+    };
     for sse in [false, true] {
         let dir = tempfile::tempdir().unwrap();
         let mut config = NotesServerConfig::new(dir.path().join("db"));
@@ -125,7 +115,9 @@ async fn the_mcp_sdk_works_unchanged_through_the_proxy_and_every_exchange_is_rec
 
 #[tokio::test]
 async fn the_mcp_sdk_stdio_client_gets_the_same_answers_through_tracer_wrap() {
-    let Some(python) = venv_python() else { return };
+    let Some(python) = venv_python(".venv", "mcp", "mcp==2.3.0") else {
+        return;
+    };
     let dir = tempfile::tempdir().unwrap();
     let notes = dir.path().join("notes/db");
     let db = dir.path().join("tracer.db");

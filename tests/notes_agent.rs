@@ -18,6 +18,8 @@ mod scripted_replies;
 mod failures;
 #[path = "notes_agent/interop.rs"]
 mod interop;
+#[path = "support/interop_peers.rs"]
+mod interop_peers;
 #[path = "notes_agent/loop_behaviour.rs"]
 mod loop_behaviour;
 #[path = "notes_agent/mcp_transports.rs"]

@@ -10,65 +10,44 @@ use serde_json::Value;
 
 use super::{db_with, export, sample, sample_names};
 
-/// `VENV/bin/python` when it exists and imports `module` (installed as `package`); otherwise
-/// skips, saying why, or fails when `TRACER_INTEROP=1`. mitmproxy lives in a venv of its own
-/// (`.venv-mitmproxy`): its pins conflict with the OpenAI SDK's.
-pub fn venv_python(venv: &str, module: &str, package: &str) -> Option<PathBuf> {
-    let python = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join(venv)
-        .join("bin/python");
-    let missing = if !python.exists() {
-        Some(format!(
-            "{} is missing; create it with: python3 -m venv {venv} && {venv}/bin/pip install {package}",
-            python.display()
-        ))
-    } else {
-        let imported = Command::new(&python)
-            .args(["-c", &format!("import {module}")])
-            .output()
-            .is_ok_and(|o| o.status.success());
-        (!imported).then(|| {
-            format!("{module} is not in {venv}; install it with: {venv}/bin/pip install {package}")
-        })
-    };
-    let Some(message) = missing else {
-        return Some(python);
-    };
-    if std::env::var("TRACER_INTEROP").as_deref() == Ok("1") {
-        panic!("TRACER_INTEROP=1 but {message}");
-    }
-    eprintln!("skipping an interop check: {message}");
-    None
-}
-
-#[tokio::test]
-async fn otlp_parses_with_the_opentelemetry_protobuf_definitions() {
-    let Some(python) = venv_python(".venv", "opentelemetry.proto", "opentelemetry-proto") else {
-        return;
-    };
+/// Exports every sample trace as one `format` document, has `tests/interop/SCRIPT` read it with
+/// `python`, and returns what the script printed (JSON) with the number of hops exported.
+async fn checked_export(python: &PathBuf, format: &str, script: &str) -> (Value, usize) {
     let dir = tempfile::tempdir().unwrap();
     let names = sample_names();
     let refs: Vec<&str> = names.iter().map(String::as_str).collect();
     let db = db_with(dir.path(), &refs).await;
-    let path = dir.path().join("all.otlp.json");
+    let path = dir.path().join(format!("all.{format}"));
     export(
         &db,
-        &["--all", "--format", "otlp", "-o", path.to_str().unwrap()],
+        &["--all", "--format", format, "-o", path.to_str().unwrap()],
     );
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/interop/otlp_check.py");
+    let script_path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/interop")
+        .join(script);
     let output = Command::new(python)
-        .arg(script)
+        .arg(script_path)
         .arg(&path)
         .output()
         .unwrap();
     assert!(
         output.status.success(),
-        "otlp_check.py: {}",
+        "{script}: {}",
         String::from_utf8_lossy(&output.stderr)
     );
-    let parsed: Value = serde_json::from_slice(&output.stdout).unwrap();
-    let spans = parsed["spans"].as_array().unwrap();
     let hop_total: usize = names.iter().map(|n| sample(n).hops().len()).sum();
+    (serde_json::from_slice(&output.stdout).unwrap(), hop_total)
+}
+
+#[tokio::test]
+async fn otlp_parses_with_the_opentelemetry_protobuf_definitions() {
+    let Some(python) =
+        crate::interop_peers::venv_python(".venv", "opentelemetry.proto", "opentelemetry-proto")
+    else {
+        return;
+    };
+    let (parsed, hop_total) = checked_export(&python, "otlp", "otlp_check.py").await;
+    let spans = parsed["spans"].as_array().unwrap();
     assert_eq!(spans.len(), hop_total);
     let milk = sample("buy-milk.json");
     let milk_spans: Vec<&Value> = spans
@@ -93,32 +72,13 @@ async fn otlp_parses_with_the_opentelemetry_protobuf_definitions() {
 
 #[tokio::test]
 async fn har_opens_in_mitmproxy() {
-    let Some(python) = venv_python(".venv-mitmproxy", "mitmproxy.io", "mitmproxy==11.0.2") else {
+    let Some(python) =
+        crate::interop_peers::venv_python(".venv-mitmproxy", "mitmproxy.io", "mitmproxy==11.0.2")
+    else {
         return;
     };
-    let dir = tempfile::tempdir().unwrap();
-    let names = sample_names();
-    let refs: Vec<&str> = names.iter().map(String::as_str).collect();
-    let db = db_with(dir.path(), &refs).await;
-    let path = dir.path().join("all.har");
-    export(
-        &db,
-        &["--all", "--format", "har", "-o", path.to_str().unwrap()],
-    );
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/interop/har_check.py");
-    let output = Command::new(python)
-        .arg(script)
-        .arg(&path)
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "har_check.py: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let flows: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let (flows, hop_total) = checked_export(&python, "har", "har_check.py").await;
     let flows = flows.as_array().unwrap();
-    let hop_total: usize = names.iter().map(|n| sample(n).hops().len()).sum();
     assert_eq!(flows.len(), hop_total);
     let milk = flows
         .iter()

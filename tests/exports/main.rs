@@ -12,6 +12,8 @@ use tracer::store::Store;
 
 mod har_check;
 mod interop;
+#[path = "../support/interop_peers.rs"]
+mod interop_peers;
 
 use har_check::{check_har, number};
 

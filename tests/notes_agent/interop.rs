@@ -12,34 +12,10 @@ use crate::harness::{NotesServerHandle, ask, config, start_agent};
 use crate::mcp_proxy::McpProxy;
 use crate::scripted_model::{Dialect, Reply, ScriptedModel};
 
-/// The venv's python when it can import `module`; otherwise skip (or fail under TRACER_INTEROP=1).
-fn venv_python_with(module: &str) -> Option<PathBuf> {
-    let python = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".venv/bin/python");
-    let importable = python.exists()
-        && std::process::Command::new(&python)
-            .args(["-c", &format!("import {module}")])
-            .output()
-            .is_ok_and(|o| o.status.success());
-    if importable {
-        return Some(python);
-    }
-    let fix = format!("python3 -m venv .venv && .venv/bin/pip install {module}");
-    let required = std::env::var("TRACER_INTEROP").is_ok_and(|v| v == "1");
-    assert!(
-        !required,
-        "TRACER_INTEROP=1 but {} cannot import {module}: run `{fix}`",
-        python.display()
-    );
-    eprintln!(
-        "skipping: {} cannot import {module} ({fix})",
-        python.display()
-    );
-    None
-}
-
 #[tokio::test]
 async fn the_openai_python_sdk_drives_the_agent() {
-    let Some(python) = venv_python_with("openai") else {
+    let Some(python) = crate::interop_peers::venv_python(".venv", "openai", "openai==3.57.0")
+    else {
         return;
     };
     let notes = NotesServerHandle::start().await;
@@ -130,7 +106,7 @@ fn phonebook_script() -> String {
 
 #[tokio::test]
 async fn the_mcp_python_sdk_server_serves_the_agent_over_http() {
-    let Some(python) = venv_python_with("mcp") else {
+    let Some(python) = crate::interop_peers::venv_python(".venv", "mcp", "mcp==2.3.0") else {
         return;
     };
     let port = {
@@ -183,7 +159,7 @@ async fn the_mcp_python_sdk_server_serves_the_agent_over_http() {
 
 #[tokio::test]
 async fn the_mcp_python_sdk_server_serves_the_agent_over_stdio() {
-    let Some(python) = venv_python_with("mcp") else {
+    let Some(python) = crate::interop_peers::venv_python(".venv", "mcp", "mcp==2.3.0") else {
         return;
     };
     let spec = McpServerSpec::Stdio {

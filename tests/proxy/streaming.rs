@@ -99,8 +99,11 @@ async fn ndjson_chunk_k_reaches_the_client_before_chunk_k_plus_1_is_written() {
     );
 }
 
-#[tokio::test]
-async fn a_client_leaving_mid_stream_is_recorded_aborted_and_the_upstream_is_dropped() {
+/// A proxied streaming request whose upstream has written `first` and waits for more: the
+/// harness, the upstream body's sender, and the client's response.
+async fn stream_under_way(
+    first: &'static [u8],
+) -> (Harness, ChunkSender, hyper::Response<hyper::body::Incoming>) {
     let (upstream, mut senders) = scripted_stream_upstream().await;
     let harness = Harness::start(upstream, ProxySettings::default()).await;
     let request = Request::post(harness.url("/api/chat"))
@@ -109,10 +112,16 @@ async fn a_client_leaving_mid_stream_is_recorded_aborted_and_the_upstream_is_dro
     let pending = tokio::spawn(client().request(request));
     let upstream_body = senders.recv().await.unwrap();
     upstream_body
-        .send(Ok(Frame::data(Bytes::from_static(b"{\"a\":1}\n"))))
+        .send(Ok(Frame::data(Bytes::from_static(first))))
         .await
         .unwrap();
-    let mut response = pending.await.unwrap().unwrap();
+    let response = pending.await.unwrap().unwrap();
+    (harness, upstream_body, response)
+}
+
+#[tokio::test]
+async fn a_client_leaving_mid_stream_is_recorded_aborted_and_the_upstream_is_dropped() {
+    let (harness, upstream_body, mut response) = stream_under_way(b"{\"a\":1}\n").await;
     let frame = response.body_mut().frame().await.unwrap().unwrap();
     assert_eq!(frame.into_data().unwrap(), "{\"a\":1}\n");
     drop(response);
@@ -136,18 +145,7 @@ async fn a_client_leaving_mid_stream_is_recorded_aborted_and_the_upstream_is_dro
 
 #[tokio::test]
 async fn shutdown_waits_for_in_flight_hops_and_writes_them() {
-    let (upstream, mut senders) = scripted_stream_upstream().await;
-    let harness = Harness::start(upstream, ProxySettings::default()).await;
-    let request = Request::post(harness.url("/api/chat"))
-        .body(full("{}"))
-        .unwrap();
-    let pending = tokio::spawn(client().request(request));
-    let upstream_body = senders.recv().await.unwrap();
-    upstream_body
-        .send(Ok(Frame::data(Bytes::from_static(b"first\n"))))
-        .await
-        .unwrap();
-    let response = pending.await.unwrap().unwrap();
+    let (harness, upstream_body, response) = stream_under_way(b"first\n").await;
     let store = harness.store.clone();
     let mut in_flight = Vec::new();
     for _ in 0..250 {
