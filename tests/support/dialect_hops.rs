@@ -8,7 +8,7 @@ use tracer::wire::dialect::{ChatResponse, Integrity, Reading};
 #[macro_export]
 macro_rules! fixture {
     ($name:literal) => {
-        include_bytes!(concat!("fixtures/dialects/", $name)).as_slice()
+        include_bytes!(concat!("../fixtures/dialects/", $name)).as_slice()
     };
 }
 

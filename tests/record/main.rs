@@ -1,0 +1,28 @@
+//! The recording path, one test binary: the proxy and its store, stdio wrapping, the dialect
+//! readers, grouping and numbering, the hop log, and the `tracer` command line around them.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+#[path = "../support/agent_doubles.rs"]
+mod agent_doubles;
+#[macro_use]
+#[path = "../support/dialect_hops.rs"]
+mod dialect_hops;
+#[path = "../support/interop_peers.rs"]
+mod interop_peers;
+#[path = "../support/trace_hops.rs"]
+mod trace_hops;
+
+mod cli;
+mod correlate;
+mod dialects_mcp;
+mod dialects_model;
+mod dialects_robust;
+mod grouping;
+mod grouping_proxy;
+mod hop_log;
+mod interop_mcp_sdk;
+mod proxy;
+mod trace_summary;
+mod wrap;
+mod wrap_trace;
