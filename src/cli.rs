@@ -206,8 +206,12 @@ pub struct UpArgs {
     #[arg(long, default_value_t = 18080)]
     pub mcp_internal_port: u16,
     /// The Ollama server (default: $OLLAMA_HOST, else http://127.0.0.1:11434)
-    #[arg(long, value_name = "URL")]
+    #[arg(long, value_name = "URL", conflicts_with = "recorded")]
     pub ollama: Option<String>,
+    /// Stand the built-in recorded buy-milk model in for Ollama (no model server needed; it
+    /// answers the article's request, "Add buy milk to my notes")
+    #[arg(long)]
+    pub recorded: bool,
     /// The model notes-agent asks for
     #[arg(long, default_value = crate::reference::agent::config::DEFAULT_MODEL)]
     pub model: String,

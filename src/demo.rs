@@ -3,7 +3,6 @@
 //! into the binary; sends "Add buy milk to my notes" and returns the trace it recorded.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
@@ -11,11 +10,9 @@ use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
-use tokio::net::TcpListener;
 
-use crate::replay_server::ReplayServer;
 use crate::store::Store;
-use crate::topology::{Topology, TopologySpec};
+use crate::topology::{ModelUpstream, Topology, TopologySpec};
 
 /// What the user types in the article.
 pub const BUY_MILK_MESSAGE: &str = "Add buy milk to my notes";
@@ -52,34 +49,27 @@ pub async fn run(
         Some(url) if ollama_has_model(url, model_name).await => Some(url.to_string()),
         _ => None,
     };
-    let (model_upstream, model, recorded_model) = match &live {
+    let (upstream, model) = match &live {
         Some(url) => (
-            url.clone(),
+            ModelUpstream::Url(url.clone()),
             ModelSource::LiveOllama { url: url.clone() },
-            None,
         ),
-        None => {
-            let (url, stop) = start_recorded_model().await?;
-            (url, ModelSource::Recorded, Some(stop))
-        }
+        None => (ModelUpstream::Recorded, ModelSource::Recorded),
     };
     let any = "127.0.0.1:0".parse().context("parsing a listen address")?;
     let spec = TopologySpec {
         agent: any,
         mcp: any,
-        model: any,
+        model_listen: any,
         agent_internal: any,
         mcp_internal: any,
-        model_upstream,
+        model: upstream,
         model_name: model_name.to_string(),
         notes_file: notes.clone(),
     };
     let topology = Topology::start(spec, store.clone()).await?;
     let reply = ask(&topology.agent_url(), BUY_MILK_MESSAGE).await;
     topology.stop().await?;
-    if let Some(stop) = recorded_model {
-        let _ = stop.send(());
-    }
     let reply = reply?;
     let trace_id = store
         .traces()
@@ -123,24 +113,6 @@ pub async fn ollama_has_model(url: &str, model: &str) -> bool {
                 .any(|name| wanted.iter().any(|w| w == name))
         })
     })
-}
-
-/// Serves the built-in buy-milk model on a free port; returns its URL and a stop switch.
-async fn start_recorded_model() -> anyhow::Result<(String, tokio::sync::oneshot::Sender<()>)> {
-    let server =
-        Arc::new(ReplayServer::buy_milk_model().context("reading the built-in buy-milk trace")?);
-    let listener = TcpListener::bind("127.0.0.1:0").await?;
-    let url = format!("http://{}", listener.local_addr()?);
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    tokio::spawn(async move {
-        let shutdown = async {
-            let _ = stopped.await;
-        };
-        if let Err(error) = server.serve(listener, shutdown).await {
-            tracing::warn!(%error, "the recorded model stopped");
-        }
-    });
-    Ok((url, stop))
 }
 
 /// Sends the user's message to the agent (through the proxy) and returns its JSON reply.

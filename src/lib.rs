@@ -26,6 +26,7 @@ pub mod proxy;
 pub mod reference;
 pub mod replay;
 pub mod replay_server;
+pub mod serve;
 pub mod stop_signal;
 pub mod store;
 pub mod topology;

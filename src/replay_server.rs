@@ -10,20 +10,20 @@ mod respond;
 
 use std::collections::HashMap;
 use std::convert::Infallible;
-use std::future::Future;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Limited};
 use hyper::body::Incoming;
-use hyper::server::conn::http1;
 use hyper::service::service_fn;
-use hyper_util::rt::TokioIo;
-use hyper_util::server::graceful::GracefulShutdown;
 use tokio::net::TcpListener;
 
+/// How long open answers get to finish after a stop request.
+pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
+
 use crate::export::hop_log::HopLog;
+use crate::serve::{Shutdown, serve_http};
 use crate::hop::{Chunk, Header, Role, Transport};
 use crate::trace::RecordedHop;
 use matching::{RequestKey, Weight, differences, request_key};
@@ -252,47 +252,20 @@ impl ReplayServer {
         respond::recorded(self, &self.recordings[index], kind, request_body)
     }
 
-    /// Serves on `listener` until `shutdown` resolves, then lets open answers finish (5 s).
+    /// Serves on `listener` until `shutdown` asks, then lets open answers finish (5 s).
     pub async fn serve(
         self: Arc<Self>,
         listener: TcpListener,
-        shutdown: impl Future<Output = ()>,
+        shutdown: impl Into<Shutdown>,
     ) -> std::io::Result<()> {
-        let graceful = GracefulShutdown::new();
-        tokio::pin!(shutdown);
-        loop {
-            tokio::select! {
-                accepted = listener.accept() => {
-                    let (stream, peer) = match accepted {
-                        Ok(accepted) => accepted,
-                        Err(error) => {
-                            tracing::warn!("accepting a connection failed: {error}");
-                            tokio::time::sleep(Duration::from_millis(50)).await;
-                            continue;
-                        }
-                    };
-                    let server = Arc::clone(&self);
-                    let service = service_fn(move |request| {
-                        let server = Arc::clone(&server);
-                        async move { Ok::<_, Infallible>(server.handle(request).await) }
-                    });
-                    let connection = graceful.watch(http1::Builder::new().serve_connection(TokioIo::new(stream), service));
-                    tokio::spawn(async move {
-                        if let Err(error) = connection.await {
-                            tracing::debug!(%peer, "connection ended with an error: {error}");
-                        }
-                    });
-                }
-                () = &mut shutdown => break,
-            }
-        }
-        drop(listener);
-        if tokio::time::timeout(Duration::from_secs(5), graceful.shutdown())
-            .await
-            .is_err()
-        {
-            tracing::warn!("connections still open 5 s after shutdown; closing anyway");
-        }
+        let make_service = move |_peer| {
+            let server = Arc::clone(&self);
+            service_fn(move |request| {
+                let server = Arc::clone(&server);
+                async move { Ok::<_, Infallible>(server.handle(request).await) }
+            })
+        };
+        serve_http(listener, make_service, shutdown, SHUTDOWN_GRACE).await;
         Ok(())
     }
 

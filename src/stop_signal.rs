@@ -1,7 +1,10 @@
 //! The signals that ask a long-running tracer process to stop: SIGINT (Ctrl-C), SIGTERM, SIGHUP.
-//! Commands finish and write their in-flight hops on any of them; `tracer wrap` passes each on.
+//! Every long-running process treats them alike: finish in-flight work within its grace period
+//! (a second signal cuts it short) and exit 0; `tracer wrap` passes each on to its child.
 
 use tokio::signal::unix::{Signal, SignalKind, signal};
+
+use crate::serve::Shutdown;
 
 /// Listens for the stop signals from creation on, for as long as it lives.
 pub struct StopSignals {
@@ -42,8 +45,30 @@ impl StopSignals {
     }
 }
 
-/// Resolves at the first stop signal, saying on stderr that in-flight hops are being finished.
-pub async fn stop_requested(who: &str) {
-    let (_, name) = StopSignals::listen().next().await;
-    eprintln!("{who}: {name}: finishing in-flight hops");
+/// A [`Shutdown`] driven by the stop signals: the first asks for a graceful stop (saying so on
+/// stderr as `{who}: {signal}: ...`), a second cuts the grace period short.
+pub fn shutdown_on_signals(who: &str) -> Shutdown {
+    let mut signals = StopSignals::listen();
+    let (first_tx, first_rx) = tokio::sync::oneshot::channel::<()>();
+    let (second_tx, second_rx) = tokio::sync::oneshot::channel::<()>();
+    let who = who.to_string();
+    tokio::spawn(async move {
+        let (_, name) = signals.next().await;
+        eprintln!("{who}: {name}: finishing in-flight work (again to stop now)");
+        let _ = first_tx.send(());
+        let (_, name) = signals.next().await;
+        eprintln!("{who}: {name} again: stopping now");
+        let _ = second_tx.send(());
+    });
+    // A sender dropped without sending (the runtime is ending) stops nothing.
+    Shutdown::new(async move {
+        if first_rx.await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    })
+    .cut_short_by(async move {
+        if second_rx.await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    })
 }

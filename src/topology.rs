@@ -2,9 +2,9 @@
 //! notes-agent on internal addresses, the recording proxy on the addresses a reader talks to,
 //! and live grouping of what it records. Used by `tracer up` and `tracer demo`.
 
-use std::future::Future;
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
@@ -15,6 +15,8 @@ use tokio::task::JoinHandle;
 use crate::proxy::{Proxy, ProxySettings, Route};
 use crate::reference::agent::{AgentConfig, McpServerSpec, ModelApi};
 use crate::reference::notes_server::{NotesServer, NotesServerConfig};
+use crate::replay_server::ReplayServer;
+use crate::serve::{Shutdown, StopLevel, StopSwitch, StopWatch};
 use crate::store::{Recorder, Store, WriterReport};
 use crate::trace::correlate::{Mode, correlate, group_until};
 use crate::trace::group::GroupOptions;
@@ -26,26 +28,65 @@ pub struct TopologySpec {
     pub agent: SocketAddr,
     /// The proxy's MCP route (the article's 8080).
     pub mcp: SocketAddr,
-    /// The proxy's model route (11435), in front of `model_upstream`.
-    pub model: SocketAddr,
+    /// The proxy's model route (11435), in front of `model`.
+    pub model_listen: SocketAddr,
     /// Where notes-agent and notes-server really listen, behind the proxy.
     pub agent_internal: SocketAddr,
     pub mcp_internal: SocketAddr,
-    /// The model server: Ollama's base URL, or a recorded model standing in for it.
-    pub model_upstream: String,
+    /// The model server: Ollama, or the built-in recorded model standing in for it.
+    pub model: ModelUpstream,
     pub model_name: String,
     pub notes_file: PathBuf,
+}
+
+/// What the model route forwards to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ModelUpstream {
+    /// A model server's base URL (Ollama).
+    Url(String),
+    /// The recorded buy-milk model built into tracer, served on a free local port.
+    Recorded,
 }
 
 /// The running topology; `stop` shuts it down and flushes the record.
 pub struct Topology {
     pub routes: Vec<Route>,
-    stop: watch::Sender<bool>,
-    proxy: JoinHandle<crate::proxy::ProxyStats>,
+    /// Where the model route forwards to (the built-in recorded model's address when it runs).
+    pub model_upstream: String,
+    /// The user-facing half: the agent route and notes-agent. Stopped first, so a request in
+    /// flight can still reach the model and the tools while it finishes.
+    outer: Stage,
+    /// The rest: the model and MCP routes, notes-server and the recorded model.
+    inner: Stage,
     writer: JoinHandle<WriterReport>,
-    services: Vec<JoinHandle<()>>,
     grouping: JoinHandle<()>,
+    stop_grouping: watch::Sender<bool>,
     store: Store,
+}
+
+/// Parts that stop together, and how far their stop has gone.
+struct Stage {
+    stop: StopSwitch,
+    tasks: Vec<JoinHandle<()>>,
+}
+
+impl Stage {
+    fn new() -> (Stage, StopWatch) {
+        let (stop, watch) = StopSwitch::new();
+        let stage = Stage {
+            stop,
+            tasks: Vec::new(),
+        };
+        (stage, watch)
+    }
+
+    /// Asks every part to stop at `level` and waits for them (up to `wait`).
+    async fn stop(&mut self, level: StopLevel, wait: Duration) {
+        self.stop.set(level);
+        for task in self.tasks.drain(..) {
+            let _ = tokio::time::timeout(wait, task).await;
+        }
+    }
 }
 
 /// How often hops are grouped into traces while the topology runs.
@@ -57,47 +98,58 @@ impl Topology {
         let agent_listener = bind("notes-agent", spec.agent_internal).await?;
         let mcp_internal = mcp_listener.local_addr()?;
         let agent_internal = agent_listener.local_addr()?;
-        let routes = vec![
-            Route::new(
-                "agent",
-                "agent",
-                &spec.agent.to_string(),
-                &format!("http://{agent_internal}"),
-            )
-            .map_err(anyhow::Error::msg)?,
-            Route::new(
-                "mcp",
-                "notes",
-                &spec.mcp.to_string(),
-                &format!("http://{mcp_internal}"),
-            )
-            .map_err(anyhow::Error::msg)?,
-            Route::new(
-                "model",
-                "model",
-                &spec.model.to_string(),
-                &spec.model_upstream,
-            )
-            .map_err(anyhow::Error::msg)?,
-        ];
-        let proxy = Proxy::bind(routes, ProxySettings::default()).await?;
-        let routes = proxy.routes();
-        let (stop, stopped) = watch::channel(false);
-        let until_stopped = |mut rx: watch::Receiver<bool>| async move {
-            let _ = rx.changed().await;
+        let (mut outer, outer_stop) = Stage::new();
+        let (mut inner, inner_stop) = Stage::new();
+
+        let model_upstream = match spec.model {
+            ModelUpstream::Url(url) => url,
+            ModelUpstream::Recorded => {
+                let server = ReplayServer::buy_milk_model()
+                    .context("reading the built-in buy-milk trace")?;
+                let listener = bind("the recorded model", SocketAddr::from(([127, 0, 0, 1], 0)))
+                    .await?;
+                let url = format!("http://{}", listener.local_addr()?);
+                let shutdown = inner_stop.shutdown();
+                inner.tasks.push(tokio::spawn(async move {
+                    if let Err(error) = Arc::new(server).serve(listener, shutdown).await {
+                        tracing::warn!(%error, "the recorded model stopped");
+                    }
+                }));
+                url
+            }
         };
+        let route = |role: &str, name: &str, listen: SocketAddr, upstream: &str| {
+            Route::new(role, name, &listen.to_string(), upstream).map_err(anyhow::Error::msg)
+        };
+        let agent_route = route(
+            "agent",
+            "agent",
+            spec.agent,
+            &format!("http://{agent_internal}"),
+        )?;
+        let inner_routes = vec![
+            route("mcp", "notes", spec.mcp, &format!("http://{mcp_internal}"))?,
+            route("model", "model", spec.model_listen, &model_upstream)?,
+        ];
+        let outer_proxy = Proxy::bind(vec![agent_route], ProxySettings::default()).await?;
+        let inner_proxy = Proxy::bind(inner_routes, ProxySettings::default()).await?;
+        let routes: Vec<Route> = outer_proxy
+            .routes()
+            .into_iter()
+            .chain(inner_proxy.routes())
+            .collect();
 
         let server = NotesServer::open(NotesServerConfig::new(&spec.notes_file))
             .await
             .with_context(|| format!("opening the notes file {}", spec.notes_file.display()))?;
-        let server_stop = until_stopped(stopped.clone());
-        let notes = tokio::spawn(async move {
+        let shutdown = inner_stop.shutdown();
+        inner.tasks.push(tokio::spawn(async move {
             if let Err(error) =
-                crate::reference::notes_server::serve_http(mcp_listener, server, server_stop).await
+                crate::reference::notes_server::serve_http(mcp_listener, server, shutdown).await
             {
                 tracing::warn!(%error, "notes-server stopped");
             }
-        });
+        }));
 
         let mut agent_config =
             AgentConfig::new(ModelApi::Ollama, format!("http://{}", routes[2].listen));
@@ -105,33 +157,41 @@ impl Topology {
         agent_config.mcp_servers = vec![McpServerSpec::Http {
             url: format!("http://{}/mcp", routes[1].listen),
         }];
-        let agent_stop = until_stopped(stopped.clone());
-        let agent_host = std::sync::Arc::new(
+        let agent_host = Arc::new(
             crate::reference::agent::Agent::new(&agent_config)
                 .context("configuring notes-agent")?,
         );
-        let agent = tokio::spawn(async move {
+        let shutdown = outer_stop.shutdown();
+        outer.tasks.push(tokio::spawn(async move {
             if let Err(error) =
-                crate::reference::agent::serve_until(agent_listener, agent_host, agent_stop).await
+                crate::reference::agent::serve_until(agent_listener, agent_host, shutdown).await
             {
                 tracing::warn!(%error, "notes-agent stopped");
             }
-        });
+        }));
 
         let (recorder, writer) = Recorder::spawn(store.clone(), 8192);
-        let proxy = tokio::spawn(proxy.run(recorder, until_stopped(stopped.clone())));
-        let grouping = tokio::spawn(group_until(
-            store.clone(),
-            GROUPING_INTERVAL,
-            until_stopped(stopped),
-        ));
+        let outer_run = outer_proxy.run(recorder.clone(), outer_stop.shutdown());
+        outer.tasks.push(tokio::spawn(async move {
+            outer_run.await;
+        }));
+        let inner_run = inner_proxy.run(recorder, inner_stop.shutdown());
+        inner.tasks.push(tokio::spawn(async move {
+            inner_run.await;
+        }));
+        let (stop_grouping, grouping_stopped) = watch::channel(false);
+        let grouping = tokio::spawn(group_until(store.clone(), GROUPING_INTERVAL, async move {
+            let mut stopped = grouping_stopped;
+            let _ = stopped.wait_for(|stop| *stop).await;
+        }));
         Ok(Topology {
             routes,
-            stop,
-            proxy,
+            model_upstream,
+            outer,
+            inner,
             writer,
-            services: vec![notes, agent],
             grouping,
+            stop_grouping,
             store,
         })
     }
@@ -143,21 +203,37 @@ impl Topology {
 
     /// Stops every part, waits for in-flight hops, writes them and groups them.
     pub async fn stop(self) -> anyhow::Result<WriterReport> {
-        let _ = self.stop.send(true);
-        self.proxy.await.context("stopping the proxy")?;
-        let report = self.writer.await.context("flushing the record")?;
-        let _ = self.grouping.await;
-        for service in self.services {
-            let _ = tokio::time::timeout(Duration::from_secs(5), service).await;
-        }
-        correlate(&self.store, GroupOptions::default(), Mode::Unassigned).await?;
-        Ok(report)
+        self.stop_at(Shutdown::never()).await
     }
 
-    /// Runs until `signal` resolves, then stops.
-    pub async fn run_until(self, signal: impl Future<Output = ()>) -> anyhow::Result<WriterReport> {
-        signal.await;
-        self.stop().await
+    /// Runs until `shutdown` asks, then stops (a second request cuts the grace short).
+    pub async fn run_until(self, shutdown: Shutdown) -> anyhow::Result<WriterReport> {
+        let (requested, cut_short) = shutdown.into_parts();
+        requested.await;
+        self.stop_at(Shutdown::new(cut_short)).await
+    }
+
+    /// The user-facing half first (requests in flight finish through the rest), then the rest;
+    /// `cut_short` ends the waiting.
+    async fn stop_at(mut self, cut_short: Shutdown) -> anyhow::Result<WriterReport> {
+        let (now, _) = cut_short.into_parts();
+        let grace = ProxySettings::default().shutdown_grace + Duration::from_secs(1);
+        let stages = async {
+            self.outer.stop(StopLevel::Graceful, grace).await;
+            self.inner.stop(StopLevel::Graceful, grace).await;
+        };
+        tokio::select! {
+            () = stages => {}
+            () = now => {
+                self.outer.stop(StopLevel::Now, Duration::from_secs(2)).await;
+                self.inner.stop(StopLevel::Now, Duration::from_secs(2)).await;
+            }
+        }
+        let report = self.writer.await.context("flushing the record")?;
+        let _ = self.stop_grouping.send(true);
+        let _ = self.grouping.await;
+        correlate(&self.store, GroupOptions::default(), Mode::Unassigned).await?;
+        Ok(report)
     }
 }
 

@@ -19,7 +19,7 @@ fn main() -> ExitCode {
     match run(args, &matches) {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
-            eprintln!("notes-agent: error: {error:#}");
+            eprintln!("notes-agent: {error:#}");
             ExitCode::FAILURE
         }
     }
@@ -29,10 +29,11 @@ fn run(args: AgentArgs, matches: &clap::ArgMatches) -> anyhow::Result<()> {
     let listen = args.listen;
     let config = args.into_config(matches, |name| std::env::var(name).ok())?;
     let agent = Arc::new(Agent::new(&config)?);
-    tokio::runtime::Runtime::new()?.block_on(async move {
+    let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
+    runtime.block_on(async move {
         let listener = tokio::net::TcpListener::bind(listen)
             .await
-            .with_context(|| format!("listening on {listen}"))?;
+            .with_context(|| format!("cannot listen on {listen}"))?;
         let mcp: Vec<String> = config
             .mcp_servers
             .iter()
@@ -46,11 +47,8 @@ fn run(args: AgentArgs, matches: &clap::ArgMatches) -> anyhow::Result<()> {
             ?mcp,
             "notes-agent ready"
         );
-        let shutdown = async {
-            let _ = tokio::signal::ctrl_c().await;
-        };
-        tracer::reference::agent::serve_until(listener, agent.clone(), shutdown).await?;
-        agent.shutdown(std::time::Duration::from_secs(2)).await;
+        let shutdown = tracer::stop_signal::shutdown_on_signals("notes-agent");
+        tracer::reference::agent::serve_until(listener, agent, shutdown).await?;
         Ok(())
     })
 }

@@ -4,6 +4,8 @@ use anyhow::Context as _;
 use clap::Parser;
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::process::ExitCode;
+use tracer::stop_signal::shutdown_on_signals;
 use tracer::reference::notes_server::{self, NotesServer, NotesServerConfig};
 
 /// The reference MCP server: read, write, append, update and clear one plain-text notes file.
@@ -27,8 +29,7 @@ struct Args {
     stdio: bool,
 }
 
-#[tokio::main]
-async fn main() -> anyhow::Result<()> {
+fn main() -> ExitCode {
     let args = Args::parse();
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
@@ -37,30 +38,41 @@ async fn main() -> anyhow::Result<()> {
             tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
         )
         .init();
+    let outcome = tokio::runtime::Runtime::new()
+        .context("cannot start the async runtime")
+        .and_then(|runtime| runtime.block_on(run(args)));
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("notes-server: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(args: Args) -> anyhow::Result<()> {
     let config = NotesServerConfig {
         max_file_bytes: args.max_bytes,
         sse: args.sse,
         ..NotesServerConfig::new(&args.file)
     };
-    let server = NotesServer::open(config)
-        .await
-        .with_context(|| format!("opening notes file {}", args.file.display()))?;
+    let server = NotesServer::open(config).await?;
     if args.stdio {
         tracing::info!(file = %args.file.display(), "notes-server on stdio");
-        return Ok(
-            notes_server::serve_stdio(&server, tokio::io::stdin(), tokio::io::stdout()).await?,
-        );
+        let stop = shutdown_on_signals("notes-server");
+        let (requested, _) = stop.into_parts();
+        tokio::select! {
+            served = notes_server::serve_stdio(&server, tokio::io::stdin(), tokio::io::stdout()) => served?,
+            () = requested => {}
+        }
+        return Ok(());
     }
     let listener = tokio::net::TcpListener::bind(args.listen)
         .await
-        .with_context(|| format!("listening on {}", args.listen))?;
+        .with_context(|| format!("cannot listen on {}", args.listen))?;
     let address = listener.local_addr()?;
     tracing::info!(file = %args.file.display(), "notes-server on http://{address}/mcp");
-    let shutdown = async {
-        let _ = tokio::signal::ctrl_c().await;
-        tracing::info!("shutting down");
-    };
-    notes_server::serve_http(listener, server, shutdown).await?;
+    notes_server::serve_http(listener, server, shutdown_on_signals("notes-server")).await?;
     Ok(())
 }
 

@@ -11,7 +11,7 @@ use tokio::sync::oneshot;
 use super::ProxyArgs;
 use super::correlate_cmd::group_new_hops;
 use crate::proxy::{Proxy, ProxySettings, Route, check_routes, routes_from_file};
-use crate::stop_signal::stop_requested;
+use crate::stop_signal::shutdown_on_signals;
 use crate::store::{Recorder, Store};
 use crate::trace::correlate::group_until;
 
@@ -53,7 +53,7 @@ pub async fn run(db: &Path, args: ProxyArgs) -> anyhow::Result<ExitCode> {
     let grouping = tokio::spawn(group_until(store.clone(), GROUPING_PERIOD, async move {
         let _ = grouping_stopped.await;
     }));
-    let stats = proxy.run(recorder, stop_requested("tracer")).await;
+    let stats = proxy.run(recorder, shutdown_on_signals("tracer")).await;
     let report = writer.await.context("waiting for the store writer")?;
     let _ = stop_grouping.send(());
     let _ = grouping.await;

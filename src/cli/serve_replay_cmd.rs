@@ -59,9 +59,10 @@ pub async fn run(args: ServeReplayArgs) -> anyhow::Result<ExitCode> {
         );
     }
     Arc::new(server)
-        .serve(listener, async {
-            let _ = tokio::signal::ctrl_c().await;
-        })
+        .serve(
+            listener,
+            crate::stop_signal::shutdown_on_signals("tracer serve-replay"),
+        )
         .await?;
     Ok(ExitCode::SUCCESS)
 }

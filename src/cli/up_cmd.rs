@@ -8,22 +8,31 @@ use super::UpArgs;
 use super::proxy_cmd::route_table;
 use crate::reference::agent::config::ollama_base_url;
 use crate::store::Store;
-use crate::topology::{Topology, TopologySpec};
+use crate::demo::ollama_has_model;
+use crate::topology::{ModelUpstream, Topology, TopologySpec};
 
 pub async fn run(db: &Path, args: UpArgs) -> anyhow::Result<ExitCode> {
     let at = |port: u16| SocketAddr::new(args.host, port);
     let internal = |port: u16| SocketAddr::new(IpAddr::from([127, 0, 0, 1]), port);
-    let model_upstream = args
+    let ollama = args
         .ollama
         .clone()
         .unwrap_or_else(|| ollama_base_url(std::env::var("OLLAMA_HOST").ok().as_deref()));
+    let model = if args.recorded {
+        ModelUpstream::Recorded
+    } else {
+        if let Some(advice) = model_server_advice(&ollama, &args.model).await {
+            eprintln!("{advice}");
+        }
+        ModelUpstream::Url(ollama.clone())
+    };
     let spec = TopologySpec {
         agent: at(args.agent_port),
         mcp: at(args.mcp_port),
-        model: at(args.model_port),
+        model_listen: at(args.model_port),
         agent_internal: internal(args.agent_internal_port),
         mcp_internal: internal(args.mcp_internal_port),
-        model_upstream,
+        model,
         model_name: args.model.clone(),
         notes_file: args.notes.clone(),
     };
@@ -31,6 +40,12 @@ pub async fn run(db: &Path, args: UpArgs) -> anyhow::Result<ExitCode> {
     let topology = Topology::start(spec, store.clone()).await?;
     println!("tracer up: recording to {}", db.display());
     print!("{}", route_table(&topology.routes));
+    if args.recorded {
+        println!(
+            "model: the recorded buy-milk model built into tracer, on {} (it answers the article's request)",
+            topology.model_upstream
+        );
+    }
     println!(
         "notes-agent listens on {} (model {}, MCP through the proxy), notes-server on {} (notes in {})",
         internal(args.agent_internal_port),
@@ -48,7 +63,7 @@ pub async fn run(db: &Path, args: UpArgs) -> anyhow::Result<ExitCode> {
     println!("  tracer --db {} tui", db.display());
     println!("Ctrl-C to stop.");
     let report = topology
-        .run_until(crate::stop_signal::stop_requested("tracer up"))
+        .run_until(crate::stop_signal::shutdown_on_signals("tracer up"))
         .await?;
     store.close().await;
     eprintln!(
@@ -56,4 +71,17 @@ pub async fn run(db: &Path, args: UpArgs) -> anyhow::Result<ExitCode> {
         report.hops_written, report.hops_not_written
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// What to tell a user whose model server does not answer (or lacks the model), if anything.
+async fn model_server_advice(ollama: &str, model: &str) -> Option<String> {
+    if ollama_has_model(ollama, model).await {
+        return None;
+    }
+    Some(format!(
+        "tracer up: warning: no model server with {model} answers at {ollama}; requests to the agent \
+         will get a 502 until one does.\n  Start Ollama and pull the model: `ollama serve`, then \
+         `ollama pull {model}`;\n  or run `tracer up --recorded` to stand the built-in recorded \
+         buy-milk model in for it."
+    ))
 }

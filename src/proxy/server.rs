@@ -1,23 +1,19 @@
 //! Listeners and connections: bind every route up front, accept until shutdown, then let
 //! in-flight hops finish (within a grace period) so their records are complete.
 
-use std::future::Future;
-use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
-use hyper_util::server::graceful::GracefulShutdown;
+use hyper_util::rt::{TokioExecutor, TokioTimer};
 use tokio::net::TcpListener;
-use tokio::sync::watch;
 use tokio::task::JoinSet;
 
 use super::forward::{RouteContext, UpstreamClient, handle};
 use super::{ProxySettings, Route};
+use crate::serve::{ServeStats, Shutdown, serve_http};
 use crate::store::RecorderHandle;
 
 /// The proxy with every listener bound, ready to run.
@@ -26,13 +22,8 @@ pub struct Proxy {
     settings: Arc<ProxySettings>,
 }
 
-/// What a run of the proxy did.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct ProxyStats {
-    pub connections: u64,
-    /// Connections still open when the grace period ran out, cut off.
-    pub cut_off: u64,
-}
+/// What a run of the proxy did: connections served, and those cut off at the end.
+pub type ProxyStats = ServeStats;
 
 impl Proxy {
     /// Binds every route's listener; a port in use is an error naming the route.
@@ -63,15 +54,12 @@ impl Proxy {
             .collect()
     }
 
-    /// Serves until `shutdown` resolves, then waits for in-flight hops (up to the grace period).
-    /// The recorder handle is dropped when the last hop is handed over.
-    pub async fn run(
-        self,
-        recorder: RecorderHandle,
-        shutdown: impl Future<Output = ()>,
-    ) -> ProxyStats {
+    /// Serves until `shutdown` asks, then waits for in-flight hops (up to the grace period, or
+    /// until a second stop request cuts it short). The recorder handle is dropped when the last
+    /// hop is handed over.
+    pub async fn run(self, recorder: RecorderHandle, shutdown: impl Into<Shutdown>) -> ProxyStats {
         let client = upstream_client();
-        let (stop_tx, stop_rx) = watch::channel(false);
+        let stop = shutdown.into().share();
         let mut accept_loops = JoinSet::new();
         for (route, listener) in self.listeners {
             let ctx = Arc::new(RouteContext {
@@ -80,21 +68,18 @@ impl Proxy {
                 client: client.clone(),
                 recorder: recorder.clone(),
             });
-            accept_loops.spawn(accept_loop(
-                ctx,
-                listener,
-                stop_rx.clone(),
-                self.settings.shutdown_grace,
-            ));
+            let make_service = move |peer| {
+                let ctx = ctx.clone();
+                service_fn(move |request| handle(ctx.clone(), peer, request))
+            };
+            let grace = self.settings.shutdown_grace;
+            accept_loops.spawn(serve_http(listener, make_service, stop.shutdown(), grace));
         }
         drop(recorder);
-        shutdown.await;
-        let _ = stop_tx.send(true);
         let mut stats = ProxyStats::default();
         while let Some(done) = accept_loops.join_next().await {
             if let Ok(route_stats) = done {
-                stats.connections += route_stats.connections;
-                stats.cut_off += route_stats.cut_off;
+                stats += route_stats;
             }
         }
         stats
@@ -111,66 +96,4 @@ fn upstream_client() -> UpstreamClient {
         .pool_idle_timeout(Duration::from_secs(90))
         .http1_preserve_header_case(true)
         .build(connector)
-}
-
-async fn accept_loop(
-    ctx: Arc<RouteContext>,
-    listener: TcpListener,
-    mut stop: watch::Receiver<bool>,
-    grace: Duration,
-) -> ProxyStats {
-    let graceful = GracefulShutdown::new();
-    let mut connections = JoinSet::new();
-    let mut stats = ProxyStats::default();
-    loop {
-        tokio::select! {
-            accepted = listener.accept() => {
-                let (stream, peer) = match accepted {
-                    Ok(pair) => pair,
-                    Err(error) => {
-                        // Out of file descriptors and the like: wait a little, keep serving.
-                        tracing::warn!(route = %ctx.route.name, %error, "accept failed");
-                        tokio::time::sleep(Duration::from_millis(50)).await;
-                        continue;
-                    }
-                };
-                let _ = stream.set_nodelay(true);
-                stats.connections += 1;
-                let connection = graceful.watch(serve_connection(ctx.clone(), stream, peer));
-                let route = ctx.route.name.clone();
-                connections.spawn(async move {
-                    if let Err(error) = connection.await {
-                        tracing::debug!(%route, %peer, %error, "connection ended with an error");
-                    }
-                });
-                // Reap finished connection tasks so the set stays small.
-                while connections.try_join_next().is_some() {}
-            }
-            _ = stop.changed() => break,
-        }
-    }
-    drop(listener);
-    if tokio::time::timeout(grace, graceful.shutdown())
-        .await
-        .is_err()
-    {
-        stats.cut_off = connections.len() as u64;
-        tracing::warn!(route = %ctx.route.name, open = stats.cut_off, "grace period over: cutting off connections");
-        connections.abort_all();
-    }
-    while connections.join_next().await.is_some() {}
-    stats
-}
-
-fn serve_connection(
-    ctx: Arc<RouteContext>,
-    stream: tokio::net::TcpStream,
-    peer: SocketAddr,
-) -> impl hyper_util::server::graceful::GracefulConnection<Error = hyper::Error> + Send + 'static {
-    let service = service_fn(move |request| handle(ctx.clone(), peer, request));
-    http1::Builder::new()
-        .timer(TokioTimer::new())
-        .preserve_header_case(true)
-        .keep_alive(true)
-        .serve_connection(TokioIo::new(stream), service)
 }

@@ -23,7 +23,6 @@ pub mod outbound;
 pub mod toolbox;
 pub mod upstream_error;
 
-use std::future::Future;
 use std::sync::Arc;
 
 use tokio::net::TcpListener;
@@ -45,7 +44,7 @@ pub enum ServeError {
 pub async fn serve_until(
     listener: TcpListener,
     agent: Arc<Agent>,
-    shutdown: impl Future<Output = ()>,
+    shutdown: impl Into<crate::serve::Shutdown>,
 ) -> Result<(), ServeError> {
     http::serve_until(listener, agent, shutdown).await?;
     Ok(())

@@ -3,11 +3,10 @@
 //! OpenAI-compatible routes live in `openai_front`.
 
 use std::convert::Infallible;
-use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use http::{HeaderValue, Method, Request, Response, StatusCode, header};
@@ -15,9 +14,7 @@ use http_body::{Body, Frame};
 use http_body_util::combinators::BoxBody;
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::Incoming;
-use hyper::server::conn::http1;
 use hyper::service::service_fn;
-use hyper_util::rt::TokioIo;
 use serde::Serialize;
 use tokio::net::TcpListener;
 use tokio::sync::mpsc;
@@ -25,6 +22,7 @@ use tokio::sync::mpsc;
 use super::agent_loop::{Agent, RunError};
 use super::conversation::Turn;
 use super::openai_front;
+use crate::serve::{Shutdown, serve_http};
 use crate::wire::agent_api::{AGENT_PATH, AgentRequest, ErrorBody, ErrorKind};
 use crate::wire::trace_context::{TRACEPARENT, TRACESTATE, TraceContext};
 
@@ -33,47 +31,31 @@ pub const MAX_REQUEST_BODY: usize = 4 * 1024 * 1024;
 
 pub type HttpResponse = Response<BoxBody<Bytes, Infallible>>;
 
-/// Accepts connections until `shutdown` resolves; each connection is served on its own task.
 /// How long a stdio MCP server gets to exit after its stdin is closed, before it is killed.
-const STDIO_SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
+const STDIO_SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
 
+/// How long open requests get to finish after a stop request (a model answer can be slow).
+pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(30);
+
+/// Accepts connections until `shutdown` asks, lets open requests finish (up to
+/// [`SHUTDOWN_GRACE`]), then closes the stdio MCP servers politely.
 pub async fn serve_until(
     listener: TcpListener,
     agent: Arc<Agent>,
-    shutdown: impl Future<Output = ()>,
+    shutdown: impl Into<Shutdown>,
 ) -> std::io::Result<()> {
-    tokio::pin!(shutdown);
-    loop {
-        let (stream, peer) = tokio::select! {
-            accepted = listener.accept() => match accepted {
-                Ok(accepted) => accepted,
-                Err(error) => {
-                    // Running out of file descriptors must not stop the agent for good.
-                    tracing::warn!(%error, "accepting a connection failed");
-                    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-                    continue;
-                }
-            },
-            () = &mut shutdown => {
-                // stdio servers get their stdin closed and time to exit, as the spec asks.
-                agent.shutdown(STDIO_SHUTDOWN_GRACE).await;
-                return Ok(());
-            }
-        };
-        let agent = agent.clone();
-        tokio::spawn(async move {
-            let service = service_fn(move |request| {
-                let agent = agent.clone();
-                async move { Ok::<_, Infallible>(handle(agent, request).await) }
-            });
-            if let Err(error) = http1::Builder::new()
-                .serve_connection(TokioIo::new(stream), service)
-                .await
-            {
-                tracing::debug!(%peer, %error, "connection ended with an error");
-            }
-        });
-    }
+    let serving = agent.clone();
+    let make_service = move |_peer| {
+        let agent = serving.clone();
+        service_fn(move |request| {
+            let agent = agent.clone();
+            async move { Ok::<_, Infallible>(handle(agent, request).await) }
+        })
+    };
+    serve_http(listener, make_service, shutdown, SHUTDOWN_GRACE).await;
+    // stdio servers get their stdin closed and time to exit, as the spec asks.
+    agent.shutdown(STDIO_SHUTDOWN_GRACE).await;
+    Ok(())
 }
 
 async fn handle(agent: Arc<Agent>, request: Request<Incoming>) -> HttpResponse {

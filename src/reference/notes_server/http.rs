@@ -8,19 +8,16 @@ use super::protocol::ModernHeaders;
 use crate::wire::jsonrpc::{
     Body, ErrorObject, InvalidMessage, Message, Request, RequestId, Response, code, parse_body,
 };
+use crate::serve::{Shutdown, serve_http};
 use crate::wire::mcp::{self, Era, header, method, version};
 use ::http::header::{ACCEPT, ALLOW, CACHE_CONTROL, CONTENT_LENGTH, CONTENT_TYPE, ORIGIN};
 use ::http::{HeaderMap, HeaderValue, Method, StatusCode};
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full, LengthLimitError, Limited};
 use hyper::body::Incoming;
-use hyper::server::conn::http1;
 use hyper::service::service_fn;
-use hyper_util::rt::TokioIo;
-use hyper_util::server::graceful::GracefulShutdown;
 use serde::Serialize;
 use std::convert::Infallible;
-use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::net::TcpListener;
@@ -30,49 +27,24 @@ pub const ENDPOINT: &str = "/mcp";
 
 type HttpResponse = ::http::Response<Full<Bytes>>;
 
-/// Serves MCP over HTTP on `listener` until `shutdown` completes, then lets open connections
-/// finish (up to 5 s).
+/// How long open connections get to finish after a stop request.
+pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
+
+/// Serves MCP over HTTP on `listener` until `shutdown` asks, then lets open connections finish
+/// (up to [`SHUTDOWN_GRACE`]).
 pub async fn serve(
     listener: TcpListener,
     server: Arc<NotesServer>,
-    shutdown: impl Future<Output = ()>,
+    shutdown: impl Into<Shutdown>,
 ) -> std::io::Result<()> {
-    let graceful = GracefulShutdown::new();
-    tokio::pin!(shutdown);
-    loop {
-        tokio::select! {
-            accepted = listener.accept() => {
-                let (stream, peer) = match accepted {
-                    Ok(accepted) => accepted,
-                    Err(error) => {
-                        tracing::warn!("accepting a connection failed: {error}");
-                        tokio::time::sleep(Duration::from_millis(50)).await;
-                        continue;
-                    }
-                };
-                let server = Arc::clone(&server);
-                let service = service_fn(move |request| {
-                    let server = Arc::clone(&server);
-                    async move { Ok::<_, Infallible>(handle(&server, request).await) }
-                });
-                let connection = http1::Builder::new().serve_connection(TokioIo::new(stream), service);
-                let connection = graceful.watch(connection);
-                tokio::spawn(async move {
-                    if let Err(error) = connection.await {
-                        tracing::debug!(%peer, "connection ended with an error: {error}");
-                    }
-                });
-            }
-            () = &mut shutdown => break,
-        }
-    }
-    drop(listener);
-    if tokio::time::timeout(Duration::from_secs(5), graceful.shutdown())
-        .await
-        .is_err()
-    {
-        tracing::warn!("connections still open 5 s after shutdown; closing anyway");
-    }
+    let make_service = move |_peer| {
+        let server = Arc::clone(&server);
+        service_fn(move |request| {
+            let server = Arc::clone(&server);
+            async move { Ok::<_, Infallible>(handle(&server, request).await) }
+        })
+    };
+    serve_http(listener, make_service, shutdown, SHUTDOWN_GRACE).await;
     Ok(())
 }
 

@@ -25,6 +25,8 @@ pub enum NotesError {
     SearchNotFound { search: String },
     #[error("the notes file is not UTF-8 text; it was left unchanged")]
     NotText,
+    #[error("cannot open the notes file {}: {reason}", path.display())]
+    Unusable { path: PathBuf, reason: String },
 }
 
 /// What a change did, for the confirmation the tool sends back.
@@ -48,28 +50,29 @@ pub struct NotesFile {
 }
 
 impl NotesFile {
-    /// Opens (creating the folder and an empty file if missing) the notes file at `path`.
+    /// Opens (creating the folder and an empty file if missing) the notes file at `path`, and
+    /// removes temp files that a killed notes-server left beside it.
     pub async fn open(path: impl Into<PathBuf>, max_bytes: u64) -> Result<Self, NotesError> {
         let path = path.into();
+        let unusable = |reason: String| NotesError::Unusable {
+            path: path.clone(),
+            reason,
+        };
+        if tokio::fs::metadata(&path).await.is_ok_and(|m| m.is_dir()) {
+            return Err(unusable("it is a directory".into()));
+        }
         if let Some(folder) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
             tokio::fs::create_dir_all(folder)
                 .await
-                .map_err(|source| NotesError::Io {
-                    action: "create the folder of",
-                    path: path.clone(),
-                    source,
-                })?;
+                .map_err(|e| unusable(format!("cannot create its folder: {e}")))?;
         }
         tokio::fs::OpenOptions::new()
             .create(true)
             .append(true)
             .open(&path)
             .await
-            .map_err(|source| NotesError::Io {
-                action: "create",
-                path: path.clone(),
-                source,
-            })?;
+            .map_err(|e| unusable(e.to_string()))?;
+        remove_stale_temp_files(&path).await;
         Ok(NotesFile {
             path,
             max_bytes,
@@ -169,14 +172,10 @@ impl NotesFile {
     }
 
     fn temp_path(&self) -> PathBuf {
-        let name = self
-            .path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned());
         let serial = self.temp_counter.fetch_add(1, Ordering::Relaxed);
         let temp_name = format!(
-            ".{}.{}.{serial}.tmp",
-            name.unwrap_or_default(),
+            "{}{}.{serial}.tmp",
+            temp_prefix(&self.path),
             std::process::id()
         );
         self.path.with_file_name(temp_name)
@@ -214,6 +213,43 @@ impl NotesFile {
         tokio::fs::rename(temp, &self.path)
             .await
             .map_err(io_error("replace"))
+    }
+}
+
+/// Temp files of `path` are named `.{file name}.{pid}.{serial}.tmp`; this is the part before
+/// the pid.
+fn temp_prefix(path: &Path) -> String {
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+    format!(".{}.", name.unwrap_or_default())
+}
+
+/// Removes the temp files beside `path` whose writing process is gone (killed mid-write).
+async fn remove_stale_temp_files(path: &Path) {
+    let folder = match path.parent() {
+        Some(folder) if !folder.as_os_str().is_empty() => folder.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let prefix = temp_prefix(path);
+    let Ok(mut entries) = tokio::fs::read_dir(&folder).await else {
+        return;
+    };
+    while let Ok(Some(entry)) = entries.next_entry().await {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some(pid) = name
+            .strip_prefix(&prefix)
+            .and_then(|rest| rest.strip_suffix(".tmp"))
+            .and_then(|rest| rest.split('.').next())
+            .and_then(|pid| pid.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        let alive = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None).is_ok();
+        if !alive || pid == std::process::id() as i32 {
+            match tokio::fs::remove_file(entry.path()).await {
+                Ok(()) => tracing::info!(file = %entry.path().display(), "removed a stale temp file"),
+                Err(error) => tracing::warn!(file = %entry.path().display(), %error, "cannot remove a stale temp file"),
+            }
+        }
     }
 }
 
