@@ -23,8 +23,8 @@ use tokio::net::TcpListener;
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 
 use crate::export::hop_log::HopLog;
-use crate::serve::{Shutdown, serve_http};
 use crate::hop::{Chunk, Header, Role, Transport};
+use crate::serve::{Shutdown, serve_http};
 use crate::trace::RecordedHop;
 use matching::{RequestKey, Weight, differences, request_key};
 pub use respond::{ReplayBody, Reply};

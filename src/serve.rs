@@ -204,7 +204,11 @@ where
     };
     if !finished {
         stats.cut_off = connections.len() as u64;
-        tracing::warn!(?local, open = stats.cut_off, "cutting off connections still open");
+        tracing::warn!(
+            ?local,
+            open = stats.cut_off,
+            "cutting off connections still open"
+        );
         connections.abort_all();
         while connections.join_next().await.is_some() {}
     }

@@ -106,8 +106,8 @@ impl Topology {
             ModelUpstream::Recorded => {
                 let server = ReplayServer::buy_milk_model()
                     .context("reading the built-in buy-milk trace")?;
-                let listener = bind("the recorded model", SocketAddr::from(([127, 0, 0, 1], 0)))
-                    .await?;
+                let listener =
+                    bind("the recorded model", SocketAddr::from(([127, 0, 0, 1], 0))).await?;
                 let url = format!("http://{}", listener.local_addr()?);
                 let shutdown = inner_stop.shutdown();
                 inner.tasks.push(tokio::spawn(async move {

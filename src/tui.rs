@@ -56,10 +56,12 @@ pub async fn run(app: App, store: Option<Store>, export_dir: PathBuf) -> Result<
     let effects = Effects::new(store, export_dir, sender.clone());
     let mut guard = TerminalGuard::enter().map_err(|e| TuiError::Terminal(e.to_string()))?;
     let input = event::spawn_input(sender.clone());
+    let signals = event::spawn_stop_signals(sender.clone());
     let ticks = event::spawn_ticks(sender, Instant::now());
     let mut app = app;
     let outcome = run_loop(guard.terminal(), &mut app, &effects, &mut actions).await;
     input.abort();
+    signals.abort();
     ticks.abort();
     drop(guard);
     outcome.map_err(|e| TuiError::Terminal(e.to_string()))

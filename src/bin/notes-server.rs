@@ -5,8 +5,8 @@ use clap::Parser;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use tracer::stop_signal::shutdown_on_signals;
 use tracer::reference::notes_server::{self, NotesServer, NotesServerConfig};
+use tracer::stop_signal::shutdown_on_signals;
 
 /// The reference MCP server: read, write, append, update and clear one plain-text notes file.
 #[derive(Debug, Parser)]
@@ -40,7 +40,12 @@ fn main() -> ExitCode {
         .init();
     let outcome = tokio::runtime::Runtime::new()
         .context("cannot start the async runtime")
-        .and_then(|runtime| runtime.block_on(run(args)));
+        .and_then(|runtime| {
+            let outcome = runtime.block_on(run(args));
+            // A read of stdin may still be blocked in a thread: do not wait for it.
+            runtime.shutdown_background();
+            outcome
+        });
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {

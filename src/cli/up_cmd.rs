@@ -6,9 +6,9 @@ use std::process::ExitCode;
 
 use super::UpArgs;
 use super::proxy_cmd::route_table;
+use crate::demo::ollama_has_model;
 use crate::reference::agent::config::ollama_base_url;
 use crate::store::Store;
-use crate::demo::ollama_has_model;
 use crate::topology::{ModelUpstream, Topology, TopologySpec};
 
 pub async fn run(db: &Path, args: UpArgs) -> anyhow::Result<ExitCode> {

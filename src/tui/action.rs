@@ -51,6 +51,8 @@ pub enum Action {
     Key(KeyEvent),
     /// The terminal was resized: draw again.
     Resize,
+    /// SIGINT, SIGTERM or SIGHUP: leave as Ctrl-C does, restoring the terminal.
+    StopSignal,
     /// Time passed; `now_ns` is a monotonic clock in nanoseconds (fixed in tests).
     Tick { now_ns: i64 },
     /// The trace list as read from the store, newest first.

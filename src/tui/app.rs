@@ -108,6 +108,7 @@ impl App {
                 Vec::new()
             }
             Action::Resize => Vec::new(),
+            Action::StopSignal => self.command(Command::Exit),
             Action::Tick { now_ns } => self.tick(now_ns),
             Action::TracesLoaded {
                 rows,

@@ -1,5 +1,5 @@
-//! Where actions come from besides effects: key presses and resizes from the terminal, and a
-//! steady tick carrying a monotonic clock. Both feed the loop's one channel.
+//! Where actions come from besides effects: key presses and resizes from the terminal, stop
+//! signals, and a steady tick carrying a monotonic clock. All feed the loop's one channel.
 
 use std::time::{Duration, Instant};
 
@@ -31,6 +31,15 @@ pub fn spawn_input(actions: UnboundedSender<Action>) -> JoinHandle<()> {
                 break;
             }
         }
+    })
+}
+
+/// Turns the first stop signal (SIGINT, SIGTERM, SIGHUP) into [`Action::StopSignal`].
+pub fn spawn_stop_signals(actions: UnboundedSender<Action>) -> JoinHandle<()> {
+    let mut signals = crate::stop_signal::StopSignals::listen();
+    tokio::spawn(async move {
+        signals.next().await;
+        let _ = actions.send(Action::StopSignal);
     })
 }
 

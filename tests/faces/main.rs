@@ -12,6 +12,7 @@ mod demo;
 mod exports;
 mod interop_tracer;
 mod serve_replay;
+mod stopping;
 mod topology;
 mod trace_cli;
 mod tui;

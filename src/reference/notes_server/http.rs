@@ -5,10 +5,10 @@
 use super::NotesServer;
 use super::origin::is_local_origin;
 use super::protocol::ModernHeaders;
+use crate::serve::{Shutdown, serve_http};
 use crate::wire::jsonrpc::{
     Body, ErrorObject, InvalidMessage, Message, Request, RequestId, Response, code, parse_body,
 };
-use crate::serve::{Shutdown, serve_http};
 use crate::wire::mcp::{self, Era, header, method, version};
 use ::http::header::{ACCEPT, ALLOW, CACHE_CONTROL, CONTENT_LENGTH, CONTENT_TYPE, ORIGIN};
 use ::http::{HeaderMap, HeaderValue, Method, StatusCode};

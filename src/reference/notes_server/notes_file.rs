@@ -246,8 +246,12 @@ async fn remove_stale_temp_files(path: &Path) {
         let alive = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None).is_ok();
         if !alive || pid == std::process::id() as i32 {
             match tokio::fs::remove_file(entry.path()).await {
-                Ok(()) => tracing::info!(file = %entry.path().display(), "removed a stale temp file"),
-                Err(error) => tracing::warn!(file = %entry.path().display(), %error, "cannot remove a stale temp file"),
+                Ok(()) => {
+                    tracing::info!(file = %entry.path().display(), "removed a stale temp file")
+                }
+                Err(error) => {
+                    tracing::warn!(file = %entry.path().display(), %error, "cannot remove a stale temp file")
+                }
             }
         }
     }

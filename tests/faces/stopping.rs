@@ -1,0 +1,379 @@
+//! How every long-running binary stops: SIGINT, SIGTERM and SIGHUP alike finish the work in
+//! flight and exit 0; a second signal cuts the grace period short. And the one-line errors of
+//! the three binaries, exact text.
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::Path;
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use nix::sys::signal::{Signal, kill};
+use nix::unistd::Pid;
+
+const TRACER: &str = env!("CARGO_BIN_EXE_tracer");
+const NOTES_SERVER: &str = env!("CARGO_BIN_EXE_notes-server");
+const NOTES_AGENT: &str = env!("CARGO_BIN_EXE_notes-agent");
+
+fn free_port() -> SocketAddr {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+}
+
+/// Waits until something accepts connections at `addr`.
+fn wait_listening(addr: SocketAddr, child: &mut Child) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while TcpStream::connect(addr).is_err() {
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the process exited before listening"
+        );
+        assert!(Instant::now() < deadline, "nothing listens on {addr}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn signal(child: &Child, signal: Signal) {
+    kill(Pid::from_raw(i32::try_from(child.id()).unwrap()), signal).unwrap();
+}
+
+/// Waits for the child (killing it after `limit`) and returns its output and how long it took.
+fn finish(child: Child, limit: Duration) -> (Output, Duration) {
+    let started = Instant::now();
+    let pid = Pid::from_raw(i32::try_from(child.id()).unwrap());
+    let (done_tx, done_rx) = mpsc::channel::<()>();
+    let watchdog = std::thread::spawn(move || {
+        if done_rx.recv_timeout(limit).is_err() {
+            let _ = kill(pid, Signal::SIGKILL);
+        }
+    });
+    let output = child.wait_with_output().unwrap();
+    let _ = done_tx.send(());
+    watchdog.join().unwrap();
+    (output, started.elapsed())
+}
+
+fn spawn(program: &str, args: &[&str], dir: &Path) -> Child {
+    Command::new(program)
+        .args(args)
+        .current_dir(dir)
+        .env("RUST_LOG", "warn")
+        .env_remove("TRACER_DB")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// Serves one HTTP request slowly: answers only when `release` is sent (or never).
+fn slow_upstream() -> (SocketAddr, mpsc::Sender<()>, mpsc::Receiver<()>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (release_tx, release_rx) = mpsc::channel::<()>();
+    let (arrived_tx, arrived_rx) = mpsc::channel::<()>();
+    std::thread::spawn(move || {
+        let (mut stream, _) = listener.accept().unwrap();
+        let mut buffer = [0u8; 4096];
+        let _ = stream.read(&mut buffer);
+        let _ = arrived_tx.send(());
+        if release_rx.recv().is_ok() {
+            let _ = stream.write_all(
+                b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 11\r\n\r\n{\"ok\":true}",
+            );
+        }
+        // Keep the socket open until the proxy is done with it.
+        let _ = stream.read(&mut buffer);
+    });
+    (addr, release_tx, arrived_rx)
+}
+
+/// Sends one request through the proxy on its own thread; returns its raw answer later.
+fn request_in_background(proxy: SocketAddr) -> std::thread::JoinHandle<String> {
+    std::thread::spawn(move || {
+        let mut stream = TcpStream::connect(proxy).unwrap();
+        stream
+            .write_all(b"POST /api/chat HTTP/1.1\r\nhost: x\r\ncontent-length: 2\r\nconnection: close\r\n\r\n{}")
+            .unwrap();
+        let mut answer = String::new();
+        let _ = stream.read_to_string(&mut answer);
+        answer
+    })
+}
+
+#[test]
+fn tracer_proxy_finishes_the_hop_in_flight_on_sigterm_and_exits_0() {
+    let dir = tempfile::tempdir().unwrap();
+    let (upstream, release, arrived) = slow_upstream();
+    let listen = free_port();
+    let route = format!("model={listen}=http://{upstream}");
+    let mut proxy = spawn(
+        TRACER,
+        &["--db", "t.db", "proxy", "--route", &route],
+        dir.path(),
+    );
+    wait_listening(listen, &mut proxy);
+    let answer = request_in_background(listen);
+    arrived.recv_timeout(Duration::from_secs(30)).unwrap();
+    signal(&proxy, Signal::SIGTERM);
+    std::thread::sleep(Duration::from_millis(300));
+    release.send(()).unwrap();
+    let (output, _) = finish(proxy, Duration::from_secs(60));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert!(answer.join().unwrap().ends_with("{\"ok\":true}"));
+    assert!(
+        stderr.contains("tracer: SIGTERM: finishing in-flight work"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("1 hops written, 0 not written"), "{stderr}");
+}
+
+#[test]
+fn a_second_signal_cuts_the_proxys_grace_period_short() {
+    let dir = tempfile::tempdir().unwrap();
+    let (upstream, _never, arrived) = slow_upstream();
+    let listen = free_port();
+    let route = format!("model={listen}=http://{upstream}");
+    let mut proxy = spawn(
+        TRACER,
+        &["--db", "t.db", "proxy", "--route", &route],
+        dir.path(),
+    );
+    wait_listening(listen, &mut proxy);
+    let _answer = request_in_background(listen);
+    arrived.recv_timeout(Duration::from_secs(30)).unwrap();
+    signal(&proxy, Signal::SIGINT);
+    std::thread::sleep(Duration::from_millis(300));
+    signal(&proxy, Signal::SIGINT);
+    // The grace period is 30 s; the second Ctrl-C ends it now.
+    let (output, took) = finish(proxy, Duration::from_secs(25));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert!(took < Duration::from_secs(20), "took {took:?}: {stderr}");
+    assert!(
+        stderr.contains("tracer: Ctrl-C again: stopping now"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("1 connections cut off"), "{stderr}");
+}
+
+#[test]
+fn tracer_up_stops_on_sighup_and_exits_0() {
+    let dir = tempfile::tempdir().unwrap();
+    let ports: Vec<String> = (0..5).map(|_| free_port().port().to_string()).collect();
+    let agent: SocketAddr = format!("127.0.0.1:{}", ports[0]).parse().unwrap();
+    let mut up = spawn(
+        TRACER,
+        &[
+            "--db",
+            "t.db",
+            "up",
+            "--recorded",
+            "--agent-port",
+            &ports[0],
+            "--mcp-port",
+            &ports[1],
+            "--model-port",
+            &ports[2],
+            "--agent-internal-port",
+            &ports[3],
+            "--mcp-internal-port",
+            &ports[4],
+            "--notes",
+            "notes.txt",
+        ],
+        dir.path(),
+    );
+    wait_listening(agent, &mut up);
+    signal(&up, Signal::SIGHUP);
+    let (output, _) = finish(up, Duration::from_secs(60));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("tracer up: SIGHUP: finishing in-flight work"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("tracer up: stopped;"), "{stderr}");
+}
+
+#[test]
+fn serve_replay_exits_0_on_sigterm() {
+    let dir = tempfile::tempdir().unwrap();
+    let listen = free_port();
+    let sample = concat!(env!("CARGO_MANIFEST_DIR"), "/sample-traces/buy-milk.json");
+    let mut replay = spawn(
+        TRACER,
+        &["serve-replay", sample, "--listen", &listen.to_string()],
+        dir.path(),
+    );
+    wait_listening(listen, &mut replay);
+    signal(&replay, Signal::SIGTERM);
+    let (output, _) = finish(replay, Duration::from_secs(30));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("tracer serve-replay: SIGTERM: finishing"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn notes_server_exits_0_on_sigterm_and_leaves_no_temp_files() {
+    let dir = tempfile::tempdir().unwrap();
+    // A temp file a killed notes-server left (no process has this pid) is removed at start.
+    std::fs::create_dir_all(dir.path().join("data")).unwrap();
+    let stale = dir.path().join("data/.db.2147483000.0.tmp");
+    std::fs::write(&stale, "half a write").unwrap();
+    let listen = free_port();
+    let mut server = spawn(NOTES_SERVER, &["--listen", &listen.to_string()], dir.path());
+    wait_listening(listen, &mut server);
+    assert!(!stale.exists(), "the stale temp file is removed at start");
+    signal(&server, Signal::SIGTERM);
+    let (output, _) = finish(server, Duration::from_secs(30));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    let leftovers: Vec<_> = std::fs::read_dir(dir.path().join("data"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.ends_with(".tmp"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}
+
+#[test]
+fn notes_agent_exits_0_on_sigterm() {
+    let dir = tempfile::tempdir().unwrap();
+    let listen = free_port();
+    let mut agent = spawn(NOTES_AGENT, &["--listen", &listen.to_string()], dir.path());
+    wait_listening(listen, &mut agent);
+    signal(&agent, Signal::SIGTERM);
+    let (output, _) = finish(agent, Duration::from_secs(30));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("notes-agent: SIGTERM: finishing"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn tracer_wrap_passes_sigterm_on_and_exits_as_its_server_does() {
+    let dir = tempfile::tempdir().unwrap();
+    // notes-server on stdio stops on SIGTERM with exit 0; wrap passes the signal and the code on.
+    let mut wrap = Command::new(TRACER)
+        .args(["--db", "t.db", "wrap", "--", NOTES_SERVER, "--stdio"])
+        .current_dir(dir.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !dir.path().join("data/db").exists() {
+        assert!(
+            Instant::now() < deadline,
+            "notes-server never opened its notes file"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    signal(&wrap, Signal::SIGTERM);
+    let stdin = wrap.stdin.take();
+    let (output, _) = finish(wrap, Duration::from_secs(30));
+    drop(stdin);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+}
+
+#[test]
+fn tracer_tui_restores_the_terminal_and_exits_0_on_sigterm() {
+    let dir = tempfile::tempdir().unwrap();
+    // `script` gives the TUI a terminal of its own; its exit status is the TUI's.
+    let command = format!("{TRACER} --db t.db tui");
+    let mut tui = Command::new("script")
+        .args(["-qefc", &command, "/dev/null"])
+        .current_dir(dir.path())
+        .env("TERM", "xterm")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until the TUI process exists, then signal it (not `script`).
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let pid = loop {
+        let found = Command::new("pgrep")
+            .args(["-f", "-P", &tui.id().to_string(), "tracer --db t.db tui"])
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&found.stdout).trim().to_string();
+        if let Ok(pid) = text.parse::<i32>() {
+            break pid;
+        }
+        assert!(Instant::now() < deadline, "the TUI never started");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    std::thread::sleep(Duration::from_millis(500));
+    kill(Pid::from_raw(pid), Signal::SIGTERM).unwrap();
+    let stdin = tui.stdin.take();
+    let (output, _) = finish(tui, Duration::from_secs(30));
+    drop(stdin);
+    let screen = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(0), "{screen}");
+    // The alternate screen was entered and left again.
+    assert!(screen.contains("\u{1b}[?1049h"), "{screen:?}");
+    assert!(screen.contains("\u{1b}[?1049l"), "{screen:?}");
+}
+
+#[test]
+fn the_three_binaries_say_what_failed_in_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("data/db")).unwrap();
+    let taken = TcpListener::bind("127.0.0.1:0").unwrap();
+    let taken_addr = taken.local_addr().unwrap().to_string();
+    let taken_route = format!("model={taken_addr}=http://127.0.0.1:9");
+    let cases: [(&str, Vec<&str>, String); 3] = [
+        (
+            NOTES_SERVER,
+            vec![],
+            "notes-server: cannot open the notes file data/db: it is a directory\n".to_string(),
+        ),
+        (
+            NOTES_AGENT,
+            vec!["--listen", &taken_addr],
+            format!(
+                "notes-agent: cannot listen on {taken_addr}: Address already in use (os error 98)\n"
+            ),
+        ),
+        (
+            TRACER,
+            vec!["proxy", "--route", &taken_route],
+            format!(
+                "tracer: route `model`: cannot listen on {taken_addr}: Address already in use (os error 98)\n"
+            ),
+        ),
+    ];
+    for (program, args, expected) in cases {
+        let output = Command::new(program)
+            .args(&args)
+            .current_dir(dir.path())
+            .env("RUST_BACKTRACE", "1")
+            .env("RUST_LOG", "off")
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(stderr, expected, "{program} {args:?}");
+        assert_eq!(output.status.code(), Some(1), "{program} {args:?}");
+    }
+    // Usage mistakes exit 2.
+    for program in [TRACER, NOTES_SERVER, NOTES_AGENT] {
+        let output = Command::new(program)
+            .arg("--no-such-flag")
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(2), "{program}");
+    }
+}
