@@ -2,6 +2,7 @@
 //!
 //! Plain data with no sqlx, hyper or ratatui types, so every layer can agree on it.
 
+pub use crate::wire::ids::random_hex_id;
 use std::fmt;
 use std::str::FromStr;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -251,14 +252,6 @@ pub fn now_unix_ns() -> i64 {
         .unwrap_or(0)
 }
 
-/// A new random id of `bytes` bytes as lower-case hex (16 bytes for hops, as W3C trace ids are).
-pub fn random_hex_id(bytes: usize) -> String {
-    use rand::RngCore;
-    let mut raw = vec![0u8; bytes];
-    rand::rng().fill_bytes(&mut raw);
-    raw.iter().map(|b| format!("{b:02x}")).collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -271,13 +264,5 @@ mod tests {
         assert!("llm".parse::<Role>().is_err());
         assert_eq!(Role::Agent.caller(), "you");
         assert_eq!(Role::Mcp.caller(), "agent");
-    }
-
-    #[test]
-    fn ids_are_hex_of_the_asked_length_and_differ() {
-        let a = random_hex_id(16);
-        assert_eq!(a.len(), 32);
-        assert!(a.chars().all(|c| c.is_ascii_hexdigit()));
-        assert_ne!(a, random_hex_id(16));
     }
 }

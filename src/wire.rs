@@ -2,6 +2,7 @@
 
 pub mod agent_api;
 pub mod dialect;
+pub mod ids;
 pub mod jsonrpc;
 pub mod mcp;
 pub mod ollama;

@@ -13,7 +13,10 @@ use crate::store::Store;
 pub async fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
     let dir = match args.dir {
         Some(dir) => dir,
-        None => std::env::temp_dir().join(format!("tracer-demo-{}", &crate::hop::random_hex_id(4))),
+        None => std::env::temp_dir().join(format!(
+            "tracer-demo-{}",
+            &crate::wire::ids::random_hex_id(4)
+        )),
     };
     let ollama =
         (!args.recorded).then(|| ollama_base_url(std::env::var("OLLAMA_HOST").ok().as_deref()));

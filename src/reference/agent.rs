@@ -20,6 +20,7 @@ pub mod mcp_client;
 pub mod model_client;
 pub mod openai_front;
 pub mod outbound;
+pub mod replies;
 pub mod toolbox;
 pub mod upstream_error;
 

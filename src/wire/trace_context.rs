@@ -9,7 +9,7 @@ use std::str::FromStr;
 
 use thiserror::Error;
 
-use crate::hop::random_hex_id;
+use crate::wire::ids::random_hex_id;
 
 /// The header name (lowercase, as the spec recommends).
 pub const TRACEPARENT: &str = "traceparent";

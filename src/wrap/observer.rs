@@ -6,9 +6,8 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
-use crate::hop::{
-    BodyCapture, Chunk, HopEnd, HopEvent, HopStart, HopState, Role, Transport, random_hex_id,
-};
+use crate::hop::{BodyCapture, Chunk, HopEnd, HopEvent, HopStart, HopState, Role, Transport};
+use crate::wire::ids::random_hex_id;
 use crate::wire::jsonrpc::{Body, Message, RequestId, parse_body};
 
 /// The notification that withdraws a request (MCP `notifications/cancelled`).

@@ -1,35 +1,27 @@
 //! The agent's HTTP front: the listener, routing, `POST /agent`, and the JSON error replies
-//! (400/404/405/413 for bad requests, 502/504 naming the upstream that failed). The
-//! OpenAI-compatible routes live in `openai_front`.
+//! (400/404/405/413 for bad requests, 502/504 naming the upstream that failed; built in
+//! `replies`). The OpenAI-compatible routes live in `openai_front`.
 
 use std::convert::Infallible;
-use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use http::{HeaderValue, Method, Request, Response, StatusCode, header};
-use http_body::{Body, Frame};
-use http_body_util::combinators::BoxBody;
-use http_body_util::{BodyExt, Full, Limited};
+use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use hyper::service::service_fn;
-use serde::Serialize;
 use tokio::net::TcpListener;
-use tokio::sync::mpsc;
 
-use super::agent_loop::{Agent, RunError};
+use super::agent_loop::Agent;
 use super::conversation::Turn;
 use super::openai_front;
 use crate::serve::{Shutdown, serve_http};
-use crate::wire::agent_api::{AGENT_PATH, AgentRequest, ErrorBody, ErrorKind};
+use crate::wire::agent_api::{AGENT_PATH, AgentRequest, ErrorKind};
 use crate::wire::trace_context::{TRACEPARENT, TRACESTATE, TraceContext};
 
-/// The largest request body the agent reads.
-pub const MAX_REQUEST_BODY: usize = 4 * 1024 * 1024;
-
-pub type HttpResponse = Response<BoxBody<Bytes, Infallible>>;
+pub use super::replies::{HttpResponse, MAX_REQUEST_BODY};
+use super::replies::{bad_request, error, json, read_body, run_error};
 
 /// How long a stdio MCP server gets to exit after its stdin is closed, before it is killed.
 const STDIO_SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
@@ -134,49 +126,6 @@ async fn agent_endpoint(agent: &Agent, body: &[u8], trace: &TraceContext) -> Htt
     }
 }
 
-/// Reads a request body up to [`MAX_REQUEST_BODY`]; a bigger or broken one becomes the reply.
-pub async fn read_body(body: Incoming) -> Result<Bytes, HttpResponse> {
-    match Limited::new(body, MAX_REQUEST_BODY).collect().await {
-        Ok(collected) => Ok(collected.to_bytes()),
-        Err(e) if e.is::<http_body_util::LengthLimitError>() => Err(error(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            ErrorKind::PayloadTooLarge,
-            format!("the body is larger than {MAX_REQUEST_BODY} bytes"),
-        )),
-        Err(e) => Err(bad_request(format!("the body could not be read: {e}"))),
-    }
-}
-
-pub fn run_error(error: RunError) -> HttpResponse {
-    match error {
-        RunError::Upstream(error) => {
-            tracing::warn!(%error, "upstream failed");
-            json(error.status(), &error.body())
-        }
-        // Only a streaming reply can lose its reader, and nobody is left to read this one.
-        RunError::ClientGone => bad_request("the client closed the request".to_string()),
-    }
-}
-
-pub fn bad_request(message: String) -> HttpResponse {
-    error(StatusCode::BAD_REQUEST, ErrorKind::BadRequest, message)
-}
-
-pub fn error(status: StatusCode, kind: ErrorKind, message: String) -> HttpResponse {
-    json(status, &ErrorBody::new(kind, message))
-}
-
-pub fn json(status: StatusCode, value: &impl Serialize) -> HttpResponse {
-    let body = serde_json::to_vec(value).unwrap_or_default();
-    let mut response = Response::new(Full::new(Bytes::from(body)).boxed());
-    *response.status_mut() = status;
-    response.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
-    response
-}
-
 fn text(status: StatusCode, body: &'static str) -> HttpResponse {
     let mut response = Response::new(Full::new(Bytes::from_static(body.as_bytes())).boxed());
     *response.status_mut() = status;
@@ -185,29 +134,4 @@ fn text(status: StatusCode, body: &'static str) -> HttpResponse {
         HeaderValue::from_static("text/plain; charset=utf-8"),
     );
     response
-}
-
-/// A response body fed from a channel: each message goes out as one chunk, as it is sent.
-pub struct ChannelBody {
-    rx: mpsc::Receiver<Bytes>,
-}
-
-impl ChannelBody {
-    pub fn new(rx: mpsc::Receiver<Bytes>) -> Self {
-        Self { rx }
-    }
-}
-
-impl Body for ChannelBody {
-    type Data = Bytes;
-    type Error = Infallible;
-
-    fn poll_frame(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
-        self.rx
-            .poll_recv(cx)
-            .map(|chunk| chunk.map(|bytes| Ok(Frame::data(bytes))))
-    }
 }

@@ -13,9 +13,9 @@ use tokio::sync::mpsc;
 
 use super::agent_loop::{Agent, RunError, RunOutput};
 use super::conversation::{AssistantTurn, Turn};
-use super::http::{ChannelBody, HttpResponse, bad_request, json, run_error};
 use super::model_client::AnswerSink;
-use crate::hop::random_hex_id;
+use super::replies::{ChannelBody, HttpResponse, bad_request, json, run_error};
+use crate::wire::ids::random_hex_id;
 use crate::wire::openai::{
     ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, ChatMessage, Choice, ChunkChoice,
     Delta, ModelList, ModelObject, STREAM_DONE, Usage,

@@ -4,9 +4,9 @@
 use http::{HeaderMap, HeaderValue, header};
 
 use super::{AnswerSink, ChatError, ModelClient, ModelReply, ModelTool};
-use crate::hop::random_hex_id;
 use crate::reference::agent::conversation::{AssistantTurn, CallArguments, ModelToolCall, Turn};
 use crate::reference::agent::outbound::{self, BodyReader};
+use crate::wire::ids::random_hex_id;
 use crate::wire::openai::{
     ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, ChatMessage, ChunkAssembler,
     FunctionCall, STREAM_DONE, StreamOptions, Tool, ToolCall,
