@@ -36,6 +36,10 @@ pub enum StoreError {
     },
     #[error("{0} not found")]
     NotFound(String),
+    #[error("no trace {0} in the database")]
+    UnknownTrace(String),
+    #[error("trace prefix {0} matches more than one trace; give more of its id")]
+    AmbiguousTrace(String),
     #[error("stored data is malformed: {0}")]
     Malformed(String),
     #[error(transparent)]

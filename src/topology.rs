@@ -18,8 +18,7 @@ use crate::reference::notes_server::{NotesServer, NotesServerConfig};
 use crate::replay_server::ReplayServer;
 use crate::serve::{Shutdown, StopLevel, StopSwitch, StopWatch};
 use crate::store::{Recorder, Store, WriterReport};
-use crate::trace::correlate::{Mode, correlate, group_until};
-use crate::trace::group::GroupOptions;
+use crate::trace::correlate::{group_new_hops, group_until};
 
 /// Where everything listens. Port 0 picks a free port.
 #[derive(Debug, Clone)]
@@ -232,7 +231,7 @@ impl Topology {
         let report = self.writer.await.context("flushing the record")?;
         let _ = self.stop_grouping.send(true);
         let _ = self.grouping.await;
-        correlate(&self.store, GroupOptions::default(), Mode::Unassigned).await?;
+        group_new_hops(&self.store).await?;
         Ok(report)
     }
 }

@@ -1,5 +1,5 @@
-//! `tracer correlate [--rebuild]`: group recorded hops into traces; also the incremental run that
-//! `ls`, `show` and the proxy do so that hops written by other processes are grouped too.
+//! `tracer correlate [--rebuild]`: group recorded hops into traces (the incremental pass the
+//! other commands run is `trace::correlate::group_new_hops`).
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -20,11 +20,6 @@ pub async fn run(db: &Path, args: CorrelateArgs) -> anyhow::Result<ExitCode> {
     store.close().await;
     println!("{}", describe(&report, args.rebuild));
     Ok(ExitCode::SUCCESS)
-}
-
-/// Groups the hops that have no trace yet (idempotent; cheap when there are none).
-pub async fn group_new_hops(store: &Store) -> anyhow::Result<CorrelateReport> {
-    Ok(correlate(store, GroupOptions::default(), Mode::Unassigned).await?)
 }
 
 fn describe(report: &CorrelateReport, rebuild: bool) -> String {

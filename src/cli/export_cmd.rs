@@ -7,7 +7,6 @@ use anyhow::{Context, bail};
 use clap::ValueEnum;
 
 use super::ExportArgs;
-use super::correlate_cmd::group_new_hops;
 use crate::export::body_text::TraceToExport;
 use crate::export::har::har_document;
 use crate::export::hop_log::HopLog;
@@ -15,6 +14,7 @@ use crate::export::mermaid::{markdown_handout, mermaid};
 use crate::export::otlp::otlp_document;
 use crate::store::Store;
 use crate::trace::RecordedHop;
+use crate::trace::correlate::group_new_hops;
 
 /// The formats `tracer export` writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -7,9 +7,9 @@ use std::process::ExitCode;
 use serde::Serialize;
 
 use super::LsArgs;
-use super::correlate_cmd::group_new_hops;
 use crate::store::traces::TraceRow;
 use crate::store::{HOPS_NOT_WRITTEN, HopSummary, Store};
+use crate::trace::correlate::group_new_hops;
 use crate::trace::explain::{human_duration, shorten};
 use crate::trace::{RecordedHop, summarize};
 

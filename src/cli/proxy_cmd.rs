@@ -9,10 +9,10 @@ use anyhow::{Context, bail};
 use tokio::sync::oneshot;
 
 use super::ProxyArgs;
-use super::correlate_cmd::group_new_hops;
 use crate::proxy::{Proxy, ProxySettings, Route, check_routes, routes_from_file};
 use crate::stop_signal::shutdown_on_signals;
 use crate::store::{Recorder, Store};
+use crate::trace::correlate::group_new_hops;
 use crate::trace::correlate::group_until;
 
 /// Hop events that may wait for the writer before new ones are counted as not written.

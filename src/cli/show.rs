@@ -4,10 +4,10 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use super::ShowArgs;
-use super::correlate_cmd::group_new_hops;
 use super::ls::clock_time;
 use crate::export::hop_log::{HopLog, MessageEntry};
 use crate::store::Store;
+use crate::trace::correlate::group_new_hops;
 use crate::trace::explain::{human_duration, plural};
 
 /// Explanations wrap at this many columns.

@@ -25,10 +25,6 @@ pub const IMPORTED_BY: &str = "import";
 
 #[derive(Debug, thiserror::Error)]
 pub enum HopLogError {
-    #[error("no trace {0} in the database")]
-    UnknownTrace(String),
-    #[error("trace prefix {0} matches more than one trace; give more of its id")]
-    AmbiguousTrace(String),
     #[error("not a tracer hop log: {0}")]
     NotHopLog(String),
     #[error("hop log version {found} is not supported (this tracer reads version {VERSION})")]
@@ -150,20 +146,7 @@ impl HopLog {
         store: &Store,
         trace_id_or_prefix: &str,
     ) -> Result<HopLog, HopLogError> {
-        let wanted = trace_id_or_prefix.trim();
-        if wanted.is_empty() {
-            return Err(HopLogError::UnknownTrace(format!("`{trace_id_or_prefix}`")));
-        }
-        let mut matches = store
-            .traces()
-            .await?
-            .into_iter()
-            .filter(|t| t.id.starts_with(wanted));
-        let row = match (matches.next(), matches.next()) {
-            (Some(row), None) => row,
-            (None, _) => return Err(HopLogError::UnknownTrace(wanted.to_string())),
-            (Some(_), Some(_)) => return Err(HopLogError::AmbiguousTrace(wanted.to_string())),
-        };
+        let row = store.trace(trace_id_or_prefix).await?;
         let hops: Vec<RecordedHop> = store
             .trace_hops(&row.id)
             .await?

@@ -74,8 +74,13 @@ impl Store {
         .await?)
     }
 
-    /// One trace by its id or an unambiguous prefix of it.
-    pub async fn trace(&self, id: &str) -> Result<TraceRow> {
+    /// One trace by its id or an unambiguous prefix of it: the one lookup `show`, `replay`,
+    /// `export` and the TUI share, so they word a mistake alike.
+    pub async fn trace(&self, id_or_prefix: &str) -> Result<TraceRow> {
+        let id = id_or_prefix.trim();
+        if id.is_empty() {
+            return Err(StoreError::UnknownTrace(format!("`{id_or_prefix}`")));
+        }
         let rows = sqlx::query_as::<_, TraceRow>(
             "select id, title, kind, started_unix_ns, ended_unix_ns, created_by
              from traces where substr(id, 1, length(?1)) = ?1 limit 2",
@@ -85,10 +90,8 @@ impl Store {
         .await?;
         match <[TraceRow; 1]>::try_from(rows) {
             Ok([row]) => Ok(row),
-            Err(rows) if rows.is_empty() => Err(StoreError::NotFound(format!("trace {id}"))),
-            Err(_) => Err(StoreError::NotFound(format!(
-                "a single trace for the ambiguous prefix {id}"
-            ))),
+            Err(rows) if rows.is_empty() => Err(StoreError::UnknownTrace(id.to_string())),
+            Err(_) => Err(StoreError::AmbiguousTrace(id.to_string())),
         }
     }
 

@@ -64,7 +64,7 @@ pub async fn group_until(
         tokio::select! {
             _ = &mut stop => return,
             _ = ticks.tick() => {
-                if let Err(error) = correlate(&store, GroupOptions::default(), Mode::Unassigned).await {
+                if let Err(error) = group_new_hops(&store).await {
                     tracing::warn!(%error, "grouping hops into traces");
                 }
             }
@@ -72,7 +72,14 @@ pub async fn group_until(
     }
 }
 
-/// Groups the hops of a store into traces.
+/// Groups the hops that have no trace yet: the one pass every running part of tracer starts
+/// (the proxy's live grouping, `ls`, `show`, `export`, the TUI, `tracer up`). Idempotent, and
+/// cheap when there are none.
+pub async fn group_new_hops(store: &Store) -> Result<CorrelateReport> {
+    correlate(store, GroupOptions::default(), Mode::Unassigned).await
+}
+
+/// Groups the hops of a store into traces (`tracer correlate`, and `--rebuild`).
 pub async fn correlate(
     store: &Store,
     options: GroupOptions,

@@ -10,8 +10,8 @@ use super::action::{Action, Effect, PollToken};
 use super::facts::TraceFacts;
 use crate::replay::source;
 use crate::store::Store;
-use crate::trace::correlate::{Mode, correlate};
-use crate::trace::{GroupOptions, RecordedHop};
+use crate::trace::RecordedHop;
+use crate::trace::correlate::group_new_hops;
 
 /// How many of the newest traces the first poll sends ahead of the whole list.
 const FIRST_SCREEN: i64 = 200;
@@ -122,7 +122,7 @@ async fn run(
 async fn poll(store: &Store, last: Option<PollToken>) -> crate::store::Result<Action> {
     let grouped = match store.earliest_unassigned_start().await? {
         Some(_) => {
-            let report = correlate(store, GroupOptions::default(), Mode::Unassigned).await?;
+            let report = group_new_hops(store).await?;
             report.assigned + report.traces
         }
         None => 0,

@@ -10,7 +10,7 @@ use support::{BASE, MS, buy, hop};
 use tracer::export::hop_log::{HopLog, HopLogError};
 use tracer::hop::{BodyCapture, Chunk, Header, HopState, Role};
 use tracer::store::traces::TraceWrite;
-use tracer::store::{Store, hops};
+use tracer::store::{Store, StoreError, hops};
 use tracer::trace::RecordedHop;
 
 async fn store_in(dir: &tempfile::TempDir, name: &str) -> Store {
@@ -321,6 +321,9 @@ async fn unknown_and_ambiguous_trace_ids_are_errors_naming_them() {
     let error = HopLog::from_store(&store, "deadbeef").await.unwrap_err();
     assert_eq!(error.to_string(), "no trace deadbeef in the database");
     let error = HopLog::from_store(&store, "0000").await.unwrap_err();
-    assert!(matches!(error, HopLogError::AmbiguousTrace(_)), "{error}");
+    assert!(
+        matches!(error, HopLogError::Store(StoreError::AmbiguousTrace(_))),
+        "{error}"
+    );
     assert!(HopLog::from_store(&store, "").await.is_err());
 }
