@@ -1,5 +1,6 @@
 //! The `tracer` command line: clap types for every subcommand, and dispatch to each command.
 
+mod completions_cmd;
 mod correlate_cmd;
 mod demo_cmd;
 pub mod export_cmd;
@@ -79,6 +80,18 @@ pub enum Command {
     /// (roles, contents, tool calls and results; not ids, timestamps, options or the system
     /// prompt's wording). An unmatched request gets a JSON error naming the closest recording.
     ServeReplay(ServeReplayArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish or powershell) on stdout
+    ///
+    /// bash: `tracer completions bash > ~/.local/share/bash-completion/completions/tracer`;
+    /// zsh: into a folder on $fpath as `_tracer`; fish: `~/.config/fish/completions/tracer.fish`.
+    Completions(CompletionsArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell to write completions for
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
 }
 
 #[derive(Debug, Args)]
@@ -316,6 +329,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::ServeReplay(args) => serve_replay_cmd::run(args).await,
         Command::Tui(args) => tui_cmd::run(&cli.db, args).await,
         Command::Replay(args) => replay_cmd::run(&cli.db, args).await,
+        Command::Completions(args) => completions_cmd::run(args),
     }
 }
 

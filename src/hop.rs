@@ -9,7 +9,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 
-/// Who is on the upstream side of a route (DESIGN.md, "Names").
+/// Who is on the upstream side of a route: the agent (called by you), a model or an MCP server
+/// (called by the agent), or something else.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Role {

@@ -1,4 +1,4 @@
-//! The JSON hop log (DESIGN.md, "Exports"): one trace, its numbered and explained messages with
+//! The JSON hop log (schema: docs/hop-log.schema.json): one trace, its numbered and explained messages with
 //! headers, bodies and timings, and the per-hop fields that rebuild the recorded hops exactly.
 //!
 //! Described by `docs/hop-log.schema.json`; `tracer show --json` prints it, `tracer import` reads

@@ -1,4 +1,4 @@
-//! notes-agent: the reference agent host (the article's `local_agent`, with seeds 002-004).
+//! notes-agent: the reference agent host (the buy-milk article's `local_agent`).
 //!
 //! `POST /agent {"message"}` runs the loop: tools/list on every MCP server, the model with those
 //! tools, tools/call for each tool call, the model again with the whole history, until it

@@ -1,4 +1,4 @@
-//! Grouping hops into traces, in DESIGN.md's order of trust: traceparent, content, discovery, time.
+//! Grouping hops into traces, in order of trust: traceparent, content, discovery, time.
 //!
 //! Pure: a `Grouper` takes hops in the order their requests started and says which trace each
 //! belongs to; `group` runs it over a slice. Trace ids are deterministic (the W3C trace id, else

@@ -1,4 +1,4 @@
-//! Numbering a trace's messages 1..M in the order they happened (DESIGN.md, "Numbering").
+//! Numbering a trace's messages 1..M in the order they happened (a request → or a response ←).
 //!
 //! A request (→) happens when it starts; a response (←) when it ends. A hop is named by the
 //! number of its request. The buy-milk trace is ten messages, the user's reply last.

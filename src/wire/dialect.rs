@@ -18,7 +18,7 @@ use crate::hop::{BodyCapture, Header, HopEnd, HopStart, HopState, Role, Transpor
 pub use crate::wire::mcp::Era as McpEra;
 pub use mcp_read::{JsonRpcKind, McpMessage, McpReading};
 
-/// How a body is to be read (DESIGN.md, "Names").
+/// How a body is to be read: which protocol's JSON (or stream) it is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Dialect {
     OllamaChat,
@@ -139,7 +139,7 @@ pub enum Integrity {
 pub enum ToolCallForm {
     /// A structured field: `tool_calls`, `tool_use`, MCP `tools/call`.
     Structured,
-    /// JSON written in the message text (seed 002's `{"tool_calls":[...]}`, fenced or bare).
+    /// JSON written in the message text (a small model's `{"tool_calls":[...]}`, fenced or bare).
     TextJson,
     /// Qwen/Hermes `<tool_call>{...}</tool_call>` tags in the message text.
     TextTag,

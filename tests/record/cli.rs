@@ -191,3 +191,36 @@ fn the_proxy_prints_its_route_table_records_and_stops_on_sigint() {
     // The proxy grouped the hop into a trace before it stopped.
     assert!(hops[0]["trace_id"].as_str().is_some(), "{hops}");
 }
+
+#[test]
+fn completions_cover_every_subcommand_and_load_in_bash() {
+    for shell in ["bash", "zsh", "fish"] {
+        let output = cargo_bin_cmd!("tracer")
+            .args(["completions", shell])
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{shell}");
+        let script = String::from_utf8(output.stdout).unwrap();
+        for subcommand in ["proxy", "serve-replay", "completions", "replay", "wrap"] {
+            assert!(script.contains(subcommand), "{shell} lacks {subcommand}");
+        }
+    }
+    // bash itself takes the script and registers the completion function.
+    let loaded = Command::new("bash")
+        .args([
+            "-c",
+            &format!(
+                "source <({} completions bash) && complete -p tracer",
+                env!("CARGO_BIN_EXE_tracer")
+            ),
+        ])
+        .output()
+        .unwrap();
+    assert!(loaded.status.success());
+    assert!(String::from_utf8_lossy(&loaded.stdout).contains("-F _tracer tracer"));
+    // An unknown shell is a usage error.
+    cargo_bin_cmd!("tracer")
+        .args(["completions", "tcsh"])
+        .assert()
+        .code(2);
+}

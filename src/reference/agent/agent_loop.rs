@@ -1,4 +1,4 @@
-//! The agent loop (the article's, with seed 004's end): tools/list on every server, then model
+//! The agent loop: tools/list on every server, then model
 //! call → tool calls → results appended → model again with the whole history, until the model
 //! answers without tools; after `max_steps` rounds, one last call without tools. Tool errors,
 //! protocol errors, bad arguments and invented tools all go back to the model as tool messages.

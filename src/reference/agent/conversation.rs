@@ -94,7 +94,8 @@ const OPEN: &str = "<think>";
 const CLOSE: &str = "</think>";
 
 /// Splits a whole reply into (answer, thinking). Everything after the last `</think>` is the
-/// answer, even when the opening tag was swallowed (seed 004); an unclosed `<think>` holds
+/// answer, even when the opening tag was swallowed (reasoning models' chat templates often
+/// put `<think>` in the prompt, so the reply starts inside it); an unclosed `<think>` holds
 /// everything after it.
 pub fn split_thinking(content: &str) -> (String, Option<String>) {
     if let Some(at) = content.rfind(CLOSE) {

@@ -1,7 +1,7 @@
 //! The agent as an OpenAI-compatible model: `POST /v1/chat/completions` (whole, or SSE with the
 //! answer's tokens sent as the model produces them) and `GET /v1/models`, so any chat client can
 //! drive the loop. The answer ends with `Tools used: ...`. The client's system messages are
-//! dropped (the agent's own prompt applies, as in seed 004) and so are its tool messages.
+//! dropped (the agent's own system prompt applies) and so are its tool messages.
 
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};

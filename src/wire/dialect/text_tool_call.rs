@@ -1,5 +1,5 @@
 //! Tool calls a model wrote as text in `content`: Qwen/Hermes `<tool_call>` tags, or JSON such as
-//! seed 002's `{"tool_calls":[{"name":…,"parameters":{…}}]}` (bare or in a Markdown code fence).
+//! the `{"tool_calls":[{"name":…,"parameters":{…}}]}` (bare or in a Markdown code fence).
 
 use serde_json::Value;
 
