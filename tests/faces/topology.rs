@@ -140,3 +140,95 @@ async fn up_answers_the_curl_it_prints_and_stops_cleanly() {
             .all(|h| h.trace_id.as_deref() == Some(traces[0].id.as_str()))
     );
 }
+
+/// Starts `tracer up` on free ports with `extra` flags; returns the child and the agent URL.
+fn start_up(dir: &std::path::Path, extra: &[&str]) -> (std::process::Child, String) {
+    let ports: Vec<String> = (0..5).map(|_| free_port().to_string()).collect();
+    let child = Command::new(env!("CARGO_BIN_EXE_tracer"))
+        .args(["--db", dir.join("t.db").to_str().unwrap(), "up"])
+        .args(["--agent-port", &ports[0], "--mcp-port", &ports[1]])
+        .args([
+            "--model-port",
+            &ports[2],
+            "--agent-internal-port",
+            &ports[3],
+        ])
+        .args(["--mcp-internal-port", &ports[4]])
+        .args(["--notes", dir.join("notes.txt").to_str().unwrap()])
+        .args(extra)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    (child, format!("http://127.0.0.1:{}/agent", ports[0]))
+}
+
+/// Reads stdout until the line with the curl to try, so the topology is up.
+fn wait_for_curl(child: &mut std::process::Child) -> Vec<String> {
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut printed = Vec::new();
+    for line in lines.by_ref() {
+        let line = line.unwrap();
+        let done = line.trim_start().starts_with("curl ");
+        printed.push(line);
+        if done {
+            return printed;
+        }
+    }
+    panic!("tracer up ended before printing a curl: {printed:?}");
+}
+
+fn stop_up(child: std::process::Child) -> String {
+    Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert!(output.status.success(), "{output:?}");
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn up_recorded_answers_the_articles_request_with_no_model_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut child, url) = start_up(dir.path(), &["--recorded"]);
+    let printed = wait_for_curl(&mut child).join("\n");
+    assert!(printed.contains("the recorded buy-milk model"), "{printed}");
+    let client = hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
+        .build_http::<Full<bytes::Bytes>>();
+    let request = hyper::Request::post(url.as_str())
+        .header("content-type", "application/json")
+        .body(Full::new(bytes::Bytes::from_static(
+            br#"{"message":"Add buy milk to my notes"}"#,
+        )))
+        .unwrap();
+    let response = tokio::time::timeout(Duration::from_secs(30), client.request(request))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    let body = response.into_body().collect().await.unwrap().to_bytes();
+    let reply: serde_json::Value = serde_json::from_slice(&body).unwrap();
+    assert!(reply["reply"].as_str().unwrap().contains("milk"), "{reply}");
+    let notes = std::fs::read_to_string(dir.path().join("notes.txt")).unwrap();
+    assert!(notes.contains("buy milk"), "{notes:?}");
+    let stderr = stop_up(child);
+    assert!(!stderr.contains("warning"), "{stderr}");
+}
+
+#[test]
+fn up_says_when_no_model_server_answers_and_what_to_do() {
+    let dir = tempfile::tempdir().unwrap();
+    let nobody = format!("http://127.0.0.1:{}", free_port());
+    let (mut child, _) = start_up(dir.path(), &["--ollama", &nobody]);
+    wait_for_curl(&mut child);
+    let stderr = stop_up(child);
+    assert!(
+        stderr.contains(&format!(
+            "tracer up: warning: no model server with qwen2.5:7b answers at {nobody}"
+        )),
+        "{stderr}"
+    );
+    assert!(stderr.contains("`ollama pull qwen2.5:7b`"), "{stderr}");
+    assert!(stderr.contains("tracer up --recorded"), "{stderr}");
+}
