@@ -9,9 +9,9 @@ use serde::Serialize;
 use super::LsArgs;
 use crate::store::traces::TraceRow;
 use crate::store::{HOPS_NOT_WRITTEN, HopSummary, Store};
-use crate::trace::correlate::group_new_hops;
+use crate::trace::correlate::{group_new_hops, recorded_hops};
 use crate::trace::explain::{human_duration, shorten};
-use crate::trace::{RecordedHop, summarize};
+use crate::trace::summarize;
 
 /// One trace in a listing.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -65,12 +65,7 @@ pub async fn list_traces(store: &Store, limit: i64) -> anyhow::Result<Vec<TraceL
     let rows: Vec<TraceRow> = store.traces().await?;
     let mut out = Vec::new();
     for row in rows.into_iter().take(usize::try_from(limit).unwrap_or(0)) {
-        let hops: Vec<RecordedHop> = store
-            .trace_hops(&row.id)
-            .await?
-            .into_iter()
-            .map(RecordedHop::from)
-            .collect();
+        let hops = recorded_hops(store, &row.id).await?;
         let summary = summarize(&hops);
         out.push(TraceListing {
             title: row.title.or(summary.title),

@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use super::ShowArgs;
 use super::ls::clock_time;
 use crate::export::hop_log::{HopLog, MessageEntry};
+use crate::replay::plain::wrap;
 use crate::store::Store;
 use crate::trace::correlate::group_new_hops;
 use crate::trace::explain::{human_duration, plural};
@@ -89,35 +90,4 @@ fn message_line(log: &HopLog, message: &MessageEntry, origin: i64) -> String {
         "{:>3} {} {} → {}  {}  {}  ({timing})",
         message.number, message.direction, message.from, message.to, head, message.summary
     )
-}
-
-/// Splits text into lines of at most `width` characters at spaces (a longer word stays whole).
-fn wrap(text: &str, width: usize) -> Vec<String> {
-    let mut lines = Vec::new();
-    let mut line = String::new();
-    for word in text.split_whitespace() {
-        if !line.is_empty() && line.chars().count() + 1 + word.chars().count() > width {
-            lines.push(std::mem::take(&mut line));
-        }
-        if !line.is_empty() {
-            line.push(' ');
-        }
-        line.push_str(word);
-    }
-    if !line.is_empty() {
-        lines.push(line);
-    }
-    lines
-}
-
-#[cfg(test)]
-mod tests {
-    use super::wrap;
-
-    #[test]
-    fn wraps_at_spaces_and_keeps_long_words() {
-        assert_eq!(wrap("aa bb cc", 5), ["aa bb", "cc"]);
-        assert_eq!(wrap("abcdefgh x", 4), ["abcdefgh", "x"]);
-        assert!(wrap("  ", 4).is_empty());
-    }
 }

@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::hop::{HopState, Role, Transport};
 use crate::store::{Store, StoreError};
+use crate::trace::correlate::load_trace;
 use crate::trace::{Direction, RecordedHop, explain_trace, summarize};
 
 pub use body::{Body, HeaderEntry};
@@ -146,13 +147,7 @@ impl HopLog {
         store: &Store,
         trace_id_or_prefix: &str,
     ) -> Result<HopLog, HopLogError> {
-        let row = store.trace(trace_id_or_prefix).await?;
-        let hops: Vec<RecordedHop> = store
-            .trace_hops(&row.id)
-            .await?
-            .into_iter()
-            .map(RecordedHop::from)
-            .collect();
+        let (row, hops) = load_trace(store, trace_id_or_prefix).await?;
         let summary = summarize(&hops);
         let explained = explain_trace(&hops);
         let mut numbers = vec![0; hops.len()];

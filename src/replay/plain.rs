@@ -50,8 +50,8 @@ pub fn steps_text(trace: &LoadedTrace) -> String {
     out
 }
 
-/// Splits text into lines of at most `width` characters at spaces.
-fn wrap(text: &str, width: usize) -> Vec<String> {
+/// Splits text into lines of at most `width` characters at spaces (a longer word stays whole).
+pub fn wrap(text: &str, width: usize) -> Vec<String> {
     let mut lines = Vec::new();
     let mut line = String::new();
     for word in text.split_whitespace() {
@@ -67,4 +67,16 @@ fn wrap(text: &str, width: usize) -> Vec<String> {
         lines.push(line);
     }
     lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::wrap;
+
+    #[test]
+    fn wraps_at_spaces_and_keeps_long_words() {
+        assert_eq!(wrap("aa bb cc", 5), ["aa bb", "cc"]);
+        assert_eq!(wrap("abcdefgh x", 4), ["abcdefgh", "x"]);
+        assert!(wrap("  ", 4).is_empty());
+    }
 }

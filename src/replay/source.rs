@@ -6,6 +6,7 @@ use std::path::Path;
 use crate::export::hop_log::{HopLog, HopLogError};
 use crate::store::{Store, StoreError};
 use crate::trace::RecordedHop;
+use crate::trace::correlate::load_trace;
 
 /// A trace ready to be shown: its id, title and hops.
 #[derive(Debug, Clone, PartialEq)]
@@ -37,13 +38,7 @@ pub fn is_file(what: &str) -> bool {
 
 /// Reads a trace (by id or unambiguous prefix) and its hops from an open store.
 pub async fn from_store(store: &Store, id_or_prefix: &str) -> Result<LoadedTrace, SourceError> {
-    let row = store.trace(id_or_prefix).await?;
-    let hops: Vec<RecordedHop> = store
-        .trace_hops(&row.id)
-        .await?
-        .into_iter()
-        .map(RecordedHop::from)
-        .collect();
+    let (row, hops) = load_trace(store, id_or_prefix).await?;
     if hops.is_empty() {
         return Err(SourceError::Empty(row.id));
     }

@@ -10,7 +10,7 @@ use super::group::{GroupOptions, Grouper, TraceKind};
 use super::{RecordedHop, TraceInput};
 use crate::hop::{HopState, Role};
 use crate::store::hops::StoredHop;
-use crate::store::traces::TraceWrite;
+use crate::store::traces::{TraceRow, TraceWrite};
 use crate::store::{Result, Store};
 
 /// Who the `traces` rows this driver writes are `created_by`.
@@ -70,6 +70,19 @@ pub async fn group_until(
             }
         }
     }
+}
+
+/// The hops of one stored trace, in start order, as the trace code reads them.
+pub async fn recorded_hops(store: &Store, trace_id: &str) -> Result<Vec<RecordedHop>> {
+    let hops = store.trace_hops(trace_id).await?;
+    Ok(hops.into_iter().map(RecordedHop::from).collect())
+}
+
+/// A trace by its id or an unambiguous prefix, with its hops.
+pub async fn load_trace(store: &Store, id_or_prefix: &str) -> Result<(TraceRow, Vec<RecordedHop>)> {
+    let row = store.trace(id_or_prefix).await?;
+    let hops = recorded_hops(store, &row.id).await?;
+    Ok((row, hops))
 }
 
 /// Groups the hops that have no trace yet: the one pass every running part of tracer starts

@@ -10,8 +10,7 @@ use super::action::{Action, Effect, PollToken};
 use super::facts::TraceFacts;
 use crate::replay::source;
 use crate::store::Store;
-use crate::trace::RecordedHop;
-use crate::trace::correlate::group_new_hops;
+use crate::trace::correlate::{group_new_hops, recorded_hops};
 
 /// How many of the newest traces the first poll sends ahead of the whole list.
 const FIRST_SCREEN: i64 = 200;
@@ -89,12 +88,8 @@ async fn run(
         Effect::LoadFacts(ids) => {
             let mut facts = Vec::with_capacity(ids.len());
             for id in ids {
-                match store.trace_hops(&id).await {
-                    Ok(hops) => {
-                        let hops: Vec<RecordedHop> =
-                            hops.into_iter().map(RecordedHop::from).collect();
-                        facts.push((id, TraceFacts::of(&hops)));
-                    }
+                match recorded_hops(store, &id).await {
+                    Ok(hops) => facts.push((id, TraceFacts::of(&hops))),
                     Err(error) => return failed("reading a trace", &error),
                 }
             }
