@@ -107,16 +107,26 @@ pub fn summarize(a: &RunView, b: &RunView, same_tool_calls: bool) -> String {
     }
     if a.steps.len() != b.steps.len() {
         parts.push(format!(
-            "A took {}, B {}",
+            "{} in A, {} in B",
             plural(a.steps.len(), "step"),
             b.steps.len()
         ));
     }
     let errors = (a.tool_errors().len(), b.tool_errors().len());
-    if errors.0 != errors.1 {
-        parts.push(format!("tool errors: A {}, B {}", errors.0, errors.1));
-    } else if same_tool_calls && results(a) != results(b) {
-        parts.push("a tool result differs".to_string());
+    match errors {
+        (x, y) if x == y => {
+            if same_tool_calls && results(a) != results(b) {
+                parts.push("a tool result differs".to_string());
+            }
+        }
+        (0, y) => parts.push(format!("B got {}", plural(y, "tool error"))),
+        (x, 0) => parts.push(format!("A got {}", plural(x, "tool error"))),
+        (x, y) => parts.push(format!("tool errors: {x} in A, {y} in B")),
+    }
+    match (a.step_limit_reached, b.step_limit_reached) {
+        (false, true) => parts.push("B hit the step limit".to_string()),
+        (true, false) => parts.push("A hit the step limit".to_string()),
+        _ => {}
     }
     match (&a.agent_error, &b.agent_error) {
         (None, Some(_)) => parts.push("B failed".to_string()),

@@ -229,18 +229,6 @@ pub fn changes(a: &EvalOutcome, b: &EvalOutcome) -> Vec<Change> {
     out
 }
 
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn utc_time_reads_the_calendar() {
-        assert_eq!(super::utc_time(0), "1970-01-01 00:00");
-        assert_eq!(
-            super::utc_time(1_796_042_849_000_000_000),
-            "2026-11-30 12:47"
-        );
-    }
-}
-
 fn verdict(passed: Option<bool>) -> &'static str {
     match passed {
         Some(true) => "pass",
@@ -249,25 +237,47 @@ fn verdict(passed: Option<bool>) -> &'static str {
     }
 }
 
-/// `tracer eval --compare A B` as text: the questions that changed first, then both totals.
+/// `tracer eval --compare A B` as text: what changed and what still fails (questions that pass
+/// in both are counted, not listed), then both totals.
 pub fn render_compare(a: &EvalOutcome, b: &EvalOutcome) -> String {
-    let mut all = changes(a, b);
-    all.sort_by_key(|c| c.word() == "same");
-    let rows: Vec<Vec<String>> = all
+    let all = changes(a, b);
+    let count = |word: &str| all.iter().filter(|c| c.word() == word).count();
+    let passing = all
         .iter()
-        .map(|c| {
-            vec![
-                c.id.clone(),
-                verdict(c.a).to_string(),
-                verdict(c.b).to_string(),
-                c.word().to_string(),
-            ]
-        })
+        .filter(|c| c.a == Some(true) && c.b == Some(true))
+        .count();
+    let mut shown: Vec<&Change> = all
+        .iter()
+        .filter(|c| !(c.a == Some(true) && c.b == Some(true)))
         .collect();
-    let fixed = all.iter().filter(|c| c.word() == "fixed").count();
-    let broken = all.iter().filter(|c| c.word() == "broken").count();
-    let mut out = format!("{fixed} fixed, {broken} broken\n\n");
-    out.push_str(&table(&["QUESTION", "A", "B", "CHANGE"], &rows));
+    shown.sort_by_key(|c| c.word() == "same");
+    let mut out = format!(
+        "{} fixed, {} broken, {} still failing, {passing} passing in both\n",
+        count("fixed"),
+        count("broken"),
+        all.iter()
+            .filter(|c| c.a == Some(false) && c.b == Some(false))
+            .count()
+    );
+    if !shown.is_empty() {
+        let rows: Vec<Vec<String>> = shown
+            .iter()
+            .map(|c| {
+                let word = match c.word() {
+                    "same" => "still failing",
+                    other => other,
+                };
+                vec![
+                    c.id.clone(),
+                    verdict(c.a).to_string(),
+                    verdict(c.b).to_string(),
+                    word.to_string(),
+                ]
+            })
+            .collect();
+        out.push('\n');
+        out.push_str(&table(&["QUESTION", "A", "B", "CHANGE"], &rows));
+    }
     out.push_str(&format!("\nA: {}\nB: {}\n", total_line(a), total_line(b)));
     out
 }
@@ -281,4 +291,16 @@ pub fn compare_json(a: &EvalOutcome, b: &EvalOutcome) -> Value {
             "id": c.id, "a": c.a, "b": c.b, "change": c.word(),
         })).collect::<Vec<_>>(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn utc_time_reads_the_calendar() {
+        assert_eq!(super::utc_time(0), "1970-01-01 00:00");
+        assert_eq!(
+            super::utc_time(1_796_042_849_000_000_000),
+            "2026-11-30 12:47"
+        );
+    }
 }

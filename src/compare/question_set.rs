@@ -191,6 +191,27 @@ reply_contains = "milk"
     }
 
     #[test]
+    fn the_shipped_notes_set_covers_every_tool_and_the_traps() {
+        let text = include_str!("../../examples/evals/notes.toml");
+        let set = parse("examples/evals/notes.toml", text).unwrap();
+        assert!(set.len() >= 20, "{} questions", set.len());
+        for tool in ["read", "write", "append", "update", "clear"] {
+            let expected = set
+                .iter()
+                .flat_map(|q| q.calls.iter().flatten())
+                .any(|c| c.tool == tool);
+            assert!(expected, "no question expects {tool}");
+        }
+        for trap in [
+            "write-down-trap",
+            "update-missing-trap",
+            "forget-everything",
+        ] {
+            assert!(set.iter().any(|q| q.id == trap), "{trap}");
+        }
+    }
+
+    #[test]
     fn mistakes_are_named() {
         let twice = "[[question]]\nid='a'\nask='x'\n[[question]]\nid='a'\nask='y'\n";
         assert!(

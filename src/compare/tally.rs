@@ -30,7 +30,7 @@ pub fn tally(runs: &[Vec<Call>]) -> Vec<TallyRow> {
             bump(&mut rows, Some(call.name.clone()), call.arguments.clone());
         }
     }
-    rows.sort_by(|a, b| b.runs.cmp(&a.runs));
+    rows.sort_by_key(|row| std::cmp::Reverse(row.runs));
     rows
 }
 

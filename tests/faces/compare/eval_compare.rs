@@ -76,7 +76,11 @@ async fn two_runs_compare_question_by_question() {
     assert_eq!(second.status.code(), Some(0), "{second:?}");
 
     let text = stdout(&system.tracer(&["eval", "--compare", "1", "2"]).await);
-    assert!(text.starts_with("1 fixed, 1 broken"), "{text}");
+    assert!(
+        text.starts_with("1 fixed, 1 broken, 0 still failing, 0 passing in both"),
+        "{text}"
+    );
+    assert!(text.contains("add-milk  pass  fail  broken"), "{text}");
     assert!(text.contains("A: 1/2 passed (run 1 \"before\")"), "{text}");
     assert!(text.contains("B: 1/2 passed (run 2 \"after\")"), "{text}");
     let doc = json(
