@@ -130,8 +130,10 @@ async fn run_with(
         eprintln!("tracer: {passed} passed, fewer than --min-pass {min}");
         return Ok(ExitCode::from(1));
     }
-    if outcome.state != "complete" {
-        return Ok(ExitCode::from(130));
+    match (outcome.state.as_str(), stop.raised()) {
+        ("complete", _) => {}
+        (_, true) => return Ok(ExitCode::from(130)),
+        (_, false) => return Ok(ExitCode::FAILURE),
     }
     Ok(ExitCode::SUCCESS)
 }

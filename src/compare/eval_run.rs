@@ -139,10 +139,14 @@ pub async fn run_eval(
         .await?;
     let mut progress = Progress::new(questions.len() * settings.runs as usize, "passed");
     let mut results = Vec::new();
+    let mut any_trace = false;
     'questions: for question in questions {
         let mut attempts = Vec::new();
         for attempt in 1..=settings.runs {
             if stop.raised() {
+                if !attempts.is_empty() {
+                    results.push(QuestionResult::new(question.id.clone(), attempts));
+                }
                 break 'questions;
             }
             let label = if settings.runs > 1 {
@@ -171,7 +175,21 @@ pub async fn run_eval(
                     judged_unix_ns: now_unix_ns(),
                 })
                 .await?;
+            let unrecorded =
+                judged.trace.is_none() && judged.reasons.iter().any(|r| r.reason == "no_trace");
+            any_trace |= judged.trace.is_some();
             attempts.push(judged);
+            if unrecorded && !any_trace {
+                // Every other question would wait for a trace that is not coming either.
+                progress.end();
+                eprintln!(
+                    "tracer: stopping: nothing was recorded for the first question; --agent must be \
+                     a tracer proxy's agent route that records to {}",
+                    store.path().display()
+                );
+                results.push(QuestionResult::new(question.id.clone(), attempts));
+                break 'questions;
+            }
         }
         results.push(QuestionResult::new(question.id.clone(), attempts));
     }

@@ -7,7 +7,8 @@ use super::question_set::{ExpectedCall, Question};
 use super::steps::{Call, RunView};
 use crate::trace::explain::shorten;
 
-/// Why an answer failed. `reason` is one of the names in [`REASONS`].
+/// Why an answer failed: `reason` is `agent_error`, `no_trace`, `step_limit`, `no_tool_call`,
+/// `wrong_tool`, `wrong_args`, `extra_call`, `forbidden_tool`, `tool_error` or `reply_mismatch`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Reason {
     pub reason: String,
@@ -21,20 +22,6 @@ pub struct Reason {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub got: Option<String>,
 }
-
-/// Every reason, in the order they are reported.
-pub const REASONS: [&str; 10] = [
-    "agent_error",
-    "step_limit",
-    "no_tool_call",
-    "wrong_tool",
-    "wrong_args",
-    "extra_call",
-    "forbidden_tool",
-    "tool_error",
-    "reply_mismatch",
-    "no_trace",
-];
 
 impl Reason {
     pub fn new(reason: &str, message: impl Into<String>) -> Self {
@@ -239,4 +226,117 @@ fn args_mismatch(want: &ExpectedCall, call: &Call) -> Option<Reason> {
         return Some(reason);
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compare::question_set::parse;
+    use crate::compare::steps::{Step, StepCall};
+    use serde_json::json;
+
+    fn run(calls: &[(&str, Value)]) -> RunView {
+        let step = Step {
+            hop_id: "h".into(),
+            model: None,
+            messages: 2,
+            tools_offered: 5,
+            calls: calls
+                .iter()
+                .map(|(name, arguments)| StepCall {
+                    call: Call {
+                        name: name.to_string(),
+                        arguments: arguments.clone(),
+                    },
+                    outcome: None,
+                })
+                .collect(),
+            content: String::new(),
+            model_ns: None,
+            tool_ns: 0,
+            input_tokens: None,
+            output_tokens: None,
+            error: None,
+        };
+        RunView {
+            trace: "t".into(),
+            title: None,
+            steps: vec![step],
+            reply: Some("Done: buy milk".into()),
+            agent_error: None,
+            step_limit_reached: false,
+            total_ns: None,
+        }
+    }
+
+    fn question(toml: &str) -> Question {
+        let text = format!("[[question]]\nid = \"q\"\nask = \"x\"\n{toml}");
+        parse("t", &text).unwrap().remove(0)
+    }
+
+    fn reasons(q: &Question, r: &RunView) -> Vec<String> {
+        judge(q, r).into_iter().map(|r| r.reason).collect()
+    }
+
+    #[test]
+    fn exact_order_wants_the_calls_in_that_order() {
+        let q = question("order = \"exact\"\ncalls = [{ tool = \"read\" }, { tool = \"append\" }]");
+        let in_order = run(&[("read", json!({})), ("append", json!({"content": "a"}))]);
+        assert!(judge(&q, &in_order).is_empty());
+        let reversed = run(&[("append", json!({"content": "a"})), ("read", json!({}))]);
+        let found = judge(&q, &reversed);
+        assert_eq!(found[0].reason, "wrong_tool", "{found:?}");
+        assert!(found[0].message.contains("as call 2"), "{found:?}");
+        let any = question("calls = [{ tool = \"read\" }, { tool = \"append\" }]");
+        assert!(judge(&any, &reversed).is_empty());
+    }
+
+    #[test]
+    fn allowed_forbidden_and_extra_calls() {
+        let q =
+            question("calls = [{ tool = \"update\" }]\nallow = [\"read\"]\nforbid = [\"write\"]");
+        assert!(judge(&q, &run(&[("read", json!({})), ("update", json!({}))])).is_empty());
+        let wrote = run(&[("update", json!({})), ("write", json!({"content": ""}))]);
+        assert_eq!(
+            reasons(&q, &wrote),
+            ["forbidden_tool"],
+            "a forbidden call is not also extra"
+        );
+        let cleared = run(&[("update", json!({})), ("clear", json!({}))]);
+        assert_eq!(reasons(&q, &cleared), ["extra_call"]);
+        let none = question("calls = []");
+        assert_eq!(reasons(&none, &run(&[("read", json!({}))])), ["extra_call"]);
+        let unjudged = question("reply_contains = \"milk\"");
+        assert!(judge(&unjudged, &run(&[("read", json!({}))])).is_empty());
+    }
+
+    #[test]
+    fn wrong_args_names_the_argument_and_absent_means_not_given() {
+        let q = question(
+            "calls = [{ tool = \"append\", args = { content = \"buy milk\", where = { absent = true } } }]",
+        );
+        assert!(judge(&q, &run(&[("append", json!({"content": " Buy Milk"}))])).is_empty());
+        let found = judge(
+            &q,
+            &run(&[("append", json!({"content": "x", "where": "top"}))]),
+        );
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].argument.as_deref(), Some("content"));
+        assert_eq!(found[0].got.as_deref(), Some("\"x\""));
+        let found = judge(
+            &q,
+            &run(&[("append", json!({"content": "buy milk", "where": "top"}))]),
+        );
+        assert_eq!(found[0].argument.as_deref(), Some("where"));
+        assert_eq!(found[0].expected.as_deref(), Some("absent"));
+    }
+
+    #[test]
+    fn an_agent_error_is_not_also_blamed_on_missing_calls() {
+        let q = question("calls = [{ tool = \"append\" }]\nreply_contains = \"milk\"");
+        let mut failed = run(&[]);
+        failed.agent_error = Some("HTTP 502".into());
+        assert_eq!(reasons(&q, &failed), ["agent_error"]);
+        assert_eq!(reasons(&q, &run(&[])), ["no_tool_call"]);
+    }
 }

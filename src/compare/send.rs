@@ -19,6 +19,9 @@ use crate::wire::trace_context::TraceParent;
 pub const MAX_ANSWER: usize = 32 * 1024 * 1024;
 /// How long to wait, after the answer, for the proxy to have recorded and grouped the trace.
 pub const RECORD_WAIT: Duration = Duration::from_secs(30);
+/// A trace not even begun this long after the answer is not coming (the agent hop is recorded
+/// from the moment its request arrives, so its trace exists well before the answer).
+const APPEAR_WAIT: Duration = Duration::from_secs(5);
 const POLL: Duration = Duration::from_millis(100);
 
 /// An HTTP answer.
@@ -139,10 +142,13 @@ pub async fn wait_for_trace(
     id: &str,
     wait: Duration,
 ) -> Result<Option<LoadedTrace>, SourceError> {
-    let deadline = tokio::time::Instant::now() + wait;
+    let mut seen = false;
+    let started = tokio::time::Instant::now();
+    let deadline = started + wait;
     loop {
         match source::from_store(store, id).await {
             Ok(trace) => {
+                seen = true;
                 if let Some(answered) = answered_at(&trace) {
                     let ungrouped = store.earliest_unassigned_start().await?;
                     if ungrouped.is_none_or(|start| start > answered) {
@@ -153,7 +159,8 @@ pub async fn wait_for_trace(
             Err(SourceError::Store(StoreError::NotFound(_)) | SourceError::Empty(_)) => {}
             Err(other) => return Err(other),
         }
-        if tokio::time::Instant::now() >= deadline {
+        let now = tokio::time::Instant::now();
+        if now >= deadline || (!seen && now >= started + APPEAR_WAIT.min(wait)) {
             return Ok(None);
         }
         tokio::time::sleep(POLL).await;

@@ -15,7 +15,8 @@ use hyper_util::rt::TokioIo;
 use serde_json::{Value, json};
 use tokio::net::TcpListener;
 
-async fn serve(answer: fn(&Value) -> Value) -> SocketAddr {
+/// Serves `answer` (JSON in, JSON out) on 127.0.0.1:0.
+pub async fn serve(answer: fn(&Value) -> Value) -> SocketAddr {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(async move {

@@ -235,3 +235,85 @@ async fn ctrl_c_stops_after_the_question_in_flight_and_keeps_a_partial_run() {
     );
     assert!(stderr.contains("[1/10] pass: FAIL agent_error"), "{stderr}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_openai_face_of_the_agent_is_judged_from_the_same_wire() {
+    let replies = vec![
+        Reply::call("append", json!({"content": "buy milk"})),
+        Reply::text("I added buy milk."),
+        Reply::call("write", json!({"content": "buy milk"})),
+        Reply::text("I added buy milk."),
+    ];
+    let model = ScriptedModel::start(Dialect::Ollama, replies).await;
+    let system = System::start(Setup {
+        model: model.base_url.clone(),
+        mcp: None,
+        max_steps: 5,
+    });
+    let set = system.dir.path().join("set.toml");
+    let first_question = QUESTIONS
+        .split("\n[[question]]\nid = \"wrong-tool\"")
+        .next()
+        .unwrap();
+    std::fs::write(&set, first_question).unwrap();
+    let out = system
+        .tracer(&[
+            "eval",
+            set.to_str().unwrap(),
+            "--agent",
+            &system.agent,
+            "--agent-api",
+            "openai",
+            "--runs",
+            "2",
+            "--json",
+        ])
+        .await;
+    assert!(out.status.success(), "{out:?}");
+    let doc = json(&out);
+    assert_eq!(
+        (doc["passed"].clone(), doc["total"].clone()),
+        (json!(0), json!(1))
+    );
+    let runs = &doc["questions"][0]["runs"];
+    assert_eq!(runs[0]["pass"], true, "{doc}");
+    assert_eq!(runs[1]["reasons"][0]["reason"], "wrong_tool", "{doc}");
+    assert_eq!(runs[1]["reasons"][1]["reason"], "forbidden_tool", "{doc}");
+    let text = stdout(&system.tracer(&["eval", "--list"]).await);
+    assert!(text.contains("0/1") && text.contains("complete"), "{text}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_agent_not_behind_the_proxy_stops_the_run_with_what_to_fix() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("t.db");
+    let agent = super::doubles::serve(|_| json!({"reply": "Added buy milk."})).await;
+    let set = dir.path().join("set.toml");
+    std::fs::write(&set, QUESTIONS).unwrap();
+    let out = super::system::tracer_in(
+        &db,
+        &[
+            "eval",
+            set.to_str().unwrap(),
+            "--agent",
+            &format!("http://{agent}"),
+            "--json",
+        ],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let doc = json(&out);
+    assert_eq!(doc["state"], "partial");
+    assert_eq!(doc["questions"].as_array().unwrap().len(), 1, "{doc}");
+    let reason = first_reason(&doc, "pass");
+    assert_eq!(reason["reason"], "no_trace");
+    assert!(
+        reason["message"].as_str().unwrap().contains("proxy"),
+        "{reason}"
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("nothing was recorded for the first question"),
+        "{stderr}"
+    );
+}
