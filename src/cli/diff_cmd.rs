@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use clap::Args;
 
 use super::correlate_cmd::group_new_hops;
+use super::stdout_text::{emit, emit_json};
 use crate::compare::diff::Diff;
 use crate::compare::diff_text::render;
 use crate::compare::load::{is_file, load_run};
@@ -44,9 +45,9 @@ pub async fn run(db: &Path, args: DiffArgs) -> anyhow::Result<ExitCode> {
     let (a, b) = loaded?;
     let diff = Diff::new(a, b);
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&diff.to_json())?);
+        emit_json(&diff.to_json())?;
     } else {
-        print!("{}", render(&diff));
+        emit(&render(&diff))?;
     }
     Ok(ExitCode::SUCCESS)
 }

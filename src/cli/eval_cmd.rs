@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use clap::{Args, ValueEnum};
 
+use super::stdout_text::{emit, emit_json};
 use crate::compare::eval_report::{
     compare_json, list_json, load_outcome, render_compare, render_list, render_run,
 };
@@ -86,9 +87,9 @@ async fn run_with(
     if args.list {
         let runs = store.eval_runs().await?;
         if args.json {
-            println!("{}", serde_json::to_string_pretty(&list_json(&runs))?);
+            emit_json(&list_json(&runs))?;
         } else {
-            print!("{}", render_list(&runs));
+            emit(&render_list(&runs))?;
         }
         return Ok(ExitCode::SUCCESS);
     }
@@ -96,9 +97,9 @@ async fn run_with(
         let a = load_outcome(store, &store.eval_run(pair[0]).await?).await?;
         let b = load_outcome(store, &store.eval_run(pair[1]).await?).await?;
         if args.json {
-            println!("{}", serde_json::to_string_pretty(&compare_json(&a, &b))?);
+            emit_json(&compare_json(&a, &b))?;
         } else {
-            print!("{}", render_compare(&a, &b));
+            emit(&render_compare(&a, &b))?;
         }
         return Ok(ExitCode::SUCCESS);
     }
@@ -119,9 +120,9 @@ async fn run_with(
     let stop = StopFlag::listen("the question in flight");
     let outcome = run_eval(store, &questions, &settings, &stop).await?;
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&outcome.to_json())?);
+        emit_json(&outcome.to_json())?;
     } else {
-        print!("{}", render_run(&outcome));
+        emit(&render_run(&outcome))?;
     }
     let passed = outcome.passed();
     if let Some(min) = args.min_pass

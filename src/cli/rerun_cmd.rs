@@ -11,6 +11,7 @@ use serde_json::{Value, json};
 
 use super::correlate_cmd::group_new_hops;
 use super::eval_cmd::parse_seconds;
+use super::stdout_text::{emit, emit_json};
 use crate::compare::diff::Diff;
 use crate::compare::diff_text::render;
 use crate::compare::load::{is_file, view_of};
@@ -97,20 +98,18 @@ async fn run_with(store: &Store, args: &RerunArgs) -> anyhow::Result<ExitCode> {
             })?;
             let diff = Diff::new(view, new);
             if args.json {
-                println!("{}", serde_json::to_string_pretty(&diff.to_json())?);
+                emit_json(&diff.to_json())?;
             } else {
-                println!(
-                    "re-ran trace {} as trace {} (via {to})\n",
-                    original.trace_id, outcome.trace
-                );
-                print!("{}", render(&diff));
+                emit(&format!(
+                    "re-ran trace {} as trace {} (via {to})\n\n{}",
+                    original.trace_id,
+                    outcome.trace,
+                    render(&diff)
+                ))?;
             }
         }
-        _ if args.json => println!(
-            "{}",
-            serde_json::to_string_pretty(&runs_json(&view, &to, &outcomes))?
-        ),
-        _ => print!("{}", render_runs(&view, &to, &outcomes)),
+        _ if args.json => emit_json(&runs_json(&view, &to, &outcomes))?,
+        _ => emit(&render_runs(&view, &to, &outcomes))?,
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -161,31 +160,32 @@ async fn rerun_one_step(
             "tally": rows,
             "total": answered,
         });
-        println!("{}", serde_json::to_string_pretty(&doc)?);
+        emit_json(&doc)?;
         return Ok(ExitCode::SUCCESS);
     }
     let recorded: Vec<String> = request.recorded.iter().map(|c| c.display()).collect();
-    println!(
-        "step {step} of trace {} re-sent {} to {url} (model {model})",
+    let mut text = format!(
+        "step {step} of trace {} re-sent {} to {url} (model {model})\n",
         original.trace_id,
         crate::trace::explain::plural(answers.len(), "time")
     );
     if let Some(mcp) = &args.tools_from {
-        println!("tools from {mcp}: {}", tool_names.join(", "));
+        text.push_str(&format!("tools from {mcp}: {}\n", tool_names.join(", ")));
     }
-    println!(
-        "recorded: {}\n",
+    text.push_str(&format!(
+        "recorded: {}\n\n",
         if recorded.is_empty() {
             "(no tool call)".to_string()
         } else {
             recorded.join(", ")
         }
-    );
-    print!("{}", tally::render(&rows, answered));
+    ));
+    text.push_str(&tally::render(&rows, answered));
     for (index, answer) in answers.iter().enumerate() {
         if let Some(error) = &answer.error {
-            println!("run {} failed: {error}", index + 1);
+            text.push_str(&format!("run {} failed: {error}\n", index + 1));
         }
     }
+    emit(&text)?;
     Ok(ExitCode::SUCCESS)
 }
