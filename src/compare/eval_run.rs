@@ -139,7 +139,7 @@ pub async fn run_eval(
         .await?;
     let mut progress = Progress::new(questions.len() * settings.runs as usize, "passed");
     let mut results = Vec::new();
-    let mut any_trace = false;
+    let (mut any_trace, mut nothing_recorded) = (false, false);
     'questions: for question in questions {
         let mut attempts = Vec::new();
         for attempt in 1..=settings.runs {
@@ -181,12 +181,7 @@ pub async fn run_eval(
             attempts.push(judged);
             if unrecorded && !any_trace {
                 // Every other question would wait for a trace that is not coming either.
-                progress.end();
-                eprintln!(
-                    "tracer: stopping: nothing was recorded for the first question; --agent must be \
-                     a tracer proxy's agent route that records to {}",
-                    store.path().display()
-                );
+                nothing_recorded = true;
                 results.push(QuestionResult::new(question.id.clone(), attempts));
                 break 'questions;
             }
@@ -194,6 +189,13 @@ pub async fn run_eval(
         results.push(QuestionResult::new(question.id.clone(), attempts));
     }
     progress.end();
+    if nothing_recorded {
+        eprintln!(
+            "tracer: stopping: nothing was recorded for the first question; --agent must be a \
+             tracer proxy's agent route that records to {}",
+            store.path().display()
+        );
+    }
     let complete = results.len() == questions.len()
         && results
             .iter()
