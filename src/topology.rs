@@ -46,8 +46,6 @@ pub struct Topology {
     services: Vec<JoinHandle<()>>,
     grouping: JoinHandle<()>,
     store: Store,
-    /// The `proxy_routes` rows this topology wrote, retired when it stops.
-    announced: Vec<i64>,
 }
 
 /// How often hops are grouped into traces while the topology runs.
@@ -84,7 +82,6 @@ impl Topology {
         ];
         let proxy = Proxy::bind(routes, ProxySettings::default()).await?;
         let routes = proxy.routes();
-        let announced = crate::proxy::announce::announce_routes(&store, &routes).await;
         let (stop, stopped) = watch::channel(false);
         let until_stopped = |mut rx: watch::Receiver<bool>| async move {
             let _ = rx.changed().await;
@@ -136,7 +133,6 @@ impl Topology {
             services: vec![notes, agent],
             grouping,
             store,
-            announced,
         })
     }
 
@@ -148,7 +144,6 @@ impl Topology {
     /// Stops every part, waits for in-flight hops, writes them and groups them.
     pub async fn stop(self) -> anyhow::Result<WriterReport> {
         let _ = self.stop.send(true);
-        crate::proxy::announce::retire_routes(&self.store, &self.announced).await;
         self.proxy.await.context("stopping the proxy")?;
         let report = self.writer.await.context("flushing the record")?;
         let _ = self.grouping.await;
