@@ -6,7 +6,6 @@ use std::process::ExitCode;
 
 use super::UpArgs;
 use super::proxy_cmd::route_table;
-use crate::proxy::announce::{announce_routes, retire_routes};
 use crate::reference::agent::config::ollama_base_url;
 use crate::store::Store;
 use crate::topology::{Topology, TopologySpec};
@@ -30,7 +29,7 @@ pub async fn run(db: &Path, args: UpArgs) -> anyhow::Result<ExitCode> {
     };
     let store = Store::open(db).await?;
     let topology = Topology::start(spec, store.clone()).await?;
-    let announced = announce_routes(&store, &topology.routes).await;
+    let announced = crate::proxy::announce::announce_routes(&store, &topology.routes).await;
     println!("tracer up: recording to {}", db.display());
     print!("{}", route_table(&topology.routes));
     println!(
@@ -52,7 +51,7 @@ pub async fn run(db: &Path, args: UpArgs) -> anyhow::Result<ExitCode> {
     let report = topology
         .run_until(crate::stop_signal::stop_requested("tracer up"))
         .await?;
-    retire_routes(&store, &announced).await;
+    crate::proxy::announce::retire_routes(&store, &announced).await;
     store.close().await;
     eprintln!(
         "tracer up: stopped; {} hops written, {} not written",
