@@ -155,7 +155,15 @@ pub async fn run_eval(
                 question.id.clone()
             };
             progress.start(&label);
-            let judged = ask_and_judge(store, question, settings).await?;
+            let judged = tokio::select! {
+                judged = ask_and_judge(store, question, settings) => judged?,
+                () = stop.abandoned() => {
+                    if !attempts.is_empty() {
+                        results.push(QuestionResult::new(question.id.clone(), attempts));
+                    }
+                    break 'questions;
+                }
+            };
             let verdict = match judged.reasons.first() {
                 None => "pass".to_string(),
                 Some(first) => format!("FAIL {}", first.reason),

@@ -5,6 +5,8 @@ use std::io::{IsTerminal, Write};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use tokio::sync::watch;
+
 use crate::stop_signal::StopSignals;
 
 /// Bar width in characters.
@@ -78,25 +80,44 @@ impl Progress {
     }
 }
 
-/// Raised by the first stop signal (Ctrl-C, SIGTERM, SIGHUP) while a run goes on.
+/// Raised by the first stop signal (Ctrl-C, SIGTERM, SIGHUP): the run ends after the item in
+/// flight. A second signal abandons that item too.
 #[derive(Clone)]
-pub struct StopFlag(Arc<AtomicBool>);
+pub struct StopFlag {
+    raised: Arc<AtomicBool>,
+    abandon: watch::Receiver<bool>,
+}
 
 impl StopFlag {
     /// Starts listening now; `what` names what finishes first (`the question in flight`).
     pub fn listen(what: &'static str) -> Self {
         let flag = Arc::new(AtomicBool::new(false));
+        let (abandon_tx, abandon) = watch::channel(false);
         let raised = flag.clone();
         let mut signals = StopSignals::listen();
         tokio::spawn(async move {
             let (_, name) = signals.next().await;
             raised.store(true, Ordering::SeqCst);
-            eprintln!("\ntracer: {name}: stopping after {what}");
+            eprintln!("\ntracer: {name}: stopping after {what} (again to stop now)");
+            let (_, name) = signals.next().await;
+            eprintln!("\ntracer: {name}: stopping now");
+            let _ = abandon_tx.send(true);
         });
-        Self(flag)
+        Self {
+            raised: flag,
+            abandon,
+        }
     }
 
     pub fn raised(&self) -> bool {
-        self.0.load(Ordering::SeqCst)
+        self.raised.load(Ordering::SeqCst)
+    }
+
+    /// Resolves at the second stop signal.
+    pub async fn abandoned(&self) {
+        let mut abandon = self.abandon.clone();
+        if abandon.wait_for(|now| *now).await.is_err() {
+            std::future::pending::<()>().await;
+        }
     }
 }

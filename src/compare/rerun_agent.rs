@@ -111,7 +111,11 @@ pub async fn rerun_agent(
         progress.start(&label);
         let parent = TraceParent::new_root();
         let trace = parent.trace_id_hex();
-        let outcome = match post_json(&url, entry.body.clone(), Some(&parent), timeout).await {
+        let sent = tokio::select! {
+            sent = post_json(&url, entry.body.clone(), Some(&parent), timeout) => sent,
+            () = stop.abandoned() => break,
+        };
+        let outcome = match sent {
             Err(error) => RerunOutcome {
                 trace,
                 view: None,

@@ -150,7 +150,11 @@ pub async fn resend(
         }
         let label = format!("run {run}");
         progress.start(&label);
-        let answer = match post_json(url, body.clone(), None, timeout).await {
+        let sent = tokio::select! {
+            sent = post_json(url, body.clone(), None, timeout) => sent,
+            () = stop.abandoned() => break,
+        };
+        let answer = match sent {
             Err(error) => StepAnswer {
                 calls: Vec::new(),
                 content: String::new(),

@@ -317,3 +317,69 @@ async fn an_agent_not_behind_the_proxy_stops_the_run_with_what_to_fix() {
         "{stderr}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_second_ctrl_c_abandons_the_question_in_flight() {
+    use std::io::BufRead;
+    let hang = Reply {
+        hang: true,
+        ..Reply::default()
+    };
+    let model = ScriptedModel::start(Dialect::Ollama, vec![hang]).await;
+    let system = System::start(Setup {
+        model: model.base_url.clone(),
+        mcp: None,
+        max_steps: 5,
+    });
+    let set = system.dir.path().join("set.toml");
+    std::fs::write(&set, QUESTIONS).unwrap();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_tracer"))
+        .arg("--db")
+        .arg(&system.db)
+        .args(["eval", set.to_str().unwrap(), "--agent", &system.agent])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + super::system::LIMIT;
+    while model.received().is_empty() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the question never reached the model"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+    let interrupt = || nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
+    interrupt();
+    let stderr = child.stderr.take().unwrap();
+    let (lines_tx, lines_rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stderr)
+            .lines()
+            .map_while(Result::ok)
+        {
+            let _ = lines_tx.send(line);
+        }
+    });
+    let first = lines_rx
+        .iter()
+        .find(|line| line.contains("again to stop now"))
+        .expect("the first Ctrl-C was acknowledged");
+    assert!(
+        first.contains("stopping after the question in flight"),
+        "{first}"
+    );
+    interrupt();
+    let out = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap())
+        .await
+        .unwrap();
+    assert_eq!(out.status.code(), Some(130), "{out:?}");
+    let rest: Vec<String> = lines_rx.try_iter().collect();
+    assert!(rest.iter().any(|l| l.contains("stopping now")), "{rest:?}");
+    let text = stdout(&out);
+    assert!(
+        text.contains("0/10 passed (run 1; partial: 0 of 10 questions judged)"),
+        "{text}"
+    );
+}

@@ -42,12 +42,23 @@ fn spawn(program: &str, args: &[String]) -> Running {
     )
 }
 
-fn wait_listening(port: u16) {
+/// Waits until every port accepts; false when a child exited first (its port was taken by
+/// someone else between choosing it and binding it).
+fn wait_listening(ports: &[u16], children: &mut [Running]) -> bool {
     let deadline = Instant::now() + LIMIT;
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(Instant::now() < deadline, "nothing listens on {port}");
-        std::thread::sleep(Duration::from_millis(20));
+    for &port in ports {
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            if children
+                .iter_mut()
+                .any(|c| matches!(c.0.try_wait(), Ok(Some(_))))
+            {
+                return false;
+            }
+            assert!(Instant::now() < deadline, "nothing listens on {port}");
+            std::thread::sleep(Duration::from_millis(20));
+        }
     }
+    true
 }
 
 /// What to put behind the proxy.
@@ -73,6 +84,15 @@ pub struct System {
 
 impl System {
     pub fn start(setup: Setup) -> System {
+        for _ in 0..3 {
+            if let Some(system) = Self::try_start(&setup) {
+                return system;
+            }
+        }
+        panic!("the processes did not start three times over");
+    }
+
+    fn try_start(setup: &Setup) -> Option<System> {
         let dir = tempfile::tempdir().unwrap();
         let db = dir.path().join("tracer.db");
         let notes_file = dir.path().join("notes");
@@ -124,17 +144,19 @@ impl System {
                 "5".into(),
             ],
         );
-        for port in [notes_port, agent_port, agent_route, model_route, mcp_route] {
-            wait_listening(port);
+        let mut children = vec![notes, proxy, agent];
+        let ports = [notes_port, agent_port, agent_route, model_route, mcp_route];
+        if !wait_listening(&ports, &mut children) {
+            return None;
         }
-        System {
+        Some(System {
             dir,
             db,
             agent: format!("http://127.0.0.1:{agent_route}"),
             model_route: format!("http://127.0.0.1:{model_route}"),
             notes_server,
-            _children: vec![notes, proxy, agent],
-        }
+            _children: children,
+        })
     }
 
     /// `POST /agent {"message"}` through the proxy; returns the trace id once it is recorded.
