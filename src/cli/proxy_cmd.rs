@@ -10,7 +10,7 @@ use tokio::sync::oneshot;
 
 use super::ProxyArgs;
 use super::correlate_cmd::group_new_hops;
-use crate::proxy::announce::{announce_routes, retire_routes};
+use crate::proxy::announce::{announce_in_background, retire_announced};
 use crate::proxy::{Proxy, ProxySettings, Route, check_routes, routes_from_file};
 use crate::stop_signal::stop_requested;
 use crate::store::{Recorder, Store};
@@ -48,7 +48,7 @@ pub async fn run(db: &Path, args: ProxyArgs) -> anyhow::Result<ExitCode> {
     let store = Store::open(db).await?;
     let proxy = Proxy::bind(routes, settings).await?;
     print_route_table(&proxy.routes(), db);
-    let announced = announce_routes(&store, &proxy.routes()).await;
+    let announced = announce_in_background(&store, proxy.routes());
 
     let (recorder, writer) = Recorder::spawn(store.clone(), RECORDER_CAPACITY);
     let (stop_grouping, grouping_stopped) = oneshot::channel();
@@ -59,7 +59,7 @@ pub async fn run(db: &Path, args: ProxyArgs) -> anyhow::Result<ExitCode> {
     let report = writer.await.context("waiting for the store writer")?;
     let _ = stop_grouping.send(());
     let _ = grouping.await;
-    retire_routes(&store, &announced).await;
+    retire_announced(&store, announced).await;
     // Every hop is written now: group the last ones.
     if let Err(error) = group_new_hops(&store).await {
         eprintln!("tracer: grouping the last hops into traces: {error:#}");

@@ -29,7 +29,7 @@ pub async fn run(db: &Path, args: UpArgs) -> anyhow::Result<ExitCode> {
     };
     let store = Store::open(db).await?;
     let topology = Topology::start(spec, store.clone()).await?;
-    let announced = crate::proxy::announce::announce_routes(&store, &topology.routes).await;
+    let announced = crate::proxy::announce::announce_in_background(&store, topology.routes.clone());
     println!("tracer up: recording to {}", db.display());
     print!("{}", route_table(&topology.routes));
     println!(
@@ -51,7 +51,7 @@ pub async fn run(db: &Path, args: UpArgs) -> anyhow::Result<ExitCode> {
     let report = topology
         .run_until(crate::stop_signal::stop_requested("tracer up"))
         .await?;
-    crate::proxy::announce::retire_routes(&store, &announced).await;
+    crate::proxy::announce::retire_announced(&store, announced).await;
     store.close().await;
     eprintln!(
         "tracer up: stopped; {} hops written, {} not written",

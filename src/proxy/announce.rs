@@ -25,6 +25,23 @@ pub async fn announce_routes(store: &Store, routes: &[Route]) -> Vec<i64> {
     }
 }
 
+/// Announces `routes` in a task of its own, so a proxy starting up does not wait on the database
+/// (a stop signal must find its listener installed as early as before).
+pub fn announce_in_background(
+    store: &Store,
+    routes: Vec<Route>,
+) -> tokio::task::JoinHandle<Vec<i64>> {
+    let store = store.clone();
+    tokio::spawn(async move { announce_routes(&store, &routes).await })
+}
+
+/// Waits for a background announcement, then marks its routes as no longer served.
+pub async fn retire_announced(store: &Store, announcing: tokio::task::JoinHandle<Vec<i64>>) {
+    if let Ok(seqs) = announcing.await {
+        retire_routes(store, &seqs).await;
+    }
+}
+
 /// Marks announced routes as no longer served.
 pub async fn retire_routes(store: &Store, seqs: &[i64]) {
     if let Err(error) = store.retire_routes(seqs).await {
