@@ -3,13 +3,17 @@
 mod completions_cmd;
 mod correlate_cmd;
 mod demo_cmd;
+mod diff_cmd;
+mod eval_cmd;
 pub mod export_cmd;
 mod import;
 mod ls;
 mod proxy_cmd;
 mod replay_cmd;
+mod rerun_cmd;
 pub mod serve_replay_cmd;
 mod show;
+mod stdout_text;
 mod tui_cmd;
 mod up_cmd;
 mod wrap_cmd;
@@ -80,6 +84,22 @@ pub enum Command {
     /// (roles, contents, tool calls and results; not ids, timestamps, options or the system
     /// prompt's wording). An unmatched request gets a JSON error naming the closest recording.
     ServeReplay(ServeReplayArgs),
+    /// Compare two traces step by step: tools, arguments, results, reply, messages, time, tokens
+    ///
+    /// A and B are trace ids (or prefixes) or hop-log files. A step is one model call and the tool
+    /// calls it asked for. The first line says in one sentence what changed.
+    Diff(diff_cmd::DiffArgs),
+    /// Send a trace's first request to the agent again (recorded as a new trace) and diff it
+    ///
+    /// With --times N, tally the tool calls across runs. With --step K --model-url URL, re-send
+    /// the recorded model request of step K instead (optionally with another --model, or the
+    /// tool list fetched fresh --tools-from an MCP server) and tally which tools the model asks for.
+    Rerun(rerun_cmd::RerunArgs),
+    /// Ask an agent a TOML question set and judge each answer from its recorded trace
+    ///
+    /// Questions go through a tracer proxy's agent route (--agent); what counts is the tool calls
+    /// on the wire. Runs are stored: --list shows them, --compare RUN_A RUN_B compares two.
+    Eval(eval_cmd::EvalArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish or powershell) on stdout
     ///
     /// bash: `tracer completions bash > ~/.local/share/bash-completion/completions/tracer`;
@@ -329,6 +349,9 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::ServeReplay(args) => serve_replay_cmd::run(args).await,
         Command::Tui(args) => tui_cmd::run(&cli.db, args).await,
         Command::Replay(args) => replay_cmd::run(&cli.db, args).await,
+        Command::Diff(args) => diff_cmd::run(&cli.db, args).await,
+        Command::Rerun(args) => rerun_cmd::run(&cli.db, args).await,
+        Command::Eval(args) => eval_cmd::run(&cli.db, args).await,
         Command::Completions(args) => completions_cmd::run(args),
     }
 }

@@ -11,6 +11,7 @@
 //! - `wrap`: records a stdio MCP server run as a child, in the same database.
 //! - `export`: traces as files: the JSON hop log, HAR, OTLP, Mermaid and Markdown.
 //! - `replay_server`: a recorded trace standing in for a model or MCP server.
+//! - `compare`: `diff`, `rerun` and `eval`: traces as steps, compared, re-sent and judged.
 //! - `tui`: the trace browser and replay screen; `replay`: stepping through a trace.
 //! - `topology`: the article's processes with tracer in the middle (`tracer up`); `demo`: the
 //!   article end to end (`tracer demo`).
@@ -18,6 +19,7 @@
 //!   SIGHUP.
 
 pub mod cli;
+pub mod compare;
 pub mod demo;
 pub mod export;
 pub mod hop;

@@ -1,6 +1,7 @@
 //! The recording proxy: one listener per route, forwarding that streams, and a bounded tee that
 //! hands hop events to the store's writer. The proxy never touches SQL.
 
+pub mod announce;
 mod forward;
 mod headers;
 mod server;

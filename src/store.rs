@@ -3,8 +3,10 @@
 //! All SQL lives under `store/`; callers get typed functions, never SQL strings.
 
 pub mod browse;
+pub mod eval_rows;
 pub mod hop_rows;
 pub mod hops;
+pub mod proxy_routes;
 pub mod traces;
 pub mod writer;
 

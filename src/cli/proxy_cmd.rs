@@ -9,6 +9,7 @@ use anyhow::{Context, bail};
 use tokio::sync::oneshot;
 
 use super::ProxyArgs;
+use crate::proxy::announce::{announce_in_background, retire_announced};
 use crate::proxy::{Proxy, ProxySettings, Route, check_routes, routes_from_file};
 use crate::stop_signal::shutdown_on_signals;
 use crate::store::{Recorder, Store};
@@ -47,6 +48,7 @@ pub async fn run(db: &Path, args: ProxyArgs) -> anyhow::Result<ExitCode> {
     let store = Store::open(db).await?;
     let proxy = Proxy::bind(routes, settings).await?;
     print_route_table(&proxy.routes(), db);
+    let announced = announce_in_background(&store, proxy.routes());
 
     let (recorder, writer) = Recorder::spawn(store.clone(), RECORDER_CAPACITY);
     let (stop_grouping, grouping_stopped) = oneshot::channel();
@@ -57,6 +59,7 @@ pub async fn run(db: &Path, args: ProxyArgs) -> anyhow::Result<ExitCode> {
     let report = writer.await.context("waiting for the store writer")?;
     let _ = stop_grouping.send(());
     let _ = grouping.await;
+    retire_announced(&store, announced).await;
     // Every hop is written now: group the last ones.
     if let Err(error) = group_new_hops(&store).await {
         eprintln!("tracer: grouping the last hops into traces: {error:#}");

@@ -38,6 +38,7 @@ pub async fn run(db: &Path, args: UpArgs) -> anyhow::Result<ExitCode> {
     };
     let store = Store::open(db).await?;
     let topology = Topology::start(spec, store.clone()).await?;
+    let announced = crate::proxy::announce::announce_in_background(&store, topology.routes.clone());
     println!("tracer up: recording to {}", db.display());
     print!("{}", route_table(&topology.routes));
     if args.recorded {
@@ -65,6 +66,7 @@ pub async fn run(db: &Path, args: UpArgs) -> anyhow::Result<ExitCode> {
     let report = topology
         .run_until(crate::stop_signal::shutdown_on_signals("tracer up"))
         .await?;
+    crate::proxy::announce::retire_announced(&store, announced).await;
     store.close().await;
     eprintln!(
         "tracer up: stopped; {} hops written, {} not written",

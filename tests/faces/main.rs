@@ -8,6 +8,17 @@ mod interop_peers;
 #[path = "../support/trace_hops.rs"]
 mod trace_hops;
 
+#[allow(dead_code)]
+#[path = "../reference/notes_agent/scripted_checks.rs"]
+mod scripted_checks;
+#[allow(dead_code)]
+#[path = "../reference/notes_agent/scripted_model.rs"]
+mod scripted_model;
+#[allow(dead_code)]
+#[path = "../reference/notes_agent/scripted_replies.rs"]
+mod scripted_replies;
+
+mod compare;
 mod demo;
 mod exports;
 mod interop_tracer;

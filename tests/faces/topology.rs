@@ -172,6 +172,8 @@ fn wait_for_curl(child: &mut std::process::Child) -> Vec<String> {
         let done = line.trim_start().starts_with("curl ");
         printed.push(line);
         if done {
+            // Keep reading what follows, so tracer up never writes to a closed pipe.
+            std::thread::spawn(move || lines.for_each(drop));
             return printed;
         }
     }

@@ -88,7 +88,10 @@ async fn effects_group_read_and_export_over_a_real_store() {
     let Action::Failed(message) = next(&mut actions).await else {
         panic!("expected a failure");
     };
-    assert!(message.contains("trace ffff not found"), "{message}");
+    assert!(
+        message.contains("no trace ffff in the database"),
+        "{message}"
+    );
     store.close().await;
 }
 
@@ -152,7 +155,7 @@ async fn replay_plain_from_the_database_and_from_an_exported_file() {
         .args(["replay", "ffff", "--plain"])
         .assert()
         .failure()
-        .stderr(contains("trace ffff not found"));
+        .stderr(contains("tracer: no trace ffff in the database"));
 }
 
 #[test]

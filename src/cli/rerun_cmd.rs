@@ -1,0 +1,191 @@
+//! `tracer rerun ID`: send a trace's first request to the agent again (recorded as a new trace)
+//! and diff or tally; or (`--step K --model-url URL`) re-send one recorded model request.
+
+use std::path::Path;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::Context;
+use clap::Args;
+use serde_json::{Value, json};
+
+use super::eval_cmd::parse_seconds;
+use super::stdout_text::{emit, emit_json};
+use crate::compare::diff::Diff;
+use crate::compare::diff_text::render;
+use crate::compare::load::{is_file, view_of};
+use crate::compare::progress::StopFlag;
+use crate::compare::rerun_agent::{
+    RerunError, entry_request, live_route, render_runs, rerun_agent, runs_json,
+};
+use crate::compare::rerun_step::{
+    answer_tally, fetch_tools, resend, step_request, target_url, tools_for,
+};
+use crate::compare::tally;
+use crate::replay::source::{self, LoadedTrace};
+use crate::store::Store;
+use crate::trace::correlate::group_new_hops;
+
+#[derive(Debug, Args)]
+pub struct RerunArgs {
+    /// The trace: its id, an unambiguous prefix, or a hop-log file
+    #[arg(value_name = "ID")]
+    pub id: String,
+    /// The agent's base URL (default: the proxy route that recorded the trace, if one serves it)
+    #[arg(long, value_name = "URL", conflicts_with = "step")]
+    pub to: Option<String>,
+    /// Run this many times and tally the tool calls
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    pub times: u32,
+    /// Re-send the model request of step K (1 = the first model call) instead of the agent request
+    #[arg(long, value_name = "K", requires = "model_url", value_parser = clap::value_parser!(u64).range(1..))]
+    pub step: Option<u64>,
+    /// With --step: the model server (a base URL gets the recorded path; a URL with a path is used as is)
+    #[arg(long, value_name = "URL", requires = "step")]
+    pub model_url: Option<String>,
+    /// With --step: ask this model instead of the recorded one
+    #[arg(long, value_name = "NAME", requires = "step")]
+    pub model: Option<String>,
+    /// With --step: replace the recorded tool list with the one this MCP server gives now
+    #[arg(long, value_name = "MCP_URL", requires = "step")]
+    pub tools_from: Option<String>,
+    /// Seconds to wait for each answer
+    #[arg(long, value_name = "SECONDS", default_value = "600", value_parser = parse_seconds)]
+    pub timeout: Duration,
+    /// Print one JSON document instead of text
+    #[arg(long)]
+    pub json: bool,
+}
+
+async fn load(store: &Store, id: &str) -> anyhow::Result<LoadedTrace> {
+    if is_file(id) {
+        Ok(source::from_file(id).await?)
+    } else {
+        group_new_hops(store).await?;
+        Ok(source::from_store(store, id).await?)
+    }
+}
+
+pub async fn run(db: &Path, args: RerunArgs) -> anyhow::Result<ExitCode> {
+    let store = Store::open(db).await?;
+    let result = run_with(&store, &args).await;
+    store.close().await;
+    result
+}
+
+async fn run_with(store: &Store, args: &RerunArgs) -> anyhow::Result<ExitCode> {
+    let original = load(store, &args.id).await?;
+    let stop = StopFlag::listen("the run in flight");
+    if let (Some(step), Some(model_url)) = (args.step, &args.model_url) {
+        return rerun_one_step(&original, args, step as usize, model_url, &stop).await;
+    }
+    let entry = entry_request(&original)?;
+    let to = match &args.to {
+        Some(to) => to.clone(),
+        None => live_route(store, &entry.route)
+            .await?
+            .ok_or_else(|| RerunError::NoLiveRoute(entry.route.clone()))?,
+    };
+    let outcomes = rerun_agent(store, &entry, &to, args.times, args.timeout, &stop).await?;
+    let view = view_of(&original);
+    match (args.times, outcomes.first()) {
+        (1, Some(outcome)) => {
+            let new = outcome.view.clone().with_context(|| {
+                outcome
+                    .error
+                    .clone()
+                    .unwrap_or_else(|| "the re-run was not recorded".into())
+            })?;
+            let diff = Diff::new(view, new);
+            if args.json {
+                emit_json(&diff.to_json())?;
+            } else {
+                emit(&format!(
+                    "re-ran trace {} as trace {} (via {to})\n\n{}",
+                    original.trace_id,
+                    outcome.trace,
+                    render(&diff)
+                ))?;
+            }
+        }
+        _ if args.json => emit_json(&runs_json(&view, &to, &outcomes))?,
+        _ => emit(&render_runs(&view, &to, &outcomes))?,
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn rerun_one_step(
+    original: &LoadedTrace,
+    args: &RerunArgs,
+    step: usize,
+    model_url: &str,
+    stop: &StopFlag,
+) -> anyhow::Result<ExitCode> {
+    let view = view_of(original);
+    let mut request = step_request(original, &view, step)?;
+    if let Some(model) = &args.model {
+        request
+            .body
+            .insert("model".into(), Value::String(model.clone()));
+    }
+    let mut tool_names = Vec::new();
+    if let Some(mcp) = &args.tools_from {
+        let tools = fetch_tools(mcp, args.timeout).await?;
+        tool_names = tools.iter().map(|t| t.name.clone()).collect();
+        request
+            .body
+            .insert("tools".into(), tools_for(request.dialect, &tools));
+    }
+    let url = target_url(model_url, &request.path);
+    let answers = resend(&request, &url, args.times, args.timeout, stop).await;
+    let rows = answer_tally(&answers);
+    let answered = answers.iter().filter(|a| a.error.is_none()).count();
+    let model = request
+        .body
+        .get("model")
+        .and_then(Value::as_str)
+        .unwrap_or("?");
+    if args.json {
+        let doc = json!({
+            "trace": original.trace_id,
+            "step": step,
+            "url": url,
+            "model": model,
+            "tools_from": args.tools_from,
+            "tools": tool_names,
+            "tool_calls_recorded": request.recorded,
+            "runs": answers.iter().map(|a| json!({
+                "tool_calls": a.calls, "content": a.content, "error": a.error,
+            })).collect::<Vec<_>>(),
+            "tally": rows,
+            "total": answered,
+        });
+        emit_json(&doc)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let recorded: Vec<String> = request.recorded.iter().map(|c| c.display()).collect();
+    let mut text = format!(
+        "step {step} of trace {} re-sent {} to {url} (model {model})\n",
+        original.trace_id,
+        crate::trace::explain::plural(answers.len(), "time")
+    );
+    if let Some(mcp) = &args.tools_from {
+        text.push_str(&format!("tools from {mcp}: {}\n", tool_names.join(", ")));
+    }
+    text.push_str(&format!(
+        "recorded: {}\n\n",
+        if recorded.is_empty() {
+            "(no tool call)".to_string()
+        } else {
+            recorded.join(", ")
+        }
+    ));
+    text.push_str(&tally::render(&rows, answered));
+    for (index, answer) in answers.iter().enumerate() {
+        if let Some(error) = &answer.error {
+            text.push_str(&format!("run {} failed: {error}\n", index + 1));
+        }
+    }
+    emit(&text)?;
+    Ok(ExitCode::SUCCESS)
+}

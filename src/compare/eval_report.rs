@@ -1,0 +1,306 @@
+//! Eval runs read back and shown: a run's table and total, the list of runs, and two runs
+//! compared question by question.
+
+use serde_json::{Value, json};
+
+use super::eval_run::{Attempt, EvalOutcome, QuestionResult};
+use super::judge::Reason;
+use crate::store::Store;
+use crate::store::eval_rows::EvalRunRow;
+use crate::trace::explain::shorten;
+
+/// Reads a stored run and its verdicts.
+pub async fn load_outcome(store: &Store, run: &EvalRunRow) -> anyhow::Result<EvalOutcome> {
+    let rows = store.eval_results(run.id).await?;
+    let mut questions: Vec<(String, Vec<Attempt>)> = Vec::new();
+    for row in rows {
+        let reasons: Vec<Reason> = serde_json::from_str(&row.reasons)?;
+        let attempt = Attempt {
+            pass: row.pass,
+            reasons,
+            trace: row.trace_id,
+            calls: Vec::new(),
+            reply: row.reply,
+        };
+        match questions.iter_mut().find(|(id, _)| *id == row.question_id) {
+            Some((_, attempts)) => attempts.push(attempt),
+            None => questions.push((row.question_id, vec![attempt])),
+        }
+    }
+    Ok(EvalOutcome {
+        run: run.id,
+        label: run.label.clone(),
+        state: run.state.clone(),
+        total: usize::try_from(run.total).unwrap_or(0),
+        questions: questions
+            .into_iter()
+            .map(|(id, runs)| QuestionResult::new(id, runs))
+            .collect(),
+    })
+}
+
+fn short_trace(trace: Option<&str>) -> String {
+    trace.map_or("-".into(), |t| t.chars().take(8).collect())
+}
+
+fn table(header: &[&str], rows: &[Vec<String>]) -> String {
+    let widths: Vec<usize> = (0..header.len())
+        .map(|i| {
+            rows.iter()
+                .map(|r| r[i].chars().count())
+                .chain([header[i].len()])
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let line = |cells: Vec<String>| {
+        let padded: Vec<String> = cells
+            .iter()
+            .zip(&widths)
+            .map(|(c, w)| format!("{c:<w$}"))
+            .collect();
+        format!("{}\n", padded.join("  ").trim_end())
+    };
+    let mut out = line(header.iter().map(|h| h.to_string()).collect());
+    for row in rows {
+        out.push_str(&line(row.clone()));
+    }
+    out
+}
+
+/// The total line: `26/27 passed (run 3 "new descriptions")`, noting a partial run.
+pub fn total_line(outcome: &EvalOutcome) -> String {
+    let label = outcome
+        .label
+        .as_deref()
+        .map(|l| format!(" \"{l}\""))
+        .unwrap_or_default();
+    let partial = if outcome.state == "complete" {
+        String::new()
+    } else {
+        format!(
+            "; {}: {} of {} questions judged",
+            outcome.state,
+            outcome.questions.len(),
+            outcome.total
+        )
+    };
+    format!(
+        "{}/{} passed (run {}{label}{partial})",
+        outcome.passed(),
+        outcome.total,
+        outcome.run
+    )
+}
+
+/// A run as a table of questions, then its total.
+pub fn render_run(outcome: &EvalOutcome) -> String {
+    let rows: Vec<Vec<String>> = outcome
+        .questions
+        .iter()
+        .map(|q| {
+            let passes = q.runs.iter().filter(|a| a.pass).count();
+            let result = match (q.passed, q.runs.len()) {
+                (true, 1) => "pass".to_string(),
+                (false, 1) => "FAIL".to_string(),
+                (_, n) => format!("{passes}/{n}"),
+            };
+            let failing = q.runs.iter().find(|a| !a.pass);
+            let reasons = failing.map_or(String::new(), |a| {
+                let text: Vec<String> = a
+                    .reasons
+                    .iter()
+                    .map(|r| format!("{}: {}", r.reason, r.message))
+                    .collect();
+                shorten(&text.join("; "), 90)
+            });
+            let trace = failing.or(q.runs.first()).and_then(|a| a.trace.as_deref());
+            vec![q.id.clone(), result, short_trace(trace), reasons]
+        })
+        .collect();
+    let mut out = table(&["QUESTION", "RESULT", "TRACE", "REASONS"], &rows);
+    out.push('\n');
+    out.push_str(&total_line(outcome));
+    out.push('\n');
+    out
+}
+
+/// `tracer eval --list` as text.
+pub fn render_list(runs: &[EvalRunRow]) -> String {
+    if runs.is_empty() {
+        return "No eval runs yet: run `tracer eval FILE`.\n".to_string();
+    }
+    let rows: Vec<Vec<String>> = runs
+        .iter()
+        .map(|r| {
+            vec![
+                r.id.to_string(),
+                r.label.clone().unwrap_or_default(),
+                utc_time(r.started_unix_ns),
+                format!("{}/{}", r.passed, r.total),
+                r.state.clone(),
+                r.file.clone(),
+            ]
+        })
+        .collect();
+    table(
+        &["RUN", "LABEL", "STARTED (UTC)", "PASSED", "STATE", "FILE"],
+        &rows,
+    )
+}
+
+pub fn list_json(runs: &[EvalRunRow]) -> Value {
+    Value::Array(
+        runs.iter()
+            .map(|r| {
+                json!({
+                    "run": r.id, "label": r.label, "file": r.file, "agent": r.agent,
+                    "agent_api": r.agent_api, "runs_per_question": r.runs_per_question,
+                    "started_unix_ns": r.started_unix_ns, "ended_unix_ns": r.ended_unix_ns,
+                    "state": r.state, "passed": r.passed, "total": r.total,
+                })
+            })
+            .collect(),
+    )
+}
+
+/// `2026-11-30 12:47` (UTC) from nanoseconds since the epoch.
+pub fn utc_time(unix_ns: i64) -> String {
+    let secs = unix_ns.div_euclid(1_000_000_000);
+    let (days, rest) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    // Howard Hinnant's civil-from-days.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02} {:02}:{:02}",
+        rest / 3600,
+        rest / 60 % 60
+    )
+}
+
+/// One question in two runs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Change {
+    pub id: String,
+    pub a: Option<bool>,
+    pub b: Option<bool>,
+}
+
+impl Change {
+    /// `fixed` (fail → pass), `broken` (pass → fail), `same`, or `only in A` / `only in B`.
+    pub fn word(&self) -> &'static str {
+        match (self.a, self.b) {
+            (Some(false), Some(true)) => "fixed",
+            (Some(true), Some(false)) => "broken",
+            (Some(_), Some(_)) => "same",
+            (Some(_), None) => "only in A",
+            _ => "only in B",
+        }
+    }
+}
+
+/// Every question of either run, in A's order then B's new ones.
+pub fn changes(a: &EvalOutcome, b: &EvalOutcome) -> Vec<Change> {
+    let mut out: Vec<Change> = a
+        .questions
+        .iter()
+        .map(|q| Change {
+            id: q.id.clone(),
+            a: Some(q.passed),
+            b: b.questions.iter().find(|r| r.id == q.id).map(|r| r.passed),
+        })
+        .collect();
+    for q in &b.questions {
+        if !out.iter().any(|c| c.id == q.id) {
+            out.push(Change {
+                id: q.id.clone(),
+                a: None,
+                b: Some(q.passed),
+            });
+        }
+    }
+    out
+}
+
+fn verdict(passed: Option<bool>) -> &'static str {
+    match passed {
+        Some(true) => "pass",
+        Some(false) => "fail",
+        None => "-",
+    }
+}
+
+/// `tracer eval --compare A B` as text: what changed and what still fails (questions that pass
+/// in both are counted, not listed), then both totals.
+pub fn render_compare(a: &EvalOutcome, b: &EvalOutcome) -> String {
+    let all = changes(a, b);
+    let count = |word: &str| all.iter().filter(|c| c.word() == word).count();
+    let passing = all
+        .iter()
+        .filter(|c| c.a == Some(true) && c.b == Some(true))
+        .count();
+    let mut shown: Vec<&Change> = all
+        .iter()
+        .filter(|c| !(c.a == Some(true) && c.b == Some(true)))
+        .collect();
+    shown.sort_by_key(|c| c.word() == "same");
+    let mut out = format!(
+        "{} fixed, {} broken, {} still failing, {passing} passing in both\n",
+        count("fixed"),
+        count("broken"),
+        all.iter()
+            .filter(|c| c.a == Some(false) && c.b == Some(false))
+            .count()
+    );
+    if !shown.is_empty() {
+        let rows: Vec<Vec<String>> = shown
+            .iter()
+            .map(|c| {
+                let word = match c.word() {
+                    "same" => "still failing",
+                    other => other,
+                };
+                vec![
+                    c.id.clone(),
+                    verdict(c.a).to_string(),
+                    verdict(c.b).to_string(),
+                    word.to_string(),
+                ]
+            })
+            .collect();
+        out.push('\n');
+        out.push_str(&table(&["QUESTION", "A", "B", "CHANGE"], &rows));
+    }
+    out.push_str(&format!("\nA: {}\nB: {}\n", total_line(a), total_line(b)));
+    out
+}
+
+pub fn compare_json(a: &EvalOutcome, b: &EvalOutcome) -> Value {
+    let side = |o: &EvalOutcome| json!({"run": o.run, "label": o.label, "state": o.state, "passed": o.passed(), "total": o.total});
+    json!({
+        "a": side(a),
+        "b": side(b),
+        "questions": changes(a, b).iter().map(|c| json!({
+            "id": c.id, "a": c.a, "b": c.b, "change": c.word(),
+        })).collect::<Vec<_>>(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn utc_time_reads_the_calendar() {
+        assert_eq!(super::utc_time(0), "1970-01-01 00:00");
+        assert_eq!(
+            super::utc_time(1_796_042_849_000_000_000),
+            "2026-11-30 12:47"
+        );
+    }
+}

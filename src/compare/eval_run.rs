@@ -1,0 +1,278 @@
+//! Running a question set against an agent: each question sent (through a tracer proxy's agent
+//! route), its trace awaited and judged, every verdict stored as it is made.
+
+use std::time::Duration;
+
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use super::judge::{Reason, judge};
+use super::load::view_of;
+use super::progress::{Progress, StopFlag};
+use super::question_set::Question;
+use super::send::{RECORD_WAIT, join_url, post_json, wait_for_trace};
+use super::steps::Call;
+use crate::hop::now_unix_ns;
+use crate::store::Store;
+use crate::store::eval_rows::{EvalResultRow, NewEvalRun};
+use crate::wire::trace_context::TraceParent;
+
+/// How a question is put to the agent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AgentApi {
+    /// `POST /agent {"message"}` (notes-agent's own API).
+    Agent,
+    /// `POST /v1/chat/completions` with one user message.
+    OpenAi,
+}
+
+impl AgentApi {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AgentApi::Agent => "agent",
+            AgentApi::OpenAi => "openai",
+        }
+    }
+
+    fn path(self) -> &'static str {
+        match self {
+            AgentApi::Agent => "/agent",
+            AgentApi::OpenAi => "/v1/chat/completions",
+        }
+    }
+
+    fn body(self, ask: &str) -> Value {
+        match self {
+            AgentApi::Agent => json!({ "message": ask }),
+            AgentApi::OpenAi => json!({
+                "model": "agent",
+                "messages": [{ "role": "user", "content": ask }],
+            }),
+        }
+    }
+}
+
+/// What a run is asked to do.
+#[derive(Debug, Clone)]
+pub struct EvalSettings {
+    pub file: String,
+    pub agent: String,
+    pub api: AgentApi,
+    pub runs: u32,
+    pub label: Option<String>,
+    /// How long one question may take to be answered.
+    pub timeout: Duration,
+}
+
+/// One question asked once, judged.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Attempt {
+    pub pass: bool,
+    pub reasons: Vec<Reason>,
+    pub trace: Option<String>,
+    #[serde(skip)]
+    pub calls: Vec<Call>,
+    #[serde(skip)]
+    pub reply: Option<String>,
+}
+
+/// A question and its runs; it passes when every run passes.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct QuestionResult {
+    pub id: String,
+    pub passed: bool,
+    pub runs: Vec<Attempt>,
+}
+
+impl QuestionResult {
+    pub fn new(id: String, runs: Vec<Attempt>) -> Self {
+        let passed = !runs.is_empty() && runs.iter().all(|a| a.pass);
+        Self { id, passed, runs }
+    }
+}
+
+/// A stored run with its verdicts.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EvalOutcome {
+    pub run: i64,
+    pub label: Option<String>,
+    /// `complete`, `partial` or `running`.
+    pub state: String,
+    pub total: usize,
+    pub questions: Vec<QuestionResult>,
+}
+
+impl EvalOutcome {
+    pub fn passed(&self) -> usize {
+        self.questions.iter().filter(|q| q.passed).count()
+    }
+
+    /// `{"run", "label", "passed", "total", "questions": [{"id", "passed", "runs": [...]}]}`.
+    pub fn to_json(&self) -> Value {
+        json!({
+            "run": self.run,
+            "label": self.label,
+            "state": self.state,
+            "passed": self.passed(),
+            "total": self.total,
+            "questions": self.questions,
+        })
+    }
+}
+
+/// Asks every question `settings.runs` times, storing each verdict; stops early on `stop`.
+pub async fn run_eval(
+    store: &Store,
+    questions: &[Question],
+    settings: &EvalSettings,
+    stop: &StopFlag,
+) -> anyhow::Result<EvalOutcome> {
+    let run = store
+        .create_eval_run(&NewEvalRun {
+            label: settings.label.clone(),
+            file: settings.file.clone(),
+            agent: settings.agent.clone(),
+            agent_api: settings.api.as_str().to_string(),
+            runs_per_question: i64::from(settings.runs),
+            total: questions.len() as i64,
+        })
+        .await?;
+    let mut progress = Progress::new(questions.len() * settings.runs as usize, "passed");
+    let mut results = Vec::new();
+    let (mut any_trace, mut nothing_recorded) = (false, false);
+    'questions: for question in questions {
+        let mut attempts = Vec::new();
+        for attempt in 1..=settings.runs {
+            if stop.raised() {
+                if !attempts.is_empty() {
+                    results.push(QuestionResult::new(question.id.clone(), attempts));
+                }
+                break 'questions;
+            }
+            let label = if settings.runs > 1 {
+                format!("{} (run {attempt})", question.id)
+            } else {
+                question.id.clone()
+            };
+            progress.start(&label);
+            let judged = tokio::select! {
+                judged = ask_and_judge(store, question, settings) => judged?,
+                () = stop.abandoned() => {
+                    if !attempts.is_empty() {
+                        results.push(QuestionResult::new(question.id.clone(), attempts));
+                    }
+                    break 'questions;
+                }
+            };
+            let verdict = match judged.reasons.first() {
+                None => "pass".to_string(),
+                Some(first) => format!("FAIL {}", first.reason),
+            };
+            progress.finish(&label, &verdict, judged.pass);
+            store
+                .add_eval_result(&EvalResultRow {
+                    run_id: run,
+                    question_id: question.id.clone(),
+                    attempt: i64::from(attempt),
+                    ask: question.ask.clone(),
+                    pass: judged.pass,
+                    reasons: serde_json::to_string(&judged.reasons)?,
+                    trace_id: judged.trace.clone(),
+                    tool_calls: serde_json::to_string(&judged.calls)?,
+                    reply: judged.reply.clone(),
+                    judged_unix_ns: now_unix_ns(),
+                })
+                .await?;
+            let unrecorded =
+                judged.trace.is_none() && judged.reasons.iter().any(|r| r.reason == "no_trace");
+            any_trace |= judged.trace.is_some();
+            attempts.push(judged);
+            if unrecorded && !any_trace {
+                // Every other question would wait for a trace that is not coming either.
+                nothing_recorded = true;
+                results.push(QuestionResult::new(question.id.clone(), attempts));
+                break 'questions;
+            }
+        }
+        results.push(QuestionResult::new(question.id.clone(), attempts));
+    }
+    progress.end();
+    if nothing_recorded {
+        eprintln!(
+            "tracer: stopping: nothing was recorded for the first question; --agent must be a \
+             tracer proxy's agent route that records to {}",
+            store.path().display()
+        );
+    }
+    let complete = results.len() == questions.len()
+        && results
+            .iter()
+            .all(|q| q.runs.len() == settings.runs as usize);
+    let state = if complete { "complete" } else { "partial" };
+    let outcome = EvalOutcome {
+        run,
+        label: settings.label.clone(),
+        state: state.to_string(),
+        total: questions.len(),
+        questions: results.into_iter().filter(|q| !q.runs.is_empty()).collect(),
+    };
+    store
+        .finish_eval_run(run, state, outcome.passed() as i64)
+        .await?;
+    Ok(outcome)
+}
+
+/// Sends one question with a fresh trace id, waits for its trace, judges it.
+async fn ask_and_judge(
+    store: &Store,
+    question: &Question,
+    settings: &EvalSettings,
+) -> anyhow::Result<Attempt> {
+    let parent = TraceParent::new_root();
+    let trace_id = parent.trace_id_hex();
+    let url = join_url(&settings.agent, settings.api.path());
+    let body = serde_json::to_vec(&settings.api.body(&question.ask))?;
+    let answer = post_json(&url, body, Some(&parent), settings.timeout).await;
+    let failed = |reason: Reason| Attempt {
+        pass: false,
+        reasons: vec![reason],
+        trace: None,
+        calls: Vec::new(),
+        reply: None,
+    };
+    let answer = match answer {
+        Ok(answer) => answer,
+        Err(error) => {
+            return Ok(failed(Reason::new("agent_error", error.to_string())));
+        }
+    };
+    let Some(trace) = wait_for_trace(store, &trace_id, RECORD_WAIT).await? else {
+        return Ok(failed(Reason::new(
+            "no_trace",
+            format!(
+                "the agent answered HTTP {} but no trace {trace_id} was recorded in {}: send \
+                 through a tracer proxy's agent route (--agent) that records to this database",
+                answer.status,
+                store.path().display()
+            ),
+        )));
+    };
+    let view = view_of(&trace);
+    let mut reasons = judge(question, &view);
+    if answer.status >= 400 && view.agent_error.is_none() {
+        reasons.insert(
+            0,
+            Reason::new(
+                "agent_error",
+                format!("the agent answered HTTP {}", answer.status),
+            ),
+        );
+    }
+    Ok(Attempt {
+        pass: reasons.is_empty(),
+        reasons,
+        trace: Some(view.trace.clone()),
+        calls: view.calls(),
+        reply: view.reply.clone(),
+    })
+}

@@ -1,0 +1,24 @@
+//! Where a compared run comes from: a trace in the database (id or prefix) or a hop-log file.
+
+use crate::replay::source::{self, LoadedTrace, SourceError};
+use crate::store::Store;
+
+use super::steps::{RunView, run_view};
+
+/// Whether `what` names a hop-log file rather than a trace id.
+pub fn is_file(what: &str) -> bool {
+    source::is_file(what)
+}
+
+/// Reads a run from a hop-log file, or from the store when `what` is a trace id or prefix.
+pub async fn load_run(store: Option<&Store>, what: &str) -> Result<RunView, SourceError> {
+    let loaded = match store {
+        Some(store) if !is_file(what) => source::from_store(store, what).await?,
+        _ => source::from_file(what).await?,
+    };
+    Ok(view_of(&loaded))
+}
+
+pub fn view_of(loaded: &LoadedTrace) -> RunView {
+    run_view(&loaded.trace_id, loaded.title.clone(), &loaded.hops)
+}

@@ -1,0 +1,377 @@
+//! A trace as steps (DESIGN.md: one model call and the tool calls it asked for), read from the
+//! recorded hops with the dialect readers: calls, results, replies, message counts, time, tokens.
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::hop::{HopState, Role};
+use crate::trace::RecordedHop;
+use crate::wire::dialect::{ChatRequest, ChatResponse, HopReading, JsonRpcKind, Reading};
+
+/// One tool call as the wire carried it: `{"name", "arguments"}`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Call {
+    pub name: String,
+    pub arguments: Value,
+}
+
+impl Call {
+    /// `append {"content":"buy milk"}`.
+    pub fn display(&self) -> String {
+        match &self.arguments {
+            Value::Null => self.name.clone(),
+            Value::Object(map) if map.is_empty() => self.name.clone(),
+            other => format!("{} {other}", self.name),
+        }
+    }
+}
+
+/// What the MCP server answered to a call.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ToolOutcome {
+    pub text: String,
+    /// `tool error` (`isError: true`), `protocol error` (JSON-RPC error), or `failed` (no answer).
+    pub error: Option<String>,
+    pub duration_ns: Option<i64>,
+}
+
+/// A tool call with its outcome when the MCP hop that ran it was recorded.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StepCall {
+    #[serde(flatten)]
+    pub call: Call,
+    pub outcome: Option<ToolOutcome>,
+}
+
+/// One step: a model call and the tool calls it asked for.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Step {
+    /// The model hop of this step.
+    #[serde(skip)]
+    pub hop_id: String,
+    pub model: Option<String>,
+    /// Messages sent to the model in this call.
+    pub messages: usize,
+    pub tools_offered: usize,
+    pub calls: Vec<StepCall>,
+    /// The model's text (the final answer on the last step).
+    pub content: String,
+    pub model_ns: Option<i64>,
+    pub tool_ns: i64,
+    pub input_tokens: Option<u64>,
+    pub output_tokens: Option<u64>,
+    /// The model call failed (no answer, an HTTP error, an error in the body).
+    pub error: Option<String>,
+}
+
+/// A whole trace, read for comparing.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RunView {
+    pub trace: String,
+    pub title: Option<String>,
+    pub steps: Vec<Step>,
+    /// The agent's answer to you, else the last model answer.
+    pub reply: Option<String>,
+    /// The agent hop failed or answered an error.
+    pub agent_error: Option<String>,
+    pub step_limit_reached: bool,
+    pub total_ns: Option<i64>,
+}
+
+impl RunView {
+    /// Every tool call, in order.
+    pub fn calls(&self) -> Vec<Call> {
+        self.steps
+            .iter()
+            .flat_map(|s| s.calls.iter().map(|c| c.call.clone()))
+            .collect()
+    }
+
+    /// Calls whose MCP answer was an error.
+    pub fn tool_errors(&self) -> Vec<(&StepCall, &str)> {
+        self.steps
+            .iter()
+            .flat_map(|s| s.calls.iter())
+            .filter_map(|c| Some((c, c.outcome.as_ref()?.error.as_deref()?)))
+            .collect()
+    }
+
+    pub fn model_ns(&self) -> i64 {
+        self.steps.iter().filter_map(|s| s.model_ns).sum()
+    }
+
+    pub fn tool_ns(&self) -> i64 {
+        self.steps.iter().map(|s| s.tool_ns).sum()
+    }
+
+    /// Summed tokens `(in, out)` when any step reported them.
+    pub fn tokens(&self) -> (Option<u64>, Option<u64>) {
+        let sum = |f: fn(&Step) -> Option<u64>| {
+            let known: Vec<u64> = self.steps.iter().filter_map(f).collect();
+            (!known.is_empty()).then(|| known.iter().sum())
+        };
+        (sum(|s| s.input_tokens), sum(|s| s.output_tokens))
+    }
+}
+
+fn duration(hop: &RecordedHop) -> Option<i64> {
+    let times = hop.times();
+    times.response_ns.map(|end| end - times.request_ns)
+}
+
+/// Why a hop has no usable answer, if so.
+fn hop_failure(hop: &RecordedHop) -> Option<String> {
+    let Some(end) = hop.end.as_ref() else {
+        return Some("no answer was recorded".into());
+    };
+    match end.state {
+        Some(HopState::InFlight) | None => Some("still waiting for its answer".into()),
+        Some(HopState::Failed | HopState::Aborted) => Some(
+            end.error
+                .clone()
+                .unwrap_or_else(|| "it got no answer".to_string()),
+        ),
+        Some(HopState::Complete) => end
+            .status
+            .filter(|status| *status >= 400)
+            .map(|status| format!("HTTP {status}")),
+    }
+}
+
+struct ModelHop<'a> {
+    hop: &'a RecordedHop,
+    request: Option<&'a ChatRequest>,
+    response: Option<&'a ChatResponse>,
+}
+
+struct ToolHop<'a> {
+    hop: &'a RecordedHop,
+    call: Call,
+    outcome: ToolOutcome,
+    used: bool,
+}
+
+fn tool_hop<'a>(hop: &'a RecordedHop, reading: &HopReading) -> Option<ToolHop<'a>> {
+    let Reading::Mcp(mcp) = &reading.request.reading else {
+        return None;
+    };
+    let request = mcp.request()?;
+    if request.method.as_deref() != Some("tools/call") {
+        return None;
+    }
+    let reply = match reading.response.as_ref().map(|r| &r.reading) {
+        Some(Reading::Mcp(mcp)) => mcp.reply().cloned(),
+        _ => None,
+    };
+    let (text, error) = match (&reply, hop_failure(hop)) {
+        (Some(r), _) if r.kind == JsonRpcKind::Error => (
+            r.error_message.clone().unwrap_or_default(),
+            Some("protocol error".to_string()),
+        ),
+        (Some(r), _) => (
+            r.result_text.clone().unwrap_or_default(),
+            r.is_error.then(|| "tool error".to_string()),
+        ),
+        (None, Some(why)) => (why, Some("failed".to_string())),
+        (None, None) => (String::new(), None),
+    };
+    Some(ToolHop {
+        hop,
+        call: Call {
+            name: request.tool_name.clone().unwrap_or_default(),
+            arguments: request.arguments.clone().unwrap_or(Value::Null),
+        },
+        outcome: ToolOutcome {
+            text,
+            error,
+            duration_ns: duration(hop),
+        },
+        used: false,
+    })
+}
+
+/// Reads a trace's hops (any order) into steps.
+pub fn run_view(trace: &str, title: Option<String>, hops: &[RecordedHop]) -> RunView {
+    let mut ordered: Vec<&RecordedHop> = hops.iter().collect();
+    ordered.sort_by_key(|hop| hop.start.started_unix_ns);
+    let readings: Vec<HopReading> = ordered.iter().map(|hop| hop.reading()).collect();
+    let entry = ordered.iter().position(|hop| hop.start.role == Role::Agent);
+    let mut models = Vec::new();
+    let mut tools = Vec::new();
+    for (index, (hop, reading)) in ordered.iter().zip(&readings).enumerate() {
+        if Some(index) == entry || hop.start.role == Role::Agent {
+            continue;
+        }
+        if reading.dialect.is_model_chat() {
+            models.push(ModelHop {
+                hop,
+                request: match &reading.request.reading {
+                    Reading::ChatRequest(request) => Some(request),
+                    _ => None,
+                },
+                response: match reading.response.as_ref().map(|r| &r.reading) {
+                    Some(Reading::ChatResponse(response)) => Some(response),
+                    _ => None,
+                },
+            });
+        } else if let Some(tool) = tool_hop(hop, reading) {
+            tools.push(tool);
+        }
+    }
+    let mut steps: Vec<Step> = Vec::new();
+    for (index, model) in models.iter().enumerate() {
+        let from = model.hop.start.started_unix_ns;
+        let until = models
+            .get(index + 1)
+            .map_or(i64::MAX, |next| next.hop.start.started_unix_ns);
+        steps.push(step_of(model, &mut tools, from, until));
+    }
+    if models.is_empty() && !tools.is_empty() {
+        // No model hop recorded (only the MCP side was fronted): the calls make one step.
+        steps.push(Step {
+            hop_id: String::new(),
+            model: None,
+            messages: 0,
+            tools_offered: 0,
+            tool_ns: tools.iter().filter_map(|t| t.outcome.duration_ns).sum(),
+            calls: tools
+                .iter()
+                .map(|t| StepCall {
+                    call: t.call.clone(),
+                    outcome: Some(t.outcome.clone()),
+                })
+                .collect(),
+            content: String::new(),
+            model_ns: None,
+            input_tokens: None,
+            output_tokens: None,
+            error: None,
+        });
+    }
+    let (mut reply, mut agent_error, mut step_limit_reached) = (None, None, false);
+    if let Some(index) = entry {
+        let hop = ordered[index];
+        agent_error = hop_failure(hop);
+        match readings[index].response.as_ref().map(|r| &r.reading) {
+            Some(Reading::AgentReply(answer)) => {
+                reply = Some(answer.reply.clone());
+                agent_error = agent_error.or_else(|| answer.error.clone());
+            }
+            Some(Reading::ChatResponse(answer)) => {
+                reply = Some(answer.message.content.clone());
+                agent_error = agent_error.or_else(|| answer.error.clone());
+            }
+            Some(Reading::Json(value)) => {
+                agent_error = agent_error.or_else(|| Some(format!("it answered {value}")));
+            }
+            _ => {}
+        }
+        step_limit_reached = reports_step_limit(hop);
+    } else {
+        reply = steps.last().map(|s| s.content.clone());
+    }
+    if !step_limit_reached {
+        step_limit_reached = last_call_without_tools(&models);
+    }
+    let total_ns = match entry {
+        Some(index) => duration(ordered[index]),
+        None => {
+            let start = ordered.first().map(|h| h.start.started_unix_ns);
+            let end = ordered.iter().filter_map(|h| h.times().response_ns).max();
+            start.zip(end).map(|(s, e)| e - s)
+        }
+    };
+    RunView {
+        trace: trace.to_string(),
+        title,
+        steps,
+        reply,
+        agent_error,
+        step_limit_reached,
+        total_ns,
+    }
+}
+
+fn step_of(model: &ModelHop, tools: &mut [ToolHop], from: i64, until: i64) -> Step {
+    let asked: Vec<Call> = model
+        .response
+        .map(|r| {
+            r.message
+                .tool_calls
+                .iter()
+                .map(|c| Call {
+                    name: c.name.clone(),
+                    arguments: c.arguments.clone(),
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut calls = Vec::new();
+    let mut tool_ns = 0;
+    for call in asked {
+        let window = |t: &ToolHop| {
+            !t.used && t.hop.start.started_unix_ns >= from && t.hop.start.started_unix_ns < until
+        };
+        let found = tools
+            .iter()
+            .position(|t| window(t) && t.call == call)
+            .or_else(|| {
+                tools
+                    .iter()
+                    .position(|t| window(t) && t.call.name == call.name)
+            });
+        let outcome = found.map(|i| {
+            tools[i].used = true;
+            tool_ns += tools[i].outcome.duration_ns.unwrap_or(0);
+            tools[i].outcome.clone()
+        });
+        calls.push(StepCall { call, outcome });
+    }
+    let response = model.response;
+    let error = hop_failure(model.hop).or_else(|| response.and_then(|r| r.error.clone()));
+    Step {
+        hop_id: model.hop.start.id.clone(),
+        model: response
+            .and_then(|r| r.model.clone())
+            .or_else(|| model.request.and_then(|r| r.model.clone())),
+        messages: model.request.map_or(0, |r| r.messages.len()),
+        tools_offered: model.request.map_or(0, |r| r.tools.len()),
+        calls,
+        content: response
+            .map(|r| r.message.content.clone())
+            .unwrap_or_default(),
+        model_ns: duration(model.hop),
+        tool_ns,
+        input_tokens: response.and_then(|r| {
+            r.usage
+                .input_tokens
+                .or(r.timings.and_then(|t| t.prompt_eval_count))
+        }),
+        output_tokens: response.and_then(|r| {
+            r.usage
+                .output_tokens
+                .or(r.timings.and_then(|t| t.eval_count))
+        }),
+        error,
+    }
+}
+
+/// The agent's answer says it stopped at its step limit (`"step_limit_reached": true`).
+fn reports_step_limit(hop: &RecordedHop) -> bool {
+    hop.end
+        .as_ref()
+        .and_then(|end| serde_json::from_slice::<Value>(&end.response_body.bytes).ok())
+        .and_then(|v| v.get("step_limit_reached").and_then(Value::as_bool))
+        .unwrap_or(false)
+}
+
+/// A host that offered tools on every call, then called once without them, hit its step limit.
+fn last_call_without_tools(models: &[ModelHop]) -> bool {
+    let offered = |m: &ModelHop| m.request.is_some_and(|r| !r.tools.is_empty());
+    match models.split_last() {
+        Some((last, earlier)) => {
+            !earlier.is_empty() && earlier.iter().all(offered) && !offered(last)
+        }
+        None => false,
+    }
+}

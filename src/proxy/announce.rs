@@ -1,0 +1,50 @@
+//! Writing the routes a proxy serves to the database when it starts (and marking them retired
+//! when it stops), so `tracer rerun` can find the live agent route that recorded a trace.
+
+use super::Route;
+use crate::store::Store;
+use crate::store::proxy_routes::RouteAnnouncement;
+
+/// Announces `routes`; a failure is logged, never fatal (recording matters more).
+pub async fn announce_routes(store: &Store, routes: &[Route]) -> Vec<i64> {
+    let rows: Vec<RouteAnnouncement> = routes
+        .iter()
+        .map(|r| RouteAnnouncement {
+            name: r.name.clone(),
+            role: r.role.to_string(),
+            listen: r.listen.to_string(),
+            upstream: r.upstream.to_string(),
+        })
+        .collect();
+    match store.announce_routes(&rows).await {
+        Ok(seqs) => seqs,
+        Err(error) => {
+            tracing::warn!(%error, "could not write the served routes to the database");
+            Vec::new()
+        }
+    }
+}
+
+/// Announces `routes` in a task of its own, so a proxy starting up does not wait on the database
+/// (a stop signal must find its listener installed as early as before).
+pub fn announce_in_background(
+    store: &Store,
+    routes: Vec<Route>,
+) -> tokio::task::JoinHandle<Vec<i64>> {
+    let store = store.clone();
+    tokio::spawn(async move { announce_routes(&store, &routes).await })
+}
+
+/// Waits for a background announcement, then marks its routes as no longer served.
+pub async fn retire_announced(store: &Store, announcing: tokio::task::JoinHandle<Vec<i64>>) {
+    if let Ok(seqs) = announcing.await {
+        retire_routes(store, &seqs).await;
+    }
+}
+
+/// Marks announced routes as no longer served.
+pub async fn retire_routes(store: &Store, seqs: &[i64]) {
+    if let Err(error) = store.retire_routes(seqs).await {
+        tracing::warn!(%error, "could not mark the served routes as stopped");
+    }
+}
