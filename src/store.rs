@@ -8,6 +8,7 @@ pub mod hop_rows;
 pub mod hops;
 pub mod proxy_routes;
 pub mod traces;
+pub mod waiting;
 pub mod writer;
 
 use std::path::{Path, PathBuf};

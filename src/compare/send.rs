@@ -12,7 +12,7 @@ use hyper_util::rt::TokioExecutor;
 
 use crate::hop::{HopState, Role};
 use crate::replay::source::{self, LoadedTrace, SourceError};
-use crate::store::{Store, StoreError};
+use crate::store::Store;
 use crate::wire::trace_context::TraceParent;
 
 /// The most of an answer body kept.
@@ -146,18 +146,15 @@ pub async fn wait_for_trace(
     let started = tokio::time::Instant::now();
     let deadline = started + wait;
     loop {
-        match source::from_store(store, id).await {
-            Ok(trace) => {
-                seen = true;
-                if let Some(answered) = answered_at(&trace) {
-                    let ungrouped = store.earliest_unassigned_start().await?;
-                    if ungrouped.is_none_or(|start| start > answered) {
-                        return Ok(Some(trace));
-                    }
+        if store.has_trace(id).await? {
+            seen = true;
+            let trace = source::from_store(store, id).await?;
+            if let Some(answered) = answered_at(&trace) {
+                let ungrouped = store.earliest_unassigned_start().await?;
+                if ungrouped.is_none_or(|start| start > answered) {
+                    return Ok(Some(trace));
                 }
             }
-            Err(SourceError::Store(StoreError::UnknownTrace(_)) | SourceError::Empty(_)) => {}
-            Err(other) => return Err(other),
         }
         let now = tokio::time::Instant::now();
         if now >= deadline || (!seen && now >= started + APPEAR_WAIT.min(wait)) {

@@ -242,3 +242,58 @@ async fn a_step_rerun_with_tools_from_sees_the_edited_description() {
         "{out:?}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_proxy_announces_its_routes_while_it_serves_and_retires_them_when_it_stops() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("t.db");
+    let port = free_port();
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_tracer"))
+        .arg("--db")
+        .arg(&db)
+        .args(["proxy", "--route"])
+        .arg(format!("agent:front=127.0.0.1:{port}=http://127.0.0.1:9"))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let child = super::system::Running(child);
+    let store = tracer::store::Store::open(&db).await.unwrap();
+    let deadline = std::time::Instant::now() + super::system::LIMIT;
+    let served = loop {
+        let served = store.served_routes_named("front").await.unwrap();
+        if !served.is_empty() {
+            break served;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the route was never announced"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    };
+    assert_eq!(served[0].role, "agent");
+    assert_eq!(served[0].listen, format!("127.0.0.1:{port}"));
+    assert_eq!(served[0].pid, i64::from(child.0.id()));
+    // A request answered (502: nothing upstream) shows the proxy runs, its stop signals heard.
+    let answer = tracer::compare::send::post_json(
+        &format!("http://127.0.0.1:{port}/agent"),
+        b"{}".to_vec(),
+        None,
+        super::system::LIMIT,
+    )
+    .await
+    .unwrap();
+    assert_eq!(answer.status, 502);
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.0.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    let mut child = child;
+    let status = tokio::task::spawn_blocking(move || child.0.wait().unwrap())
+        .await
+        .unwrap();
+    assert!(status.success());
+    assert!(store.served_routes_named("front").await.unwrap().is_empty());
+    store.close().await;
+}
