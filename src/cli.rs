@@ -5,6 +5,7 @@ mod demo_cmd;
 pub mod export_cmd;
 mod import;
 mod ls;
+mod mcp_cmd;
 mod proxy_cmd;
 mod replay_cmd;
 pub mod serve_replay_cmd;
@@ -79,6 +80,11 @@ pub enum Command {
     /// (roles, contents, tool calls and results; not ids, timestamps, options or the system
     /// prompt's wording). An unmatched request gets a JSON error naming the closest recording.
     ServeReplay(ServeReplayArgs),
+    /// Serve the trace database read-only to MCP clients (agents reading their own traces)
+    ///
+    /// Tools: list_traces, get_trace, get_message, search, tool_stats. Streamable HTTP on
+    /// 127.0.0.1 (`POST /mcp`) by default, or --stdio for a host's config. Never writes.
+    Mcp(mcp_cmd::McpArgs),
 }
 
 #[derive(Debug, Args)]
@@ -312,6 +318,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::ServeReplay(args) => serve_replay_cmd::run(args).await,
         Command::Tui(args) => tui_cmd::run(&cli.db, args).await,
         Command::Replay(args) => replay_cmd::run(&cli.db, args).await,
+        Command::Mcp(args) => mcp_cmd::run(&cli.db, args).await,
     }
 }
 

@@ -5,6 +5,7 @@
 pub mod browse;
 pub mod hop_rows;
 pub mod hops;
+pub mod reader;
 pub mod traces;
 pub mod writer;
 
