@@ -19,9 +19,7 @@ use crate::trace::RecordedHop;
 use crate::wire::jsonrpc::ErrorObject;
 use crate::wire::mcp::server::ToolServer;
 use crate::wire::mcp::session::SessionTable;
-use crate::wire::mcp::{
-    CallToolResult, Implementation, Tool, ToolAnnotations, unknown_tool,
-};
+use crate::wire::mcp::{CallToolResult, Implementation, Tool, ToolAnnotations, unknown_tool};
 
 use args::Args;
 
@@ -80,9 +78,7 @@ fn answer(text: String, structured: Value) -> CallToolResult {
 /// The tools, as `tools/list` gives them.
 pub fn tool_list() -> Vec<Tool> {
     let string = |description: &str| json!({"type": "string", "description": description});
-    let integer = |description: &str, minimum: u64, maximum: u64| {
-        json!({"type": "integer", "description": description, "minimum": minimum, "maximum": maximum})
-    };
+    let integer = |description: &str, minimum: u64, maximum: u64| json!({"type": "integer", "description": description, "minimum": minimum, "maximum": maximum});
     let since = string(
         "Only traces that started at or after this time: RFC 3339 (2026-11-30T12:00:00Z) or a \
          span back from now (-1h, -30m, -2d).",
@@ -150,13 +146,7 @@ pub fn tool_list() -> Vec<Tool> {
     ]
 }
 
-fn tool(
-    name: &str,
-    title: &str,
-    description: &str,
-    properties: Value,
-    required: &[&str],
-) -> Tool {
+fn tool(name: &str, title: &str, description: &str, properties: Value, required: &[&str]) -> Tool {
     Tool {
         name: name.to_owned(),
         title: Some(title.to_owned()),
@@ -189,21 +179,40 @@ impl TraceServer {
         let now = now_unix_ns();
         match name {
             "list_traces" => {
-                let args = Args::new(name, arguments, &["limit", "since", "text", "status", "tool"])?;
+                let args = Args::new(
+                    name,
+                    arguments,
+                    &["limit", "since", "text", "status", "tool"],
+                )?;
                 self.list_traces(&args, now).await
             }
-            "get_trace" => self.get_trace(&Args::new(name, arguments, &["id", "detail"])?).await,
+            "get_trace" => {
+                self.get_trace(&Args::new(name, arguments, &["id", "detail"])?)
+                    .await
+            }
             "get_message" => {
                 let args = Args::new(name, arguments, &["trace", "number", "max_bytes"])?;
                 self.get_message(&args).await
             }
-            "search" => self.search(&Args::new(name, arguments, &["text", "limit"])?).await,
-            _ => self.tool_stats(&Args::new(name, arguments, &["since"])?, now).await,
+            "search" => {
+                self.search(&Args::new(name, arguments, &["text", "limit"])?)
+                    .await
+            }
+            _ => {
+                self.tool_stats(&Args::new(name, arguments, &["since"])?, now)
+                    .await
+            }
         }
     }
 }
 
-const TOOL_NAMES: [&str; 5] = ["list_traces", "get_trace", "get_message", "search", "tool_stats"];
+const TOOL_NAMES: [&str; 5] = [
+    "list_traces",
+    "get_trace",
+    "get_message",
+    "search",
+    "tool_stats",
+];
 
 impl ToolServer for TraceServer {
     fn server_info(&self) -> Implementation {

@@ -11,11 +11,11 @@ pub mod protocol;
 pub mod stdio;
 pub mod tools;
 
+/// The legacy HTTP sessions (shared MCP server code, in `wire`).
+pub use crate::wire::mcp::session;
 pub use http::serve as serve_http;
 pub use notes_file::{NotesError, NotesFile};
 pub use stdio::serve as serve_stdio;
-/// The legacy HTTP sessions (shared MCP server code, in `wire`).
-pub use crate::wire::mcp::session;
 
 use crate::wire::mcp::session::SessionTable;
 use std::path::PathBuf;

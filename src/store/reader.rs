@@ -55,7 +55,11 @@ impl Store {
         let applied: Vec<i64> = sqlx::query("select version from _sqlx_migrations")
             .fetch_all(&self.pool)
             .await
-            .map(|rows| rows.iter().map(|row| row.get::<i64, _>("version")).collect())
+            .map(|rows| {
+                rows.iter()
+                    .map(|row| row.get::<i64, _>("version"))
+                    .collect()
+            })
             .unwrap_or_default();
         let missing = MIGRATOR
             .iter()

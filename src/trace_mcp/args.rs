@@ -22,7 +22,9 @@ impl<'a> Args<'a> {
             } else {
                 format!("only {}", takes.join(", "))
             };
-            return Err(format!("Unknown argument ({unknown}): {tool} takes {takes}"));
+            return Err(format!(
+                "Unknown argument ({unknown}): {tool} takes {takes}"
+            ));
         }
         Ok(Args { tool, map })
     }
@@ -87,16 +89,17 @@ impl<'a> Args<'a> {
 pub fn parse_since(text: &str, now_ns: i64) -> Option<i64> {
     let text = text.trim();
     let span = text.strip_prefix('-').unwrap_or(text);
-    if let Some(unit) = span.chars().last().filter(char::is_ascii_alphabetic) {
-        let amount: f64 = span[..span.len() - 1].trim().parse().ok()?;
-        let seconds = match unit {
-            's' => 1.0,
-            'm' => 60.0,
-            'h' => 3600.0,
-            'd' => 86_400.0,
-            'w' => 604_800.0,
-            _ => return rfc3339(text),
-        };
+    let unit_seconds = |unit: char| match unit {
+        's' => Some(1.0),
+        'm' => Some(60.0),
+        'h' => Some(3600.0),
+        'd' => Some(86_400.0),
+        'w' => Some(604_800.0),
+        _ => None,
+    };
+    if let Some(seconds) = span.chars().last().and_then(unit_seconds)
+        && let Ok(amount) = span[..span.len() - 1].trim().parse::<f64>()
+    {
         if !(amount.is_finite() && amount >= 0.0) {
             return None;
         }
@@ -140,7 +143,11 @@ fn rfc3339(text: &str) -> Option<i64> {
     let nanos: i64 = if fraction.is_empty() {
         0
     } else if fraction.bytes().all(|b| b.is_ascii_digit()) {
-        let digits: String = fraction.chars().chain("000000000".chars()).take(9).collect();
+        let digits: String = fraction
+            .chars()
+            .chain("000000000".chars())
+            .take(9)
+            .collect();
         digits.parse().ok()?
     } else {
         return None;
@@ -173,12 +180,18 @@ mod tests {
         let now = 1_800_000_000_000_000_000;
         assert_eq!(parse_since("-1h", now), Some(now - 3_600_000_000_000));
         assert_eq!(parse_since("30m", now), Some(now - 1_800_000_000_000));
-        assert_eq!(parse_since("1970-01-01T00:00:01Z", now), Some(1_000_000_000));
+        assert_eq!(
+            parse_since("1970-01-01T00:00:01Z", now),
+            Some(1_000_000_000)
+        );
         assert_eq!(
             parse_since("1970-01-01T01:00:00.5+01:00", now),
             Some(500_000_000)
         );
-        assert_eq!(parse_since("2000-03-01", now), Some(951_868_800_000_000_000));
+        assert_eq!(
+            parse_since("2000-03-01", now),
+            Some(951_868_800_000_000_000)
+        );
         assert_eq!(parse_since("yesterday", now), None);
         assert_eq!(parse_since("2026-13-01T00:00:00Z", now), None);
     }
@@ -190,7 +203,11 @@ mod tests {
         let args = Args::new("list_traces", map, &["limit", "text"]).unwrap();
         assert_eq!(args.number("limit", 1, 100).unwrap(), Some(5));
         assert_eq!(args.text("text").unwrap(), Some("milk"));
-        assert!(args.required_text("id").unwrap_err().contains("(id) is required"));
+        assert!(
+            args.required_text("id")
+                .unwrap_err()
+                .contains("(id) is required")
+        );
         let error = Args::new("get_trace", map, &["id"]).err().unwrap();
         assert_eq!(error, "Unknown argument (limit): get_trace takes only id");
         let bad = json!({"limit": 0});

@@ -44,7 +44,11 @@ impl TraceServer {
         let text = args.text("text")?.map(str::to_lowercase);
         let status = args.text("status")?;
         if let Some(status) = status {
-            let known = [TraceStatus::Ok, TraceStatus::ToolError, TraceStatus::ProtocolError];
+            let known = [
+                TraceStatus::Ok,
+                TraceStatus::ToolError,
+                TraceStatus::ProtocolError,
+            ];
             let known = known.iter().any(|s| status_matches(*s, status))
                 || ["error", "errors", "http error", "failed", "in flight"]
                     .contains(&status.to_lowercase().replace(['_', '-'], " ").as_str());
@@ -57,7 +61,9 @@ impl TraceServer {
         let candidates = rows.into_iter().filter(|row| {
             since.is_none_or(|since| row.started_unix_ns >= since)
                 && text.as_ref().is_none_or(|text| {
-                    row.title.as_deref().is_some_and(|t| t.to_lowercase().contains(text))
+                    row.title
+                        .as_deref()
+                        .is_some_and(|t| t.to_lowercase().contains(text))
                 })
         });
         let (mut lines, mut found, mut scanned, mut more) = (Vec::new(), Vec::new(), 0, false);
@@ -68,7 +74,9 @@ impl TraceServer {
             }
             if scanned == SCAN_LIMIT {
                 more = true;
-                lines.push(format!("(stopped after reading {SCAN_LIMIT} traces; narrow with since or text)"));
+                lines.push(format!(
+                    "(stopped after reading {SCAN_LIMIT} traces; narrow with since or text)"
+                ));
                 break;
             }
             scanned += 1;
@@ -78,7 +86,9 @@ impl TraceServer {
             {
                 continue;
             }
-            let duration = summary.duration_ns.map_or("in flight".to_owned(), human_duration);
+            let duration = summary
+                .duration_ns
+                .map_or("in flight".to_owned(), human_duration);
             let tools = if summary.tools_used.is_empty() {
                 "no tools".to_owned()
             } else {
@@ -120,10 +130,16 @@ impl TraceServer {
             let mut text = format!(
                 "{} newest first{}:\n{}\n",
                 plural(found.len(), "trace"),
-                if more { " (more match: raise limit)" } else { "" },
+                if more {
+                    " (more match: raise limit)"
+                } else {
+                    ""
+                },
                 lines.join("\n")
             );
-            text.push_str("Next: get_trace with an id above (these first 8 characters are enough).");
+            text.push_str(
+                "Next: get_trace with an id above (these first 8 characters are enough).",
+            );
             text
         };
         Ok(answer(text, json!({ "traces": found, "more": more })))
@@ -155,7 +171,9 @@ impl TraceServer {
         let (mut lines, mut structured) = (Vec::new(), Vec::new());
         for (trace_id, hops_found) in &traces {
             let hops = self.hops(trace_id).await?;
-            let title = summarize(&hops).title.unwrap_or_else(|| "(untitled)".into());
+            let title = summarize(&hops)
+                .title
+                .unwrap_or_else(|| "(untitled)".into());
             let numbers: Vec<usize> = explain_trace(&hops)
                 .iter()
                 .filter(|m| {
@@ -174,7 +192,11 @@ impl TraceServer {
                 "{}  \"{}\"  {} {}",
                 short_id(trace_id),
                 shorten(&title, TITLE_CHARS),
-                if numbers.len() == 1 { "message" } else { "messages" },
+                if numbers.len() == 1 {
+                    "message"
+                } else {
+                    "messages"
+                },
                 listed.join(", ")
             ));
             structured.push(json!({"trace": trace_id, "title": title, "messages": numbers}));
@@ -209,7 +231,10 @@ impl TraceServer {
         let rows = self.store.traces().await.map_err(db_error)?;
         let mut stats: BTreeMap<String, ToolStat> = BTreeMap::new();
         let mut scanned = 0;
-        for row in rows.iter().filter(|r| since.is_none_or(|s| r.started_unix_ns >= s)) {
+        for row in rows
+            .iter()
+            .filter(|r| since.is_none_or(|s| r.started_unix_ns >= s))
+        {
             if scanned == SCAN_LIMIT {
                 break;
             }
@@ -239,10 +264,13 @@ impl TraceServer {
                     }
                 }
                 if let Some(Reading::ChatResponse(answer)) = response {
-                    let model = answer.model.clone().or_else(|| match &reading.request.reading {
-                        Reading::ChatRequest(request) => request.model.clone(),
-                        _ => None,
-                    });
+                    let model = answer
+                        .model
+                        .clone()
+                        .or_else(|| match &reading.request.reading {
+                            Reading::ChatRequest(request) => request.model.clone(),
+                            _ => None,
+                        });
                     for call in &answer.message.tool_calls {
                         let stat = stats.entry(call.name.clone()).or_default();
                         stat.asked += 1;
@@ -268,7 +296,10 @@ impl TraceServer {
                 lines.join("\n")
             )
         };
-        Ok(answer(text, json!({ "tools": structured, "traces_read": scanned })))
+        Ok(answer(
+            text,
+            json!({ "tools": structured, "traces_read": scanned }),
+        ))
     }
 }
 

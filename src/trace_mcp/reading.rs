@@ -31,9 +31,9 @@ impl TraceServer {
                 HopLogError::UnknownTrace(_) => {
                     format!("No trace starts with {id}; list_traces shows the ids")
                 }
-                HopLogError::AmbiguousTrace(_) => format!(
-                    "More than one trace starts with {id}; give more characters of the id"
-                ),
+                HopLogError::AmbiguousTrace(_) => {
+                    format!("More than one trace starts with {id}; give more characters of the id")
+                }
                 other => format!("The trace database could not be read: {other}"),
             })?;
         let hops = log.recorded_hops();
@@ -120,7 +120,9 @@ impl TraceServer {
         let Some(number) = args.number("number", 1, 1_000_000)? else {
             return Err("Argument (number) is required by get_message".into());
         };
-        let max_bytes = args.number("max_bytes", 100, 1_048_576)?.unwrap_or(DEFAULT_MAX_BYTES);
+        let max_bytes = args
+            .number("max_bytes", 100, 1_048_576)?
+            .unwrap_or(DEFAULT_MAX_BYTES);
         let loaded = self.load(id).await?;
         let trace_id = loaded.log.trace_id().to_owned();
         let Some(message) = loaded.messages.iter().find(|m| m.number as u64 == number) else {
@@ -139,9 +141,10 @@ impl TraceServer {
         let header_lines: Vec<(String, String)> = headers
             .iter()
             .map(|h| {
-                let value = h
-                    .text()
-                    .map_or_else(|| format!("({} bytes, not text)", h.value.len()), str::to_owned);
+                let value = h.text().map_or_else(
+                    || format!("({} bytes, not text)", h.value.len()),
+                    str::to_owned,
+                );
                 (h.name.clone(), value)
             })
             .collect();
@@ -164,7 +167,10 @@ impl TraceServer {
         if body.bytes.is_empty() {
             text.push_str("body: empty\n");
         } else {
-            text.push_str(&format!("body ({} bytes recorded):\n{cut_text}\n", body.bytes.len()));
+            text.push_str(&format!(
+                "body ({} bytes recorded):\n{cut_text}\n",
+                body.bytes.len()
+            ));
         }
         if cut {
             text.push_str(&format!(
@@ -199,7 +205,9 @@ impl TraceServer {
         let next = message.number + 1;
         text.push_str(&match (previous >= 1, next <= loaded.messages.len()) {
             (true, true) => format!("Next: get_message number {previous} or {next}."),
-            (true, false) => format!("This is the last message; get_message number {previous} is the one before."),
+            (true, false) => format!(
+                "This is the last message; get_message number {previous} is the one before."
+            ),
             (false, true) => format!("Next: get_message number {next}."),
             (false, false) => String::new(),
         });
@@ -255,8 +263,14 @@ mod tests {
 
     #[test]
     fn bodies_are_pretty_and_cut_on_characters() {
-        assert_eq!(body_for_reading(br#"{"b":1,"a":2}"#), "{\n  \"b\": 1,\n  \"a\": 2\n}");
-        assert_eq!(body_for_reading(&[0xff, 0xfe]), "(2 bytes that are not UTF-8 text)");
+        assert_eq!(
+            body_for_reading(br#"{"b":1,"a":2}"#),
+            "{\n  \"b\": 1,\n  \"a\": 2\n}"
+        );
+        assert_eq!(
+            body_for_reading(&[0xff, 0xfe]),
+            "(2 bytes that are not UTF-8 text)"
+        );
         assert_eq!(cut_at("héllo", 2), ("h".to_owned(), true));
         assert_eq!(cut_at("hello", 10), ("hello".to_owned(), false));
     }

@@ -3,10 +3,10 @@
 //! routing (legacy sessions or modern stateless requests) and JSON or SSE answers.
 
 use super::origin::is_local_origin;
-use crate::wire::mcp::server::{ModernHeaders, ToolServer};
 use crate::wire::jsonrpc::{
     Body, ErrorObject, InvalidMessage, Message, Request, RequestId, Response, code, parse_body,
 };
+use crate::wire::mcp::server::{ModernHeaders, ToolServer};
 use crate::wire::mcp::{self, Era, header, method, version};
 use ::http::header::{ACCEPT, ALLOW, CACHE_CONTROL, CONTENT_LENGTH, CONTENT_TYPE, ORIGIN};
 use ::http::{HeaderMap, HeaderValue, Method, StatusCode};
@@ -326,7 +326,11 @@ fn header_str<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
 }
 
 /// A 200 answer: SSE when `--sse` is on and the client accepts it, JSON otherwise.
-fn success_reply<S: ToolServer>(server: &S, headers: &HeaderMap, body: &impl Serialize) -> HttpResponse {
+fn success_reply<S: ToolServer>(
+    server: &S,
+    headers: &HeaderMap,
+    body: &impl Serialize,
+) -> HttpResponse {
     let accepts_sse = header_str(headers, ACCEPT.as_str())
         .is_none_or(|accept| accept.contains("text/event-stream") || accept.contains("*/*"));
     if !(server.sse() && accepts_sse) {
