@@ -72,7 +72,7 @@ pub enum Command {
     Tui(TuiArgs),
     /// Step through one trace's messages in the order they happened
     Replay(ReplayArgs),
-    /// Write a trace as a hop log (json), HAR, OpenTelemetry (otlp), Mermaid or a Markdown handout
+    /// Write a trace as a hop log (json), HAR, OpenTelemetry (otlp), Mermaid, a Markdown or HTML handout
     Export(ExportArgs),
     /// Answer model (or MCP) requests from a recorded hop log, standing in for a server
     ///
@@ -101,7 +101,7 @@ pub struct ExportArgs {
     #[arg(long, short = 'o', value_name = "FILE")]
     pub output: Option<PathBuf>,
 
-    /// Export every trace: one document for har and otlp, one file per trace otherwise
+    /// Export every trace: one document for har and otlp, one file per trace otherwise (html adds an index.html)
     #[arg(long)]
     pub all: bool,
 }

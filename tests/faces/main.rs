@@ -16,6 +16,8 @@ mod scripted_model;
 #[path = "../notes_agent/scripted_replies.rs"]
 mod scripted_replies;
 
+mod html_export;
+mod interop_chromium;
 mod interop_mcp;
 mod mcp_agent;
 mod mcp_server;
