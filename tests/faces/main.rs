@@ -21,3 +21,4 @@ mod interop_chromium;
 mod interop_mcp;
 mod mcp_agent;
 mod mcp_server;
+mod tui_timing;

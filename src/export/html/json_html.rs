@@ -144,7 +144,7 @@ mod tests {
         assert!(html.starts_with("<div class=\"json\"><details class=\"fold\" open>"));
         assert!(html.contains("<span class=\"k\">\"a\"</span>: "));
         assert!(html.contains("<span class=\"n\">1</span>"));
-        assert!(html.contains("<span class=\"s\">\"&lt;x&gt;\"</span>"));
+        assert!(html.contains("<span class=\"s\">&quot;&lt;x&gt;&quot;</span>"));
         assert!(html.contains("2 keys") && html.contains("3 items"));
     }
 

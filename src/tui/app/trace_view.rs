@@ -22,6 +22,8 @@ pub struct TraceView {
     pub selected: usize,
     pub detail_scroll: u16,
     pub replay: Option<ReplayState>,
+    /// The timing waterfall is shown instead of the sequence diagram (`t`).
+    pub show_timing: bool,
 }
 
 impl TraceView {
@@ -41,6 +43,7 @@ impl TraceView {
             selected: 0,
             detail_scroll: 0,
             replay: None,
+            show_timing: false,
         }
     }
 
@@ -49,6 +52,7 @@ impl TraceView {
         let mut view = Self::new(trace);
         view.selected = self.selected.min(view.messages.len().saturating_sub(1));
         view.detail_scroll = self.detail_scroll;
+        view.show_timing = self.show_timing;
         view.replay = self.replay.clone().map(|mut replay| {
             replay.total = view.messages.len();
             replay
