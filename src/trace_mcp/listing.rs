@@ -12,6 +12,9 @@ use crate::trace::{Direction, TraceStatus, explain_trace, summarize};
 use crate::wire::dialect::{JsonRpcKind, Reading};
 use crate::wire::mcp::CallToolResult;
 
+/// A hop where a searched text occurs: its id, and whether in its request and its response.
+type HopHit = (String, bool, bool);
+
 /// At most this many traces are read to answer one call (the text says when it stopped).
 const SCAN_LIMIT: usize = 2000;
 /// Characters of a title in a listing line.
@@ -153,7 +156,7 @@ impl TraceServer {
             .hops_with_body_text(needle, 5000)
             .await
             .map_err(db_error)?;
-        let mut traces: Vec<(String, Vec<(String, bool, bool)>)> = Vec::new();
+        let mut traces: Vec<(String, Vec<HopHit>)> = Vec::new();
         let mut ungrouped = 0;
         for found in matches {
             let Some(trace_id) = found.trace_id else {
