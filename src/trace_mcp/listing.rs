@@ -25,16 +25,30 @@ pub(super) fn short_id(id: &str) -> &str {
     id.get(..8).unwrap_or(id)
 }
 
+/// A status as the model may write it: `Tool_Error` is `tool error`.
+fn normalized(status: &str) -> String {
+    status.trim().to_lowercase().replace(['_', '-'], " ")
+}
+
 /// Whether a trace status matches the `status` argument (`error` = anything that went wrong).
 fn status_matches(status: TraceStatus, wanted: &str) -> bool {
-    let wanted = wanted.to_lowercase().replace(['_', '-'], " ");
-    match wanted.as_str() {
+    match normalized(wanted).as_str() {
         "error" | "errors" => !matches!(status, TraceStatus::Ok | TraceStatus::InFlight),
         other => status.as_str() == other,
     }
 }
 
 const STATUSES: &str = "ok, error, tool error, protocol error, http error, failed, in flight";
+const KNOWN_STATUSES: [&str; 8] = [
+    "ok",
+    "error",
+    "errors",
+    "tool error",
+    "protocol error",
+    "http error",
+    "failed",
+    "in flight",
+];
 
 impl TraceServer {
     pub(super) async fn list_traces(
@@ -46,18 +60,10 @@ impl TraceServer {
         let since = args.since("since", now)?;
         let text = args.text("text")?.map(str::to_lowercase);
         let status = args.text("status")?;
-        if let Some(status) = status {
-            let known = [
-                TraceStatus::Ok,
-                TraceStatus::ToolError,
-                TraceStatus::ProtocolError,
-            ];
-            let known = known.iter().any(|s| status_matches(*s, status))
-                || ["error", "errors", "http error", "failed", "in flight"]
-                    .contains(&status.to_lowercase().replace(['_', '-'], " ").as_str());
-            if !known {
-                return Err(format!("Unknown status `{status}`; use one of: {STATUSES}"));
-            }
+        if let Some(status) = status
+            && !KNOWN_STATUSES.contains(&normalized(status).as_str())
+        {
+            return Err(format!("Unknown status `{status}`; use one of: {STATUSES}"));
         }
         let tool = args.text("tool")?;
         let rows = self.store.traces().await.map_err(db_error)?;

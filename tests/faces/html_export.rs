@@ -90,6 +90,11 @@ fn the_buy_milk_page_has_every_message_and_fetches_nothing() {
         "the contents are built by the script"
     );
     assert!(page.contains("@media print"));
+    // Model, tool and host time told apart (the sample's recorded times).
+    assert!(
+        page.contains("model 5.6 ms · tools 13 ms · the host's own 20 ms · in all 39 ms"),
+        "the totals"
+    );
     assert!(
         !page.contains("class=\"arrow request failed"),
         "nothing failed in buy milk"

@@ -122,6 +122,26 @@ fn interop_chromium_runs_the_buy_milk_page() {
         );
     }
 
+    // A link to #m5 selects message 5, opens it and marks its arrow and its hop's bar.
+    let linked = run_chromium(
+        &chromium,
+        &dir.path().join("profile-link"),
+        &["--dump-dom".into(), format!("{url}#m5")],
+    );
+    let dom = String::from_utf8_lossy(&linked.stdout);
+    assert!(
+        dom.contains("<details class=\"message response current\" id=\"m5\" data-number=\"5\" data-hop=\"4\" open=\"\">"),
+        "message 5 selected and open"
+    );
+    assert!(
+        dom.contains("<g class=\"arrow response current\" id=\"a5\""),
+        "its arrow"
+    );
+    assert!(
+        dom.contains("<g class=\"bar model current\" id=\"b4\""),
+        "its hop's bar"
+    );
+
     let shot = dir.path().join("buy-milk.png");
     let taken = run_chromium(
         &chromium,

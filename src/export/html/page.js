@@ -47,8 +47,10 @@
     });
   }
   function step() {
-    if (shown === messages.length && current === messages.length - 1) { showUpTo(0); current = -1; }
-    if (shown === messages.length && current < 0) { showUpTo(0); }
+    // The first space (or one after the end) starts stepping after the selected message.
+    if (shown === messages.length) {
+      showUpTo(current >= 0 && current < messages.length - 1 ? current + 1 : 0);
+    }
     if (shown < messages.length) { showUpTo(shown + 1); }
     select(shown - 1, true);
   }
@@ -78,5 +80,8 @@
   window.addEventListener("afterprint", function () {
     closed.forEach(function (message) { message.open = false; });
   });
+  // A link to `page.html#m5` opens message 5 and selects it.
+  var linked = /^#m(\d+)$/.exec(window.location.hash);
+  if (linked) { select(Number(linked[1]) - 1, true); }
   document.body.dataset.ready = "true";
 }());
