@@ -153,3 +153,48 @@ fn tool_errors_streams_and_the_index_of_all() {
         assert!(out.join(format!("{id}.html")).is_file());
     }
 }
+
+#[test]
+fn a_failed_hop_is_red_and_model_tool_and_host_time_add_up() {
+    use tracer::export::body_text::TraceToExport;
+    use tracer::export::html::html_page;
+    use tracer::hop::HopState;
+    use tracer::trace::explain_trace;
+    use tracer::trace::timing::{BarKind, waterfall};
+
+    let hops = crate::trace_hops::buy("f", "eggs", 0);
+    // The host 0..1000 ms, tools 10..20 and 510..520, the model 30..500 and 530..900.
+    let timing = waterfall(&hops, &explain_trace(&hops));
+    let ms = 1_000_000;
+    assert_eq!(timing.span_ns, 1000 * ms);
+    assert_eq!((timing.model_ns, timing.tool_ns), (840 * ms, 20 * ms));
+    assert_eq!(
+        timing.host_ns,
+        140 * ms,
+        "the host's own: its 1000 ms less 860 ms of calls"
+    );
+    let kinds: Vec<BarKind> = timing.bars.iter().map(|b| b.kind).collect();
+    use BarKind::{Host, Model, Tool};
+    assert_eq!(kinds, [Host, Tool, Model, Tool, Model]);
+
+    let mut broken = hops.clone();
+    if let Some(end) = broken[4].end.as_mut() {
+        end.state = Some(HopState::Failed);
+        end.status = Some(502);
+        end.error = Some("upstream refused the connection".into());
+    }
+    let page = html_page(&TraceToExport {
+        id: "0123456789abcdef",
+        title: Some("Add <eggs> to my notes"),
+        hops: &broken,
+    });
+    assert!(page.contains("<title>Trace: Add &lt;eggs&gt; to my notes</title>"));
+    assert!(
+        page.contains("<g class=\"arrow response failed\""),
+        "the failed answer's arrow"
+    );
+    assert!(page.contains("class=\"bar model failed\""), "and its bar");
+    assert!(page.contains("<span class=\"badge failed\">failed</span>"));
+    assert!(page.contains("error: upstream refused the connection"));
+    assert_self_contained(&page);
+}

@@ -16,6 +16,8 @@ mod scripted_model;
 #[path = "../notes_agent/scripted_replies.rs"]
 #[allow(dead_code)] // shared with tests/notes_agent, which uses all of it
 mod scripted_replies;
+#[path = "../support/trace_hops.rs"]
+mod trace_hops;
 
 mod html_export;
 mod interop_chromium;
