@@ -20,9 +20,17 @@ const SCAN_LIMIT: usize = 2000;
 /// Characters of a title in a listing line.
 const TITLE_CHARS: usize = 60;
 
-/// The first characters of an id, enough to ask for it.
-pub(super) fn short_id(id: &str) -> &str {
-    id.get(..8).unwrap_or(id)
+/// The first characters of an id: eight, or more when another id starts with those eight.
+pub(super) fn short_id<'a>(id: &'a str, all: &[String]) -> &'a str {
+    let mut length = 8;
+    while length < id.len()
+        && all
+            .iter()
+            .any(|other| other != id && other.starts_with(&id[..length]))
+    {
+        length += 1;
+    }
+    id.get(..length).unwrap_or(id)
 }
 
 /// A status as the model may write it: `Tool_Error` is `tool error`.
@@ -67,6 +75,7 @@ impl TraceServer {
         }
         let tool = args.text("tool")?;
         let rows = self.store.traces().await.map_err(db_error)?;
+        let ids: Vec<String> = rows.iter().map(|row| row.id.clone()).collect();
         let candidates = rows.into_iter().filter(|row| {
             since.is_none_or(|since| row.started_unix_ns >= since)
                 && text.as_ref().is_none_or(|text| {
@@ -106,7 +115,7 @@ impl TraceServer {
             let title = row.title.as_deref().unwrap_or("(untitled)");
             lines.push(format!(
                 "{}  {}  \"{}\"  {}, {}, {}, {tools}",
-                short_id(&row.id),
+                short_id(&row.id, &ids),
                 iso8601_utc(row.started_unix_ns),
                 shorten(title, TITLE_CHARS),
                 plural(summary.hops, "hop"),
@@ -146,9 +155,7 @@ impl TraceServer {
                 },
                 lines.join("\n")
             );
-            text.push_str(
-                "Next: get_trace with an id above (these first 8 characters are enough).",
-            );
+            text.push_str("Next: get_trace with an id above (these first characters are enough).");
             text
         };
         Ok(answer(text, json!({ "traces": found, "more": more })))
@@ -177,6 +184,7 @@ impl TraceServer {
                 None => {}
             }
         }
+        let ids: Vec<String> = traces.iter().map(|(id, _)| id.clone()).collect();
         let (mut lines, mut structured) = (Vec::new(), Vec::new());
         for (trace_id, hops_found) in &traces {
             let hops = self.hops(trace_id).await?;
@@ -199,7 +207,7 @@ impl TraceServer {
             let listed: Vec<String> = numbers.iter().map(usize::to_string).collect();
             lines.push(format!(
                 "{}  \"{}\"  {} {}",
-                short_id(trace_id),
+                short_id(trace_id, &ids),
                 shorten(&title, TITLE_CHARS),
                 if numbers.len() == 1 {
                     "message"
@@ -239,12 +247,13 @@ impl TraceServer {
         let since = args.since("since", now)?;
         let rows = self.store.traces().await.map_err(db_error)?;
         let mut stats: BTreeMap<String, ToolStat> = BTreeMap::new();
-        let mut scanned = 0;
+        let (mut scanned, mut stopped) = (0, false);
         for row in rows
             .iter()
             .filter(|r| since.is_none_or(|s| r.started_unix_ns >= s))
         {
             if scanned == SCAN_LIMIT {
+                stopped = true;
                 break;
             }
             scanned += 1;
@@ -299,8 +308,9 @@ impl TraceServer {
             "No tool was called or asked for in the traces read.".to_owned()
         } else {
             format!(
-                "{} over {}:\n{}\nNext: list_traces with tool=NAME for the traces that used one.",
+                "{} over {}{}:\n{}\nNext: list_traces with tool=NAME for the traces that used one.",
                 plural(lines.len(), "tool"),
+                if stopped { "the newest " } else { "" },
                 plural(scanned, "trace"),
                 lines.join("\n")
             )
@@ -362,5 +372,24 @@ impl ToolStat {
             "asked_by_models": self.models,
             "asked": self.asked,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn short_ids_grow_until_unique() {
+        let all = vec![
+            "0000000000aa".to_owned(),
+            "0000000000ab".to_owned(),
+            "f0de9080c655".to_owned(),
+        ];
+        assert_eq!(short_id("f0de9080c655", &all), "f0de9080");
+        assert_eq!(short_id("0000000000aa", &all), "0000000000aa");
+        assert!(status_matches(TraceStatus::ToolError, "Tool_Error"));
+        assert!(status_matches(TraceStatus::Failed, "error"));
+        assert!(!status_matches(TraceStatus::Ok, "error"));
     }
 }

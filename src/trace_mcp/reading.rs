@@ -4,7 +4,6 @@
 use serde_json::{Value, json};
 
 use super::args::Args;
-use super::listing::short_id;
 use super::{TraceServer, answer};
 use crate::export::hop_log::{HopLog, HopLogError};
 use crate::trace::explain::{human_duration, plural};
@@ -104,7 +103,7 @@ impl TraceServer {
         }
         text.push_str(&format!(
             "Next: get_message with trace {} and a number for that message's headers and body{}.",
-            short_id(&trace.id),
+            trace.id,
             if detail {
                 ""
             } else {
@@ -128,7 +127,7 @@ impl TraceServer {
         let Some(message) = loaded.messages.iter().find(|m| m.number as u64 == number) else {
             return Err(format!(
                 "Trace {} has messages 1 to {}; there is no message {number}",
-                short_id(&trace_id),
+                trace_id,
                 loaded.messages.len()
             ));
         };
@@ -153,7 +152,7 @@ impl TraceServer {
         let mut text = format!(
             "message {} of trace {}: {} → {}  {}  ({})\n{}\n{}\n\nheaders:\n",
             message.number,
-            short_id(&trace_id),
+            trace_id,
             message.from,
             message.to,
             message.head,
