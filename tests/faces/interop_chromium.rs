@@ -169,6 +169,34 @@ fn interop_chromium_runs_the_buy_milk_page() {
         "a page was drawn, not a blank: {} bytes",
         png.len()
     );
+    // Printed, every message is opened first (the page's beforeprint handler): a handout of
+    // many pages, not just the closed summaries (about three).
+    let pdf = dir.path().join("buy-milk.pdf");
+    let printed = run_chromium(
+        &chromium,
+        &dir.path().join("profile-print"),
+        &[
+            format!("--print-to-pdf={}", pdf.display()),
+            "--no-pdf-header-footer".into(),
+            format!("file://{}", page.display()),
+        ],
+    );
+    assert!(
+        printed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&printed.stderr)
+    );
+    let pdf = std::fs::read(&pdf).unwrap();
+    assert!(pdf.starts_with(b"%PDF-"));
+    let pages = pdf
+        .windows(11)
+        .filter(|w| w.starts_with(b"/Type /Page") && w[10] != b's')
+        .count()
+        + pdf
+            .windows(10)
+            .filter(|w| w.starts_with(b"/Type/Page") && w[9] != b's')
+            .count();
+    assert!(pages >= 6, "{pages} pages printed");
     if std::env::var("TRACER_UPDATE_SCREENSHOT").as_deref() == Ok("1") {
         let docs = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/html-export.png");
         std::fs::write(docs, &png).unwrap();
