@@ -169,50 +169,68 @@ fn tool(name: &str, title: &str, description: &str, properties: Value, required:
     }
 }
 
+/// The five tools, by name, with the arguments each takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum TraceTool {
+    ListTraces,
+    GetTrace,
+    GetMessage,
+    Search,
+    ToolStats,
+}
+
+impl TraceTool {
+    const ALL: [TraceTool; 5] = [
+        TraceTool::ListTraces,
+        TraceTool::GetTrace,
+        TraceTool::GetMessage,
+        TraceTool::Search,
+        TraceTool::ToolStats,
+    ];
+
+    fn name(self) -> &'static str {
+        match self {
+            TraceTool::ListTraces => "list_traces",
+            TraceTool::GetTrace => "get_trace",
+            TraceTool::GetMessage => "get_message",
+            TraceTool::Search => "search",
+            TraceTool::ToolStats => "tool_stats",
+        }
+    }
+
+    fn takes(self) -> &'static [&'static str] {
+        match self {
+            TraceTool::ListTraces => &["limit", "since", "text", "status", "tool"],
+            TraceTool::GetTrace => &["id", "detail"],
+            TraceTool::GetMessage => &["trace", "number", "max_bytes"],
+            TraceTool::Search => &["text", "limit"],
+            TraceTool::ToolStats => &["since"],
+        }
+    }
+
+    fn named(name: &str) -> Option<TraceTool> {
+        TraceTool::ALL.into_iter().find(|tool| tool.name() == name)
+    }
+}
+
 impl TraceServer {
     /// Runs one tool; `Err` is the message of a tool error.
     async fn run(
         &self,
-        name: &'static str,
+        tool: TraceTool,
         arguments: &Map<String, Value>,
     ) -> Result<CallToolResult, String> {
+        let args = Args::new(tool.name(), arguments, tool.takes())?;
         let now = now_unix_ns();
-        match name {
-            "list_traces" => {
-                let args = Args::new(
-                    name,
-                    arguments,
-                    &["limit", "since", "text", "status", "tool"],
-                )?;
-                self.list_traces(&args, now).await
-            }
-            "get_trace" => {
-                self.get_trace(&Args::new(name, arguments, &["id", "detail"])?)
-                    .await
-            }
-            "get_message" => {
-                let args = Args::new(name, arguments, &["trace", "number", "max_bytes"])?;
-                self.get_message(&args).await
-            }
-            "search" => {
-                self.search(&Args::new(name, arguments, &["text", "limit"])?)
-                    .await
-            }
-            _ => {
-                self.tool_stats(&Args::new(name, arguments, &["since"])?, now)
-                    .await
-            }
+        match tool {
+            TraceTool::ListTraces => self.list_traces(&args, now).await,
+            TraceTool::GetTrace => self.get_trace(&args).await,
+            TraceTool::GetMessage => self.get_message(&args).await,
+            TraceTool::Search => self.search(&args).await,
+            TraceTool::ToolStats => self.tool_stats(&args, now).await,
         }
     }
 }
-
-const TOOL_NAMES: [&str; 5] = [
-    "list_traces",
-    "get_trace",
-    "get_message",
-    "search",
-    "tool_stats",
-];
 
 impl ToolServer for TraceServer {
     fn server_info(&self) -> Implementation {
@@ -236,7 +254,7 @@ impl ToolServer for TraceServer {
                 "Invalid params: tools/call needs params.name, the tool name as a string",
             ));
         };
-        let Some(&name) = TOOL_NAMES.iter().find(|known| **known == name) else {
+        let Some(tool) = TraceTool::named(name) else {
             return Err(unknown_tool(name));
         };
         let empty = Map::new();
@@ -249,7 +267,7 @@ impl ToolServer for TraceServer {
                 ));
             }
         };
-        Ok(match self.run(name, arguments).await {
+        Ok(match self.run(tool, arguments).await {
             Ok(result) => result,
             Err(message) => CallToolResult::tool_error(message),
         })
@@ -257,5 +275,29 @@ impl ToolServer for TraceServer {
 
     fn sessions(&self) -> &SessionTable {
         &self.sessions
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_listed_tools_are_the_ones_run_with_the_arguments_they_take() {
+        let tools = tool_list();
+        assert_eq!(tools.len(), TraceTool::ALL.len());
+        for (tool, listed) in TraceTool::ALL.into_iter().zip(&tools) {
+            assert_eq!(listed.name, tool.name());
+            let properties = listed.input_schema["properties"]
+                .as_object()
+                .map(|p| p.keys().map(String::as_str).collect::<Vec<_>>())
+                .unwrap_or_default();
+            assert_eq!(properties, tool.takes(), "{}", tool.name());
+            assert_eq!(
+                listed.annotations.as_ref().and_then(|a| a.read_only_hint),
+                Some(true)
+            );
+        }
+        assert!(INSTRUCTIONS.contains("never writes to the database"));
     }
 }
