@@ -8,6 +8,7 @@ mod eval_cmd;
 pub mod export_cmd;
 mod import;
 mod ls;
+mod mcp_cmd;
 mod proxy_cmd;
 mod replay_cmd;
 mod rerun_cmd;
@@ -76,7 +77,7 @@ pub enum Command {
     Tui(TuiArgs),
     /// Step through one trace's messages in the order they happened
     Replay(ReplayArgs),
-    /// Write a trace as a hop log (json), HAR, OpenTelemetry (otlp), Mermaid or a Markdown handout
+    /// Write a trace as a hop log (json), HAR, OpenTelemetry (otlp), Mermaid, a Markdown or HTML handout
     Export(ExportArgs),
     /// Answer model (or MCP) requests from a recorded hop log, standing in for a server
     ///
@@ -100,6 +101,11 @@ pub enum Command {
     /// Questions go through a tracer proxy's agent route (--agent); what counts is the tool calls
     /// on the wire. Runs are stored: --list shows them, --compare RUN_A RUN_B compares two.
     Eval(eval_cmd::EvalArgs),
+    /// Serve the trace database read-only to MCP clients (agents reading their own traces)
+    ///
+    /// Tools: list_traces, get_trace, get_message, search, tool_stats. Streamable HTTP on
+    /// 127.0.0.1 (`POST /mcp`) by default, or --stdio for a host's config. Never writes.
+    Mcp(mcp_cmd::McpArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish or powershell) on stdout
     ///
     /// bash: `tracer completions bash > ~/.local/share/bash-completion/completions/tracer`;
@@ -128,7 +134,7 @@ pub struct ExportArgs {
     #[arg(long, short = 'o', value_name = "FILE")]
     pub output: Option<PathBuf>,
 
-    /// Export every trace: one document for har and otlp, one file per trace otherwise
+    /// Export every trace: one document for har and otlp, one file per trace otherwise (html adds an index.html)
     #[arg(long)]
     pub all: bool,
 }
@@ -353,6 +359,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Rerun(args) => rerun_cmd::run(&cli.db, args).await,
         Command::Eval(args) => eval_cmd::run(&cli.db, args).await,
         Command::Completions(args) => completions_cmd::run(args),
+        Command::Mcp(args) => mcp_cmd::run(&cli.db, args).await,
     }
 }
 

@@ -15,6 +15,7 @@
 //! - `tui`: the trace browser and replay screen; `replay`: stepping through a trace.
 //! - `topology`: the article's processes with tracer in the middle (`tracer up`); `demo`: the
 //!   article end to end (`tracer demo`).
+//! - `trace_mcp`: `tracer mcp`, the database as a read-only MCP server (notes-server's protocol).
 //! - `cli`: the `tracer` command line; `logging`: where logs go; `stop_signal`: SIGINT, SIGTERM,
 //!   SIGHUP.
 
@@ -33,6 +34,7 @@ pub mod stop_signal;
 pub mod store;
 pub mod topology;
 pub mod trace;
+pub mod trace_mcp;
 pub mod tui;
 pub mod wire;
 pub mod wrap;

@@ -7,6 +7,7 @@ pub mod eval_rows;
 pub mod hop_rows;
 pub mod hops;
 pub mod proxy_routes;
+pub mod reader;
 pub mod traces;
 pub mod waiting;
 pub mod writer;

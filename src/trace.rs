@@ -6,9 +6,11 @@ mod describe;
 pub mod evidence;
 pub mod explain;
 pub mod group;
+pub mod lanes;
 pub mod numbering;
 pub mod summary;
 mod text_match;
+pub mod timing;
 
 use crate::hop::{HopEnd, HopStart, Role};
 use crate::wire::dialect::{self, ChatRequest, HopReading, Reading};

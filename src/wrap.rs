@@ -41,6 +41,8 @@ pub async fn run(options: WrapOptions) -> anyhow::Result<i32> {
             None
         }
     };
+    // Heard from before the server starts: a signal never finds the default action.
+    let mut signals = StopSignals::listen();
     let mut child = Command::new(program)
         .args(args)
         .stdin(Stdio::piped())
@@ -85,7 +87,6 @@ pub async fn run(options: WrapOptions) -> anyhow::Result<i32> {
     ));
 
     // Every stop signal is passed on until the server has exited.
-    let mut signals = StopSignals::listen();
     let status = loop {
         tokio::select! {
             status = child.wait() => break status?,

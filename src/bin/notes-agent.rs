@@ -31,6 +31,8 @@ fn run(args: AgentArgs, matches: &clap::ArgMatches) -> anyhow::Result<()> {
     let agent = Arc::new(Agent::new(&config)?);
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
     runtime.block_on(async move {
+        // Heard from before anything listens: a signal never finds the default action.
+        let shutdown = tracer::stop_signal::shutdown_on_signals("notes-agent");
         let listener = tokio::net::TcpListener::bind(listen)
             .await
             .with_context(|| format!("cannot listen on {listen}"))?;
@@ -47,7 +49,6 @@ fn run(args: AgentArgs, matches: &clap::ArgMatches) -> anyhow::Result<()> {
             ?mcp,
             "notes-agent ready"
         );
-        let shutdown = tracer::stop_signal::shutdown_on_signals("notes-agent");
         tracer::reference::agent::serve_until(listener, agent, shutdown).await?;
         Ok(())
     })

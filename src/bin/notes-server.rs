@@ -61,11 +61,12 @@ async fn run(args: Args) -> anyhow::Result<()> {
         sse: args.sse,
         ..NotesServerConfig::new(&args.file)
     };
+    // Heard from before anything is served: a signal never finds the default action.
+    let shutdown = shutdown_on_signals("notes-server");
     let server = NotesServer::open(config).await?;
     if args.stdio {
         tracing::info!(file = %args.file.display(), "notes-server on stdio");
-        let stop = shutdown_on_signals("notes-server");
-        let (requested, _) = stop.into_parts();
+        let (requested, _) = shutdown.into_parts();
         tokio::select! {
             served = notes_server::serve_stdio(&server, tokio::io::stdin(), tokio::io::stdout()) => served?,
             () = requested => {}
@@ -77,7 +78,7 @@ async fn run(args: Args) -> anyhow::Result<()> {
         .with_context(|| format!("cannot listen on {}", args.listen))?;
     let address = listener.local_addr()?;
     tracing::info!(file = %args.file.display(), "notes-server on http://{address}/mcp");
-    notes_server::serve_http(listener, server, shutdown_on_signals("notes-server")).await?;
+    notes_server::serve_http(listener, server, shutdown).await?;
     Ok(())
 }
 

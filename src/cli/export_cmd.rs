@@ -10,6 +10,7 @@ use super::ExportArgs;
 use crate::export::body_text::TraceToExport;
 use crate::export::har::har_document;
 use crate::export::hop_log::HopLog;
+use crate::export::html::{IndexEntry, html_index, html_page};
 use crate::export::mermaid::{markdown_handout, mermaid};
 use crate::export::otlp::otlp_document;
 use crate::store::Store;
@@ -29,6 +30,8 @@ pub enum ExportFormat {
     Mermaid,
     /// A Markdown handout: the diagram and every message explained
     Md,
+    /// A self-contained HTML page: diagram, timing waterfall, every message expandable
+    Html,
 }
 
 impl ExportFormat {
@@ -40,6 +43,7 @@ impl ExportFormat {
             ExportFormat::Otlp => "otlp.json",
             ExportFormat::Mermaid => "mmd",
             ExportFormat::Md => "md",
+            ExportFormat::Html => "html",
         }
     }
 
@@ -78,6 +82,7 @@ pub fn render(format: ExportFormat, traces: &[TraceToExport<'_>], log: Option<&H
         ExportFormat::Otlp => pretty(otlp_document(traces)),
         ExportFormat::Mermaid => traces.first().map(|t| mermaid(t.hops)).unwrap_or_default(),
         ExportFormat::Md => traces.first().map(markdown_handout).unwrap_or_default(),
+        ExportFormat::Html => traces.first().map(html_page).unwrap_or_default(),
     }
 }
 
@@ -156,7 +161,21 @@ async fn export(store: &Store, args: &ExportArgs) -> anyhow::Result<ExitCode> {
             &render(args.format, &[trace.view()], Some(&trace.log)),
         )?;
     }
-    eprintln!("wrote {} files to {}", traces.len(), dir.display());
+    let mut written = traces.len();
+    if args.format == ExportFormat::Html {
+        let entries: Vec<IndexEntry> = traces
+            .iter()
+            .map(|trace| IndexEntry {
+                file: format!("{}.html", file_stem(trace.log.trace_id())),
+                id: trace.log.trace_id().to_owned(),
+                title: trace.log.title().map(str::to_owned),
+                hops: trace.hops.clone(),
+            })
+            .collect();
+        write_out(Some(&dir.join("index.html")), &html_index(&entries))?;
+        written += 1;
+    }
+    eprintln!("wrote {written} files to {}", dir.display());
     Ok(ExitCode::SUCCESS)
 }
 

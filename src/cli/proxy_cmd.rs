@@ -45,6 +45,8 @@ pub async fn run(db: &Path, args: ProxyArgs) -> anyhow::Result<ExitCode> {
         redact: !args.no_redact,
         ..ProxySettings::default()
     };
+    // Heard from before anything listens: a signal never finds the default action.
+    let shutdown = shutdown_on_signals("tracer");
     let store = Store::open(db).await?;
     let proxy = Proxy::bind(routes, settings).await?;
     print_route_table(&proxy.routes(), db);
@@ -55,7 +57,7 @@ pub async fn run(db: &Path, args: ProxyArgs) -> anyhow::Result<ExitCode> {
     let grouping = tokio::spawn(group_until(store.clone(), GROUPING_PERIOD, async move {
         let _ = grouping_stopped.await;
     }));
-    let stats = proxy.run(recorder, shutdown_on_signals("tracer")).await;
+    let stats = proxy.run(recorder, shutdown).await;
     let report = writer.await.context("waiting for the store writer")?;
     let _ = stop_grouping.send(());
     let _ = grouping.await;

@@ -28,6 +28,8 @@ pub enum PaceArg {
 }
 
 pub async fn run(args: ServeReplayArgs) -> anyhow::Result<ExitCode> {
+    // Heard from before anything listens: a signal never finds the default action.
+    let shutdown = crate::stop_signal::shutdown_on_signals("tracer serve-replay");
     let bytes =
         std::fs::read(&args.file).with_context(|| format!("reading {}", args.file.display()))?;
     let log =
@@ -58,11 +60,6 @@ pub async fn run(args: ServeReplayArgs) -> anyhow::Result<ExitCode> {
             recording.number, recording.method, recording.path
         );
     }
-    Arc::new(server)
-        .serve(
-            listener,
-            crate::stop_signal::shutdown_on_signals("tracer serve-replay"),
-        )
-        .await?;
+    Arc::new(server).serve(listener, shutdown).await?;
     Ok(ExitCode::SUCCESS)
 }

@@ -36,6 +36,8 @@ pub async fn run(db: &Path, args: UpArgs) -> anyhow::Result<ExitCode> {
         model_name: args.model.clone(),
         notes_file: args.notes.clone(),
     };
+    // Heard from before anything listens: a signal never finds the default action.
+    let shutdown = crate::stop_signal::shutdown_on_signals("tracer up");
     let store = Store::open(db).await?;
     let topology = Topology::start(spec, store.clone()).await?;
     let announced = crate::proxy::announce::announce_in_background(&store, topology.routes.clone());
@@ -63,9 +65,7 @@ pub async fn run(db: &Path, args: UpArgs) -> anyhow::Result<ExitCode> {
     println!("  tracer --db {} ls", db.display());
     println!("  tracer --db {} tui", db.display());
     println!("Ctrl-C to stop.");
-    let report = topology
-        .run_until(crate::stop_signal::shutdown_on_signals("tracer up"))
-        .await?;
+    let report = topology.run_until(shutdown).await?;
     crate::proxy::announce::retire_announced(&store, announced).await;
     store.close().await;
     eprintln!(

@@ -8,15 +8,16 @@ pub mod http;
 pub mod notes_file;
 pub mod origin;
 pub mod protocol;
-pub mod session;
 pub mod stdio;
 pub mod tools;
 
+/// The legacy HTTP sessions (shared MCP server code, in `wire`).
+pub use crate::wire::mcp::session;
 pub use http::serve as serve_http;
 pub use notes_file::{NotesError, NotesFile};
 pub use stdio::serve as serve_stdio;
 
-use session::SessionTable;
+use crate::wire::mcp::session::SessionTable;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -28,7 +29,7 @@ pub const DEFAULT_LISTEN: &str = "127.0.0.1:8080";
 /// The default cap on the notes file: 10 MiB.
 pub const DEFAULT_MAX_FILE_BYTES: u64 = 10 * 1024 * 1024;
 /// The cap on one request body (HTTP) or line (stdio): 1 MiB.
-pub const MAX_BODY_BYTES: usize = 1024 * 1024;
+pub const MAX_BODY_BYTES: usize = crate::wire::mcp::server::MAX_BODY_BYTES;
 
 /// How the server is set up.
 #[derive(Debug, Clone)]

@@ -35,6 +35,8 @@ pub enum Command {
     PlayPause,
     DetailDown,
     DetailUp,
+    /// Show the timing waterfall instead of the sequence diagram (and back).
+    Timing,
 }
 
 /// How the database looked at the last poll; a change means the list must be read again.

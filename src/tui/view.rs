@@ -7,6 +7,7 @@ mod diagram;
 mod help;
 mod json;
 mod list;
+mod timing;
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -38,8 +39,19 @@ pub fn render(app: &mut App, frame: &mut Frame) {
         Mode::List => list::render(app, frame, body),
         _ => match app.view.as_ref() {
             Some(view) => {
-                let [diagram_area, detail_area] = split_trace(body, view.messages.len());
-                diagram::render(view, frame, diagram_area);
+                // `t` puts the timing waterfall (a totals line and a bar per hop) in the
+                // diagram's place.
+                let rows = if view.show_timing {
+                    view.hops.len() + 1
+                } else {
+                    view.messages.len()
+                };
+                let [diagram_area, detail_area] = split_trace(body, rows);
+                if view.show_timing {
+                    timing::render(view, frame, diagram_area);
+                } else {
+                    diagram::render(view, frame, diagram_area);
+                }
                 detail::render(view, frame, detail_area);
             }
             None => list::render(app, frame, body),

@@ -1,9 +1,12 @@
 //! MCP vocabulary shared by the server, the agent, the proxy and the viewer: protocol versions and
 //! eras, method names, HTTP header names, `_meta` keys, MCP error codes, and (in submodules) the
-//! JSON shapes of initialize, server/discover, tools/list and tools/call.
+//! JSON shapes of initialize, server/discover, tools/list and tools/call, and the server side of
+//! the protocol for any tool set (`server`, `session`).
 
 pub mod envelope;
 pub mod header_value;
+pub mod server;
+pub mod session;
 pub mod shapes;
 pub mod tools;
 

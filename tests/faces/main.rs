@@ -1,10 +1,13 @@
-//! What people and tools see, one test binary: the TUI and replay, `show`/`ls`, exports,
-//! serve-replay, `tracer demo` and `tracer up`.
+//! What people and tools see, one test binary: the TUI (and its timing view) and replay,
+//! `show`/`ls`, exports (the HTML handout in Rust and in headless Chromium), serve-replay,
+//! `tracer demo` and `tracer up`, compare runs, `tracer mcp`, and how every process stops.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 #[path = "../support/interop_peers.rs"]
 mod interop_peers;
+#[path = "../support/sample_db.rs"]
+mod sample_db;
 #[path = "../support/trace_hops.rs"]
 mod trace_hops;
 
@@ -21,10 +24,16 @@ mod scripted_replies;
 mod compare;
 mod demo;
 mod exports;
+mod html_export;
+mod interop_chromium;
+mod interop_mcp;
 mod interop_tracer;
+mod mcp_agent;
+mod mcp_server;
 mod serve_replay;
 mod stopping;
 mod topology;
 mod trace_cli;
 mod tui;
 mod tui_store;
+mod tui_timing;

@@ -1,14 +1,13 @@
-//! Streamable HTTP for the notes server: one endpoint, `POST /mcp` (DELETE ends a legacy session),
-//! with the Origin check, the body cap, era routing (legacy sessions or modern stateless requests)
-//! and JSON or SSE answers.
+//! Streamable HTTP for the notes server (and any other [`ToolServer`], e.g. `tracer mcp`): one
+//! endpoint, `POST /mcp` (DELETE ends a legacy session), with the Origin check, the body cap, era
+//! routing (legacy sessions or modern stateless requests) and JSON or SSE answers.
 
-use super::NotesServer;
 use super::origin::is_local_origin;
-use super::protocol::ModernHeaders;
 use crate::serve::{Shutdown, serve_http};
 use crate::wire::jsonrpc::{
     Body, ErrorObject, InvalidMessage, Message, Request, RequestId, Response, code, parse_body,
 };
+use crate::wire::mcp::server::{ModernHeaders, ToolServer};
 use crate::wire::mcp::{self, Era, header, method, version};
 use ::http::header::{ACCEPT, ALLOW, CACHE_CONTROL, CONTENT_LENGTH, CONTENT_TYPE, ORIGIN};
 use ::http::{HeaderMap, HeaderValue, Method, StatusCode};
@@ -32,16 +31,16 @@ pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 
 /// Serves MCP over HTTP on `listener` until `shutdown` asks, then lets open connections finish
 /// (up to [`SHUTDOWN_GRACE`]).
-pub async fn serve(
+pub async fn serve<S: ToolServer + 'static>(
     listener: TcpListener,
-    server: Arc<NotesServer>,
+    server: Arc<S>,
     shutdown: impl Into<Shutdown>,
 ) -> std::io::Result<()> {
     let make_service = move |_peer| {
         let server = Arc::clone(&server);
         service_fn(move |request| {
             let server = Arc::clone(&server);
-            async move { Ok::<_, Infallible>(handle(&server, request).await) }
+            async move { Ok::<_, Infallible>(handle(server.as_ref(), request).await) }
         })
     };
     serve_http(listener, make_service, shutdown, SHUTDOWN_GRACE).await;
@@ -49,7 +48,7 @@ pub async fn serve(
 }
 
 /// Answers one HTTP request.
-pub async fn handle(server: &NotesServer, request: ::http::Request<Incoming>) -> HttpResponse {
+pub async fn handle<S: ToolServer>(server: &S, request: ::http::Request<Incoming>) -> HttpResponse {
     let (parts, body) = request.into_parts();
     tracing::debug!(method = %parts.method, path = %parts.uri.path(), "request");
     if let Some(origin) = parts.headers.get(ORIGIN) {
@@ -68,7 +67,7 @@ pub async fn handle(server: &NotesServer, request: ::http::Request<Incoming>) ->
     }
     match parts.method {
         Method::POST => {
-            let limit = server.config().max_body_bytes;
+            let limit = server.max_body_bytes();
             match read_body(&parts.headers, body, limit).await {
                 Ok(bytes) => post(server, &parts.headers, &bytes).await,
                 Err(reply) => reply,
@@ -106,7 +105,7 @@ async fn read_body(
     }
 }
 
-async fn post(server: &NotesServer, headers: &HeaderMap, bytes: &[u8]) -> HttpResponse {
+async fn post<S: ToolServer>(server: &S, headers: &HeaderMap, bytes: &[u8]) -> HttpResponse {
     let message = match parse_body(bytes) {
         Err(error) => return error_reply(StatusCode::BAD_REQUEST, None, error),
         Ok(Body::Single(Err(invalid))) => {
@@ -168,7 +167,7 @@ fn request_era(message: &Message, headers: &HeaderMap) -> Era {
     }
 }
 
-async fn modern(server: &NotesServer, headers: &HeaderMap, message: Message) -> HttpResponse {
+async fn modern<S: ToolServer>(server: &S, headers: &HeaderMap, message: Message) -> HttpResponse {
     match message {
         Message::Request(request) => {
             let mirrored = ModernHeaders {
@@ -192,8 +191,8 @@ async fn modern(server: &NotesServer, headers: &HeaderMap, message: Message) -> 
     }
 }
 
-async fn legacy(
-    server: &NotesServer,
+async fn legacy<S: ToolServer>(
+    server: &S,
     headers: &HeaderMap,
     session_id: &str,
     message: Message,
@@ -220,8 +219,8 @@ async fn legacy(
 }
 
 /// A JSON-RPC batch: only for a legacy session that negotiated 2025-03-26.
-async fn batch(
-    server: &NotesServer,
+async fn batch<S: ToolServer>(
+    server: &S,
     headers: &HeaderMap,
     items: Vec<Result<Message, InvalidMessage>>,
 ) -> HttpResponse {
@@ -258,7 +257,7 @@ async fn batch(
     }
 }
 
-fn delete(server: &NotesServer, headers: &HeaderMap) -> HttpResponse {
+fn delete<S: ToolServer>(server: &S, headers: &HeaderMap) -> HttpResponse {
     let Some(id) = header_str(headers, header::SESSION_ID) else {
         return method_not_allowed(&Method::DELETE);
     };
@@ -299,10 +298,14 @@ fn header_str<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
 }
 
 /// A 200 answer: SSE when `--sse` is on and the client accepts it, JSON otherwise.
-fn success_reply(server: &NotesServer, headers: &HeaderMap, body: &impl Serialize) -> HttpResponse {
+fn success_reply<S: ToolServer>(
+    server: &S,
+    headers: &HeaderMap,
+    body: &impl Serialize,
+) -> HttpResponse {
     let accepts_sse = header_str(headers, ACCEPT.as_str())
         .is_none_or(|accept| accept.contains("text/event-stream") || accept.contains("*/*"));
-    if !(server.config().sse && accepts_sse) {
+    if !(server.sse() && accepts_sse) {
         return json_reply(StatusCode::OK, body);
     }
     let json = serde_json::to_string(body).unwrap_or_else(|_| "null".to_owned());

@@ -1,11 +1,12 @@
-//! MCP over stdio: newline-delimited JSON-RPC in, one JSON line per answer out; nothing else is
+//! MCP over stdio for the notes server (and any other `ToolServer`, e.g. `tracer mcp`):
+//! newline-delimited JSON-RPC in, one JSON line per answer out; nothing else is
 //! ever written to the output. `initialize` selects legacy semantics for the process; a request
 //! with a modern `_meta` is served statelessly.
 
-use super::NotesServer;
 use crate::wire::jsonrpc::{
     Body, ErrorObject, InvalidMessage, Message, Request, Response, parse_body,
 };
+use crate::wire::mcp::server::ToolServer;
 use crate::wire::mcp::{self, meta, method, version};
 use serde::Serialize;
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
@@ -18,8 +19,9 @@ enum Line {
 }
 
 /// Serves MCP on `input`/`output` until the input ends.
-pub async fn serve<R, W>(server: &NotesServer, input: R, mut output: W) -> std::io::Result<()>
+pub async fn serve<S, R, W>(server: &S, input: R, mut output: W) -> std::io::Result<()>
 where
+    S: ToolServer,
     R: AsyncRead + Unpin,
     W: AsyncWrite + Unpin,
 {
@@ -27,7 +29,7 @@ where
     let mut session = StdioSession {
         legacy_version: None,
     };
-    let limit = server.config().max_body_bytes;
+    let limit = server.max_body_bytes();
     loop {
         let bytes = match read_line(&mut reader, limit).await? {
             Line::End => return Ok(()),
@@ -78,9 +80,9 @@ struct StdioSession {
 }
 
 impl StdioSession {
-    async fn handle(
+    async fn handle<S: ToolServer>(
         &mut self,
-        server: &NotesServer,
+        server: &S,
         item: Result<Message, InvalidMessage>,
     ) -> Option<Response> {
         let request = match item {

@@ -97,6 +97,7 @@ impl App {
                 self.mode = Mode::Replay;
             }
             (Command::Export, _) => return vec![Effect::Export(view.trace_id.clone())],
+            (Command::Timing, _) => view.show_timing = !view.show_timing,
             (Command::Follow, None) => {
                 self.follow = !self.follow;
                 if self.follow {

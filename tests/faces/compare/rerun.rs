@@ -258,8 +258,17 @@ async fn a_proxy_announces_its_routes_while_it_serves_and_retires_them_when_it_s
         .spawn()
         .unwrap();
     let child = super::system::Running(child);
-    let store = tracer::store::Store::open(&db).await.unwrap();
+    // The proxy opens (and creates) the database before it listens: wait for that, so two
+    // processes never create one database at once.
     let deadline = std::time::Instant::now() + super::system::LIMIT;
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the proxy never listened"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let store = tracer::store::Store::open(&db).await.unwrap();
     let served = loop {
         let served = store.served_routes_named("front").await.unwrap();
         if !served.is_empty() {

@@ -1,0 +1,52 @@
+//! `tracer mcp`: serve the database read-only to MCP clients, over Streamable HTTP (127.0.0.1 by
+//! default) or stdio (for a host's config).
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use clap::Args;
+
+use crate::reference::notes_server::{serve_http, serve_stdio};
+use crate::stop_signal::shutdown_on_signals;
+use crate::trace_mcp::{DEFAULT_LISTEN, TraceServer};
+
+#[derive(Debug, Args)]
+pub struct McpArgs {
+    /// Speak MCP on stdin/stdout (for a host's config: `tracer --db /abs/tracer.db mcp --stdio`)
+    #[arg(long, conflicts_with = "listen")]
+    pub stdio: bool,
+
+    /// Where to serve Streamable HTTP (`POST /mcp`)
+    #[arg(long, value_name = "ADDR", default_value = DEFAULT_LISTEN)]
+    pub listen: String,
+}
+
+pub async fn run(db: &Path, args: McpArgs) -> anyhow::Result<ExitCode> {
+    let server = TraceServer::open(db).await?;
+    if args.stdio {
+        tracing::info!(db = %db.display(), "tracer mcp on stdio (read-only)");
+        let (stop, _) = shutdown_on_signals("tracer mcp").into_parts();
+        tokio::select! {
+            served = serve_stdio(&server, tokio::io::stdin(), tokio::io::stdout()) => {
+                served.context("serving MCP on stdio")?;
+            }
+            () = stop => {}
+        }
+        server.store().close().await;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let listener = tokio::net::TcpListener::bind(&args.listen)
+        .await
+        .with_context(|| format!("cannot listen on {}", args.listen))?;
+    let address = listener.local_addr()?;
+    eprintln!(
+        "tracer mcp: {} (read-only) at http://{address}/mcp; Ctrl-C stops",
+        db.display()
+    );
+    serve_http(listener, server.clone(), shutdown_on_signals("tracer mcp"))
+        .await
+        .context("serving MCP over HTTP")?;
+    server.store().close().await;
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,301 @@
+//! The HTML handout: one self-contained page per trace (inline CSS, JS and SVG; nothing fetched,
+//! opens from `file://`) with the sequence diagram, the timing waterfall and every numbered
+//! message expandable (summary, explanation, timing, headers, folded coloured JSON, chunk timing);
+//! and the `index.html` of `--all`. Built from the same explained messages, lanes and waterfall
+//! as `show`, the Markdown handout and the TUI.
+
+mod json_html;
+mod svg;
+
+use super::body_text::{TraceToExport, iso8601_utc};
+use crate::hop::Header;
+use crate::trace::explain::{human_duration, plural};
+use crate::trace::lanes::{Tone, lanes};
+use crate::trace::timing::{Bar, waterfall};
+use crate::trace::{Case, Direction, ExplainedMessage, RecordedHop, explain_trace, summarize};
+
+const CSS: &str = include_str!("html/page.css");
+const JS: &str = include_str!("html/page.js");
+/// Stream chunks listed per message.
+const CHUNK_ROWS: usize = 100;
+
+/// Text made safe for HTML element content and attribute values.
+pub fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+fn page(title: &str, body: &str, script: bool) -> String {
+    let script = if script {
+        format!("<script>{JS}</script>")
+    } else {
+        String::new()
+    };
+    format!(
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+         <meta name=\"generator\" content=\"tracer {}\">\n<title>{}</title>\n<style>{CSS}</style>\n</head>\n\
+         <body>\n{body}\n{script}\n</body>\n</html>\n",
+        env!("CARGO_PKG_VERSION"),
+        escape(title)
+    )
+}
+
+/// The handout of one trace.
+pub fn html_page(trace: &TraceToExport<'_>) -> String {
+    let messages = explain_trace(trace.hops);
+    let lanes = lanes(trace.hops, &messages);
+    let timing = waterfall(trace.hops, &messages);
+    let summary = summarize(trace.hops);
+    let title = trace.title.unwrap_or("(untitled trace)");
+    let mut body = format!("<header>\n<h1>{}</h1>\n", escape(title));
+    body.push_str(&format!(
+        "<p class=\"meta\">trace <code>{}</code>{} · {} · {} · {} · {} · tools: {}</p>\n",
+        escape(trace.id),
+        summary.started_ns.map_or(String::new(), |at| format!(
+            " · started {}",
+            iso8601_utc(at)
+        )),
+        plural(summary.hops, "hop"),
+        plural(summary.messages, "message"),
+        summary
+            .duration_ns
+            .map_or("in flight".into(), human_duration),
+        summary.status.as_str(),
+        if summary.tools_used.is_empty() {
+            "none".to_owned()
+        } else {
+            escape(&summary.tools_used.join(", "))
+        }
+    ));
+    body.push_str(
+        "<p class=\"keys\"><kbd>j</kbd>/<kbd>k</kbd> or <kbd>↓</kbd>/<kbd>↑</kbd> move between \
+         messages · <kbd>space</kbd> steps through them as <code>tracer replay</code> does · \
+         <kbd>enter</kbd> opens one · <kbd>esc</kbd> shows all · click an arrow</p>\n\
+         <nav><ol id=\"toc\"></ol></nav>\n</header>\n",
+    );
+    body.push_str(
+        "<section id=\"diagram\">\n<h2>The messages on the wire</h2>\n<div class=\"figure\">",
+    );
+    body.push_str(&svg::sequence_svg(&messages, &lanes));
+    body.push_str("</div>\n</section>\n<section id=\"timing\">\n<h2>Timing</h2>\n");
+    body.push_str(&format!(
+        "<p class=\"totals\">model {} · tools {} · the host's own {} · in all {}</p>\n<div class=\"figure\">",
+        human_duration(timing.model_ns),
+        human_duration(timing.tool_ns),
+        human_duration(timing.host_ns),
+        human_duration(timing.span_ns)
+    ));
+    body.push_str(&svg::waterfall_svg(&timing));
+    body.push_str(
+        "</div>\n<p class=\"legend\"><span><i style=\"background:var(--host)\"></i>host (you → agent)</span>\
+         <span><i style=\"background:var(--model)\"></i>model</span><span><i style=\"background:var(--tool)\"></i>tool (MCP)</span>\
+         <span>▾ first chunk of a stream</span><span><i style=\"background:#f59e0b\"></i>Ollama load</span>\
+         <span><i style=\"background:#3b82f6\"></i>prompt</span><span><i style=\"background:#ec4899\"></i>generation</span>\
+         <span style=\"color:var(--failed)\">✕ failed</span><span style=\"color:var(--tool-error)\">⚠ tool error</span></p>\n</section>\n",
+    );
+    body.push_str("<section id=\"messages\">\n<h2>Every message, explained</h2>\n");
+    let start = timing.start_unix_ns;
+    for (message, arrow) in messages.iter().zip(&lanes.arrows) {
+        let hop = &trace.hops[message.hop_index];
+        let bar = timing
+            .bars
+            .iter()
+            .find(|b| b.hop_index == message.hop_index);
+        body.push_str(&message_html(message, arrow.tone, hop, bar, start));
+    }
+    body.push_str("</section>\n");
+    page(&format!("Trace: {title}"), &body, true)
+}
+
+fn message_html(
+    message: &ExplainedMessage,
+    tone: Tone,
+    hop: &RecordedHop,
+    bar: Option<&Bar>,
+    start: i64,
+) -> String {
+    let direction = match message.direction {
+        Direction::Request => "request",
+        Direction::Response => "response",
+    };
+    let (state, badge) = match tone {
+        Tone::Failed if message.case == Case::McpToolError => (
+            " tool-error",
+            "<span class=\"badge tool-error\">tool error</span>",
+        ),
+        Tone::Failed => (" failed", "<span class=\"badge failed\">failed</span>"),
+        _ => ("", ""),
+    };
+    let mut out = format!(
+        "<details class=\"message {direction}{state}\" id=\"m{n}\" data-number=\"{n}\" data-hop=\"{}\">\n\
+         <summary><span class=\"num\">{n}</span> <span class=\"dir\">{}</span> {} → {} <code>{}</code> {} {badge}</summary>\n<div class=\"content\">\n",
+        message.hop_number,
+        message.direction.arrow(),
+        message.from,
+        message.to,
+        escape(&message.head),
+        escape(&message.summary),
+        n = message.number,
+    );
+    out.push_str(&format!(
+        "<p class=\"explanation\">{}</p>\n<h4>Timing</h4>\n<ul class=\"timing\">\n",
+        escape(&message.explanation)
+    ));
+    out.push_str(&format!(
+        "<li>at +{} on the trace's clock; route <code>{}</code>, {}</li>\n",
+        human_duration(message.at_unix_ns - start),
+        escape(&hop.start.route),
+        escape(&hop.start.url)
+    ));
+    let end = hop.end.clone().unwrap_or_default();
+    if message.direction == Direction::Response {
+        if let Some(took) = bar.and_then(Bar::duration_ns) {
+            out.push_str(&format!(
+                "<li>{} after its request (message {})</li>\n",
+                human_duration(took),
+                message.hop_number
+            ));
+        }
+        if let Some(first) = end.response_first_byte_unix_ns {
+            out.push_str(&format!(
+                "<li>first byte after {}</li>\n",
+                human_duration(first - hop.start.started_unix_ns)
+            ));
+        }
+        if let Some(timings) = bar.and_then(|b| b.ollama) {
+            let part = |name: &str, ns: Option<u64>| {
+                ns.map(|ns| format!("{name} {}", human_duration(ns as i64)))
+            };
+            let mut parts: Vec<String> = [
+                part("total", timings.total_ns),
+                part("load", timings.load_ns),
+                part("prompt", timings.prompt_eval_ns),
+                part("generation", timings.eval_ns),
+            ]
+            .into_iter()
+            .flatten()
+            .collect();
+            if let Some(count) = timings.prompt_eval_count {
+                parts.push(format!("{count} prompt tokens"));
+            }
+            if let Some(count) = timings.eval_count {
+                parts.push(format!("{count} output tokens"));
+            }
+            if let Some(rate) = timings.tokens_per_second() {
+                parts.push(format!("{rate:.1} tokens/s"));
+            }
+            out.push_str(&format!("<li>Ollama reports: {}</li>\n", parts.join(" · ")));
+        }
+        if let Some(error) = &end.error {
+            out.push_str(&format!(
+                "<li class=\"failed\">error: {}</li>\n",
+                escape(error)
+            ));
+        }
+    }
+    out.push_str("</ul>\n");
+    let (headers, body) = match message.direction {
+        Direction::Request => (&hop.start.request_headers, &end.request_body),
+        Direction::Response => (&end.response_headers, &end.response_body),
+    };
+    out.push_str(&headers_html(headers));
+    out.push_str("<h4>Body</h4>\n");
+    out.push_str(&json_html::body_html(
+        &body.bytes,
+        body.total_len,
+        body.truncated,
+    ));
+    if message.direction == Direction::Response && end.chunks.len() > 1 {
+        out.push_str(&format!(
+            "\n<h4>Chunks ({} arrived{})</h4>\n<table class=\"chunks\"><tr><th>#</th><th>after the request</th><th>gap</th><th>bytes</th></tr>",
+            end.chunks.len(),
+            if end.chunks_truncated { ", more than were kept" } else { "" }
+        ));
+        let mut previous = 0;
+        for (i, chunk) in end.chunks.iter().take(CHUNK_ROWS).enumerate() {
+            out.push_str(&format!(
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                i + 1,
+                human_duration(chunk.offset_ns),
+                human_duration(chunk.offset_ns - previous),
+                chunk.size
+            ));
+            previous = chunk.offset_ns;
+        }
+        out.push_str("</table>");
+        if end.chunks.len() > CHUNK_ROWS {
+            out.push_str(&format!(
+                "<p class=\"note\">(the first {CHUNK_ROWS} of {} chunks)</p>",
+                end.chunks.len()
+            ));
+        }
+    }
+    out.push_str("\n</div>\n</details>\n");
+    out
+}
+
+fn headers_html(headers: &[Header]) -> String {
+    if headers.is_empty() {
+        return "<h4>Headers</h4>\n<p class=\"empty\">(none recorded)</p>\n".to_owned();
+    }
+    let mut out = String::from("<h4>Headers</h4>\n<table class=\"headers\">");
+    for header in headers {
+        let value = header.text().map_or_else(
+            || format!("({} bytes, not text)", header.value.len()),
+            str::to_owned,
+        );
+        out.push_str(&format!(
+            "<tr><td class=\"name\">{}</td><td class=\"value\">{}</td></tr>",
+            escape(&header.name),
+            escape(&value)
+        ));
+    }
+    out.push_str("</table>\n");
+    out
+}
+
+/// One line of `index.html`.
+#[derive(Debug, Clone)]
+pub struct IndexEntry {
+    /// The page's file name, beside index.html.
+    pub file: String,
+    pub id: String,
+    pub title: Option<String>,
+    pub hops: Vec<RecordedHop>,
+}
+
+/// `index.html` of `--all`: every trace, newest first, linking to its page.
+pub fn html_index(entries: &[IndexEntry]) -> String {
+    let mut body = format!(
+        "<header>\n<h1>Traces</h1>\n<p class=\"meta\">{}, newest first</p>\n</header>\n<table class=\"index\">\n\
+         <tr><th>trace</th><th>started</th><th>hops</th><th>time</th><th>status</th><th>tools</th><th>request</th></tr>\n",
+        plural(entries.len(), "trace")
+    );
+    for entry in entries {
+        let summary = summarize(&entry.hops);
+        body.push_str(&format!(
+            "<tr><td><a href=\"{}\"><code>{}</code></a></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
+            escape(&entry.file),
+            escape(entry.id.get(..8).unwrap_or(&entry.id)),
+            summary.started_ns.map_or(String::new(), iso8601_utc),
+            summary.hops,
+            summary.duration_ns.map_or("in flight".into(), human_duration),
+            summary.status.as_str(),
+            escape(&summary.tools_used.join(", ")),
+            escape(entry.title.as_deref().unwrap_or("(untitled)"))
+        ));
+    }
+    body.push_str("</table>\n");
+    page("Traces", &body, false)
+}

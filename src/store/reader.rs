@@ -1,0 +1,107 @@
+//! Opening a tracer database for reading only (`tracer mcp` never writes), and the body search
+//! that readers offer.
+
+use std::path::Path;
+
+use sqlx::Row;
+use sqlx::sqlite::{SqliteConnectOptions, SqlitePoolOptions};
+
+use super::{BUSY_TIMEOUT, MIGRATOR, Result, Store, StoreError, describe_sqlx};
+
+/// One hop whose body holds a searched text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BodyMatch {
+    pub hop_id: String,
+    /// None while the hop is not grouped into a trace yet.
+    pub trace_id: Option<String>,
+    pub in_request: bool,
+    pub in_response: bool,
+}
+
+impl Store {
+    /// Opens an existing tracer database read-only: nothing is created, migrated or written (the
+    /// connection is opened with SQLite's read-only flag). A database made by an older tracer,
+    /// whose schema is behind this build, is refused with a clear message.
+    pub async fn open_read_only(path: &Path) -> Result<Store> {
+        let open_err = |message: String| StoreError::Open {
+            path: path.to_path_buf(),
+            message,
+        };
+        if !path.is_file() {
+            return Err(open_err(
+                "no such file (record some traffic first, or pass --db)".into(),
+            ));
+        }
+        let options = SqliteConnectOptions::new()
+            .filename(path)
+            .read_only(true)
+            .busy_timeout(BUSY_TIMEOUT);
+        let pool = SqlitePoolOptions::new()
+            .max_connections(4)
+            .connect_with(options)
+            .await
+            .map_err(|e| open_err(describe_sqlx(&e)))?;
+        let store = Store {
+            pool,
+            path: path.to_path_buf(),
+        };
+        store.check_is_tracer().await?;
+        store.check_schema_current().await?;
+        Ok(store)
+    }
+
+    /// Every migration this build knows has been applied (a reader cannot apply them).
+    async fn check_schema_current(&self) -> Result<()> {
+        let applied: Vec<i64> = sqlx::query("select version from _sqlx_migrations")
+            .fetch_all(&self.pool)
+            .await
+            .map(|rows| {
+                rows.iter()
+                    .map(|row| row.get::<i64, _>("version"))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let missing = MIGRATOR
+            .iter()
+            .filter(|m| m.migration_type.is_up_migration())
+            .any(|m| !applied.contains(&m.version));
+        if missing {
+            return Err(StoreError::Open {
+                path: self.path.clone(),
+                message: "its schema is older than this tracer's and a read-only reader cannot \
+                          update it; run `tracer ls` on it once (that migrates it)"
+                    .into(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Hops whose request or response body contains `text` (ASCII letters matched in any case),
+    /// newest first, at most `limit`.
+    pub async fn hops_with_body_text(&self, text: &str, limit: i64) -> Result<Vec<BodyMatch>> {
+        let needle = text.to_lowercase();
+        let rows = sqlx::query(
+            "select id, trace_id,
+                    instr(lower(cast(coalesce(request_body, x'') as text)), ?1) > 0 as in_request,
+                    instr(lower(cast(coalesce(response_body, x'') as text)), ?1) > 0 as in_response
+             from hops
+             where instr(lower(cast(coalesce(request_body, x'') as text)), ?1) > 0
+                or instr(lower(cast(coalesce(response_body, x'') as text)), ?1) > 0
+             order by request_started_unix_ns desc, seq desc
+             limit ?2",
+        )
+        .bind(needle)
+        .bind(limit)
+        .fetch_all(&self.pool)
+        .await?;
+        Ok(rows
+            .iter()
+            .map(|row| BodyMatch {
+                hop_id: row.get("id"),
+                trace_id: row.get("trace_id"),
+                in_request: row.get::<i64, _>("in_request") != 0,
+                in_response: row.get::<i64, _>("in_response") != 0,
+            })
+            .collect())
+    }
+}

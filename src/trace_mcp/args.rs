@@ -1,0 +1,217 @@
+//! Reading a tool call's arguments: known names only, typed values, and times given as RFC 3339
+//! or as a span back from now (`-1h`). Every problem is a sentence the model can act on.
+
+use serde_json::{Map, Value};
+
+/// A tool's arguments, checked against the names it takes.
+pub struct Args<'a> {
+    tool: &'static str,
+    map: &'a Map<String, Value>,
+}
+
+impl<'a> Args<'a> {
+    /// The arguments, or a message naming an argument the tool does not take.
+    pub fn new(
+        tool: &'static str,
+        map: &'a Map<String, Value>,
+        takes: &[&str],
+    ) -> Result<Self, String> {
+        if let Some(unknown) = map.keys().find(|key| !takes.contains(&key.as_str())) {
+            let takes = if takes.is_empty() {
+                "no arguments".to_owned()
+            } else {
+                format!("only {}", takes.join(", "))
+            };
+            return Err(format!(
+                "Unknown argument ({unknown}): {tool} takes {takes}"
+            ));
+        }
+        Ok(Args { tool, map })
+    }
+
+    fn present(&self, name: &str) -> Option<&'a Value> {
+        self.map.get(name).filter(|value| !value.is_null())
+    }
+
+    /// An optional string argument (blank counts as absent).
+    pub fn text(&self, name: &str) -> Result<Option<&'a str>, String> {
+        match self.present(name) {
+            None => Ok(None),
+            Some(Value::String(text)) if text.trim().is_empty() => Ok(None),
+            Some(Value::String(text)) => Ok(Some(text.trim())),
+            Some(other) => Err(format!(
+                "Argument {name} of {} must be a string, not {other}",
+                self.tool
+            )),
+        }
+    }
+
+    /// A required string argument.
+    pub fn required_text(&self, name: &str) -> Result<&'a str, String> {
+        self.text(name)?
+            .ok_or_else(|| format!("Argument ({name}) is required by {}", self.tool))
+    }
+
+    /// An optional whole number in `min..=max` (numbers written as strings are accepted).
+    pub fn number(&self, name: &str, min: u64, max: u64) -> Result<Option<u64>, String> {
+        let value = match self.present(name) {
+            None => return Ok(None),
+            Some(Value::Number(number)) => number.as_u64(),
+            Some(Value::String(text)) => text.trim().parse::<u64>().ok(),
+            Some(_) => None,
+        };
+        match value {
+            Some(n) if (min..=max).contains(&n) => Ok(Some(n)),
+            _ => Err(format!(
+                "Argument {name} of {} must be a whole number from {min} to {max}",
+                self.tool
+            )),
+        }
+    }
+
+    /// An optional point in time: RFC 3339 (`2026-11-30T12:00:00Z`) or back from `now_ns`
+    /// (`-1h`, `-30m`, `-2d`, `-90s`), as Unix nanoseconds.
+    pub fn since(&self, name: &str, now_ns: i64) -> Result<Option<i64>, String> {
+        let Some(text) = self.text(name)? else {
+            return Ok(None);
+        };
+        parse_since(text, now_ns).map(Some).ok_or_else(|| {
+            format!(
+                "Argument {name} of {} must be an RFC 3339 time such as 2026-11-30T12:00:00Z, \
+                 or a span back from now such as -1h, -30m or -2d; `{text}` is neither",
+                self.tool
+            )
+        })
+    }
+}
+
+/// A time as RFC 3339 or a span back from now, in Unix nanoseconds.
+pub fn parse_since(text: &str, now_ns: i64) -> Option<i64> {
+    let text = text.trim();
+    let span = text.strip_prefix('-').unwrap_or(text);
+    let unit_seconds = |unit: char| match unit {
+        's' => Some(1.0),
+        'm' => Some(60.0),
+        'h' => Some(3600.0),
+        'd' => Some(86_400.0),
+        'w' => Some(604_800.0),
+        _ => None,
+    };
+    if let Some(seconds) = span.chars().last().and_then(unit_seconds)
+        && let Ok(amount) = span[..span.len() - 1].trim().parse::<f64>()
+    {
+        if !(amount.is_finite() && amount >= 0.0) {
+            return None;
+        }
+        return Some(now_ns - (amount * seconds * 1e9) as i64);
+    }
+    rfc3339(text)
+}
+
+/// `YYYY-MM-DD[Tt ]HH:MM:SS[.frac](Z|±HH:MM)`, or a bare date (midnight UTC), in Unix ns.
+fn rfc3339(text: &str) -> Option<i64> {
+    let (date, rest) = match text.find(['T', 't', ' ']) {
+        Some(at) => (&text[..at], &text[at + 1..]),
+        None => (text, "00:00:00Z"),
+    };
+    let mut parts = date.split('-');
+    let year: i64 = parts.next()?.parse().ok()?;
+    let month: u32 = parts.next()?.parse().ok()?;
+    let day: u32 = parts.next()?.parse().ok()?;
+    if parts.next().is_some() || !(1..=12).contains(&month) || !(1..=31).contains(&day) {
+        return None;
+    }
+    let (clock, offset_seconds) = if let Some(clock) = rest.strip_suffix(['Z', 'z']) {
+        (clock, 0)
+    } else {
+        let at = rest.rfind(['+', '-'])?;
+        let (clock, offset) = rest.split_at(at);
+        let sign = if offset.starts_with('-') { -1 } else { 1 };
+        let (hours, minutes) = offset[1..].split_once(':')?;
+        let hours: i64 = hours.parse().ok()?;
+        let minutes: i64 = minutes.parse().ok()?;
+        (clock, sign * (hours * 3600 + minutes * 60))
+    };
+    let (whole, fraction) = clock.split_once('.').unwrap_or((clock, ""));
+    let mut hms = whole.split(':');
+    let hour: i64 = hms.next()?.parse().ok()?;
+    let minute: i64 = hms.next()?.parse().ok()?;
+    let second: i64 = hms.next()?.parse().ok()?;
+    if hms.next().is_some() || hour > 23 || minute > 59 || second > 60 {
+        return None;
+    }
+    let nanos: i64 = if fraction.is_empty() {
+        0
+    } else if fraction.bytes().all(|b| b.is_ascii_digit()) {
+        let digits: String = fraction
+            .chars()
+            .chain("000000000".chars())
+            .take(9)
+            .collect();
+        digits.parse().ok()?
+    } else {
+        return None;
+    };
+    let days = days_from_civil(year, month, day);
+    let seconds = days * 86_400 + hour * 3600 + minute * 60 + second - offset_seconds;
+    Some(seconds * 1_000_000_000 + nanos)
+}
+
+/// Days since 1970-01-01 of a civil date (Howard Hinnant's algorithm).
+fn days_from_civil(year: i64, month: u32, day: u32) -> i64 {
+    let year = if month <= 2 { year - 1 } else { year };
+    let era = year.div_euclid(400);
+    let yoe = year.rem_euclid(400);
+    let month = i64::from(month);
+    let mp = if month > 2 { month - 3 } else { month + 9 };
+    let doy = (153 * mp + 2) / 5 + i64::from(day) - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn times_parse_as_rfc3339_or_spans() {
+        let now = 1_800_000_000_000_000_000;
+        assert_eq!(parse_since("-1h", now), Some(now - 3_600_000_000_000));
+        assert_eq!(parse_since("30m", now), Some(now - 1_800_000_000_000));
+        assert_eq!(
+            parse_since("1970-01-01T00:00:01Z", now),
+            Some(1_000_000_000)
+        );
+        assert_eq!(
+            parse_since("1970-01-01T01:00:00.5+01:00", now),
+            Some(500_000_000)
+        );
+        assert_eq!(
+            parse_since("2000-03-01", now),
+            Some(951_868_800_000_000_000)
+        );
+        assert_eq!(parse_since("yesterday", now), None);
+        assert_eq!(parse_since("2026-13-01T00:00:00Z", now), None);
+    }
+
+    #[test]
+    fn arguments_are_checked_by_name_and_type() {
+        let map = json!({"limit": 5, "text": "milk"});
+        let map = map.as_object().unwrap();
+        let args = Args::new("list_traces", map, &["limit", "text"]).unwrap();
+        assert_eq!(args.number("limit", 1, 100).unwrap(), Some(5));
+        assert_eq!(args.text("text").unwrap(), Some("milk"));
+        assert!(
+            args.required_text("id")
+                .unwrap_err()
+                .contains("(id) is required")
+        );
+        let error = Args::new("get_trace", map, &["id"]).err().unwrap();
+        assert_eq!(error, "Unknown argument (limit): get_trace takes only id");
+        let bad = json!({"limit": 0});
+        let bad = Args::new("x", bad.as_object().unwrap(), &["limit"]).unwrap();
+        assert!(bad.number("limit", 1, 100).is_err());
+    }
+}

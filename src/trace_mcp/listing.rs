@@ -1,0 +1,395 @@
+//! The tools that look across traces: `list_traces`, `search` and `tool_stats`.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Value, json};
+
+use super::args::Args;
+use super::{TraceServer, answer, db_error};
+use crate::export::body_text::iso8601_utc;
+use crate::trace::explain::{human_duration, plural, shorten};
+use crate::trace::{Direction, TraceStatus, explain_trace, summarize};
+use crate::wire::dialect::{JsonRpcKind, Reading};
+use crate::wire::mcp::CallToolResult;
+
+/// A hop where a searched text occurs: its id, and whether in its request and its response.
+type HopHit = (String, bool, bool);
+
+/// At most this many traces are read to answer one call (the text says when it stopped).
+const SCAN_LIMIT: usize = 2000;
+/// Characters of a title in a listing line.
+const TITLE_CHARS: usize = 60;
+
+/// The first characters of an id: eight, or more when another id starts with those eight.
+pub(super) fn short_id<'a>(id: &'a str, all: &[String]) -> &'a str {
+    let mut length = 8;
+    while length < id.len()
+        && all
+            .iter()
+            .any(|other| other != id && other.starts_with(&id[..length]))
+    {
+        length += 1;
+    }
+    id.get(..length).unwrap_or(id)
+}
+
+/// A status as the model may write it: `Tool_Error` is `tool error`.
+fn normalized(status: &str) -> String {
+    status.trim().to_lowercase().replace(['_', '-'], " ")
+}
+
+/// Whether a trace status matches the `status` argument (`error` = anything that went wrong).
+fn status_matches(status: TraceStatus, wanted: &str) -> bool {
+    match normalized(wanted).as_str() {
+        "error" | "errors" => !matches!(status, TraceStatus::Ok | TraceStatus::InFlight),
+        other => status.as_str() == other,
+    }
+}
+
+const STATUSES: &str = "ok, error, tool error, protocol error, http error, failed, in flight";
+const KNOWN_STATUSES: [&str; 8] = [
+    "ok",
+    "error",
+    "errors",
+    "tool error",
+    "protocol error",
+    "http error",
+    "failed",
+    "in flight",
+];
+
+impl TraceServer {
+    pub(super) async fn list_traces(
+        &self,
+        args: &Args<'_>,
+        now: i64,
+    ) -> Result<CallToolResult, String> {
+        let limit = args.number("limit", 1, 100)?.unwrap_or(10) as usize;
+        let since = args.since("since", now)?;
+        let text = args.text("text")?.map(str::to_lowercase);
+        let status = args.text("status")?;
+        if let Some(status) = status
+            && !KNOWN_STATUSES.contains(&normalized(status).as_str())
+        {
+            return Err(format!("Unknown status `{status}`; use one of: {STATUSES}"));
+        }
+        let tool = args.text("tool")?;
+        let rows = self.store.traces().await.map_err(db_error)?;
+        let ids: Vec<String> = rows.iter().map(|row| row.id.clone()).collect();
+        let candidates = rows.into_iter().filter(|row| {
+            since.is_none_or(|since| row.started_unix_ns >= since)
+                && text.as_ref().is_none_or(|text| {
+                    row.title
+                        .as_deref()
+                        .is_some_and(|t| t.to_lowercase().contains(text))
+                })
+        });
+        let (mut lines, mut found, mut scanned, mut more) = (Vec::new(), Vec::new(), 0, false);
+        for row in candidates {
+            if found.len() == limit {
+                more = true;
+                break;
+            }
+            if scanned == SCAN_LIMIT {
+                more = true;
+                lines.push(format!(
+                    "(stopped after reading {SCAN_LIMIT} traces; narrow with since or text)"
+                ));
+                break;
+            }
+            scanned += 1;
+            let summary = summarize(&self.hops(&row.id).await?);
+            if status.is_some_and(|s| !status_matches(summary.status, s))
+                || tool.is_some_and(|t| !summary.tools_used.iter().any(|used| used == t))
+            {
+                continue;
+            }
+            let duration = summary
+                .duration_ns
+                .map_or("in flight".to_owned(), human_duration);
+            let tools = if summary.tools_used.is_empty() {
+                "no tools".to_owned()
+            } else {
+                format!("tools: {}", summary.tools_used.join(", "))
+            };
+            let title = row.title.as_deref().unwrap_or("(untitled)");
+            lines.push(format!(
+                "{}  {}  \"{}\"  {}, {}, {}, {tools}",
+                short_id(&row.id, &ids),
+                iso8601_utc(row.started_unix_ns),
+                shorten(title, TITLE_CHARS),
+                plural(summary.hops, "hop"),
+                duration,
+                summary.status.as_str(),
+            ));
+            found.push(json!({
+                "id": row.id,
+                "start": iso8601_utc(row.started_unix_ns),
+                "title": row.title,
+                "kind": row.kind,
+                "hops": summary.hops,
+                "messages": summary.messages,
+                "duration_ms": summary.duration_ns.map(|ns| ns as f64 / 1e6),
+                "status": summary.status.as_str(),
+                "tools": summary.tools_used,
+            }));
+        }
+        let text = if found.is_empty() {
+            let filtered = args.text("since")?.is_some()
+                || args.text("text")?.is_some()
+                || status.is_some()
+                || tool.is_some();
+            if filtered {
+                "No trace matches. Try list_traces without filters.".to_owned()
+            } else {
+                "The database holds no traces yet.".to_owned()
+            }
+        } else {
+            let mut text = format!(
+                "{} newest first{}:\n{}\n",
+                plural(found.len(), "trace"),
+                if more {
+                    " (more match: raise limit)"
+                } else {
+                    ""
+                },
+                lines.join("\n")
+            );
+            text.push_str("Next: get_trace with an id above (these first characters are enough).");
+            text
+        };
+        Ok(answer(text, json!({ "traces": found, "more": more })))
+    }
+
+    pub(super) async fn search(&self, args: &Args<'_>) -> Result<CallToolResult, String> {
+        let needle = args.required_text("text")?;
+        let limit = args.number("limit", 1, 100)?.unwrap_or(20) as usize;
+        let matches = self
+            .store
+            .hops_with_body_text(needle, 5000)
+            .await
+            .map_err(db_error)?;
+        let mut traces: Vec<(String, Vec<HopHit>)> = Vec::new();
+        let mut ungrouped = 0;
+        for found in matches {
+            let Some(trace_id) = found.trace_id else {
+                ungrouped += 1;
+                continue;
+            };
+            let hop = (found.hop_id, found.in_request, found.in_response);
+            let count = traces.len();
+            match traces.iter_mut().find(|(id, _)| *id == trace_id) {
+                Some((_, hops)) => hops.push(hop),
+                None if count < limit => traces.push((trace_id, vec![hop])),
+                None => {}
+            }
+        }
+        let ids: Vec<String> = traces.iter().map(|(id, _)| id.clone()).collect();
+        let (mut lines, mut structured) = (Vec::new(), Vec::new());
+        for (trace_id, hops_found) in &traces {
+            let hops = self.hops(trace_id).await?;
+            let title = summarize(&hops)
+                .title
+                .unwrap_or_else(|| "(untitled)".into());
+            let numbers: Vec<usize> = explain_trace(&hops)
+                .iter()
+                .filter(|m| {
+                    hops_found.iter().any(|(id, in_request, in_response)| {
+                        *id == m.hop_id
+                            && match m.direction {
+                                Direction::Request => *in_request,
+                                Direction::Response => *in_response,
+                            }
+                    })
+                })
+                .map(|m| m.number)
+                .collect();
+            let listed: Vec<String> = numbers.iter().map(usize::to_string).collect();
+            lines.push(format!(
+                "{}  \"{}\"  {} {}",
+                short_id(trace_id, &ids),
+                shorten(&title, TITLE_CHARS),
+                if numbers.len() == 1 {
+                    "message"
+                } else {
+                    "messages"
+                },
+                listed.join(", ")
+            ));
+            structured.push(json!({"trace": trace_id, "title": title, "messages": numbers}));
+        }
+        let mut text = if lines.is_empty() {
+            format!("\"{needle}\" occurs in no recorded body.")
+        } else {
+            format!(
+                "\"{needle}\" occurs in {}:\n{}\nNext: get_message with a trace id and a message number to read it.",
+                plural(lines.len(), "trace"),
+                lines.join("\n")
+            )
+        };
+        if ungrouped > 0 {
+            text.push_str(&format!(
+                "\n({} not grouped into a trace yet.)",
+                plural(ungrouped, "hop")
+            ));
+        }
+        Ok(answer(
+            text,
+            json!({ "text": needle, "traces": structured, "ungrouped_hops": ungrouped }),
+        ))
+    }
+
+    pub(super) async fn tool_stats(
+        &self,
+        args: &Args<'_>,
+        now: i64,
+    ) -> Result<CallToolResult, String> {
+        let since = args.since("since", now)?;
+        let rows = self.store.traces().await.map_err(db_error)?;
+        let mut stats: BTreeMap<String, ToolStat> = BTreeMap::new();
+        let (mut scanned, mut stopped) = (0, false);
+        for row in rows
+            .iter()
+            .filter(|r| since.is_none_or(|s| r.started_unix_ns >= s))
+        {
+            if scanned == SCAN_LIMIT {
+                stopped = true;
+                break;
+            }
+            scanned += 1;
+            for hop in self.hops(&row.id).await? {
+                let reading = hop.reading();
+                let response = reading.response.as_ref().map(|r| &r.reading);
+                if let Reading::Mcp(mcp) = &reading.request.reading
+                    && let Some(call) = mcp.request()
+                    && call.method.as_deref() == Some("tools/call")
+                    && let Some(name) = &call.tool_name
+                {
+                    let stat = stats.entry(name.clone()).or_default();
+                    stat.calls += 1;
+                    let end = hop.end.as_ref();
+                    if let Some(ended) = end.and_then(|e| e.response_ended_unix_ns) {
+                        stat.times_ns.push(ended - hop.start.started_unix_ns);
+                    }
+                    if let Some(Reading::Mcp(reply)) = response
+                        && let Some(reply) = reply.reply()
+                    {
+                        match reply.kind {
+                            JsonRpcKind::Error => stat.protocol_errors += 1,
+                            _ if reply.is_error => stat.tool_errors += 1,
+                            _ => {}
+                        }
+                    }
+                }
+                if let Some(Reading::ChatResponse(answer)) = response {
+                    let model = answer
+                        .model
+                        .clone()
+                        .or_else(|| match &reading.request.reading {
+                            Reading::ChatRequest(request) => request.model.clone(),
+                            _ => None,
+                        });
+                    for call in &answer.message.tool_calls {
+                        let stat = stats.entry(call.name.clone()).or_default();
+                        stat.asked += 1;
+                        let model = model.clone().unwrap_or_else(|| "(unnamed model)".into());
+                        if !stat.models.contains(&model) {
+                            stat.models.push(model);
+                        }
+                    }
+                }
+            }
+        }
+        let mut ordered: Vec<(String, ToolStat)> = stats.into_iter().collect();
+        ordered.sort_by(|a, b| b.1.calls.cmp(&a.1.calls).then(a.0.cmp(&b.0)));
+        let lines: Vec<String> = ordered.iter().map(|(name, stat)| stat.line(name)).collect();
+        let structured: Vec<Value> = ordered.iter().map(|(name, stat)| stat.json(name)).collect();
+        let text = if lines.is_empty() {
+            "No tool was called or asked for in the traces read.".to_owned()
+        } else {
+            format!(
+                "{} over {}{}:\n{}\nNext: list_traces with tool=NAME for the traces that used one.",
+                plural(lines.len(), "tool"),
+                if stopped { "the newest " } else { "" },
+                plural(scanned, "trace"),
+                lines.join("\n")
+            )
+        };
+        Ok(answer(
+            text,
+            json!({ "tools": structured, "traces_read": scanned }),
+        ))
+    }
+}
+
+/// What one tool's calls add up to.
+#[derive(Debug, Default)]
+struct ToolStat {
+    calls: usize,
+    tool_errors: usize,
+    protocol_errors: usize,
+    times_ns: Vec<i64>,
+    /// Tool calls a model answer asked for (run or not).
+    asked: usize,
+    models: Vec<String>,
+}
+
+impl ToolStat {
+    /// The nearest-rank percentile of the call times.
+    fn percentile(&self, p: f64) -> Option<i64> {
+        let mut times = self.times_ns.clone();
+        times.sort_unstable();
+        let rank = ((p / 100.0) * times.len() as f64).ceil() as usize;
+        times.get(rank.saturating_sub(1)).copied()
+    }
+
+    fn line(&self, name: &str) -> String {
+        let time = |p| self.percentile(p).map_or("-".to_owned(), human_duration);
+        let models = if self.models.is_empty() {
+            "no model asked for it".to_owned()
+        } else {
+            format!("asked for by {}", self.models.join(", "))
+        };
+        format!(
+            "{name}: {}, {}, {}, p50 {}, p95 {}, {models}",
+            plural(self.calls, "call"),
+            plural(self.tool_errors, "tool error"),
+            plural(self.protocol_errors, "protocol error"),
+            time(50.0),
+            time(95.0),
+        )
+    }
+
+    fn json(&self, name: &str) -> Value {
+        let ms = |p| self.percentile(p).map(|ns| ns as f64 / 1e6);
+        json!({
+            "tool": name,
+            "calls": self.calls,
+            "tool_errors": self.tool_errors,
+            "protocol_errors": self.protocol_errors,
+            "p50_ms": ms(50.0),
+            "p95_ms": ms(95.0),
+            "asked_by_models": self.models,
+            "asked": self.asked,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn short_ids_grow_until_unique() {
+        let all = vec![
+            "0000000000aa".to_owned(),
+            "0000000000ab".to_owned(),
+            "f0de9080c655".to_owned(),
+        ];
+        assert_eq!(short_id("f0de9080c655", &all), "f0de9080");
+        assert_eq!(short_id("0000000000aa", &all), "0000000000aa");
+        assert!(status_matches(TraceStatus::ToolError, "Tool_Error"));
+        assert!(status_matches(TraceStatus::Failed, "error"));
+        assert!(!status_matches(TraceStatus::Ok, "error"));
+    }
+}
