@@ -19,7 +19,7 @@ use tracer::proxy::{Proxy, ProxySettings, Route};
 use tracer::reference::agent::{AgentConfig, McpServerSpec, ModelApi};
 use tracer::reference::notes_server::{NotesServer, NotesServerConfig};
 use tracer::store::{Recorder, Store};
-use tracer::trace::correlate::{Mode, correlate};
+use tracer::trace::correlate::group_new_hops;
 
 mod scenes;
 mod scripted_peers;
@@ -86,7 +86,7 @@ impl Recording {
         let _ = self.stop.send(());
         self.run.await?;
         self.writer.await?;
-        correlate(&self.store, Default::default(), Mode::Unassigned).await?;
+        group_new_hops(&self.store).await?;
         let traces = self.store.traces().await?;
         let Some(trace) = traces.iter().find(|t| t.title.as_deref() == Some(title)) else {
             bail!(

@@ -7,14 +7,14 @@ use std::process::ExitCode;
 use super::CorrelateArgs;
 use crate::store::Store;
 use crate::trace::GroupOptions;
-use crate::trace::correlate::{CorrelateReport, Mode, correlate};
+use crate::trace::correlate::{CorrelateReport, GroupScope, correlate};
 
 pub async fn run(db: &Path, args: CorrelateArgs) -> anyhow::Result<ExitCode> {
     let store = Store::open(db).await?;
     let mode = if args.rebuild {
-        Mode::Rebuild
+        GroupScope::Rebuild
     } else {
-        Mode::Unassigned
+        GroupScope::Unassigned
     };
     let report = correlate(&store, GroupOptions::default(), mode).await?;
     store.close().await;

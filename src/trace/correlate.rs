@@ -43,7 +43,7 @@ pub struct CorrelateReport {
 
 /// Whether to keep existing assignments or group everything again.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mode {
+pub enum GroupScope {
     /// Assign only the hops without a trace.
     Unassigned,
     /// Forget what this driver assigned before and group every hop again.
@@ -89,16 +89,16 @@ pub async fn load_trace(store: &Store, id_or_prefix: &str) -> Result<(TraceRow, 
 /// (the proxy's live grouping, `ls`, `show`, `export`, the TUI, `tracer up`). Idempotent, and
 /// cheap when there are none.
 pub async fn group_new_hops(store: &Store) -> Result<CorrelateReport> {
-    correlate(store, GroupOptions::default(), Mode::Unassigned).await
+    correlate(store, GroupOptions::default(), GroupScope::Unassigned).await
 }
 
 /// Groups the hops of a store into traces (`tracer correlate`, and `--rebuild`).
 pub async fn correlate(
     store: &Store,
     options: GroupOptions,
-    mode: Mode,
+    scope: GroupScope,
 ) -> Result<CorrelateReport> {
-    if mode == Mode::Rebuild {
+    if scope == GroupScope::Rebuild {
         store.clear_grouping(CREATED_BY).await?;
     }
     let Some(earliest) = store.earliest_unassigned_start().await? else {

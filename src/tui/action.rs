@@ -9,7 +9,7 @@ use crate::trace::RecordedHop;
 
 /// A user intent, named by the keymap (`keymap::KEYMAP`) and nowhere else.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Command {
+pub enum KeyCommand {
     Up,
     Down,
     PageUp,

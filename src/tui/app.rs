@@ -10,9 +10,9 @@ pub use trace_view::{Arrow, Tone, TraceView};
 
 use crossterm::event::KeyCode;
 
-use super::action::{Action, Command, Effect, PollToken};
+use super::action::{Action, Effect, KeyCommand, PollToken};
 use super::filter::Filter;
-use super::keymap::{self, Mode};
+use super::keymap::{self, Screen};
 use crate::replay::ReplayState;
 use crate::replay::source::LoadedTrace;
 
@@ -21,9 +21,9 @@ pub const POLL_NS: i64 = 500_000_000;
 
 #[derive(Debug, Clone)]
 pub struct App {
-    pub mode: Mode,
+    pub mode: Screen,
     /// The mode the help overlay returns to.
-    pub under_help: Mode,
+    pub under_help: Screen,
     /// What the header names: the database path or the replayed file.
     pub source: String,
     /// False when showing a file: nothing to poll.
@@ -55,8 +55,8 @@ impl App {
     /// The browser over a database (the list fills in after the first poll).
     pub fn browser(source: impl Into<String>) -> Self {
         Self {
-            mode: Mode::List,
-            under_help: Mode::List,
+            mode: Screen::List,
+            under_help: Screen::List,
             source: source.into(),
             has_store: true,
             replay_only: false,
@@ -86,7 +86,7 @@ impl App {
         let mut view = TraceView::new(trace);
         view.replay = Some(ReplayState::new(view.messages.len(), speed));
         app.view = Some(view);
-        app.mode = Mode::Replay;
+        app.mode = Screen::Replay;
         app
     }
 
@@ -101,14 +101,14 @@ impl App {
                 if let Some(command) = keymap::lookup(self.mode, &key) {
                     return self.command(command);
                 }
-                if let (Mode::Filter, KeyCode::Char(c)) = (self.mode, key.code) {
+                if let (Screen::Filter, KeyCode::Char(c)) = (self.mode, key.code) {
                     self.filter_input.push(c);
                     return self.set_filter();
                 }
                 Vec::new()
             }
             Action::Resize => Vec::new(),
-            Action::StopSignal => self.command(Command::Exit),
+            Action::StopSignal => self.command(KeyCommand::Exit),
             Action::Tick { now_ns } => self.tick(now_ns),
             Action::TracesLoaded {
                 rows,
@@ -177,16 +177,16 @@ impl App {
             }
             _ => {}
         }
-        if !replay && !matches!(self.mode, Mode::List | Mode::Trace) {
+        if !replay && !matches!(self.mode, Screen::List | Screen::Trace) {
             return;
         }
         let mut view = TraceView::new(trace);
         if replay {
             self.replay_wanted = None;
             view.replay = Some(ReplayState::new(view.messages.len(), self.speed));
-            self.mode = Mode::Replay;
+            self.mode = Screen::Replay;
         } else {
-            self.mode = Mode::Trace;
+            self.mode = Screen::Trace;
         }
         self.view = Some(view);
     }
@@ -249,7 +249,7 @@ impl App {
     fn follow_into_view(&mut self) -> Vec<Effect> {
         let newest = self.list.selected_row().map(|r| r.id.clone());
         match (&self.view, newest) {
-            (Some(view), Some(id)) if self.mode == Mode::Trace && view.trace_id != id => {
+            (Some(view), Some(id)) if self.mode == Screen::Trace && view.trace_id != id => {
                 vec![Effect::LoadTrace(id)]
             }
             _ => Vec::new(),
@@ -262,18 +262,21 @@ impl App {
         self.facts_effects()
     }
 
-    fn command(&mut self, command: Command) -> Vec<Effect> {
+    fn command(&mut self, command: KeyCommand) -> Vec<Effect> {
         self.note = None;
-        if command == Command::Exit {
+        if command == KeyCommand::Exit {
             self.quit = true;
             return vec![Effect::Quit];
         }
         match self.mode {
-            Mode::List => self.list_command(command),
-            Mode::Trace | Mode::Replay => self.view_command(command),
-            Mode::Filter => self.filter_command(command),
-            Mode::Help => {
-                if command == Command::Quit && self.under_help == Mode::List && !self.replay_only {
+            Screen::List => self.list_command(command),
+            Screen::Trace | Screen::Replay => self.view_command(command),
+            Screen::Filter => self.filter_command(command),
+            Screen::Help => {
+                if command == KeyCommand::Quit
+                    && self.under_help == Screen::List
+                    && !self.replay_only
+                {
                     self.quit = true;
                     return vec![Effect::Quit];
                 }
@@ -285,6 +288,6 @@ impl App {
 
     fn open_help(&mut self) {
         self.under_help = self.mode;
-        self.mode = Mode::Help;
+        self.mode = Screen::Help;
     }
 }

@@ -3,11 +3,11 @@
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
-use super::action::Command;
+use super::action::KeyCommand;
 
 /// Which screen has the keyboard.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Mode {
+pub enum Screen {
     /// The trace list.
     List,
     /// One trace: the sequence diagram and the selected message.
@@ -20,14 +20,14 @@ pub enum Mode {
     Help,
 }
 
-impl Mode {
+impl Screen {
     pub fn title(self) -> &'static str {
         match self {
-            Mode::List => "trace list",
-            Mode::Trace => "trace view",
-            Mode::Replay => "replay",
-            Mode::Filter => "filter",
-            Mode::Help => "help",
+            Screen::List => "trace list",
+            Screen::Trace => "trace view",
+            Screen::Replay => "replay",
+            Screen::Filter => "filter",
+            Screen::Help => "help",
         }
     }
 }
@@ -35,21 +35,21 @@ impl Mode {
 /// One row of the keymap.
 #[derive(Debug, Clone, Copy)]
 pub struct Binding {
-    pub modes: &'static [Mode],
+    pub modes: &'static [Screen],
     pub keys: &'static [KeyCode],
     /// How the keys are written in help and hints.
     pub label: &'static str,
-    pub command: Command,
+    pub command: KeyCommand,
     pub help: &'static str,
     /// Shown in the status bar (the most useful few per mode).
     pub hint: bool,
 }
 
-use Command as C;
 use KeyCode::{Backspace, Char, Down, End, Enter, Esc, Home, Left, PageDown, PageUp, Right, Up};
-use Mode::{Filter, Help, List, Replay, Trace};
+use KeyCommand as C;
+use Screen::{Filter, Help, List, Replay, Trace};
 
-const BROWSE: &[Mode] = &[List, Trace, Replay];
+const BROWSE: &[Screen] = &[List, Trace, Replay];
 
 /// Every key tracer's TUI knows, mode by mode.
 #[rustfmt::skip]
@@ -84,10 +84,10 @@ pub const KEYMAP: &[Binding] = &[
 
 #[allow(clippy::too_many_arguments)]
 const fn b(
-    modes: &'static [Mode],
+    modes: &'static [Screen],
     keys: &'static [KeyCode],
     label: &'static str,
-    command: Command,
+    command: KeyCommand,
     help: &'static str,
     hint: bool,
 ) -> Binding {
@@ -102,9 +102,9 @@ const fn b(
 }
 
 /// The command a key gives in a mode, if any. Ctrl-C leaves from everywhere.
-pub fn lookup(mode: Mode, key: &KeyEvent) -> Option<Command> {
+pub fn lookup(mode: Screen, key: &KeyEvent) -> Option<KeyCommand> {
     if key.modifiers.contains(KeyModifiers::CONTROL) {
-        return (key.code == Char('c')).then_some(Command::Exit);
+        return (key.code == Char('c')).then_some(KeyCommand::Exit);
     }
     KEYMAP
         .iter()
@@ -113,12 +113,12 @@ pub fn lookup(mode: Mode, key: &KeyEvent) -> Option<Command> {
 }
 
 /// The bindings of a mode, in table order.
-pub fn bindings(mode: Mode) -> impl Iterator<Item = &'static Binding> {
+pub fn bindings(mode: Screen) -> impl Iterator<Item = &'static Binding> {
     KEYMAP.iter().filter(move |b| b.modes.contains(&mode))
 }
 
 /// The status-bar hints of a mode: `enter open · / filter · …`.
-pub fn hints(mode: Mode) -> Vec<(&'static str, &'static str)> {
+pub fn hints(mode: Screen) -> Vec<(&'static str, &'static str)> {
     bindings(mode)
         .filter(|b| b.hint)
         .map(|b| (b.label, short_help(b.help)))

@@ -16,7 +16,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
 use super::app::App;
-use super::keymap::{self, Mode};
+use super::keymap::{self, Screen};
 
 pub use json::body_lines;
 
@@ -26,7 +26,7 @@ pub const NARROW: u16 = 76;
 pub fn render(app: &mut App, frame: &mut Frame) {
     let area = frame.area();
     let filter_bar =
-        app.mode == Mode::Filter || (!app.filter.is_empty() && body_mode(app) == Mode::List);
+        app.mode == Screen::Filter || (!app.filter.is_empty() && body_mode(app) == Screen::List);
     let [header, body, filter_area, status] = Layout::vertical([
         Constraint::Length(1),
         Constraint::Min(1),
@@ -36,7 +36,7 @@ pub fn render(app: &mut App, frame: &mut Frame) {
     .areas(area);
     frame.render_widget(Paragraph::new(header_line(app)).style(bar_style()), header);
     match body_mode(app) {
-        Mode::List => list::render(app, frame, body),
+        Screen::List => list::render(app, frame, body),
         _ => match app.view.as_ref() {
             Some(view) => {
                 // `t` puts the timing waterfall (a totals line and a bar per hop) in the
@@ -64,16 +64,16 @@ pub fn render(app: &mut App, frame: &mut Frame) {
         Paragraph::new(status_line(app, status)).style(bar_style()),
         status,
     );
-    if app.mode == Mode::Help {
+    if app.mode == Screen::Help {
         help::render(app.under_help, frame, body);
     }
 }
 
 /// The mode whose screen is under the overlays.
-fn body_mode(app: &App) -> Mode {
+fn body_mode(app: &App) -> Screen {
     match app.mode {
-        Mode::Help => app.under_help,
-        Mode::Filter => Mode::List,
+        Screen::Help => app.under_help,
+        Screen::Filter => Screen::List,
         mode => mode,
     }
 }
@@ -97,7 +97,7 @@ fn header_line(app: &App) -> Line<'static> {
     let bold = Style::default().add_modifier(Modifier::BOLD);
     let mut spans = vec![Span::styled(" tracer ", bold)];
     match (body_mode(app), app.view.as_ref()) {
-        (Mode::Trace | Mode::Replay, Some(view)) => {
+        (Screen::Trace | Screen::Replay, Some(view)) => {
             let short: String = view.trace_id.chars().take(8).collect();
             spans.push(Span::raw(format!("trace {short} ")));
             if let Some(title) = &view.title {

@@ -17,7 +17,7 @@ use tracer::trace::RecordedHop;
 use tracer::tui::action::{Action, Effect, PollToken};
 use tracer::tui::app::App;
 use tracer::tui::facts::TraceFacts;
-use tracer::tui::keymap::Mode;
+use tracer::tui::keymap::Screen;
 use tracer::tui::view;
 
 fn key(code: KeyCode) -> Action {
@@ -145,7 +145,7 @@ fn trace_view_of_buy_milk() {
     let milk_id = buy("a", "buy milk", 0)[0].start.id.clone();
     assert_eq!(effects, [Effect::LoadTrace(milk_id)]);
     open_milk(&mut app);
-    assert_eq!(app.mode, Mode::Trace);
+    assert_eq!(app.mode, Screen::Trace);
     press(&mut app, "jjjj");
     let terminal = draw(&mut app, 80, 24);
     insta::assert_snapshot!("trace_80x24", terminal.backend());
@@ -197,21 +197,21 @@ fn every_replay_step_of_buy_milk() {
 fn help_is_drawn_from_the_keymap() {
     let mut app = loaded_app();
     press(&mut app, "?");
-    assert_eq!(app.mode, Mode::Help);
+    assert_eq!(app.mode, Screen::Help);
     insta::assert_snapshot!("help_list_80x24", draw(&mut app, 80, 24).backend());
     app.update(key(KeyCode::Esc));
-    assert_eq!(app.mode, Mode::List);
+    assert_eq!(app.mode, Screen::List);
 }
 
 #[test]
 fn filter_by_tool_and_by_text() {
     let mut app = loaded_app();
     press(&mut app, "/tool:append");
-    assert_eq!(app.mode, Mode::Filter);
+    assert_eq!(app.mode, Screen::Filter);
     assert_eq!(app.list.shown.len(), 2);
     insta::assert_snapshot!("filter_typing_80x24", draw(&mut app, 80, 24).backend());
     app.update(key(KeyCode::Enter));
-    assert_eq!(app.mode, Mode::List);
+    assert_eq!(app.mode, Screen::List);
     // Plain words match the title; status: matches errors.
     press(&mut app, "/");
     for _ in 0.."tool:append".len() {
@@ -281,7 +281,7 @@ fn keys_through_update() {
         title: None,
         hops: buy("b", "eggs", 5_000),
     });
-    assert_eq!(app.mode, Mode::Replay);
+    assert_eq!(app.mode, Screen::Replay);
     app.update(key(KeyCode::Right));
     app.update(key(KeyCode::Right));
     app.update(key(KeyCode::Left));
@@ -290,10 +290,10 @@ fn keys_through_update() {
     app.update(key(KeyCode::Esc));
     assert_eq!(
         (app.mode, app.view.as_ref().unwrap().selected),
-        (Mode::Trace, 1)
+        (Screen::Trace, 1)
     );
     app.update(key(KeyCode::Char('q')));
-    assert_eq!(app.mode, Mode::List);
+    assert_eq!(app.mode, Screen::List);
     assert_eq!(press(&mut app, "q"), [Effect::Quit]);
     assert!(app.quit);
 }
@@ -304,7 +304,7 @@ fn ctrl_c_leaves_from_anywhere() {
     let mut app = loaded_app();
     open_milk(&mut app);
     press(&mut app, "r?");
-    assert_eq!(app.mode, Mode::Help);
+    assert_eq!(app.mode, Screen::Help);
     assert_eq!(app.update(ctrl_c.clone()), [Effect::Quit]);
     let mut app = loaded_app();
     press(&mut app, "/ctrl");

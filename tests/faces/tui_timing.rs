@@ -9,7 +9,7 @@ use ratatui::style::Color;
 use tracer::export::hop_log::HopLog;
 use tracer::tui::action::Action;
 use tracer::tui::app::App;
-use tracer::tui::keymap::{self, Mode};
+use tracer::tui::keymap::{self, Screen};
 use tracer::tui::view;
 
 fn key(app: &mut App, c: char) {
@@ -38,7 +38,7 @@ fn streamed_trace() -> App {
         title: log.title().map(str::to_owned),
         hops: log.recorded_hops(),
     });
-    assert_eq!(app.mode, Mode::Trace);
+    assert_eq!(app.mode, Screen::Trace);
     app
 }
 
@@ -100,7 +100,7 @@ fn t_switches_the_diagram_for_the_timing_view_and_back() {
 
 #[test]
 fn t_is_in_the_keymap_and_the_help_of_the_trace_and_the_replay() {
-    for mode in [Mode::Trace, Mode::Replay] {
+    for mode in [Screen::Trace, Screen::Replay] {
         let binding = keymap::bindings(mode)
             .find(|b| b.label == "t")
             .expect("t is bound");

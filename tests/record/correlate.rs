@@ -5,7 +5,7 @@ use serde_json::json;
 use tracer::hop::{BodyCapture, Header, HopEnd, HopStart, HopState, Role, Transport};
 use tracer::store::{Store, hops};
 use tracer::trace::GroupOptions;
-use tracer::trace::correlate::{Mode, correlate};
+use tracer::trace::correlate::{GroupScope, correlate};
 
 const MS: i64 = 1_000_000;
 const BASE: i64 = 1_800_000_000_000_000_000;
@@ -93,7 +93,7 @@ async fn correlate_assigns_once_waits_for_in_flight_hops_and_rebuilds_the_same()
     .await;
     record(&store, start("a3", Role::Model, "/api/chat", 150), None).await;
 
-    let report = correlate(&store, GroupOptions::default(), Mode::Unassigned)
+    let report = correlate(&store, GroupOptions::default(), GroupScope::Unassigned)
         .await
         .expect("correlate");
     assert_eq!(
@@ -142,14 +142,14 @@ async fn correlate_assigns_once_waits_for_in_flight_hops_and_rebuilds_the_same()
     .await
     .expect("end");
     drop(conn);
-    let again = correlate(&store, GroupOptions::default(), Mode::Unassigned)
+    let again = correlate(&store, GroupOptions::default(), GroupScope::Unassigned)
         .await
         .expect("again");
     assert_eq!((again.assigned, again.kept, again.waiting), (1, 4, 0));
     let hops = store.all_hops().await.expect("hops");
     assert_eq!(trace_of(&hops, "a3").as_ref(), Some(&milk));
 
-    let idle = correlate(&store, GroupOptions::default(), Mode::Unassigned)
+    let idle = correlate(&store, GroupOptions::default(), GroupScope::Unassigned)
         .await
         .expect("idle");
     assert_eq!(
@@ -158,7 +158,7 @@ async fn correlate_assigns_once_waits_for_in_flight_hops_and_rebuilds_the_same()
         "nothing left to assign: nothing read"
     );
 
-    let rebuilt = correlate(&store, GroupOptions::default(), Mode::Rebuild)
+    let rebuilt = correlate(&store, GroupOptions::default(), GroupScope::Rebuild)
         .await
         .expect("rebuild");
     assert_eq!((rebuilt.assigned, rebuilt.kept, rebuilt.traces), (5, 0, 2));

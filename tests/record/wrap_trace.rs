@@ -14,7 +14,7 @@ use tracer::proxy::{Proxy, ProxySettings, Route};
 use tracer::reference::agent::{Agent, AgentConfig, McpServerSpec, ModelApi};
 use tracer::store::{Recorder, Store};
 use tracer::trace::RecordedHop;
-use tracer::trace::correlate::{Mode, correlate};
+use tracer::trace::correlate::{GroupScope, correlate};
 use tracer::trace::group::GroupOptions;
 
 /// The article's model: asks for `append {"content":"buy milk"}`, then answers once it has the result.
@@ -132,7 +132,7 @@ async fn http_model_hops_and_stdio_mcp_hops_form_one_numbered_trace() {
     proxy_stop.send(()).unwrap();
     proxy_task.await.unwrap();
     writer.await.unwrap();
-    correlate(&store, GroupOptions::default(), Mode::Unassigned)
+    correlate(&store, GroupOptions::default(), GroupScope::Unassigned)
         .await
         .unwrap();
 

@@ -2,54 +2,54 @@
 
 use super::App;
 use crate::replay::ReplayState;
-use crate::tui::action::{Command, Effect};
-use crate::tui::keymap::Mode;
+use crate::tui::action::{Effect, KeyCommand};
+use crate::tui::keymap::Screen;
 
 impl App {
-    pub(super) fn list_command(&mut self, command: Command) -> Vec<Effect> {
+    pub(super) fn list_command(&mut self, command: KeyCommand) -> Vec<Effect> {
         const PAGE: isize = 10;
         match command {
-            Command::Down => self.list.move_by(1),
-            Command::Up => self.list.move_by(-1),
-            Command::PageDown => self.list.move_by(PAGE),
-            Command::PageUp => self.list.move_by(-PAGE),
-            Command::Top => self.list.select(0),
-            Command::Bottom => self.list.select(usize::MAX),
-            Command::Open | Command::Replay | Command::Export => {
+            KeyCommand::Down => self.list.move_by(1),
+            KeyCommand::Up => self.list.move_by(-1),
+            KeyCommand::PageDown => self.list.move_by(PAGE),
+            KeyCommand::PageUp => self.list.move_by(-PAGE),
+            KeyCommand::Top => self.list.select(0),
+            KeyCommand::Bottom => self.list.select(usize::MAX),
+            KeyCommand::Open | KeyCommand::Replay | KeyCommand::Export => {
                 let Some(id) = self.list.selected_row().map(|r| r.id.clone()) else {
                     self.note = Some("no trace selected".into());
                     return Vec::new();
                 };
                 return match command {
-                    Command::Export => vec![Effect::Export(id)],
-                    Command::Replay => {
+                    KeyCommand::Export => vec![Effect::Export(id)],
+                    KeyCommand::Replay => {
                         self.replay_wanted = Some(id.clone());
                         vec![Effect::LoadTrace(id)]
                     }
                     _ => {
                         self.view = None;
-                        self.mode = Mode::List;
+                        self.mode = Screen::List;
                         vec![Effect::LoadTrace(id)]
                     }
                 };
             }
-            Command::StartFilter => {
+            KeyCommand::StartFilter => {
                 self.filter_input = self.filter.text.clone();
                 self.filter_before = self.filter.text.clone();
-                self.mode = Mode::Filter;
+                self.mode = Screen::Filter;
             }
-            Command::ClearFilter => {
+            KeyCommand::ClearFilter => {
                 self.filter_input.clear();
                 return self.set_filter();
             }
-            Command::Follow => {
+            KeyCommand::Follow => {
                 self.follow = !self.follow;
                 if self.follow {
                     self.list.select(0);
                 }
             }
-            Command::Help => self.open_help(),
-            Command::Quit => {
+            KeyCommand::Help => self.open_help(),
+            KeyCommand::Quit => {
                 self.quit = true;
                 return vec![Effect::Quit];
             }
@@ -58,60 +58,65 @@ impl App {
         self.facts_effects()
     }
 
-    pub(super) fn view_command(&mut self, command: Command) -> Vec<Effect> {
+    pub(super) fn view_command(&mut self, command: KeyCommand) -> Vec<Effect> {
         let now = self.now_ns;
         let replay_only = self.replay_only;
         let Some(view) = self.view.as_mut() else {
-            self.mode = Mode::List;
+            self.mode = Screen::List;
             return Vec::new();
         };
         let times = view.times();
         let last = view.messages.len().saturating_sub(1);
         match (command, view.replay.as_mut()) {
-            (Command::Back | Command::Quit, Some(_)) if replay_only => {
+            (KeyCommand::Back | KeyCommand::Quit, Some(_)) if replay_only => {
                 self.quit = true;
                 return vec![Effect::Quit];
             }
-            (Command::Back | Command::Quit, Some(replay)) => {
+            (KeyCommand::Back | KeyCommand::Quit, Some(replay)) => {
                 let step = replay.step;
                 view.replay = None;
                 view.select(step);
-                self.mode = Mode::Trace;
+                self.mode = Screen::Trace;
             }
-            (Command::Back | Command::Quit, None) => self.mode = Mode::List,
-            (Command::NextStep, Some(replay)) => replay.next(),
-            (Command::PreviousStep, Some(replay)) => replay.back(),
-            (Command::PlayPause, Some(replay)) => replay.toggle_play(now, &times),
-            (Command::Top, Some(replay)) => replay.first(),
-            (Command::Bottom, Some(replay)) => replay.last(),
-            (Command::Down, None) => view.select(view.selected + 1),
-            (Command::Up, None) => view.select(view.selected.saturating_sub(1)),
-            (Command::Top, None) => view.select(0),
-            (Command::Bottom, None) => view.select(last),
-            (Command::DetailDown, _) => view.detail_scroll = view.detail_scroll.saturating_add(5),
-            (Command::DetailUp, _) => view.detail_scroll = view.detail_scroll.saturating_sub(5),
-            (Command::Replay, None) => {
+            (KeyCommand::Back | KeyCommand::Quit, None) => self.mode = Screen::List,
+            (KeyCommand::NextStep, Some(replay)) => replay.next(),
+            (KeyCommand::PreviousStep, Some(replay)) => replay.back(),
+            (KeyCommand::PlayPause, Some(replay)) => replay.toggle_play(now, &times),
+            (KeyCommand::Top, Some(replay)) => replay.first(),
+            (KeyCommand::Bottom, Some(replay)) => replay.last(),
+            (KeyCommand::Down, None) => view.select(view.selected + 1),
+            (KeyCommand::Up, None) => view.select(view.selected.saturating_sub(1)),
+            (KeyCommand::Top, None) => view.select(0),
+            (KeyCommand::Bottom, None) => view.select(last),
+            (KeyCommand::DetailDown, _) => {
+                view.detail_scroll = view.detail_scroll.saturating_add(5)
+            }
+            (KeyCommand::DetailUp, _) => view.detail_scroll = view.detail_scroll.saturating_sub(5),
+            (KeyCommand::Replay, None) => {
                 let mut replay = ReplayState::new(view.messages.len(), self.speed);
                 replay.step = view.selected;
                 view.replay = Some(replay);
-                self.mode = Mode::Replay;
+                self.mode = Screen::Replay;
             }
-            (Command::Export, _) => return vec![Effect::Export(view.trace_id.clone())],
-            (Command::Timing, _) => view.show_timing = !view.show_timing,
-            (Command::Follow, None) => {
+            (KeyCommand::Export, _) => return vec![Effect::Export(view.trace_id.clone())],
+            (KeyCommand::Timing, _) => view.show_timing = !view.show_timing,
+            (KeyCommand::Follow, None) => {
                 self.follow = !self.follow;
                 if self.follow {
                     self.list.select(0);
                     return self.follow_into_view();
                 }
             }
-            (Command::Help, _) => self.open_help(),
+            (KeyCommand::Help, _) => self.open_help(),
             _ => {}
         }
         if let Some(view) = self.view.as_mut()
             && matches!(
                 command,
-                Command::NextStep | Command::PreviousStep | Command::Top | Command::Bottom
+                KeyCommand::NextStep
+                    | KeyCommand::PreviousStep
+                    | KeyCommand::Top
+                    | KeyCommand::Bottom
             )
         {
             view.detail_scroll = 0;
@@ -119,19 +124,19 @@ impl App {
         Vec::new()
     }
 
-    pub(super) fn filter_command(&mut self, command: Command) -> Vec<Effect> {
+    pub(super) fn filter_command(&mut self, command: KeyCommand) -> Vec<Effect> {
         match command {
-            Command::ApplyFilter => self.mode = Mode::List,
-            Command::CancelFilter => {
+            KeyCommand::ApplyFilter => self.mode = Screen::List,
+            KeyCommand::CancelFilter => {
                 self.filter_input = std::mem::take(&mut self.filter_before);
-                self.mode = Mode::List;
+                self.mode = Screen::List;
                 return self.set_filter();
             }
-            Command::DeleteChar => {
+            KeyCommand::DeleteChar => {
                 self.filter_input.pop();
                 return self.set_filter();
             }
-            Command::Quit => {
+            KeyCommand::Quit => {
                 self.quit = true;
                 return vec![Effect::Quit];
             }

@@ -6,9 +6,9 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 
-use crate::tui::keymap::{self, Mode};
+use crate::tui::keymap::{self, Screen};
 
-pub fn render(mode: Mode, frame: &mut Frame, area: Rect) {
+pub fn render(mode: Screen, frame: &mut Frame, area: Rect) {
     let key = Style::default()
         .fg(Color::Yellow)
         .add_modifier(Modifier::BOLD);
@@ -27,7 +27,7 @@ pub fn render(mode: Mode, frame: &mut Frame, area: Rect) {
             ])
         })
         .collect();
-    if mode == Mode::List {
+    if mode == Screen::List {
         lines.push(Line::from(""));
         lines.push(Line::from(
             "filter: words match the title or id; tokens match facts:",

@@ -11,7 +11,7 @@ use super::{NARROW, clock, fit};
 use crate::trace::TraceStatus;
 use crate::trace::explain::human_duration;
 use crate::tui::app::App;
-use crate::tui::keymap::Mode;
+use crate::tui::keymap::Screen;
 
 pub fn render(app: &mut App, frame: &mut Frame, area: Rect) {
     let list = &mut app.list;
@@ -139,7 +139,7 @@ fn inset(area: Rect) -> Rect {
 
 /// `/ tool:append█  3 of 40 traces` while typing, or the filter in force.
 pub fn filter_line(app: &App) -> Line<'static> {
-    let editing = app.mode == Mode::Filter;
+    let editing = app.mode == Screen::Filter;
     let text = if editing {
         format!("{}█", app.filter_input)
     } else {
