@@ -12,7 +12,7 @@ use ratatui::backend::TestBackend;
 use serde_json::json;
 use tokio::sync::mpsc::unbounded_channel;
 use tracer::hop::{BodyCapture, Header, HopEnd, HopStart, HopState, Role, Transport};
-use tracer::store::traces::TraceWrite;
+use tracer::store::traces::TraceRow;
 use tracer::store::{Store, hops};
 use tracer::tui::action::Action;
 use tracer::tui::app::App;
@@ -125,7 +125,7 @@ async fn build(store: &Store, hop_count: usize) -> anyhow::Result<()> {
             hops::apply_end(&mut tx, end).await?;
             assignments.push((start.id.clone(), trace_id.clone()));
         }
-        writes.push(TraceWrite {
+        writes.push(TraceRow {
             id: trace_id,
             title: Some(format!("Add item {n} to my notes")),
             kind: "request".into(),

@@ -4,29 +4,13 @@
 use std::path::Path;
 use std::process::ExitCode;
 
-use serde::Serialize;
-
 use super::LsArgs;
+use crate::export::hop_log::TraceEntry;
 use crate::store::traces::TraceRow;
 use crate::store::{HOPS_NOT_WRITTEN, HopSummary, Store};
 use crate::trace::correlate::{group_new_hops, recorded_hops};
 use crate::trace::explain::{human_duration, shorten};
 use crate::trace::summarize;
-
-/// One trace in a listing.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct TraceListing {
-    pub id: String,
-    pub title: Option<String>,
-    pub kind: String,
-    pub started_unix_ns: i64,
-    pub ended_unix_ns: Option<i64>,
-    pub hops: usize,
-    pub messages: usize,
-    pub duration_ns: Option<i64>,
-    pub status: String,
-    pub tools_used: Vec<String>,
-}
 
 pub async fn run(db: &Path, args: LsArgs) -> anyhow::Result<ExitCode> {
     let store = Store::open(db).await?;
@@ -61,29 +45,22 @@ pub async fn run(db: &Path, args: LsArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// The newest `limit` traces with what their hops say about them.
-pub async fn list_traces(store: &Store, limit: i64) -> anyhow::Result<Vec<TraceListing>> {
+pub async fn list_traces(store: &Store, limit: i64) -> anyhow::Result<Vec<TraceEntry>> {
     let rows: Vec<TraceRow> = store.traces().await?;
     let mut out = Vec::new();
     for row in rows.into_iter().take(usize::try_from(limit).unwrap_or(0)) {
         let hops = recorded_hops(store, &row.id).await?;
-        let summary = summarize(&hops);
-        out.push(TraceListing {
-            title: row.title.or(summary.title),
-            id: row.id,
-            kind: row.kind,
-            started_unix_ns: row.started_unix_ns,
-            ended_unix_ns: row.ended_unix_ns,
-            hops: summary.hops,
-            messages: summary.messages,
-            duration_ns: summary.duration_ns,
-            status: summary.status.as_str().to_string(),
-            tools_used: summary.tools_used,
+        let mut summary = summarize(&hops);
+        let title = row.title.clone().or(summary.title.take());
+        out.push(TraceEntry {
+            title,
+            ..TraceEntry::new(row, summary)
         });
     }
     Ok(out)
 }
 
-pub fn trace_table(traces: &[TraceListing]) -> String {
+pub fn trace_table(traces: &[TraceEntry]) -> String {
     let mut out = String::new();
     if traces.is_empty() {
         return out;
@@ -106,7 +83,7 @@ pub fn trace_table(traces: &[TraceListing]) -> String {
             "{:<8}  {:<12}  {:>4}  {:>8}  {:<14}  {:<16}  {}\n",
             &trace.id[..trace.id.len().min(8)],
             clock_time(trace.started_unix_ns),
-            trace.hops,
+            trace.hop_count,
             trace
                 .duration_ns
                 .map_or_else(|| "-".to_string(), human_duration),

@@ -11,9 +11,10 @@ mod rebuild;
 use serde::{Deserialize, Serialize};
 
 use crate::hop::{HopState, Role, Transport};
+use crate::store::traces::TraceRow;
 use crate::store::{Store, StoreError};
 use crate::trace::correlate::load_trace;
-use crate::trace::{Direction, RecordedHop, explain_trace, summarize};
+use crate::trace::{Direction, RecordedHop, TraceSummary, explain_trace, summarize};
 
 pub use body::{Body, HeaderEntry};
 
@@ -67,6 +68,24 @@ pub struct TraceEntry {
     pub hop_count: usize,
     pub message_count: usize,
     pub tools_used: Vec<String>,
+}
+
+impl TraceEntry {
+    /// The stored row with what its hops say about it (as `tracer ls` lists it).
+    pub fn new(row: TraceRow, summary: TraceSummary) -> TraceEntry {
+        TraceEntry {
+            id: row.id,
+            title: row.title,
+            kind: row.kind,
+            started_unix_ns: row.started_unix_ns,
+            ended_unix_ns: row.ended_unix_ns,
+            status: summary.status.as_str().to_string(),
+            duration_ns: summary.duration_ns,
+            hop_count: summary.hops,
+            message_count: summary.messages,
+            tools_used: summary.tools_used,
+        }
+    }
 }
 
 /// One numbered message: a hop's request (→) or response (←), explained, with its bytes.
@@ -182,18 +201,7 @@ impl HopLog {
         Ok(HopLog {
             format: FORMAT.to_string(),
             version: VERSION,
-            trace: TraceEntry {
-                id: row.id,
-                title: row.title,
-                kind: row.kind,
-                started_unix_ns: row.started_unix_ns,
-                ended_unix_ns: row.ended_unix_ns,
-                status: summary.status.as_str().to_string(),
-                duration_ns: summary.duration_ns,
-                hop_count: summary.hops,
-                message_count: summary.messages,
-                tools_used: summary.tools_used,
-            },
+            trace: TraceEntry::new(row, summary),
             messages,
             hops: hop_entries,
         })

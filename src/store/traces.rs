@@ -7,18 +7,8 @@ use sqlx::SqliteConnection;
 use super::hops::{HopRow, StoredHop};
 use super::{Result, Store, StoreError};
 
-/// A trace as the grouping wrote it (`kind` is `request` or `setup`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TraceWrite {
-    pub id: String,
-    pub title: Option<String>,
-    pub kind: String,
-    pub started_unix_ns: i64,
-    pub ended_unix_ns: Option<i64>,
-    pub created_by: String,
-}
-
-/// A trace row as stored.
+/// A trace row, as the grouping (or an import) writes it and as it is read back (`kind` is
+/// `request` or `setup`; `created_by` says which wrote it).
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow, serde::Serialize)]
 pub struct TraceRow {
     pub id: String,
@@ -111,7 +101,7 @@ impl Store {
     /// Writes traces (keeping a title already stored) and hops' trace ids in one transaction.
     pub async fn write_grouping(
         &self,
-        traces: &[TraceWrite],
+        traces: &[TraceRow],
         assignments: &[(String, String)],
     ) -> Result<()> {
         let mut tx = self.pool().begin().await?;
@@ -165,7 +155,7 @@ impl Store {
 }
 
 /// Inserts a trace inside the caller's transaction (for imports); false when that id is taken.
-pub async fn insert_trace(conn: &mut SqliteConnection, trace: &TraceWrite) -> Result<bool> {
+pub async fn insert_trace(conn: &mut SqliteConnection, trace: &TraceRow) -> Result<bool> {
     let done = sqlx::query(
         "insert into traces (id, title, kind, started_unix_ns, ended_unix_ns, created_by)
          values (?1, ?2, ?3, ?4, ?5, ?6)

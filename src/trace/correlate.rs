@@ -10,7 +10,7 @@ use super::group::{GroupOptions, Grouper, TraceKind};
 use super::{RecordedHop, TraceInput};
 use crate::hop::{HopState, Role};
 use crate::store::hops::StoredHop;
-use crate::store::traces::{TraceRow, TraceWrite};
+use crate::store::traces::TraceRow;
 use crate::store::{Result, Store};
 
 /// Who the `traces` rows this driver writes are `created_by`.
@@ -135,10 +135,10 @@ pub async fn correlate(
             }
         }
     }
-    let traces: Vec<TraceWrite> = grouper
+    let traces: Vec<TraceRow> = grouper
         .traces()
         .into_iter()
-        .map(|draft| TraceWrite {
+        .map(|draft| TraceRow {
             id: draft.id,
             title: draft.title,
             kind: draft.kind.as_str().to_string(),

@@ -66,8 +66,8 @@ async fn ls_groups_new_hops_and_lists_traces_newest_first() {
     let traces = json.as_array().unwrap();
     assert_eq!(traces.len(), 2);
     assert_eq!(traces[1]["id"], format!("{:0>32}", "a1"));
-    assert_eq!(traces[1]["hops"], 5);
-    assert_eq!(traces[1]["messages"], 10);
+    assert_eq!(traces[1]["hop_count"], 5);
+    assert_eq!(traces[1]["message_count"], 10);
     assert_eq!(traces[1]["duration_ns"], 1_000_000_000);
     assert_eq!(traces[1]["status"], "ok");
     assert_eq!(traces[1]["tools_used"], serde_json::json!(["append"]));

@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use support::{BASE, MS, buy, hop};
 use tracer::export::hop_log::{HopLog, HopLogError};
 use tracer::hop::{BodyCapture, Chunk, Header, HopState, Role};
-use tracer::store::traces::TraceWrite;
+use tracer::store::traces::TraceRow;
 use tracer::store::{Store, StoreError, hops};
 use tracer::trace::RecordedHop;
 
@@ -93,7 +93,7 @@ async fn stored_trace(store: &Store, hops: &[RecordedHop]) -> String {
         record(store, hop).await;
     }
     let id = hops[0].start.id.clone();
-    let trace = TraceWrite {
+    let trace = TraceRow {
         id: id.clone(),
         title: Some("Add buy milk to my notes".into()),
         kind: "request".into(),

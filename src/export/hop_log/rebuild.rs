@@ -5,7 +5,7 @@ use std::collections::{HashMap, HashSet};
 
 use super::{HopLog, HopLogError, IMPORTED_BY, MessageEntry};
 use crate::hop::{BodyCapture, Chunk, Header, HopEnd, HopStart, HopState, RequestDone};
-use crate::store::traces::{TraceWrite, hop_exists, insert_trace, set_hop_trace};
+use crate::store::traces::{TraceRow, hop_exists, insert_trace, set_hop_trace};
 use crate::store::{Store, StoreError, hops};
 use crate::trace::RecordedHop;
 
@@ -148,7 +148,7 @@ impl HopLog {
 /// Writes the trace and every hop in one transaction; on any error nothing is written.
 pub(super) async fn import(log: &HopLog, store: &Store) -> Result<String, HopLogError> {
     let hops = log.recorded_hops_checked()?;
-    let trace = TraceWrite {
+    let trace = TraceRow {
         id: log.trace.id.clone(),
         title: log.trace.title.clone(),
         kind: log.trace.kind.clone(),
