@@ -103,8 +103,8 @@ pub enum Command {
     Eval(eval_cmd::EvalArgs),
     /// Serve the trace database read-only to MCP clients (agents reading their own traces)
     ///
-    /// Tools: list_traces, get_trace, get_message, search, tool_stats. Streamable HTTP on
-    /// 127.0.0.1 (`POST /mcp`) by default, or --stdio for a host's config. Never writes.
+    /// Tools: list_traces, get_trace, get_message, search, tool_stats, diff_traces. Streamable
+    /// HTTP on 127.0.0.1 (`POST /mcp`) by default, or --stdio for a host's config. Never writes.
     Mcp(mcp_cmd::McpArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish or powershell) on stdout
     ///

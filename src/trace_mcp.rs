@@ -1,9 +1,10 @@
 //! `tracer mcp`: the trace database as a read-only MCP server, so agents can read their own
-//! traces. Five tools with progressive disclosure (short text naming the ids to ask about next,
+//! traces. Six tools with progressive disclosure (short text naming the ids to ask about next,
 //! plus `structuredContent`); the protocol (both eras) and the transports are notes-server's
 //! (`wire::mcp::server`, `reference::notes_server::{serve_http, serve_stdio}`).
 
 mod args;
+mod diffing;
 mod listing;
 mod reading;
 
@@ -32,7 +33,8 @@ pub const INSTRUCTIONS: &str = "A read-only view of tracer's trace database: wha
     messages numbered 1..M. This server never writes to the database. Start with list_traces \
     (newest first), then get_trace with an id (a prefix is enough) for the numbered messages, \
     then get_message for one message's headers and body. search finds text in bodies; \
-    tool_stats counts tool calls, errors and times.";
+    tool_stats counts tool calls, errors and times. diff_traces lines two traces up step by \
+    step (as tracer diff does) and says in its first line what changed.";
 
 /// One running `tracer mcp`: the database opened read-only and the legacy HTTP sessions.
 #[derive(Debug)]
@@ -65,6 +67,19 @@ impl TraceServer {
 /// A database failure, told to the model as a tool error.
 fn db_error(error: StoreError) -> String {
     format!("The trace database could not be read: {error}")
+}
+
+/// A trace lookup by id or prefix that failed, told as a tool error the model can act on.
+fn lookup_error(id: &str, error: StoreError) -> String {
+    match error {
+        StoreError::UnknownTrace(_) => {
+            format!("No trace starts with {id}; list_traces shows the ids")
+        }
+        StoreError::AmbiguousTrace(_) => {
+            format!("More than one trace starts with {id}; give more characters of the id")
+        }
+        other => db_error(other),
+    }
 }
 
 /// A tool's answer: a short text for the model and the same facts as structured content.
@@ -143,6 +158,19 @@ pub fn tool_list() -> Vec<Tool> {
             json!({ "since": since }),
             &[],
         ),
+        tool(
+            "diff_traces",
+            "Compare two traces",
+            "What tracer diff says: two traces lined up step by step (a step is one model call \
+             and the tool calls it asked for), a one-sentence summary of what changed first \
+             (tools, arguments, tool errors, the reply, time), then each step's calls side by \
+             side.",
+            json!({
+                "a": string("The first trace id, or its first characters."),
+                "b": string("The second trace id, or its first characters."),
+            }),
+            &["a", "b"],
+        ),
     ]
 }
 
@@ -169,7 +197,7 @@ fn tool(name: &str, title: &str, description: &str, properties: Value, required:
     }
 }
 
-/// The five tools, by name, with the arguments each takes.
+/// The six tools, by name, with the arguments each takes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum TraceTool {
     ListTraces,
@@ -177,15 +205,17 @@ enum TraceTool {
     GetMessage,
     Search,
     ToolStats,
+    DiffTraces,
 }
 
 impl TraceTool {
-    const ALL: [TraceTool; 5] = [
+    const ALL: [TraceTool; 6] = [
         TraceTool::ListTraces,
         TraceTool::GetTrace,
         TraceTool::GetMessage,
         TraceTool::Search,
         TraceTool::ToolStats,
+        TraceTool::DiffTraces,
     ];
 
     fn name(self) -> &'static str {
@@ -195,6 +225,7 @@ impl TraceTool {
             TraceTool::GetMessage => "get_message",
             TraceTool::Search => "search",
             TraceTool::ToolStats => "tool_stats",
+            TraceTool::DiffTraces => "diff_traces",
         }
     }
 
@@ -205,6 +236,7 @@ impl TraceTool {
             TraceTool::GetMessage => &["trace", "number", "max_bytes"],
             TraceTool::Search => &["text", "limit"],
             TraceTool::ToolStats => &["since"],
+            TraceTool::DiffTraces => &["a", "b"],
         }
     }
 
@@ -228,6 +260,7 @@ impl TraceServer {
             TraceTool::GetMessage => self.get_message(&args).await,
             TraceTool::Search => self.search(&args).await,
             TraceTool::ToolStats => self.tool_stats(&args, now).await,
+            TraceTool::DiffTraces => self.diff_traces(&args).await,
         }
     }
 }

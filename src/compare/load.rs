@@ -19,6 +19,12 @@ pub async fn load_run(store: Option<&Store>, what: &str) -> Result<RunView, Sour
     Ok(view_of(&loaded))
 }
 
+/// Reads a run from the store only (a trace id or prefix), never from a file: for `tracer mcp`,
+/// whose arguments come from a model.
+pub async fn load_stored_run(store: &Store, id_or_prefix: &str) -> Result<RunView, SourceError> {
+    Ok(view_of(&source::from_store(store, id_or_prefix).await?))
+}
+
 pub fn view_of(loaded: &LoadedTrace) -> RunView {
     run_view(&loaded.trace_id, loaded.title.clone(), &loaded.hops)
 }

@@ -4,9 +4,8 @@
 use serde_json::{Value, json};
 
 use super::args::Args;
-use super::{TraceServer, answer};
+use super::{TraceServer, answer, lookup_error};
 use crate::export::hop_log::{HopLog, HopLogError};
-use crate::store::StoreError;
 use crate::trace::explain::{human_duration, plural};
 use crate::trace::{Direction, ExplainedMessage, RecordedHop, explain_trace};
 use crate::wire::mcp::CallToolResult;
@@ -28,12 +27,7 @@ impl TraceServer {
         let log = HopLog::from_store(&self.store, id)
             .await
             .map_err(|error| match error {
-                HopLogError::Store(StoreError::UnknownTrace(_)) => {
-                    format!("No trace starts with {id}; list_traces shows the ids")
-                }
-                HopLogError::Store(StoreError::AmbiguousTrace(_)) => {
-                    format!("More than one trace starts with {id}; give more characters of the id")
-                }
+                HopLogError::Store(error) => lookup_error(id, error),
                 other => format!("The trace database could not be read: {other}"),
             })?;
         let hops = log.recorded_hops();

@@ -75,7 +75,10 @@ impl HttpServer {
         nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).unwrap();
         let mut rest = String::new();
         std::io::Read::read_to_string(&mut self.stderr, &mut rest).unwrap();
-        assert!(rest.contains("SIGTERM: stopping"), "{rest}");
+        assert!(
+            rest.contains("tracer mcp: SIGTERM: finishing in-flight work"),
+            "{rest}"
+        );
         self.child.wait().unwrap()
     }
 }

@@ -128,7 +128,8 @@ async fn notes_agent_answers_which_tools_its_last_request_used() {
             "get_trace",
             "get_message",
             "search",
-            "tool_stats"
+            "tool_stats",
+            "diff_traces"
         ]
     );
     let last = received[2].body["messages"].as_array().unwrap();

@@ -1,6 +1,7 @@
 //! `tracer mcp` without any peer: a stdio session of raw JSON-RPC lines against a database of the
 //! sample traces (both eras, every tool, tool errors and -32602), the database bytes unchanged
-//! afterwards, and a missing database refused without being created.
+//! afterwards, `diff_traces` answering what `tracer diff --json` says, and a missing database
+//! refused without being created.
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
@@ -125,7 +126,8 @@ fn every_tool_answers_in_both_eras_and_the_database_is_not_touched() {
             "get_trace",
             "get_message",
             "search",
-            "tool_stats"
+            "tool_stats",
+            "diff_traces"
         ]
     );
     let trace = text(&answers[3]);
@@ -163,6 +165,111 @@ fn every_tool_answers_in_both_eras_and_the_database_is_not_touched() {
         files_of(&db) == before,
         "the database and its WAL are byte for byte the same"
     );
+}
+
+#[test]
+fn diff_traces_says_what_tracer_diff_says() {
+    const PLUMBER: &str = "3b30683ac3038d57580bbf907b1d17ab";
+    let dir = tempfile::tempdir().unwrap();
+    let db = sample_db(dir.path());
+    let cli = Command::new(TRACER)
+        .arg("--db")
+        .arg(&db)
+        .args(["diff", BUY_MILK, PLUMBER, "--json"])
+        .output()
+        .unwrap();
+    assert!(cli.status.success(), "{cli:?}");
+    let cli: Value = serde_json::from_slice(&cli.stdout).unwrap();
+    let answers = stdio_session(
+        &db,
+        &[
+            call(
+                1,
+                "diff_traces",
+                json!({"a": &BUY_MILK[..6], "b": "3b30"}),
+                true,
+            ),
+            call(2, "diff_traces", json!({"a": BUY_MILK, "b": "3f9z"}), true),
+            call(3, "diff_traces", json!({"a": "1", "b": BUY_MILK}), true),
+            call(4, "diff_traces", json!({"a": BUY_MILK}), true),
+            call(
+                5,
+                "diff_traces",
+                json!({"a": BUY_MILK, "b": BUY_MILK, "c": 1}),
+                true,
+            ),
+            call(
+                6,
+                "diff_traces",
+                json!({"a": BUY_MILK, "b": &BUY_MILK[..8]}),
+                true,
+            ),
+        ],
+    );
+    assert_eq!(answers.len(), 6, "{answers:?}");
+    let diff = &answers[0]["result"];
+    assert_eq!(diff["isError"], false);
+    assert_eq!(
+        diff["structuredContent"], cli,
+        "structuredContent is tracer diff --json"
+    );
+    let lines: Vec<&str> = text(&answers[0]).lines().collect();
+    assert_eq!(lines[0], cli["summary"].as_str().unwrap());
+    assert!(
+        lines[0]
+            .starts_with("different tools (A: append; B: append, append); 2 steps in A, 3 in B"),
+        "{lines:?}"
+    );
+    assert!(lines[1].starts_with(&format!(
+        "A {BUY_MILK} \"Add buy milk to my notes\": 2 steps"
+    )));
+    assert!(lines[2].starts_with(&format!("B {PLUMBER} \"Add call the plumber")));
+    assert_eq!(
+        lines[3],
+        "step 1 differs: A append {\"content\":\"buy milk\"} → ok | B append \
+         {\"text\":\"call the plumber\"} → tool error: \"Unknown param (text): append takes \
+         only content\""
+    );
+    assert_eq!(
+        lines[5],
+        "step 3 differs: A (no such step) | B says \"I've added \"call the plumber\" to your notes.\""
+    );
+    assert!(lines[6].starts_with("reply differs: "), "{lines:?}");
+    assert_eq!(
+        lines[7],
+        format!(
+            "Next: get_trace with id {BUY_MILK} (A) or {PLUMBER} (B) for the numbered messages of \
+             a run."
+        )
+    );
+    for (answer, message) in [
+        (
+            &answers[1],
+            "No trace starts with 3f9z; list_traces shows the ids".to_owned(),
+        ),
+        (
+            &answers[2],
+            "More than one trace starts with 1; give more characters of the id".to_owned(),
+        ),
+        (
+            &answers[3],
+            "Argument (b) is required by diff_traces".to_owned(),
+        ),
+        (
+            &answers[4],
+            "Unknown argument (c): diff_traces takes only a, b".to_owned(),
+        ),
+    ] {
+        assert_eq!(answer["result"]["isError"], true, "{answer}");
+        assert_eq!(text(answer), message);
+    }
+    let same = &answers[5]["result"];
+    assert_eq!(same["structuredContent"]["same_tool_calls"], true);
+    assert_eq!(
+        text(&answers[5]).lines().next(),
+        Some("same tools and arguments; the same reply; about as long")
+    );
+    assert!(text(&answers[5]).contains("step 1 same calls: A append"));
 }
 
 #[test]

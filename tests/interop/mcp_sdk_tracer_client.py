@@ -1,6 +1,6 @@
 """Interop: the official MCP Python SDK client (unmodified) against `tracer mcp`.
 
-Lists the five tools and calls each one on a database holding the sample traces, in the given
+Lists the six tools and calls each one on a database holding the sample traces, in the given
 connect mode, over Streamable HTTP (`--url`) or stdio (`--tracer BINARY --db DB`). Exits 0 when
 every check passes, else prints what failed and exits 1. Driven by tests/faces/interop_mcp.rs.
 
@@ -14,10 +14,11 @@ import sys
 
 from mcp import Client, MCPError, StdioServerParameters
 
-EXPECTED_TOOLS = ["list_traces", "get_trace", "get_message", "search", "tool_stats"]
+EXPECTED_TOOLS = ["list_traces", "get_trace", "get_message", "search", "tool_stats", "diff_traces"]
 EXPECTED_VERSION = {"auto": "2026-07-28", "legacy": "2025-11-25"}
 BUY_MILK = "f0de9080c655d264f0fe0380c6b54c51"
 NEWEST = "e99b8aca44b0142202f81b643a3c5a02"
+PLUMBER = "3b30683ac3038d57580bbf907b1d17ab"
 
 
 def text_of(result) -> str:
@@ -89,6 +90,19 @@ async def exercise(client: Client, mode: str) -> None:
     check("qwen2.5:7b" in stats["read"]["asked_by_models"], f"models: {stats['read']}")
     check(stats["read"]["p50_ms"] is not None, "p50")
 
+    text, data = await call_ok(client, "diff_traces", {"a": BUY_MILK[:6], "b": PLUMBER[:8]})
+    check(set(data) == {"a", "b", "summary", "same_tool_calls", "tool_calls_a", "tool_calls_b",
+                        "reply_a", "reply_b", "steps"}, f"diff_traces keys: {sorted(data)}")
+    check(data["a"] == BUY_MILK and data["b"] == PLUMBER and data["same_tool_calls"] is False,
+          f"diff_traces: {data}")
+    check(data["tool_calls_b"] == [{"name": "append", "arguments": {"text": "call the plumber"}},
+                                   {"name": "append", "arguments": {"content": "call the plumber"}}],
+          f"tool_calls_b: {data['tool_calls_b']}")
+    check(len(data["steps"]) == 3 and data["steps"][2]["a"] is None, f"steps: {data['steps']}")
+    check(text.splitlines()[0] == data["summary"], f"the summary comes first: {text}")
+    check("B got 1 tool error" in data["summary"], data["summary"])
+    check(f"get_trace with id {BUY_MILK} (A) or {PLUMBER} (B)" in text, f"next: {text}")
+
     # Bad arguments are tool errors the model can act on.
     message = await tool_error(client, "get_trace", {"id": "3f9z"})
     check(message == "No trace starts with 3f9z; list_traces shows the ids", message)
@@ -98,6 +112,8 @@ async def exercise(client: Client, mode: str) -> None:
     check("messages 1 to 10" in message, message)
     message = await tool_error(client, "search", {"text": "milk", "colour": "red"})
     check("Unknown argument (colour)" in message, message)
+    message = await tool_error(client, "diff_traces", {"a": BUY_MILK, "b": "3f9z"})
+    check(message == "No trace starts with 3f9z; list_traces shows the ids", message)
 
     # An unknown tool is a protocol error (-32602).
     try:
