@@ -3,6 +3,7 @@
 //! All SQL lives under `store/`; callers get typed functions, never SQL strings.
 
 pub mod browse;
+pub mod exports;
 pub mod hop_rows;
 pub mod hops;
 pub mod traces;

@@ -8,6 +8,7 @@ use serde::Serialize;
 
 use super::LsArgs;
 use super::correlate_cmd::group_new_hops;
+use crate::store::exports::SPANS_NOT_EXPORTED;
 use crate::store::traces::TraceRow;
 use crate::store::{HOPS_NOT_WRITTEN, HopSummary, Store};
 use crate::trace::explain::{human_duration, shorten};
@@ -32,6 +33,7 @@ pub async fn run(db: &Path, args: LsArgs) -> anyhow::Result<ExitCode> {
     let store = Store::open(db).await?;
     group_new_hops(&store).await?;
     let not_written = store.counter(HOPS_NOT_WRITTEN).await?;
+    let not_exported = store.counter(SPANS_NOT_EXPORTED).await?;
     if args.hops {
         let hops = store.recent_hops(args.limit).await?;
         if args.json {
@@ -55,6 +57,12 @@ pub async fn run(db: &Path, args: LsArgs) -> anyhow::Result<ExitCode> {
     }
     if not_written > 0 && !args.json {
         println!("{not_written} hops were carried but not written (store busy or failing)");
+    }
+    if not_exported > 0 && !args.json {
+        println!(
+            "{not_exported} spans were not exported to an OpenTelemetry receiver \
+             (tracer export --all --format otlp --push URL sends them)"
+        );
     }
     store.close().await;
     Ok(ExitCode::SUCCESS)

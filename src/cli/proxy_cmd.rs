@@ -10,6 +10,7 @@ use tokio::sync::oneshot;
 
 use super::ProxyArgs;
 use super::correlate_cmd::group_new_hops;
+use crate::exporter::start_configured as start_exporter;
 use crate::proxy::{Proxy, ProxySettings, Route, check_routes, routes_from_file};
 use crate::stop_signal::stop_requested;
 use crate::store::{Recorder, Store};
@@ -44,9 +45,11 @@ pub async fn run(db: &Path, args: ProxyArgs) -> anyhow::Result<ExitCode> {
         redact: !args.no_redact,
         ..ProxySettings::default()
     };
+    let otlp = args.otlp.config()?;
     let store = Store::open(db).await?;
     let proxy = Proxy::bind(routes, settings).await?;
     print_route_table(&proxy.routes(), db);
+    let exporter = start_exporter(otlp, &store, false);
 
     let (recorder, writer) = Recorder::spawn(store.clone(), RECORDER_CAPACITY);
     let (stop_grouping, grouping_stopped) = oneshot::channel();
@@ -60,6 +63,10 @@ pub async fn run(db: &Path, args: ProxyArgs) -> anyhow::Result<ExitCode> {
     // Every hop is written now: group the last ones.
     if let Err(error) = group_new_hops(&store).await {
         eprintln!("tracer: grouping the last hops into traces: {error:#}");
+    }
+    if let Some(exporter) = exporter {
+        let report = exporter.finish(crate::exporter::FINISH_GRACE).await;
+        eprintln!("tracer: {}", report.line());
     }
     store.close().await;
     eprintln!(

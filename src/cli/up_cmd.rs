@@ -6,6 +6,7 @@ use std::process::ExitCode;
 
 use super::UpArgs;
 use super::proxy_cmd::route_table;
+use crate::exporter::start_configured as start_exporter;
 use crate::reference::agent::config::ollama_base_url;
 use crate::store::Store;
 use crate::topology::{Topology, TopologySpec};
@@ -27,6 +28,7 @@ pub async fn run(db: &Path, args: UpArgs) -> anyhow::Result<ExitCode> {
         model_name: args.model.clone(),
         notes_file: args.notes.clone(),
     };
+    let otlp = args.otlp.config()?;
     let store = Store::open(db).await?;
     let topology = Topology::start(spec, store.clone()).await?;
     println!("tracer up: recording to {}", db.display());
@@ -47,9 +49,14 @@ pub async fn run(db: &Path, args: UpArgs) -> anyhow::Result<ExitCode> {
     println!("  tracer --db {} ls", db.display());
     println!("  tracer --db {} tui", db.display());
     println!("Ctrl-C to stop.");
+    let exporter = start_exporter(otlp, &store, false);
     let report = topology
         .run_until(crate::stop_signal::stop_requested("tracer up"))
         .await?;
+    if let Some(exporter) = exporter {
+        let report = exporter.finish(crate::exporter::FINISH_GRACE).await;
+        eprintln!("tracer up: {}", report.line());
+    }
     store.close().await;
     eprintln!(
         "tracer up: stopped; {} hops written, {} not written",
