@@ -8,6 +8,8 @@ pub mod model;
 pub mod proto;
 mod semconv;
 pub mod span;
+#[cfg(test)]
+mod span_tests;
 
 use serde_json::Value;
 

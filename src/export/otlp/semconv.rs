@@ -219,6 +219,15 @@ pub fn mcp(
                 draft.text("input.mime_type", "application/json");
             }
         }
+        (Some(prompt), "prompts/get") => {
+            draft.name = format!("prompts/get {prompt}");
+            draft.text("gen_ai.prompt.name", prompt.clone());
+            draft.text("openinference.span.kind", "CHAIN");
+        }
+        (Some(uri), "resources/read" | "resources/subscribe" | "resources/unsubscribe") => {
+            draft.text("mcp.resource.uri", uri.clone());
+            draft.text("openinference.span.kind", "CHAIN");
+        }
         _ => draft.text("openinference.span.kind", "CHAIN"),
     }
     let Some(Reading::Mcp(reply)) = response else {
