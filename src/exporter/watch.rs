@@ -80,8 +80,10 @@ impl Watcher {
                 low = low.min(pending.first_start);
                 continue;
             }
-            match self.export_trace(&trace_id).await {
-                Ok(n) => queued += n,
+            match self.export_trace(&trace_id, stale).await {
+                Ok(Some(n)) => queued += n,
+                // A hop of the trace outside the scan (started earlier) is still in flight.
+                Ok(None) => low = low.min(pending.first_start),
                 Err(error) => {
                     tracing::warn!(%error, trace = %trace_id, "building spans to export");
                     low = low.min(pending.first_start);
@@ -92,8 +94,9 @@ impl Watcher {
         Ok(queued)
     }
 
-    /// Claims and queues the spans of one trace not sent to this receiver yet.
-    async fn export_trace(&self, trace_id: &str) -> Result<usize> {
+    /// Claims and queues the spans of one trace not sent to this receiver yet; None when one of
+    /// its hops (started since `stale_ns`) is still in flight.
+    async fn export_trace(&self, trace_id: &str, stale_ns: i64) -> Result<Option<usize>> {
         let hops: Vec<RecordedHop> = self
             .store
             .trace_hops(trace_id)
@@ -101,6 +104,13 @@ impl Watcher {
             .into_iter()
             .map(RecordedHop::from)
             .collect();
+        let in_flight = |h: &RecordedHop| {
+            h.start.started_unix_ns >= stale_ns
+                && h.end.as_ref().and_then(|e| e.state) == Some(HopState::InFlight)
+        };
+        if hops.iter().any(in_flight) {
+            return Ok(None);
+        }
         let title = self.store.trace(trace_id).await.ok().and_then(|t| t.title);
         let view = TraceToExport {
             id: trace_id,
@@ -135,7 +145,7 @@ impl Watcher {
                 .mark_spans_failed(&self.target, &dropped, "the export queue was full")
                 .await?;
         }
-        Ok(queued)
+        Ok(Some(queued))
     }
 }
 
