@@ -87,13 +87,15 @@ pub fn resolve(
     };
     let url = match (&flags.traces_url, &flags.base) {
         (Some(url), _) => check_url("--otlp-traces-url", url.trim())?,
-        (None, Some(base)) => check_url("--otlp", &traces_url_of(base))?,
+        (None, Some(base)) => traces_url_of(&check_url("--otlp", base.trim())?),
         (None, None) => match (
             get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"),
             get("OTEL_EXPORTER_OTLP_ENDPOINT"),
         ) {
             (Some(url), _) => check_url("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", url.trim())?,
-            (None, Some(base)) => check_url("OTEL_EXPORTER_OTLP_ENDPOINT", &traces_url_of(&base))?,
+            (None, Some(base)) => {
+                traces_url_of(&check_url("OTEL_EXPORTER_OTLP_ENDPOINT", base.trim())?)
+            }
             (None, None) => return Ok(None),
         },
     };

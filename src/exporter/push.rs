@@ -2,6 +2,7 @@
 //! the spans that receiver already has and taking again the ones that failed before.
 
 use std::sync::atomic::Ordering;
+use std::time::Duration;
 
 use tokio::sync::watch;
 
@@ -13,6 +14,9 @@ use crate::export::body_text::TraceToExport;
 use crate::export::otlp::trace_spans;
 use crate::store::exports::SpanKey;
 use crate::store::{Result, Store};
+
+/// How long one batch of a push is retried.
+const PUSH_RETRY_FOR: Duration = Duration::from_secs(15);
 
 /// What a push did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -45,9 +49,11 @@ impl PushReport {
 /// Sends the spans of `traces` that `config.url` does not have yet.
 pub async fn push(
     store: &Store,
-    config: OtlpConfig,
+    mut config: OtlpConfig,
     traces: &[TraceToExport<'_>],
 ) -> Result<PushReport> {
+    // Someone is waiting at the terminal: a receiver that stays down is given up on sooner.
+    config.retry_for = config.retry_for.min(PUSH_RETRY_FOR);
     let url = config.url.clone();
     let batch_size = config.batch;
     let options = config.spans;
