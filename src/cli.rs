@@ -9,6 +9,7 @@ pub mod export_cmd;
 mod import;
 mod ls;
 mod mcp_cmd;
+pub mod otlp_args;
 mod proxy_cmd;
 mod replay_cmd;
 mod rerun_cmd;
@@ -137,6 +138,23 @@ pub struct ExportArgs {
     /// Export every trace: one document for har and otlp, one file per trace otherwise (html adds an index.html)
     #[arg(long)]
     pub all: bool,
+
+    /// With --format otlp: write the binary protobuf ExportTraceServiceRequest, not OTLP/JSON
+    #[arg(long)]
+    pub protobuf: bool,
+
+    /// With --format otlp: send the spans to an OpenTelemetry receiver instead of writing them
+    /// (a base URL; /v1/traces is appended). Spans it already has are skipped
+    #[arg(long, value_name = "URL", conflicts_with_all = ["output", "protobuf"])]
+    pub push: Option<String>,
+
+    /// A header on every --push request, e.g. "Authorization=Basic ..." (repeatable)
+    #[arg(long = "otlp-header", value_name = "K=V", requires = "push")]
+    pub otlp_headers: Vec<String>,
+
+    /// With --format otlp: include message contents (prompts, answers, tool arguments, results)
+    #[arg(long)]
+    pub otlp_content: bool,
 }
 
 #[derive(Debug, Args)]
@@ -257,6 +275,9 @@ pub struct UpArgs {
     /// The notes file notes-server owns
     #[arg(long, default_value = "data/db")]
     pub notes: PathBuf,
+
+    #[command(flatten)]
+    pub otlp: otlp_args::OtlpArgs,
 }
 
 #[derive(Debug, Args)]
@@ -268,6 +289,9 @@ pub struct WrapArgs {
     /// Bytes of each message kept in the record
     #[arg(long, value_name = "BYTES", default_value_t = 16 * 1024 * 1024)]
     pub max_body: usize,
+
+    #[command(flatten)]
+    pub otlp: otlp_args::OtlpArgs,
 
     /// The server command and its arguments, after `--`
     #[arg(last = true, required = true, value_name = "COMMAND")]
@@ -296,6 +320,9 @@ pub struct ProxyArgs {
     /// Keep secret headers (Authorization, Cookie, API keys, *token*, *secret*) in the record
     #[arg(long)]
     pub no_redact: bool,
+
+    #[command(flatten)]
+    pub otlp: otlp_args::OtlpArgs,
 }
 
 #[derive(Debug, Args)]

@@ -10,6 +10,8 @@
 //! - `proxy`: listeners, streaming forwarding and the body tee; hands hops to the store writer.
 //! - `wrap`: records a stdio MCP server run as a child, in the same database.
 //! - `export`: traces as files: the JSON hop log, HAR, OTLP, Mermaid and Markdown.
+//! - `exporter`: the live OpenTelemetry exporter over the store (`--otlp` on proxy, up, wrap)
+//!   and `tracer export --push`.
 //! - `replay_server`: a recorded trace standing in for a model or MCP server.
 //! - `compare`: `diff`, `rerun` and `eval`: traces as steps, compared, re-sent and judged.
 //! - `tui`: the trace browser and replay screen; `replay`: stepping through a trace.
@@ -23,6 +25,7 @@ pub mod cli;
 pub mod compare;
 pub mod demo;
 pub mod export;
+pub mod exporter;
 pub mod hop;
 pub mod logging;
 pub mod proxy;

@@ -4,6 +4,7 @@
 
 pub mod browse;
 pub mod eval_rows;
+pub mod exports;
 pub mod hop_rows;
 pub mod hops;
 pub mod proxy_routes;

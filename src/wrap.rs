@@ -27,6 +27,8 @@ pub struct WrapOptions {
     pub command: Vec<String>,
     pub db: PathBuf,
     pub max_body: usize,
+    /// Export traces to an OpenTelemetry receiver as they settle (`--otlp`).
+    pub otlp: Option<crate::exporter::OtlpConfig>,
 }
 
 /// Runs the wrapped server to its end; returns the exit code to leave with.
@@ -34,8 +36,13 @@ pub async fn run(options: WrapOptions) -> anyhow::Result<i32> {
     let Some((program, args)) = options.command.split_first() else {
         anyhow::bail!("no server command: use tracer wrap -- COMMAND [ARGS...]");
     };
+    let mut exporter = None;
     let recording = match Store::open(&options.db).await {
-        Ok(store) => Some(Recorder::spawn(store, 4096)),
+        Ok(store) => {
+            // wrap runs no grouping of its own: the exporter groups before it looks.
+            exporter = crate::exporter::start_configured(options.otlp.clone(), &store, true);
+            Some(Recorder::spawn(store, 4096))
+        }
         Err(error) => {
             eprintln!("tracer wrap: not recording ({error}); passing through");
             None
@@ -122,6 +129,10 @@ pub async fn run(options: WrapOptions) -> anyhow::Result<i32> {
                 eprintln!("tracer wrap: the database did not take the last hops within a second")
             }
         }
+    }
+    if let Some(exporter) = exporter {
+        let report = exporter.finish(crate::exporter::FINISH_GRACE).await;
+        eprintln!("tracer wrap: {}", report.line());
     }
     Ok(exit_code(status))
 }

@@ -12,7 +12,9 @@ use crate::export::har::har_document;
 use crate::export::hop_log::HopLog;
 use crate::export::html::{IndexEntry, html_index, html_page};
 use crate::export::mermaid::{markdown_handout, mermaid};
-use crate::export::otlp::otlp_document;
+use crate::export::otlp::{SpanOptions, otlp_document, otlp_protobuf};
+use crate::exporter::config::{OtlpFlags, resolve};
+use crate::exporter::push::push;
 use crate::store::Store;
 use crate::trace::RecordedHop;
 use crate::trace::correlate::group_new_hops;
@@ -70,7 +72,12 @@ impl LoadedTrace {
 }
 
 /// One document of `format` for the given traces (one trace unless the format holds many).
-pub fn render(format: ExportFormat, traces: &[TraceToExport<'_>], log: Option<&HopLog>) -> String {
+pub fn render(
+    format: ExportFormat,
+    traces: &[TraceToExport<'_>],
+    log: Option<&HopLog>,
+    spans: SpanOptions,
+) -> String {
     let pretty = |value: serde_json::Value| {
         let mut text = serde_json::to_string_pretty(&value).unwrap_or_default();
         text.push('\n');
@@ -79,7 +86,7 @@ pub fn render(format: ExportFormat, traces: &[TraceToExport<'_>], log: Option<&H
     match format {
         ExportFormat::Json => log.map(HopLog::to_json_pretty).unwrap_or_default(),
         ExportFormat::Har => pretty(har_document(traces)),
-        ExportFormat::Otlp => pretty(otlp_document(traces)),
+        ExportFormat::Otlp => pretty(otlp_document(traces, spans)),
         ExportFormat::Mermaid => traces.first().map(|t| mermaid(t.hops)).unwrap_or_default(),
         ExportFormat::Md => traces.first().map(markdown_handout).unwrap_or_default(),
         ExportFormat::Html => traces.first().map(html_page).unwrap_or_default(),
@@ -93,15 +100,41 @@ async fn load(store: &Store, id: &str) -> anyhow::Result<LoadedTrace> {
 }
 
 fn write_out(output: Option<&Path>, text: &str) -> anyhow::Result<()> {
+    write_bytes(output, text.as_bytes())
+}
+
+fn write_bytes(output: Option<&Path>, bytes: &[u8]) -> anyhow::Result<()> {
+    use std::io::Write;
     match output {
         Some(path) => {
-            std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))
+            std::fs::write(path, bytes).with_context(|| format!("writing {}", path.display()))
         }
         None => {
-            print!("{text}");
-            Ok(())
+            let mut stdout = std::io::stdout().lock();
+            stdout.write_all(bytes).context("writing to stdout")?;
+            stdout.flush().context("writing to stdout")
         }
     }
+}
+
+/// Checks the OTLP-only flags against the format; the protobuf bytes must not hit a terminal.
+fn check_otlp_flags(args: &ExportArgs) -> anyhow::Result<()> {
+    use std::io::IsTerminal;
+    let otlp_only = [
+        (args.protobuf, "--protobuf"),
+        (args.push.is_some(), "--push"),
+        (args.otlp_content, "--otlp-content"),
+    ];
+    if let Some((_, flag)) = otlp_only
+        .iter()
+        .find(|(given, _)| *given && args.format != ExportFormat::Otlp)
+    {
+        bail!("{flag} is for OpenTelemetry: add --format otlp");
+    }
+    if args.protobuf && args.output.is_none() && std::io::stdout().is_terminal() {
+        bail!("--protobuf writes binary protobuf: give -o FILE or redirect stdout");
+    }
+    Ok(())
 }
 
 pub async fn run(db: &Path, args: ExportArgs) -> anyhow::Result<ExitCode> {
@@ -111,6 +144,7 @@ pub async fn run(db: &Path, args: ExportArgs) -> anyhow::Result<ExitCode> {
             db.display()
         );
     }
+    check_otlp_flags(&args)?;
     let store = Store::open(db).await?;
     // Hops recorded since the last grouping get their trace first, as `tracer show` does.
     group_new_hops(&store).await?;
@@ -120,12 +154,18 @@ pub async fn run(db: &Path, args: ExportArgs) -> anyhow::Result<ExitCode> {
 }
 
 async fn export(store: &Store, args: &ExportArgs) -> anyhow::Result<ExitCode> {
+    let spans = SpanOptions {
+        content: args.otlp_content,
+    };
     if !args.all {
         let Some(id) = args.id.as_deref() else {
             bail!("give a trace id (or a prefix of one), or --all");
         };
         let trace = load(store, id).await?;
-        let text = render(args.format, &[trace.view()], Some(&trace.log));
+        if args.push.is_some() || args.protobuf {
+            return otlp_out(store, args, &[trace.view()], spans).await;
+        }
+        let text = render(args.format, &[trace.view()], Some(&trace.log), spans);
         write_out(args.output.as_deref(), &text)?;
         return Ok(ExitCode::SUCCESS);
     }
@@ -141,7 +181,13 @@ async fn export(store: &Store, args: &ExportArgs) -> anyhow::Result<ExitCode> {
     }
     if args.format.holds_many() {
         let views: Vec<TraceToExport<'_>> = traces.iter().map(LoadedTrace::view).collect();
-        write_out(args.output.as_deref(), &render(args.format, &views, None))?;
+        if args.push.is_some() || args.protobuf {
+            return otlp_out(store, args, &views, spans).await;
+        }
+        write_out(
+            args.output.as_deref(),
+            &render(args.format, &views, None, spans),
+        )?;
         return Ok(ExitCode::SUCCESS);
     }
     let Some(dir) = args.output.as_deref() else {
@@ -158,7 +204,7 @@ async fn export(store: &Store, args: &ExportArgs) -> anyhow::Result<ExitCode> {
         let path: PathBuf = dir.join(format!("{name}.{}", args.format.extension()));
         write_out(
             Some(&path),
-            &render(args.format, &[trace.view()], Some(&trace.log)),
+            &render(args.format, &[trace.view()], Some(&trace.log), spans),
         )?;
     }
     let mut written = traces.len();
@@ -176,6 +222,36 @@ async fn export(store: &Store, args: &ExportArgs) -> anyhow::Result<ExitCode> {
         written += 1;
     }
     eprintln!("wrote {written} files to {}", dir.display());
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `--protobuf` (the binary request, to a file or stdout) or `--push` (to a receiver).
+async fn otlp_out(
+    store: &Store,
+    args: &ExportArgs,
+    traces: &[TraceToExport<'_>],
+    spans: SpanOptions,
+) -> anyhow::Result<ExitCode> {
+    let Some(url) = &args.push else {
+        write_bytes(args.output.as_deref(), &otlp_protobuf(traces, spans))?;
+        return Ok(ExitCode::SUCCESS);
+    };
+    let flags = OtlpFlags {
+        base: Some(url.clone()),
+        headers: args.otlp_headers.clone(),
+        content: spans.content,
+        ..OtlpFlags::default()
+    };
+    let config = resolve(&flags, |name| std::env::var(name).ok())?.context("no receiver URL")?;
+    let report = push(store, config, traces).await?;
+    eprintln!("tracer export: {}", report.line());
+    if report.not_exported > 0 {
+        eprintln!(
+            "tracer export: run the same command again to send the {} spans not exported",
+            report.not_exported
+        );
+        return Ok(ExitCode::FAILURE);
+    }
     Ok(ExitCode::SUCCESS)
 }
 

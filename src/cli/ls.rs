@@ -6,6 +6,7 @@ use std::process::ExitCode;
 
 use super::LsArgs;
 use crate::export::hop_log::TraceEntry;
+use crate::store::exports::SPANS_NOT_EXPORTED;
 use crate::store::traces::TraceRow;
 use crate::store::{HOPS_NOT_WRITTEN, HopSummary, Store};
 use crate::trace::correlate::{group_new_hops, recorded_hops};
@@ -16,6 +17,7 @@ pub async fn run(db: &Path, args: LsArgs) -> anyhow::Result<ExitCode> {
     let store = Store::open(db).await?;
     group_new_hops(&store).await?;
     let not_written = store.counter(HOPS_NOT_WRITTEN).await?;
+    let not_exported = store.counter(SPANS_NOT_EXPORTED).await?;
     if args.hops {
         let hops = store.recent_hops(args.limit).await?;
         if args.json {
@@ -39,6 +41,12 @@ pub async fn run(db: &Path, args: LsArgs) -> anyhow::Result<ExitCode> {
     }
     if not_written > 0 && !args.json {
         println!("{not_written} hops were carried but not written (store busy or failing)");
+    }
+    if not_exported > 0 && !args.json {
+        println!(
+            "{not_exported} spans were not exported to an OpenTelemetry receiver \
+             (tracer export --all --format otlp --push URL sends them)"
+        );
     }
     store.close().await;
     Ok(ExitCode::SUCCESS)

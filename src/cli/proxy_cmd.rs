@@ -9,6 +9,7 @@ use anyhow::{Context, bail};
 use tokio::sync::oneshot;
 
 use super::ProxyArgs;
+use crate::exporter::start_configured as start_exporter;
 use crate::proxy::announce::{announce_in_background, retire_announced};
 use crate::proxy::{Proxy, ProxySettings, Route, check_routes, routes_from_file};
 use crate::stop_signal::shutdown_on_signals;
@@ -47,10 +48,12 @@ pub async fn run(db: &Path, args: ProxyArgs) -> anyhow::Result<ExitCode> {
     };
     // Heard from before anything listens: a signal never finds the default action.
     let shutdown = shutdown_on_signals("tracer");
+    let otlp = args.otlp.config()?;
     let store = Store::open(db).await?;
     let proxy = Proxy::bind(routes, settings).await?;
     print_route_table(&proxy.routes(), db);
     let announced = announce_in_background(&store, proxy.routes());
+    let exporter = start_exporter(otlp, &store, false);
 
     let (recorder, writer) = Recorder::spawn(store.clone(), RECORDER_CAPACITY);
     let (stop_grouping, grouping_stopped) = oneshot::channel();
@@ -65,6 +68,10 @@ pub async fn run(db: &Path, args: ProxyArgs) -> anyhow::Result<ExitCode> {
     // Every hop is written now: group the last ones.
     if let Err(error) = group_new_hops(&store).await {
         eprintln!("tracer: grouping the last hops into traces: {error:#}");
+    }
+    if let Some(exporter) = exporter {
+        let report = exporter.finish(crate::exporter::FINISH_GRACE).await;
+        eprintln!("tracer: {}", report.line());
     }
     store.close().await;
     eprintln!(

@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use super::UpArgs;
 use super::proxy_cmd::route_table;
 use crate::demo::ollama_has_model;
+use crate::exporter::start_configured as start_exporter;
 use crate::reference::agent::config::ollama_base_url;
 use crate::store::Store;
 use crate::topology::{ModelUpstream, Topology, TopologySpec};
@@ -38,6 +39,7 @@ pub async fn run(db: &Path, args: UpArgs) -> anyhow::Result<ExitCode> {
     };
     // Heard from before anything listens: a signal never finds the default action.
     let shutdown = crate::stop_signal::shutdown_on_signals("tracer up");
+    let otlp = args.otlp.config()?;
     let store = Store::open(db).await?;
     let topology = Topology::start(spec, store.clone()).await?;
     let announced = crate::proxy::announce::announce_in_background(&store, topology.routes.clone());
@@ -65,8 +67,13 @@ pub async fn run(db: &Path, args: UpArgs) -> anyhow::Result<ExitCode> {
     println!("  tracer --db {} ls", db.display());
     println!("  tracer --db {} tui", db.display());
     println!("Ctrl-C to stop.");
+    let exporter = start_exporter(otlp, &store, false);
     let report = topology.run_until(shutdown).await?;
     crate::proxy::announce::retire_announced(&store, announced).await;
+    if let Some(exporter) = exporter {
+        let report = exporter.finish(crate::exporter::FINISH_GRACE).await;
+        eprintln!("tracer up: {}", report.line());
+    }
     store.close().await;
     eprintln!(
         "tracer up: stopped; {} hops written, {} not written",

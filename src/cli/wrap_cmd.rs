@@ -15,11 +15,13 @@ pub async fn run(db: PathBuf, args: WrapArgs) -> anyhow::Result<ExitCode> {
             .and_then(|program| Path::new(program).file_name())
             .map_or_else(|| "stdio".to_string(), |n| n.to_string_lossy().into_owned()),
     };
+    let otlp = args.otlp.config()?;
     let code = run_wrap(WrapOptions {
         name,
         command: args.command,
         db,
         max_body: args.max_body,
+        otlp,
     })
     .await?;
     Ok(ExitCode::from(u8::try_from(code).unwrap_or(1)))

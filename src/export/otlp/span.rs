@@ -1,0 +1,208 @@
+//! The one span builder: a trace's hops as spans, shared by the OTLP file export, `--push` and
+//! the live exporter. Each hop is one span under tracer's trace id; the agent hop (or, when the
+//! host was not fronted, a synthesized root) is the parent of the others.
+
+use super::model::{
+    Attribute, Span, SpanEvent, SpanKind, otlp_span_id, otlp_trace_id, root_span_id,
+};
+use super::semconv::{self, Draft};
+use crate::export::body_text::TraceToExport;
+use crate::hop::{HopState, Role, Transport};
+use crate::trace::{Direction, RecordedHop, explain_trace};
+use crate::wire::dialect::{HopReading, Reading, ToolCall};
+
+/// What goes into spans beyond their metadata.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SpanOptions {
+    /// Message contents (prompts, answers, tool arguments and results, summaries), as recorded.
+    pub content: bool,
+}
+
+/// Every span of one trace: the synthesized root first (if any), then one per hop in start order.
+pub fn trace_spans(trace: &TraceToExport<'_>, options: SpanOptions) -> Vec<Span> {
+    let trace_id = otlp_trace_id(trace.id);
+    let explained = explain_trace(trace.hops);
+    let readings: Vec<HopReading> = trace.hops.iter().map(RecordedHop::reading).collect();
+    let asked: Vec<ToolCall> = readings
+        .iter()
+        .filter_map(|r| match r.response.as_ref().map(|b| &b.reading) {
+            Some(Reading::ChatResponse(answer)) => Some(answer.message.tool_calls.clone()),
+            _ => None,
+        })
+        .flatten()
+        .collect();
+    let agent = trace
+        .hops
+        .iter()
+        .filter(|hop| hop.start.role == Role::Agent)
+        .min_by_key(|hop| hop.start.started_unix_ns);
+    let mut spans = Vec::new();
+    let parent = match agent {
+        Some(hop) => Some(otlp_span_id(&hop.start.id)),
+        None if trace.hops.len() > 1 => {
+            let root = root_span(trace, &trace_id, &readings, options);
+            let id = root.span_id.clone();
+            spans.push(root);
+            Some(id)
+        }
+        None => None,
+    };
+    let mut order: Vec<usize> = (0..trace.hops.len()).collect();
+    order.sort_by_key(|&i| trace.hops[i].start.started_unix_ns);
+    for index in order {
+        let hop = &trace.hops[index];
+        let mut span = hop_span(hop, &readings[index], &trace_id, &asked, options);
+        span.parent_span_id = parent.clone().filter(|p| *p != span.span_id);
+        span.attributes
+            .push(Attribute::text("tracer.trace.id", trace.id));
+        for message in explained.iter().filter(|m| m.hop_index == index) {
+            let prefix = match message.direction {
+                Direction::Request => "tracer.request",
+                Direction::Response => "tracer.response",
+            };
+            span.attributes.push(Attribute::int(
+                &format!("{prefix}.number"),
+                message.number as i64,
+            ));
+            if options.content {
+                span.attributes.push(Attribute::text(
+                    &format!("{prefix}.summary"),
+                    message.summary.clone(),
+                ));
+            }
+        }
+        spans.push(span);
+    }
+    spans
+}
+
+/// The root of a trace no agent hop opened: the agent's turn (when a model was asked), else
+/// the discovery the hops did; it spans the first start to the last end.
+fn root_span(
+    trace: &TraceToExport<'_>,
+    trace_id: &str,
+    readings: &[HopReading],
+    options: SpanOptions,
+) -> Span {
+    let start = trace
+        .hops
+        .iter()
+        .map(|h| h.start.started_unix_ns)
+        .min()
+        .unwrap_or(0);
+    let end = trace.hops.iter().map(hop_end).max().unwrap_or(start);
+    let asked_model = readings
+        .iter()
+        .any(|r| matches!(r.request.reading, Reading::ChatRequest(_)));
+    let mut attributes = vec![Attribute::boolean("tracer.span.synthesized", true)];
+    let name = if asked_model {
+        attributes.push(Attribute::text("gen_ai.operation.name", "invoke_agent"));
+        attributes.push(Attribute::text("openinference.span.kind", "AGENT"));
+        if let (true, Some(title)) = (options.content, trace.title) {
+            attributes.push(Attribute::text("input.value", title));
+            attributes.push(Attribute::text("input.mime_type", "text/plain"));
+        }
+        "invoke_agent"
+    } else {
+        attributes.push(Attribute::text("openinference.span.kind", "CHAIN"));
+        "discovery"
+    };
+    attributes.push(Attribute::text("tracer.trace.id", trace.id));
+    Span {
+        trace_id: trace_id.to_string(),
+        span_id: root_span_id(trace_id),
+        parent_span_id: None,
+        name: name.to_string(),
+        kind: SpanKind::Internal,
+        start_unix_ns: start,
+        end_unix_ns: end.max(start),
+        attributes,
+        events: Vec::new(),
+        error: None,
+        hop_id: None,
+    }
+}
+
+/// When a hop ended (its start while it has not).
+fn hop_end(hop: &RecordedHop) -> i64 {
+    hop.end
+        .as_ref()
+        .and_then(|e| e.response_ended_unix_ns.or(e.response_head_unix_ns))
+        .unwrap_or(hop.start.started_unix_ns)
+        .max(hop.start.started_unix_ns)
+}
+
+/// The span of one hop: name, kind, times, attributes and status.
+fn hop_span(
+    hop: &RecordedHop,
+    reading: &HopReading,
+    trace_id: &str,
+    asked: &[ToolCall],
+    options: SpanOptions,
+) -> Span {
+    let start = &hop.start;
+    let end = hop.end.as_ref();
+    let mut draft = Draft {
+        name: format!("{} {}", start.method, start.path),
+        kind: SpanKind::Client,
+        attributes: vec![
+            Attribute::text("tracer.hop.id", start.id.clone()),
+            Attribute::text("tracer.route", start.route.clone()),
+            Attribute::text("tracer.role", start.role.as_str()),
+            Attribute::text("tracer.dialect", reading.dialect.as_str()),
+        ],
+        error: None,
+    };
+    if start.transport == Transport::Http {
+        semconv::http(&mut draft, start, end);
+    } else {
+        draft
+            .attributes
+            .push(Attribute::text("network.transport", "pipe"));
+    }
+    let response = reading.response.as_ref().map(|r| &r.reading);
+    match &reading.request.reading {
+        Reading::ChatRequest(request) => {
+            semconv::model(&mut draft, hop, reading.dialect, request, response, options)
+        }
+        Reading::Mcp(mcp) => semconv::mcp(&mut draft, hop, mcp, response, asked, options),
+        Reading::AgentRequest(request) => {
+            semconv::agent(&mut draft, hop, request, response, options)
+        }
+        _ => draft
+            .attributes
+            .push(Attribute::text("openinference.span.kind", "CHAIN")),
+    }
+    if let Some(state @ (HopState::Failed | HopState::Aborted)) = end.and_then(|e| e.state) {
+        let message = end.and_then(|e| e.error.clone()).unwrap_or_default();
+        draft.error = Some((state.as_str().to_string(), message));
+    }
+    let mut error = None;
+    if let Some((error_type, message)) = draft.error {
+        draft
+            .attributes
+            .push(Attribute::text("error.type", error_type));
+        error = Some(message);
+    }
+    let events = end
+        .and_then(|e| e.response_first_byte_unix_ns)
+        .map(|at| SpanEvent {
+            at_unix_ns: at,
+            name: "first_byte".to_string(),
+        })
+        .into_iter()
+        .collect();
+    Span {
+        trace_id: trace_id.to_string(),
+        span_id: otlp_span_id(&start.id),
+        parent_span_id: None,
+        name: draft.name,
+        kind: draft.kind,
+        start_unix_ns: start.started_unix_ns,
+        end_unix_ns: hop_end(hop),
+        attributes: draft.attributes,
+        events,
+        error,
+        hop_id: Some(start.id.clone()),
+    }
+}

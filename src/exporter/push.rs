@@ -1,0 +1,96 @@
+//! `tracer export --push`: sends recorded traces to an OTLP receiver now, in batches, skipping
+//! the spans that receiver already has and taking again the ones that failed before.
+
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use tokio::sync::watch;
+
+use super::client::OtlpClient;
+use super::config::OtlpConfig;
+use super::sender::{Queued, Tally, key_of, send_batch};
+use super::watch::ended_spans;
+use crate::export::body_text::TraceToExport;
+use crate::export::otlp::trace_spans;
+use crate::store::exports::SpanKey;
+use crate::store::{Result, Store};
+
+/// How long one batch of a push is retried.
+const PUSH_RETRY_FOR: Duration = Duration::from_secs(15);
+
+/// What a push did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PushReport {
+    pub url: String,
+    pub sent: u64,
+    pub not_exported: u64,
+    /// Spans the receiver already had (sent before, live or by an earlier push).
+    pub already_sent: usize,
+    /// Spans of hops still in flight, left for later.
+    pub in_flight: usize,
+}
+
+impl PushReport {
+    pub fn line(&self) -> String {
+        let mut line = format!("{} spans sent to {}", self.sent, self.url);
+        if self.already_sent > 0 {
+            line.push_str(&format!(", {} already there", self.already_sent));
+        }
+        if self.in_flight > 0 {
+            line.push_str(&format!(", {} of hops still in flight", self.in_flight));
+        }
+        if self.not_exported > 0 {
+            line.push_str(&format!(", {} not exported", self.not_exported));
+        }
+        line
+    }
+}
+
+/// Sends the spans of `traces` that `config.url` does not have yet.
+pub async fn push(
+    store: &Store,
+    mut config: OtlpConfig,
+    traces: &[TraceToExport<'_>],
+) -> Result<PushReport> {
+    // Someone is waiting at the terminal: a receiver that stays down is given up on sooner.
+    config.retry_for = config.retry_for.min(PUSH_RETRY_FOR);
+    let url = config.url.clone();
+    let batch_size = config.batch;
+    let options = config.spans;
+    let client = OtlpClient::new(config);
+    let tally = Tally::default();
+    let (_no_shutdown, mut deadline) = watch::channel(None);
+    let mut report = PushReport {
+        url: url.clone(),
+        ..PushReport::default()
+    };
+    let mut batch: Vec<Queued> = Vec::new();
+    for trace in traces {
+        let all = trace_spans(trace, options);
+        let total = all.len();
+        let spans = ended_spans(all, trace.hops);
+        report.in_flight += total - spans.len();
+        let keys: Vec<SpanKey> = spans.iter().map(|s| key_of(s, trace.id)).collect();
+        let claimed = store.claim_spans(&url, &keys, true).await?;
+        for (span, took) in spans.into_iter().zip(claimed) {
+            if !took {
+                report.already_sent += 1;
+                continue;
+            }
+            batch.push(Queued {
+                trace_id: trace.id.to_string(),
+                span,
+            });
+            if batch.len() >= batch_size {
+                send_batch(&client, store, &tally, &batch, &mut deadline).await;
+                batch.clear();
+            }
+        }
+    }
+    if !batch.is_empty() {
+        send_batch(&client, store, &tally, &batch, &mut deadline).await;
+    }
+    report.sent = tally.sent.load(Ordering::Relaxed);
+    report.not_exported = tally.not_exported.load(Ordering::Relaxed);
+    Ok(report)
+}

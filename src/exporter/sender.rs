@@ -1,0 +1,121 @@
+//! The sending half of the live exporter: takes spans from the bounded queue, sends them in
+//! batches (retrying as the OTLP spec allows), and records in the store what was delivered and
+//! what was not.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use tokio::sync::{mpsc, watch};
+
+use super::client::OtlpClient;
+use crate::export::otlp::Span;
+use crate::store::Store;
+use crate::store::exports::SpanKey;
+
+/// How long the first span of a batch waits for others to join it.
+const LINGER: Duration = Duration::from_millis(200);
+
+/// What the exporter delivered and could not deliver, as it goes.
+#[derive(Debug, Default)]
+pub struct Tally {
+    pub sent: AtomicU64,
+    pub not_exported: AtomicU64,
+}
+
+impl Tally {
+    pub fn add_sent(&self, n: usize) {
+        self.sent.fetch_add(n as u64, Ordering::Relaxed);
+    }
+
+    pub fn add_not_exported(&self, n: usize) {
+        self.not_exported.fetch_add(n as u64, Ordering::Relaxed);
+    }
+}
+
+/// The key of a span in `otlp_spans`.
+pub fn key_of(span: &Span, trace_id: &str) -> SpanKey {
+    SpanKey {
+        trace_id: trace_id.to_string(),
+        span_id: span.span_id.clone(),
+        hop_id: span.hop_id.clone(),
+    }
+}
+
+/// A span waiting in the queue, with tracer's trace id (the table's key).
+#[derive(Debug)]
+pub struct Queued {
+    pub trace_id: String,
+    pub span: Span,
+}
+
+/// Sends batches until the queue is closed and drained.
+pub async fn run(
+    mut queue: mpsc::Receiver<Queued>,
+    client: OtlpClient,
+    store: Store,
+    tally: Arc<Tally>,
+    mut deadline: watch::Receiver<Option<Instant>>,
+) {
+    let batch_size = client.config().batch;
+    while let Some(first) = queue.recv().await {
+        let mut batch = vec![first];
+        let linger = tokio::time::sleep(LINGER);
+        tokio::pin!(linger);
+        while batch.len() < batch_size {
+            tokio::select! {
+                next = queue.recv() => match next {
+                    Some(span) => batch.push(span),
+                    None => break,
+                },
+                _ = &mut linger => break,
+            }
+        }
+        send_batch(&client, &store, &tally, &batch, &mut deadline).await;
+    }
+}
+
+/// Sends one batch and records the outcome.
+pub async fn send_batch(
+    client: &OtlpClient,
+    store: &Store,
+    tally: &Tally,
+    batch: &[Queued],
+    deadline: &mut watch::Receiver<Option<Instant>>,
+) -> bool {
+    let target = client.config().url.clone();
+    let spans: Vec<Span> = batch.iter().map(|q| q.span.clone()).collect();
+    let keys: Vec<SpanKey> = batch.iter().map(|q| key_of(&q.span, &q.trace_id)).collect();
+    let body = client.body(&client.config().resource, &spans);
+    match client.deliver(body, deadline).await {
+        Ok(rejected) => {
+            if let Err(error) = store.mark_spans_sent(&target, &keys).await {
+                tracing::warn!(%error, "recording exported spans");
+            }
+            let mut refused = 0;
+            if let Some((count, message)) = rejected {
+                tracing::warn!(count, %message, %target, "the OTLP receiver rejected spans");
+                let count = usize::try_from(count).unwrap_or(0).min(keys.len());
+                refused = count;
+                tally.add_not_exported(count);
+                if count > 0
+                    && let Err(error) = store
+                        .add_to_counter(crate::store::exports::SPANS_NOT_EXPORTED, count as i64)
+                        .await
+                {
+                    tracing::warn!(%error, "counting rejected spans");
+                }
+            }
+            tally.add_sent(keys.len() - refused);
+            true
+        }
+        Err(reason) => {
+            tracing::warn!(%reason, spans = keys.len(), %target, "OTLP export failed");
+            if let Err(error) = store.mark_spans_failed(&target, &keys, &reason).await {
+                tracing::warn!(%error, "recording spans not exported");
+            }
+            tally.add_not_exported(keys.len());
+            false
+        }
+    }
+}
