@@ -250,9 +250,20 @@ pub struct ProxyArgs {
     #[arg(long, value_name = "SECONDS", default_value_t = 600.0)]
     pub upstream_timeout: f64,
 
-    /// Keep secret headers (Authorization, Cookie, API keys, *token*, *secret*) in the record
+    /// Keep secrets in the record: headers whose name contains key, token, secret, auth, cookie
+    /// or session, and the query parameters key, api_key, apikey, token, access_token, sig
     #[arg(long)]
     pub no_redact: bool,
+
+    /// A PEM file of CA certificates to trust for https:// upstreams, beside the system's roots
+    /// (repeatable)
+    #[arg(long = "upstream-ca", value_name = "FILE")]
+    pub upstream_cas: Vec<PathBuf>,
+
+    /// Connect to ADDR:PORT when an upstream URL says HOST:PORT; TLS and Host still say HOST
+    /// (repeatable, like curl's --resolve)
+    #[arg(long, value_name = "HOST:PORT=ADDR:PORT")]
+    pub resolve: Vec<crate::proxy::tls::HostPin>,
 }
 
 #[derive(Debug, Args)]

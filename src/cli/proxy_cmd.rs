@@ -10,8 +10,9 @@ use tokio::sync::oneshot;
 
 use super::ProxyArgs;
 use super::correlate_cmd::group_new_hops;
+use crate::proxy::tls::UpstreamTls;
 use crate::proxy::{Proxy, ProxySettings, Route, check_routes, routes_from_file};
-use crate::stop_signal::stop_requested;
+use crate::stop_signal::StopSignals;
 use crate::store::{Recorder, Store};
 use crate::trace::correlate::group_until;
 
@@ -42,10 +43,16 @@ pub async fn run(db: &Path, args: ProxyArgs) -> anyhow::Result<ExitCode> {
         max_body: args.max_body,
         upstream_timeout,
         redact: !args.no_redact,
+        upstream_tls: UpstreamTls {
+            extra_cas: args.upstream_cas,
+            resolve: args.resolve,
+        },
         ..ProxySettings::default()
     };
     let store = Store::open(db).await?;
     let proxy = Proxy::bind(routes, settings).await?;
+    // Listen for Ctrl-C before saying we are ready: a signal right after the table stops us cleanly.
+    let mut signals = StopSignals::listen();
     print_route_table(&proxy.routes(), db);
 
     let (recorder, writer) = Recorder::spawn(store.clone(), RECORDER_CAPACITY);
@@ -53,7 +60,11 @@ pub async fn run(db: &Path, args: ProxyArgs) -> anyhow::Result<ExitCode> {
     let grouping = tokio::spawn(group_until(store.clone(), GROUPING_PERIOD, async move {
         let _ = grouping_stopped.await;
     }));
-    let stats = proxy.run(recorder, stop_requested("tracer")).await;
+    let stop = async move {
+        let (_, name) = signals.next().await;
+        eprintln!("tracer: {name}: finishing in-flight hops");
+    };
+    let stats = proxy.run(recorder, stop).await;
     let report = writer.await.context("waiting for the store writer")?;
     let _ = stop_grouping.send(());
     let _ = grouping.await;

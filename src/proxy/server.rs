@@ -8,9 +8,7 @@ use std::time::Duration;
 
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
-use hyper_util::client::legacy::Client;
-use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
@@ -24,6 +22,7 @@ use crate::store::RecorderHandle;
 pub struct Proxy {
     listeners: Vec<(Route, TcpListener)>,
     settings: Arc<ProxySettings>,
+    client: UpstreamClient,
 }
 
 /// What a run of the proxy did.
@@ -37,6 +36,7 @@ pub struct ProxyStats {
 impl Proxy {
     /// Binds every route's listener; a port in use is an error naming the route.
     pub async fn bind(routes: Vec<Route>, settings: ProxySettings) -> anyhow::Result<Proxy> {
+        let client = super::tls::upstream_client(&settings.upstream_tls)?;
         let mut listeners = Vec::with_capacity(routes.len());
         for mut route in routes {
             let listener = TcpListener::bind(route.listen).await.map_err(|e| {
@@ -52,6 +52,7 @@ impl Proxy {
         Ok(Proxy {
             listeners,
             settings: Arc::new(settings),
+            client,
         })
     }
 
@@ -70,7 +71,7 @@ impl Proxy {
         recorder: RecorderHandle,
         shutdown: impl Future<Output = ()>,
     ) -> ProxyStats {
-        let client = upstream_client();
+        let client = self.client;
         let (stop_tx, stop_rx) = watch::channel(false);
         let mut accept_loops = JoinSet::new();
         for (route, listener) in self.listeners {
@@ -99,18 +100,6 @@ impl Proxy {
         }
         stats
     }
-}
-
-fn upstream_client() -> UpstreamClient {
-    let mut connector = HttpConnector::new();
-    connector.set_nodelay(true);
-    connector.set_keepalive(Some(Duration::from_secs(60)));
-    Client::builder(TokioExecutor::new())
-        .timer(TokioTimer::new())
-        .pool_timer(TokioTimer::new())
-        .pool_idle_timeout(Duration::from_secs(90))
-        .http1_preserve_header_case(true)
-        .build(connector)
 }
 
 async fn accept_loop(
