@@ -1,5 +1,6 @@
 //! The `tracer` command line: clap types for every subcommand, and dispatch to each command.
 
+mod ca_cmd;
 mod correlate_cmd;
 mod demo_cmd;
 pub mod export_cmd;
@@ -47,6 +48,12 @@ pub enum Command {
     Demo(DemoArgs),
     /// Run the recording proxy in front of model, MCP and agent servers
     Proxy(ProxyArgs),
+    /// Print the path of tracer's CA certificate, creating the CA on first use
+    ///
+    /// The forward proxy (`tracer proxy --forward`) answers HTTPS with certificates this CA signs;
+    /// clients must trust it to be read. `--env` prints shell lines that point the usual trust
+    /// variables at a bundle of the system's roots plus this CA: `eval "$(tracer ca --env)"`.
+    Ca(CaArgs),
     /// List traces, newest first (--hops: the raw hops)
     Ls(LsArgs),
     /// Run the article's topology with tracer in the middle: notes-agent, notes-server, the proxy
@@ -267,6 +274,19 @@ pub struct ProxyArgs {
 }
 
 #[derive(Debug, Args)]
+pub struct CaArgs {
+    /// The CA's directory (default: $TRACER_CA_DIR, else $XDG_DATA_HOME/tracer, else
+    /// ~/.local/share/tracer)
+    #[arg(long, value_name = "DIR")]
+    pub ca_dir: Option<PathBuf>,
+
+    /// Print `export` lines for SSL_CERT_FILE, REQUESTS_CA_BUNDLE, NODE_EXTRA_CA_CERTS and
+    /// CURL_CA_BUNDLE, pointing at the system's roots plus tracer's CA
+    #[arg(long)]
+    pub env: bool,
+}
+
+#[derive(Debug, Args)]
 pub struct LsArgs {
     /// Print one JSON document (an array) instead of a table
     #[arg(long)]
@@ -313,6 +333,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Demo(args) => demo_cmd::run(args).await,
         Command::Proxy(args) => proxy_cmd::run(&cli.db, args).await,
+        Command::Ca(args) => ca_cmd::run(args),
         Command::Ls(args) => ls::run(&cli.db, args).await,
         Command::Up(args) => up_cmd::run(&cli.db, args).await,
         Command::Show(args) => show::run(&cli.db, args).await,
