@@ -271,6 +271,30 @@ pub struct ProxyArgs {
     /// (repeatable, like curl's --resolve)
     #[arg(long, value_name = "HOST:PORT=ADDR:PORT")]
     pub resolve: Vec<crate::proxy::tls::HostPin>,
+
+    /// Also run a forward proxy here (give clients HTTPS_PROXY/HTTP_PROXY=http://ADDR): HTTPS is
+    /// decrypted with certificates from tracer's CA (`tracer ca`)
+    #[arg(long, value_name = "ADDR")]
+    pub forward: Option<std::net::SocketAddr>,
+
+    /// Forward mode: decrypt only these hosts (`api.openai.com`, `*.example.com`); others are
+    /// tunnelled untouched and recorded as one tunnel hop (default: every host)
+    #[arg(
+        long,
+        value_name = "PATTERN,...",
+        value_delimiter = ',',
+        requires = "forward"
+    )]
+    pub intercept: Vec<crate::proxy::forward_roles::HostPattern>,
+
+    /// Forward mode: the role (and route name) of a host's hops, instead of telling by the
+    /// request (repeatable; HOST may be `*.domain`)
+    #[arg(long, value_name = "HOST=ROLE[:NAME]", requires = "forward")]
+    pub host_role: Vec<crate::proxy::forward_roles::HostRole>,
+
+    /// Forward mode: the CA's directory (as for `tracer ca`)
+    #[arg(long, value_name = "DIR", requires = "forward")]
+    pub ca_dir: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

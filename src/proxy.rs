@@ -2,7 +2,10 @@
 //! hands hop events to the store's writer. The proxy never touches SQL.
 
 mod forward;
+mod forward_proxy;
+pub mod forward_roles;
 mod headers;
+mod intercept;
 mod server;
 mod tee;
 pub mod tls;
@@ -15,7 +18,8 @@ use serde::Deserialize;
 
 use crate::hop::Role;
 
-pub use headers::{REDACTED, is_redacted_header};
+pub use forward_proxy::ForwardSettings;
+pub use headers::{REDACTED, is_redacted_header, redact_query};
 pub use server::{Proxy, ProxyStats};
 
 /// One listener of the proxy: a name, where it listens, where it forwards, and who is upstream.

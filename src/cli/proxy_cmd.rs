@@ -10,6 +10,8 @@ use tokio::sync::oneshot;
 
 use super::ProxyArgs;
 use super::correlate_cmd::group_new_hops;
+use crate::ca::{CertAuthority, Created, ca_dir};
+use crate::proxy::ForwardSettings;
 use crate::proxy::tls::UpstreamTls;
 use crate::proxy::{Proxy, ProxySettings, Route, check_routes, routes_from_file};
 use crate::stop_signal::StopSignals;
@@ -27,7 +29,9 @@ pub async fn run(db: &Path, args: ProxyArgs) -> anyhow::Result<ExitCode> {
     if let Some(config) = &args.config {
         routes.extend(routes_from_file(config)?);
     }
-    if let Err(message) = check_routes(&routes) {
+    if let Err(message) = check_routes(&routes)
+        && !(routes.is_empty() && args.forward.is_some())
+    {
         bail!(message);
     }
     let upstream_timeout = Duration::try_from_secs_f64(args.upstream_timeout)
@@ -50,10 +54,28 @@ pub async fn run(db: &Path, args: ProxyArgs) -> anyhow::Result<ExitCode> {
         ..ProxySettings::default()
     };
     let store = Store::open(db).await?;
-    let proxy = Proxy::bind(routes, settings).await?;
+    let mut proxy = Proxy::bind(routes, settings).await?;
+    if let Some(listen) = args.forward {
+        let ca_dir = ca_dir(args.ca_dir.as_deref())?;
+        let (ca, created) = CertAuthority::load_or_create(&ca_dir)?;
+        if created == Created::New {
+            eprintln!(
+                "tracer: created a CA in {}: clients must trust it (`tracer ca --env`)",
+                ca_dir.display()
+            );
+        }
+        proxy = proxy
+            .with_forward(ForwardSettings {
+                listen,
+                intercept: args.intercept,
+                host_roles: args.host_role,
+                ca: std::sync::Arc::new(ca),
+            })
+            .await?;
+    }
     // Listen for Ctrl-C before saying we are ready: a signal right after the table stops us cleanly.
     let mut signals = StopSignals::listen();
-    print_route_table(&proxy.routes(), db);
+    print_route_table(&proxy.routes(), proxy.forward_addr(), db);
 
     let (recorder, writer) = Recorder::spawn(store.clone(), RECORDER_CAPACITY);
     let (stop_grouping, grouping_stopped) = oneshot::channel();
@@ -127,8 +149,15 @@ pub fn route_table(routes: &[Route]) -> String {
     out
 }
 
-fn print_route_table(routes: &[Route], db: &Path) {
+fn print_route_table(routes: &[Route], forward: Option<std::net::SocketAddr>, db: &Path) {
     println!("tracer proxy: recording to {}", db.display());
-    print!("{}", route_table(routes));
+    if !routes.is_empty() {
+        print!("{}", route_table(routes));
+    }
+    if let Some(forward) = forward {
+        println!(
+            "  forward  {forward}  (HTTPS_PROXY=http://{forward} HTTP_PROXY=http://{forward})"
+        );
+    }
     println!("Ctrl-C to stop.");
 }

@@ -15,6 +15,7 @@ use tokio::sync::watch;
 use tokio::task::JoinSet;
 
 use super::forward::{RouteContext, UpstreamClient, handle};
+use super::forward_proxy::{ForwardSettings, ForwardShared, accept_loop as forward_accept_loop};
 use super::{ProxySettings, Route};
 use crate::store::RecorderHandle;
 
@@ -23,6 +24,8 @@ pub struct Proxy {
     listeners: Vec<(Route, TcpListener)>,
     settings: Arc<ProxySettings>,
     client: UpstreamClient,
+    /// The forward proxy's listener (`--forward`), when there is one.
+    forward: Option<(ForwardSettings, TcpListener)>,
 }
 
 /// What a run of the proxy did.
@@ -53,7 +56,23 @@ impl Proxy {
             listeners,
             settings: Arc::new(settings),
             client,
+            forward: None,
         })
+    }
+
+    /// Adds the forward proxy's listener (absolute-form requests and CONNECT).
+    pub async fn with_forward(mut self, mut forward: ForwardSettings) -> anyhow::Result<Proxy> {
+        let listener = TcpListener::bind(forward.listen)
+            .await
+            .map_err(|e| anyhow::anyhow!("--forward: cannot listen on {}: {e}", forward.listen))?;
+        forward.listen = listener.local_addr()?;
+        self.forward = Some((forward, listener));
+        Ok(self)
+    }
+
+    /// Where the forward proxy listens (port 0 resolved), when there is one.
+    pub fn forward_addr(&self) -> Option<SocketAddr> {
+        self.forward.as_ref().map(|(forward, _)| forward.listen)
     }
 
     /// The routes with their bound addresses (port 0 resolved).
@@ -85,6 +104,21 @@ impl Proxy {
                 ctx,
                 listener,
                 stop_rx.clone(),
+                self.settings.shutdown_grace,
+            ));
+        }
+        if let Some((forward, listener)) = self.forward {
+            let shared = Arc::new(ForwardShared {
+                forward,
+                settings: self.settings.clone(),
+                client: client.clone(),
+                recorder: recorder.clone(),
+                upgraded: std::sync::Mutex::new(JoinSet::new()),
+                stop: stop_rx.clone(),
+            });
+            accept_loops.spawn(forward_accept_loop(
+                shared,
+                listener,
                 self.settings.shutdown_grace,
             ));
         }

@@ -133,6 +133,32 @@ where
     TlsUpstream { addr, handshakes }
 }
 
+/// Serves `handler` over plain HTTP/1.1 on 127.0.0.1:0.
+pub async fn plain_upstream<F, Fut>(handler: F) -> SocketAddr
+where
+    F: Fn(Request<Incoming>) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Response<TestBody>> + Send + 'static,
+{
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let handler = Arc::new(handler);
+    tokio::spawn(async move {
+        while let Ok((stream, _)) = listener.accept().await {
+            let handler = handler.clone();
+            tokio::spawn(async move {
+                let service = service_fn(move |req| {
+                    let handler = handler.clone();
+                    async move { Ok::<_, Infallible>(handler(req).await) }
+                });
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(TokioIo::new(stream), service)
+                    .await;
+            });
+        }
+    });
+    addr
+}
+
 /// `tracer` with `args` as a process writing to `db`; its route table (stdout) read until the
 /// line naming `marker` so its listeners are bound.
 pub struct TracerProcess {

@@ -4,3 +4,4 @@
 mod https_ca;
 mod https_reverse;
 mod https_support;
+mod interop_https_curl;
