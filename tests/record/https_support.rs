@@ -82,18 +82,7 @@ where
     F: Fn(Request<Incoming>) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = Response<TestBody>> + Send + 'static,
 {
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let mut config = rustls::ServerConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .unwrap()
-        .with_no_client_auth()
-        .with_single_cert(
-            vec![pki.cert.clone()],
-            PrivateKeyDer::Pkcs8(pki.key.clone_key()),
-        )
-        .unwrap();
-    config.alpn_protocols = alpn.iter().map(|p| p.as_bytes().to_vec()).collect();
-    let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
+    let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(server_config(pki, alpn)));
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let handler = Arc::new(handler);
@@ -131,6 +120,43 @@ where
         }
     });
     TlsUpstream { addr, handshakes }
+}
+
+/// A TLS front for a plain server (e.g. notes-server): TLS on 127.0.0.1:0, bytes relayed.
+pub async fn tls_front(pki: &TestPki, target: SocketAddr) -> SocketAddr {
+    let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(server_config(pki, &["http/1.1"])));
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        while let Ok((stream, _)) = listener.accept().await {
+            let acceptor = acceptor.clone();
+            tokio::spawn(async move {
+                let Ok(mut tls) = acceptor.accept(stream).await else {
+                    return;
+                };
+                let Ok(mut plain) = tokio::net::TcpStream::connect(target).await else {
+                    return;
+                };
+                let _ = tokio::io::copy_bidirectional(&mut tls, &mut plain).await;
+            });
+        }
+    });
+    addr
+}
+
+fn server_config(pki: &TestPki, alpn: &[&str]) -> rustls::ServerConfig {
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let mut config = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_no_client_auth()
+        .with_single_cert(
+            vec![pki.cert.clone()],
+            PrivateKeyDer::Pkcs8(pki.key.clone_key()),
+        )
+        .unwrap();
+    config.alpn_protocols = alpn.iter().map(|p| p.as_bytes().to_vec()).collect();
+    config
 }
 
 /// Serves `handler` over plain HTTP/1.1 on 127.0.0.1:0.

@@ -93,6 +93,10 @@ async fn curl_through_the_forward_proxy_is_decrypted_tunnelled_or_told_untrusted
         format!("{TUNNELLED}:443={}", upstream.addr),
         "--resolve".into(),
         format!("plain.example.test:80={plain}"),
+        "--host-role".into(),
+        "plain.example.test=mcp:plain-notes".into(),
+        "--host-role".into(),
+        format!("{HOST}=model"),
     ];
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let proxy = TracerProcess::spawn(&db, &args, &[], 2);
@@ -161,7 +165,10 @@ async fn curl_through_the_forward_proxy_is_decrypted_tunnelled_or_told_untrusted
     let hops = hops_in(&db).await;
     assert_eq!(hops.len(), 4, "{hops:#?}");
     let model = &hops[0];
-    assert_eq!(model.start.route, HOST);
+    assert_eq!(
+        model.start.route, HOST,
+        "without a NAME the route is the host"
+    );
     assert_eq!(model.start.role, Role::Model);
     assert_eq!(model.start.method, "POST");
     assert_eq!(model.start.path, "/v1/chat/completions");
@@ -200,8 +207,9 @@ async fn curl_through_the_forward_proxy_is_decrypted_tunnelled_or_told_untrusted
     assert!(error.contains("tracer ca --env"), "{error}");
 
     let plain_hop = &hops[3];
-    assert_eq!(plain_hop.start.route, "plain.example.test");
-    assert_eq!(plain_hop.start.role, Role::Other);
+    // --host-role wins over the request (a GET would be `other`).
+    assert_eq!(plain_hop.start.route, "plain-notes");
+    assert_eq!(plain_hop.start.role, Role::Mcp);
     assert_eq!(plain_hop.start.path, "/hello?key=[redacted]");
     assert_eq!(plain_hop.end.response_body.bytes, b"plain hello");
 }

@@ -5,3 +5,7 @@ mod https_ca;
 mod https_reverse;
 mod https_support;
 mod interop_https_curl;
+mod interop_https_sdk;
+#[path = "../support/interop_peers.rs"]
+mod interop_peers;
+mod openai_double;
