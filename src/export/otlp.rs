@@ -88,7 +88,7 @@ fn strings(key: &str, values: &[String]) -> Value {
 
 fn provider(dialect: Dialect) -> &'static str {
     match dialect {
-        Dialect::OpenAiChat => "openai",
+        Dialect::OpenAiChat | Dialect::OpenAiResponses => "openai",
         Dialect::AnthropicMessages => "anthropic",
         _ => "ollama",
     }

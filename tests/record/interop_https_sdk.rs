@@ -163,8 +163,7 @@ async fn the_openai_and_mcp_sdks_through_https_proxy_are_recorded_decrypted_and_
     );
     let answer = hops
         .iter()
-        .filter(|h| h.start.path == "/v1/chat/completions" && text(h).contains("\"tool\""))
-        .last()
+        .rfind(|h| h.start.path == "/v1/chat/completions" && text(h).contains("\"tool\""))
         .unwrap();
     assert_eq!(answer.trace_id.as_ref(), Some(&trace));
     let responses: Vec<_> = hops

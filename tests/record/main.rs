@@ -1,6 +1,7 @@
 //! The recording path's integration tests: proxy, store, wrap, grouping, dialects, cli.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod dialects_cloud;
 mod https_ca;
 mod https_reverse;
 mod https_support;
