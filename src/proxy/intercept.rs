@@ -187,7 +187,7 @@ fn record_rejection(
         peer: peer.to_string(),
         method: "CONNECT".into(),
         path: authority.to_string(),
-        url: authority.to_string(),
+        url: format!("https://{authority}"),
         request_headers: Vec::new(),
         started_unix_ns: clock.started_unix_ns,
     });

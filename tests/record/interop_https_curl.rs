@@ -206,6 +206,34 @@ async fn curl_through_the_forward_proxy_is_decrypted_tunnelled_or_told_untrusted
     );
     assert!(error.contains("tracer ca --env"), "{error}");
 
+    // Both are explained in words.
+    let shown = |hop: &tracer::store::hops::StoredHop| {
+        let trace = hop.trace_id.clone().expect("grouped");
+        let output = Command::new(env!("CARGO_BIN_EXE_tracer"))
+            .arg("--db")
+            .arg(&db)
+            .args(["show", &trace])
+            .output()
+            .unwrap();
+        String::from_utf8(output.stdout).unwrap()
+    };
+    let text = shown(tunnel);
+    assert!(
+        text.contains(&format!("tunnel to {TUNNELLED}:443, not decrypted")),
+        "{text}"
+    );
+    let closed = format!(
+        "tunnel closed: {} bytes up, {} bytes down",
+        tunnel.end.request_body.total_len, tunnel.end.response_body.total_len
+    );
+    assert!(text.contains(&closed), "{text}");
+    let text = shown(rejected);
+    assert!(
+        text.contains(&format!("TLS handshake for {HOST}:443, to decrypt it")),
+        "{text}"
+    );
+    assert!(text.contains("rejected tracer's certificate"), "{text}");
+
     let plain_hop = &hops[3];
     // --host-role wins over the request (a GET would be `other`).
     assert_eq!(plain_hop.start.route, "plain-notes");
