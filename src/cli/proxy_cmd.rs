@@ -12,6 +12,7 @@ use super::ProxyArgs;
 use super::correlate_cmd::group_new_hops;
 use crate::ca::{CertAuthority, Created, ca_dir};
 use crate::proxy::ForwardSettings;
+use crate::proxy::forward_roles::HostPattern;
 use crate::proxy::tls::UpstreamTls;
 use crate::proxy::{Proxy, ProxySettings, Route, check_routes, routes_from_file};
 use crate::stop_signal::StopSignals;
@@ -54,6 +55,7 @@ pub async fn run(db: &Path, args: ProxyArgs) -> anyhow::Result<ExitCode> {
         ..ProxySettings::default()
     };
     let store = Store::open(db).await?;
+    let intercept = args.intercept;
     let mut proxy = Proxy::bind(routes, settings).await?;
     if let Some(listen) = args.forward {
         let ca_dir = ca_dir(args.ca_dir.as_deref())?;
@@ -67,7 +69,7 @@ pub async fn run(db: &Path, args: ProxyArgs) -> anyhow::Result<ExitCode> {
         proxy = proxy
             .with_forward(ForwardSettings {
                 listen,
-                intercept: args.intercept,
+                intercept: intercept.clone(),
                 host_roles: args.host_role,
                 ca: std::sync::Arc::new(ca),
             })
@@ -75,7 +77,7 @@ pub async fn run(db: &Path, args: ProxyArgs) -> anyhow::Result<ExitCode> {
     }
     // Listen for Ctrl-C before saying we are ready: a signal right after the table stops us cleanly.
     let mut signals = StopSignals::listen();
-    print_route_table(&proxy.routes(), proxy.forward_addr(), db);
+    print_route_table(&proxy.routes(), proxy.forward_addr(), &intercept, db);
 
     let (recorder, writer) = Recorder::spawn(store.clone(), RECORDER_CAPACITY);
     let (stop_grouping, grouping_stopped) = oneshot::channel();
@@ -114,7 +116,12 @@ pub async fn run(db: &Path, args: ProxyArgs) -> anyhow::Result<ExitCode> {
 
 /// The table printed at start: what listens where, and where it forwards.
 pub fn route_table(routes: &[Route]) -> String {
-    let rows: Vec<[String; 4]> = routes
+    table_of(routes, None)
+}
+
+/// The route table, with the forward proxy's row (listen address, what it intercepts) last.
+fn table_of(routes: &[Route], forward: Option<[String; 4]>) -> String {
+    let mut rows: Vec<[String; 4]> = routes
         .iter()
         .map(|r| {
             [
@@ -125,6 +132,7 @@ pub fn route_table(routes: &[Route]) -> String {
             ]
         })
         .collect();
+    rows.extend(forward);
     let header = ["ROUTE", "ROLE", "LISTEN", "UPSTREAM"].map(String::from);
     let widths: Vec<usize> = (0..4)
         .map(|i| {
@@ -149,15 +157,30 @@ pub fn route_table(routes: &[Route]) -> String {
     out
 }
 
-fn print_route_table(routes: &[Route], forward: Option<std::net::SocketAddr>, db: &Path) {
+fn print_route_table(
+    routes: &[Route],
+    forward: Option<std::net::SocketAddr>,
+    intercept: &[HostPattern],
+    db: &Path,
+) {
     println!("tracer proxy: recording to {}", db.display());
-    if !routes.is_empty() {
-        print!("{}", route_table(routes));
-    }
-    if let Some(forward) = forward {
-        println!(
-            "  forward  {forward}  (HTTPS_PROXY=http://{forward} HTTP_PROXY=http://{forward})"
-        );
-    }
+    let forward_row = forward.map(|addr| {
+        let hosts = if intercept.is_empty() {
+            "every host".to_string()
+        } else {
+            intercept
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        [
+            "forward".to_string(),
+            "by host".to_string(),
+            addr.to_string(),
+            format!("HTTPS_PROXY=http://{addr} (decrypts: {hosts})"),
+        ]
+    });
+    print!("{}", table_of(routes, forward_row));
     println!("Ctrl-C to stop.");
 }

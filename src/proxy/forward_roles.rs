@@ -24,6 +24,12 @@ impl HostPattern {
     }
 }
 
+impl std::fmt::Display for HostPattern {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
 impl FromStr for HostPattern {
     type Err = String;
 
