@@ -99,7 +99,7 @@ async fn curl_through_the_forward_proxy_is_decrypted_tunnelled_or_told_untrusted
         format!("{HOST}=model"),
     ];
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let proxy = TracerProcess::spawn(&db, &args, &[], 2);
+    let proxy = TracerProcess::spawn(&db, &args, &[], 3);
     let forward = format!("http://{}", proxy.listen_of("forward"));
     let key_mode = {
         use std::os::unix::fs::PermissionsExt;

@@ -80,7 +80,7 @@ async fn the_openai_and_mcp_sdks_through_https_proxy_are_recorded_decrypted_and_
         format!("{NOTES}:443={notes_tls}"),
     ];
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let proxy = TracerProcess::spawn(&db, &args, &[], 2);
+    let proxy = TracerProcess::spawn(&db, &args, &[], 3);
     let forward = format!("http://{}", proxy.listen_of("forward"));
 
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/interop/https_agent.py");
