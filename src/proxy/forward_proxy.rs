@@ -87,9 +87,14 @@ pub async fn accept_loop(
     loop {
         tokio::select! {
             accepted = listener.accept() => {
-                let Ok((stream, peer)) = accepted else {
-                    tokio::time::sleep(Duration::from_millis(50)).await;
-                    continue;
+                let (stream, peer) = match accepted {
+                    Ok(pair) => pair,
+                    Err(error) => {
+                        // Out of file descriptors and the like: wait a little, keep serving.
+                        tracing::warn!(%error, "forward proxy: accept failed");
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                        continue;
+                    }
                 };
                 let _ = stream.set_nodelay(true);
                 stats.connections += 1;
@@ -100,27 +105,35 @@ pub async fn accept_loop(
         }
     }
     drop(listener);
-    let upgraded = std::mem::take(
+    let deadline = tokio::time::Instant::now() + grace;
+    // Proxy connections first: a CONNECT one of them is answering adds its task before it ends.
+    stats.cut_off = drain_until(&mut connections, deadline).await;
+    let mut upgraded = std::mem::take(
         &mut *shared
             .upgraded
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner),
     );
-    let mut all = connections;
-    let mut upgraded = upgraded;
-    let drained = tokio::time::timeout(grace, async {
-        while all.join_next().await.is_some() {}
-        while upgraded.join_next().await.is_some() {}
-    })
-    .await;
-    if drained.is_err() {
-        stats.cut_off = (all.len() + upgraded.len()) as u64;
-        all.abort_all();
-        upgraded.abort_all();
-        while all.join_next().await.is_some() {}
-        while upgraded.join_next().await.is_some() {}
+    stats.cut_off += drain_until(&mut upgraded, deadline).await;
+    if stats.cut_off > 0 {
+        tracing::warn!(
+            open = stats.cut_off,
+            "grace period over: cutting off forward-proxy connections"
+        );
     }
     stats
+}
+
+/// Waits for the tasks until `deadline`, then aborts the rest; returns how many were cut off.
+async fn drain_until(tasks: &mut JoinSet<()>, deadline: tokio::time::Instant) -> u64 {
+    let _ = tokio::time::timeout_at(deadline, async {
+        while tasks.join_next().await.is_some() {}
+    })
+    .await;
+    let cut_off = tasks.len() as u64;
+    tasks.abort_all();
+    while tasks.join_next().await.is_some() {}
+    cut_off
 }
 
 async fn serve_proxy_connection(
