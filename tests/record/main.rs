@@ -3,6 +3,7 @@
 
 mod dialects_cloud;
 mod https_ca;
+mod https_forward_edges;
 mod https_reverse;
 mod https_support;
 mod interop_https_curl;
