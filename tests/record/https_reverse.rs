@@ -1,7 +1,8 @@
 //! Reverse routes to `https://` upstreams: `tracer proxy` as a process in front of a local TLS
 //! server for api.example.test (test CA via --upstream-ca, address via --resolve). JSON and SSE
 //! arrive byte-exact, HTTP/2 is used when the upstream offers it, connections are pooled, and a
-//! CA that does not match gives the client a 502 naming the TLS failure.
+//! CA that does not match gives the client a 502 naming the TLS failure. An Anthropic
+//! `/v1/messages` stream, cut anywhere by the network, is reassembled and explained.
 
 use std::time::Duration;
 
@@ -16,6 +17,9 @@ use super::https_support::{
 };
 
 const JSON: &str = r#"{"id":"chatcmpl-1","object":"chat.completion","model":"gpt-test","choices":[{"index":0,"message":{"role":"assistant","content":"hello from TLS"},"finish_reason":"stop"}]}"#;
+
+/// A recorded Anthropic `/v1/messages` stream (text, then a `tool_use` block).
+const ANTHROPIC: &[u8] = include_bytes!("../fixtures/dialects/anthropic_stream_tool_use.sse");
 
 const SSE: [&str; 3] = [
     "data: {\"choices\":[{\"delta\":{\"content\":\"hel\"}}]}\n\n",
@@ -36,7 +40,19 @@ async fn answer(request: Request<Incoming>) -> Response<TestBody> {
         .unwrap_or_default();
     let path = request.uri().path().to_string();
     let _ = request.into_body().collect().await;
-    let mut response = if path == "/v1/stream" {
+    let mut response = if path == "/v1/messages" {
+        // Sent in pieces of 97 bytes, cutting events anywhere, as a network would.
+        let pieces: Vec<Result<Frame<Bytes>, std::convert::Infallible>> = ANTHROPIC
+            .chunks(97)
+            .map(|piece| Ok(Frame::data(Bytes::copy_from_slice(piece))))
+            .collect();
+        let mut response =
+            Response::new(StreamBody::new(futures_util::stream::iter(pieces)).boxed());
+        response
+            .headers_mut()
+            .insert("content-type", "text/event-stream".parse().unwrap());
+        response
+    } else if path == "/v1/stream" {
         let frames = futures_util::stream::unfold(0usize, |i| async move {
             if i >= SSE.len() {
                 return None;
@@ -126,17 +142,31 @@ async fn https_upstreams_are_byte_exact_pooled_and_use_h2_by_alpn() {
         assert_eq!(body, SSE.concat().as_bytes(), "SSE byte-exact");
         let (_, _, body) = post(listen, "/v1/chat/completions").await;
         assert_eq!(body, JSON.as_bytes());
+        let (status, _, body) = post(listen, "/v1/messages").await;
+        assert_eq!(status, StatusCode::OK);
+        assert_eq!(body, ANTHROPIC, "Anthropic stream byte-exact");
         assert_eq!(
             upstream
                 .handshakes
                 .load(std::sync::atomic::Ordering::SeqCst),
             1,
-            "{version}: three requests, one pooled TLS connection"
+            "{version}: four requests, one pooled TLS connection"
         );
         proxy.stop();
 
         let hops = hops_in(&db).await;
-        assert_eq!(hops.len(), 3);
+        assert_eq!(hops.len(), 4);
+        let shown = std::process::Command::new(env!("CARGO_BIN_EXE_tracer"))
+            .arg("--db")
+            .arg(&db)
+            .args(["show", hops[3].trace_id.as_deref().expect("grouped")])
+            .output()
+            .unwrap();
+        let shown = String::from_utf8_lossy(&shown.stdout);
+        assert!(
+            shown.contains("the model asks for tool get_weather {\"location\":\"Paris\"}"),
+            "the Anthropic stream reassembled and explained: {shown}"
+        );
         let stream = &hops[1];
         assert_eq!(stream.state, HopState::Complete);
         assert_eq!(
