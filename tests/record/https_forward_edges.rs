@@ -1,7 +1,8 @@
 //! The forward proxy's edges, run in-process with a short grace period: a tunnel still open
 //! when the proxy stops is recorded as cut off (with its bytes so far), a CONNECT to a host that
 //! cannot be reached is a 502 and a failed tunnel hop, and a request that is not absolute-form
-//! gets a 400 that says what the forward proxy takes.
+//! gets a 400 that says what the forward proxy takes; an absolute-form body larger than what role
+//! detection reads is forwarded and recorded whole.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -82,6 +83,25 @@ async fn tunnels_cut_off_at_stop_unreachable_hosts_and_origin_form_are_recorded_
     assert!(head.starts_with("HTTP/1.1 400"), "{head}");
     drop(plain);
 
+    // Absolute-form with a body larger than what role detection reads: forwarded whole.
+    let upstream = super::https_support::plain_upstream(|request| async move {
+        use http_body_util::BodyExt;
+        let body = request.into_body().collect().await.unwrap().to_bytes();
+        http::Response::new(super::https_support::full(body.len().to_string()))
+    })
+    .await;
+    let body = "x".repeat(200_000);
+    let mut raw = TcpStream::connect(forward).await.unwrap();
+    let ask = format!(
+        "POST http://{upstream}/upload HTTP/1.1\r\nHost: {upstream}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    raw.write_all(ask.as_bytes()).await.unwrap();
+    let mut answer = String::new();
+    raw.read_to_string(&mut answer).await.unwrap();
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    assert!(answer.ends_with("\r\n\r\n200000"), "{answer}");
+
     // Unreachable: a 502 and a failed tunnel hop.
     let mut stream = TcpStream::connect(forward).await.unwrap();
     let ask = format!("CONNECT {closed_addr} HTTP/1.1\r\nHost: {closed_addr}\r\n\r\n");
@@ -110,8 +130,16 @@ async fn tunnels_cut_off_at_stop_unreachable_hosts_and_origin_form_are_recorded_
     assert_eq!(report.hops_not_written, 0);
 
     let hops = store.all_hops().await.unwrap();
-    assert_eq!(hops.len(), 2, "{hops:#?}");
-    let refused = &hops[0];
+    assert_eq!(hops.len(), 3, "{hops:#?}");
+    let upload = &hops[0];
+    assert_eq!(upload.start.role, tracer::hop::Role::Other);
+    assert_eq!(upload.start.route, "127.0.0.1");
+    assert_eq!(
+        upload.end.request_body.bytes.len(),
+        200_000,
+        "recorded whole"
+    );
+    let refused = &hops[1];
     assert_eq!(refused.start.method, "CONNECT");
     assert_eq!(refused.state, HopState::Failed);
     let error = refused.end.error.clone().unwrap_or_default();
@@ -119,7 +147,7 @@ async fn tunnels_cut_off_at_stop_unreachable_hosts_and_origin_form_are_recorded_
         error.contains(&format!("cannot reach {closed_addr}")),
         "{error}"
     );
-    let cut = &hops[1];
+    let cut = &hops[2];
     assert_eq!(cut.start.path, echo_addr.to_string());
     assert_eq!(cut.state, HopState::Aborted);
     assert_eq!(cut.end.request_body.total_len, 5);
