@@ -6,6 +6,7 @@ mod forward_proxy;
 pub mod forward_roles;
 mod headers;
 mod intercept;
+mod prefixed;
 mod server;
 mod tee;
 pub mod tls;

@@ -21,6 +21,7 @@ use tokio::net::TcpStream;
 use super::forward::ProxyBody;
 use super::forward_proxy::{ForwardShared, forward_one, proxy_error, serve_until_stopped};
 use super::headers::record_headers;
+use super::prefixed::Prefixed;
 use super::tee::HopClock;
 use crate::ca::CertAuthority;
 use crate::hop::{BodyCapture, HopEnd, HopStart, HopState, Role, Transport, random_hex_id};
@@ -102,12 +103,24 @@ async fn dial(shared: &ForwardShared, host: &str, port: u16) -> std::io::Result<
 async fn intercept<I>(
     shared: Arc<ForwardShared>,
     peer: SocketAddr,
-    io: I,
+    mut io: I,
     host: String,
     authority: Authority,
 ) where
     I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
+    // A TLS connection starts with a handshake record (0x16); some clients CONNECT even for
+    // http:// and speak plain HTTP inside the tunnel: those requests are read as they are.
+    let mut first = [0u8; 1];
+    let clock = HopClock::start();
+    if !matches!(io.read(&mut first).await, Ok(1)) {
+        return;
+    }
+    let io = Prefixed::new(first.to_vec(), io);
+    if first[0] != 0x16 {
+        serve_decrypted(shared, peer, io, "http", authority).await;
+        return;
+    }
     let resolver = Arc::new(MintingResolver {
         ca: shared.forward.ca.clone(),
         fallback: host.clone(),
@@ -120,7 +133,6 @@ async fn intercept<I>(
     if let Ok(config) = config.as_mut() {
         config.alpn_protocols = vec![b"http/1.1".to_vec()];
     }
-    let clock = HopClock::start();
     let tls = match config {
         Ok(config) => tokio_rustls::TlsAcceptor::from(Arc::new(config))
             .accept(io)
@@ -128,25 +140,34 @@ async fn intercept<I>(
             .map_err(|e| e.to_string()),
         Err(error) => Err(error.to_string()),
     };
-    let tls = match tls {
-        Ok(tls) => tls,
-        Err(error) => {
-            record_rejection(&shared, peer, &host, &authority, clock, &error);
-            return;
-        }
-    };
+    match tls {
+        Ok(tls) => serve_decrypted(shared, peer, tls, "https", authority).await,
+        Err(error) => record_rejection(&shared, peer, &host, &authority, clock, &error),
+    }
+}
+
+/// Serves the requests inside a tunnel as hops forwarded to `scheme://authority`.
+async fn serve_decrypted<I>(
+    shared: Arc<ForwardShared>,
+    peer: SocketAddr,
+    io: I,
+    scheme: &'static str,
+    authority: Authority,
+) where
+    I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
     let mut stop = shared.stop.clone();
     let service = {
         let shared = shared.clone();
         service_fn(move |request| {
-            forward_one(shared.clone(), peer, request, "https", authority.clone())
+            forward_one(shared.clone(), peer, request, scheme, authority.clone())
         })
     };
     let connection = http1::Builder::new()
         .timer(TokioTimer::new())
         .preserve_header_case(true)
         .keep_alive(true)
-        .serve_connection(TokioIo::new(tls), service);
+        .serve_connection(TokioIo::new(io), service);
     serve_until_stopped(connection, &mut stop).await;
 }
 

@@ -2,7 +2,8 @@
 //! when the proxy stops is recorded as cut off (with its bytes so far), a CONNECT to a host that
 //! cannot be reached is a 502 and a failed tunnel hop, and a request that is not absolute-form
 //! gets a 400 that says what the forward proxy takes; an absolute-form body larger than what role
-//! detection reads is forwarded and recorded whole.
+//! detection reads is forwarded and recorded whole; plain HTTP inside a CONNECT to an intercepted
+//! host is read as HTTP, not taken for a failed TLS handshake.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -51,8 +52,18 @@ async fn tunnels_cut_off_at_stop_unreachable_hosts_and_origin_form_are_recorded_
     let closed_addr = closed.local_addr().unwrap();
     drop(closed);
 
+    let upstream = super::https_support::plain_upstream(|request| async move {
+        use http_body_util::BodyExt;
+        let body = request.into_body().collect().await.unwrap().to_bytes();
+        http::Response::new(super::https_support::full(body.len().to_string()))
+    })
+    .await;
     let settings = ProxySettings {
         shutdown_grace: Duration::from_millis(300),
+        upstream_tls: tracer::proxy::tls::UpstreamTls {
+            extra_cas: Vec::new(),
+            resolve: vec![format!("only.example.test:80={upstream}").parse().unwrap()],
+        },
         ..ProxySettings::default()
     };
     let proxy = Proxy::bind(Vec::new(), settings)
@@ -84,12 +95,6 @@ async fn tunnels_cut_off_at_stop_unreachable_hosts_and_origin_form_are_recorded_
     drop(plain);
 
     // Absolute-form with a body larger than what role detection reads: forwarded whole.
-    let upstream = super::https_support::plain_upstream(|request| async move {
-        use http_body_util::BodyExt;
-        let body = request.into_body().collect().await.unwrap().to_bytes();
-        http::Response::new(super::https_support::full(body.len().to_string()))
-    })
-    .await;
     let body = "x".repeat(200_000);
     let mut raw = TcpStream::connect(forward).await.unwrap();
     let ask = format!(
@@ -101,6 +106,25 @@ async fn tunnels_cut_off_at_stop_unreachable_hosts_and_origin_form_are_recorded_
     raw.read_to_string(&mut answer).await.unwrap();
     assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
     assert!(answer.ends_with("\r\n\r\n200000"), "{answer}");
+
+    // Plain HTTP inside a CONNECT to an intercepted host: read as it is, not taken for TLS.
+    let mut inside = TcpStream::connect(forward).await.unwrap();
+    inside
+        .write_all(b"CONNECT only.example.test:80 HTTP/1.1\r\nHost: only.example.test:80\r\n\r\n")
+        .await
+        .unwrap();
+    let head = read_head(&mut inside).await;
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    inside
+        .write_all(b"POST /plain HTTP/1.1\r\nHost: only.example.test\r\ncontent-length: 3\r\nconnection: close\r\n\r\nabc")
+        .await
+        .unwrap();
+    let mut answer = String::new();
+    inside.read_to_string(&mut answer).await.unwrap();
+    assert!(
+        answer.starts_with("HTTP/1.1 200") && answer.ends_with("\r\n\r\n3"),
+        "{answer}"
+    );
 
     // Unreachable: a 502 and a failed tunnel hop.
     let mut stream = TcpStream::connect(forward).await.unwrap();
@@ -130,7 +154,7 @@ async fn tunnels_cut_off_at_stop_unreachable_hosts_and_origin_form_are_recorded_
     assert_eq!(report.hops_not_written, 0);
 
     let hops = store.all_hops().await.unwrap();
-    assert_eq!(hops.len(), 3, "{hops:#?}");
+    assert_eq!(hops.len(), 4, "{hops:#?}");
     let upload = &hops[0];
     assert_eq!(upload.start.role, tracer::hop::Role::Other);
     assert_eq!(upload.start.route, "127.0.0.1");
@@ -139,7 +163,11 @@ async fn tunnels_cut_off_at_stop_unreachable_hosts_and_origin_form_are_recorded_
         200_000,
         "recorded whole"
     );
-    let refused = &hops[1];
+    let plain = &hops[1];
+    assert_eq!(plain.start.route, "only.example.test");
+    assert_eq!(plain.start.url, "http://only.example.test:80/plain");
+    assert_eq!(plain.end.request_body.bytes, b"abc");
+    let refused = &hops[2];
     assert_eq!(refused.start.method, "CONNECT");
     assert_eq!(refused.state, HopState::Failed);
     let error = refused.end.error.clone().unwrap_or_default();
@@ -147,7 +175,7 @@ async fn tunnels_cut_off_at_stop_unreachable_hosts_and_origin_form_are_recorded_
         error.contains(&format!("cannot reach {closed_addr}")),
         "{error}"
     );
-    let cut = &hops[2];
+    let cut = &hops[3];
     assert_eq!(cut.start.path, echo_addr.to_string());
     assert_eq!(cut.state, HopState::Aborted);
     assert_eq!(cut.end.request_body.total_len, 5);
