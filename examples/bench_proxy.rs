@@ -6,6 +6,10 @@
 //! and each proxy's peak RSS. Tracer runs in its own process: this example re-executes itself
 //! with a hidden child flag and runs the proxy through the library.
 
+#[path = "bench_proxy/https.rs"]
+mod https;
+#[path = "bench_proxy/https_load.rs"]
+mod https_load;
 #[path = "bench_proxy/load.rs"]
 mod load;
 #[path = "bench_proxy/procfs.rs"]
@@ -58,12 +62,19 @@ struct Options {
     /// wake-ups cost)
     #[arg(long)]
     diagnose: bool,
+    /// Skip the HTTPS columns (TLS upstream, forward proxy intercepting, mitmdump regular)
+    #[arg(long, conflicts_with = "https_only")]
+    no_https: bool,
+    /// Run only the HTTPS columns
+    #[arg(long)]
+    https_only: bool,
 }
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().collect();
     let outcome = match args.get(1..) {
         Some([flag, rest @ ..]) if flag == targets::CHILD_FLAG => targets::child_main(rest),
+        Some([flag, rest @ ..]) if flag == https::CHILD_FLAG => https::child_main(rest),
         _ => tokio::runtime::Builder::new_multi_thread()
             .enable_all()
             .build()
@@ -92,6 +103,20 @@ async fn bench(options: Options) -> anyhow::Result<()> {
         "--streams must be 1..=1000 and --rounds 1..=20"
     );
     let clock = Instant::now();
+    let mitmdump_binary = options
+        .mitmdump
+        .clone()
+        .or_else(|| targets::find_tool("mitmdump"));
+    if options.https_only {
+        return https::bench(
+            clock,
+            options.seconds,
+            options.rounds,
+            options.warmup,
+            mitmdump_binary,
+        )
+        .await;
+    }
     let upstream = upstream::spawn(clock)
         .await
         .context("starting the upstream")?;
@@ -240,6 +265,17 @@ async fn bench(options: Options) -> anyhow::Result<()> {
         .collect();
     println!("store writer alone, CPU by thread: {}", threads.join(", "));
     print!("{}", report::targets(&columns, &hops));
+    if !options.no_https {
+        println!();
+        https::bench(
+            clock,
+            options.seconds,
+            options.rounds,
+            options.warmup,
+            mitmdump_binary,
+        )
+        .await?;
+    }
     Ok(())
 }
 

@@ -1,5 +1,6 @@
 //! The `tracer` command line: clap types for every subcommand, and dispatch to each command.
 
+mod ca_cmd;
 mod completions_cmd;
 mod correlate_cmd;
 mod demo_cmd;
@@ -54,6 +55,12 @@ pub enum Command {
     Demo(DemoArgs),
     /// Run the recording proxy in front of model, MCP and agent servers
     Proxy(ProxyArgs),
+    /// Print the path of tracer's CA certificate, creating the CA on first use
+    ///
+    /// The forward proxy (`tracer proxy --forward`) answers HTTPS with certificates this CA signs;
+    /// clients must trust it to be read. `--env` prints shell lines that point the usual trust
+    /// variables at a bundle of the system's roots plus this CA: `eval "$(tracer ca --env)"`.
+    Ca(CaArgs),
     /// List traces, newest first (--hops: the raw hops)
     Ls(LsArgs),
     /// Run the article's topology with tracer in the middle: notes-agent, notes-server, the proxy
@@ -317,12 +324,59 @@ pub struct ProxyArgs {
     #[arg(long, value_name = "SECONDS", default_value_t = 600.0)]
     pub upstream_timeout: f64,
 
-    /// Keep secret headers (Authorization, Cookie, API keys, *token*, *secret*) in the record
+    /// Keep secrets in the record: headers whose name contains key, token, secret, auth, cookie
+    /// or session, and the query parameters key, api_key, apikey, token, access_token, sig
     #[arg(long)]
     pub no_redact: bool,
 
     #[command(flatten)]
     pub otlp: otlp_args::OtlpArgs,
+    /// A PEM file of CA certificates to trust for https:// upstreams, beside the system's roots
+    /// (repeatable)
+    #[arg(long = "upstream-ca", value_name = "FILE")]
+    pub upstream_cas: Vec<PathBuf>,
+
+    /// Connect to ADDR:PORT when an upstream URL says HOST:PORT; TLS and Host still say HOST
+    /// (repeatable, like curl's --resolve)
+    #[arg(long, value_name = "HOST:PORT=ADDR:PORT")]
+    pub resolve: Vec<crate::proxy::tls::HostPin>,
+
+    /// Also run a forward proxy here (give clients HTTPS_PROXY/HTTP_PROXY=http://ADDR): HTTPS is
+    /// decrypted with certificates from tracer's CA (`tracer ca`)
+    #[arg(long, value_name = "ADDR")]
+    pub forward: Option<std::net::SocketAddr>,
+
+    /// Forward mode: decrypt only these hosts (`api.openai.com`, `*.example.com`); others are
+    /// tunnelled untouched and recorded as one tunnel hop (default: every host)
+    #[arg(
+        long,
+        value_name = "PATTERN,...",
+        value_delimiter = ',',
+        requires = "forward"
+    )]
+    pub intercept: Vec<crate::proxy::forward_roles::HostPattern>,
+
+    /// Forward mode: the role (and route name) of a host's hops, instead of telling by the
+    /// request (repeatable; HOST may be `*.domain`)
+    #[arg(long, value_name = "HOST=ROLE[:NAME]", requires = "forward")]
+    pub host_role: Vec<crate::proxy::forward_roles::HostRole>,
+
+    /// Forward mode: the CA's directory (as for `tracer ca`)
+    #[arg(long, value_name = "DIR", requires = "forward")]
+    pub ca_dir: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct CaArgs {
+    /// The CA's directory (default: $TRACER_CA_DIR, else $XDG_DATA_HOME/tracer, else
+    /// ~/.local/share/tracer)
+    #[arg(long, value_name = "DIR")]
+    pub ca_dir: Option<PathBuf>,
+
+    /// Print `export` lines for SSL_CERT_FILE, REQUESTS_CA_BUNDLE, NODE_EXTRA_CA_CERTS and
+    /// CURL_CA_BUNDLE, pointing at the system's roots plus tracer's CA
+    #[arg(long)]
+    pub env: bool,
 }
 
 #[derive(Debug, Args)]
@@ -372,6 +426,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Demo(args) => demo_cmd::run(args).await,
         Command::Proxy(args) => proxy_cmd::run(&cli.db, args).await,
+        Command::Ca(args) => ca_cmd::run(args),
         Command::Ls(args) => ls::run(&cli.db, args).await,
         Command::Up(args) => up_cmd::run(&cli.db, args).await,
         Command::Show(args) => show::run(&cli.db, args).await,

@@ -7,6 +7,8 @@
 //! - `trace`: grouping hops into traces, numbering and explaining messages; pure but for its
 //!   thin `correlate` driver.
 //! - `reference`: the notes MCP server and the notes agent, on `wire` alone.
+//! - `ca`: tracer's own certificate authority (`tracer ca`), minting certificates for the
+//!   forward proxy's interception.
 //! - `proxy`: listeners, streaming forwarding and the body tee; hands hops to the store writer.
 //! - `wrap`: records a stdio MCP server run as a child, in the same database.
 //! - `export`: traces as files: the JSON hop log, HAR, OTLP, Mermaid and Markdown.
@@ -21,6 +23,7 @@
 //! - `cli`: the `tracer` command line; `logging`: where logs go; `stop_signal`: SIGINT, SIGTERM,
 //!   SIGHUP.
 
+pub mod ca;
 pub mod cli;
 pub mod compare;
 pub mod demo;

@@ -3,9 +3,14 @@
 
 pub mod announce;
 mod forward;
+mod forward_proxy;
+pub mod forward_roles;
 mod headers;
+mod intercept;
+mod prefixed;
 mod server;
 mod tee;
+pub mod tls;
 
 use std::net::SocketAddr;
 use std::path::Path;
@@ -15,7 +20,8 @@ use serde::Deserialize;
 
 use crate::hop::Role;
 
-pub use headers::{REDACTED, is_redacted_header};
+pub use forward_proxy::ForwardSettings;
+pub use headers::{REDACTED, is_redacted_header, redact_query};
 pub use server::{Proxy, ProxyStats};
 
 /// One listener of the proxy: a name, where it listens, where it forwards, and who is upstream.
@@ -24,7 +30,7 @@ pub struct Route {
     pub name: String,
     pub role: Role,
     pub listen: SocketAddr,
-    /// `http://host:port[/base]`: the request's path and query are joined onto the base path.
+    /// `http[s]://host:port[/base]`: the request's path and query are joined onto the base path.
     pub upstream: http::Uri,
 }
 
@@ -85,13 +91,17 @@ fn parse_upstream(text: &str) -> Result<http::Uri, String> {
         .parse()
         .map_err(|e| format!("upstream `{text}` is not a URL: {e}"))?;
     match uri.scheme_str() {
-        Some("http") => {}
+        Some("http" | "https") => {}
         Some(other) => {
             return Err(format!(
-                "upstream `{text}`: scheme `{other}` is not supported (use http://)"
+                "upstream `{text}`: scheme `{other}` is not supported (use http:// or https://)"
             ));
         }
-        None => return Err(format!("upstream `{text}` needs http:// and a host")),
+        None => {
+            return Err(format!(
+                "upstream `{text}` needs http:// or https:// and a host"
+            ));
+        }
     }
     if uri.host().is_none() {
         return Err(format!("upstream `{text}` has no host"));
@@ -115,6 +125,8 @@ pub struct ProxySettings {
     pub max_chunks: usize,
     /// How long Ctrl-C waits for in-flight hops before cutting them off.
     pub shutdown_grace: Duration,
+    /// Trust and address pins for `https://` upstreams.
+    pub upstream_tls: tls::UpstreamTls,
 }
 
 impl Default for ProxySettings {
@@ -125,6 +137,7 @@ impl Default for ProxySettings {
             redact: true,
             max_chunks: 100_000,
             shutdown_grace: Duration::from_secs(30),
+            upstream_tls: tls::UpstreamTls::default(),
         }
     }
 }
@@ -210,7 +223,7 @@ mod tests {
             ("model=127.0.0.1:1", "ROLE[:NAME]=LISTEN=UPSTREAM"),
             ("llm=127.0.0.1:1=http://x:1", "unknown role `llm`"),
             ("model=localhost=http://x:1", "listen address `localhost`"),
-            ("model=127.0.0.1:1=https://x:1", "scheme `https`"),
+            ("model=127.0.0.1:1=ftp://x:1", "scheme `ftp`"),
             ("model=127.0.0.1:1=x:1", "needs http://"),
             ("model:a b=127.0.0.1:1=http://x:1", "name `a b`"),
         ];

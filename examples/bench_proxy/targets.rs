@@ -85,7 +85,7 @@ async fn run_tracer_child(upstream: &str, db: &Path, capacity: usize) -> anyhow:
     Ok(())
 }
 
-async fn stdin_closed_or_ctrl_c() {
+pub async fn stdin_closed_or_ctrl_c() {
     let stdin_closed = async {
         let mut stdin = tokio::io::stdin();
         let mut buf = [0u8; 64];
@@ -111,13 +111,21 @@ impl TracerChild {
         db: &Path,
         variant: Variant,
     ) -> anyhow::Result<TracerChild> {
+        let args = [
+            CHILD_FLAG.to_string(),
+            upstream.to_string(),
+            db.display().to_string(),
+            variant.capacity.to_string(),
+            if variant.one_thread { "one" } else { "multi" }.to_string(),
+        ];
+        Self::start_with(&args).await
+    }
+
+    /// This example re-executed with `args` (a child flag first); it prints `LISTEN addr`.
+    pub async fn start_with(args: &[String]) -> anyhow::Result<TracerChild> {
         let exe = std::env::current_exe().context("finding this executable")?;
         let mut child = Command::new(exe)
-            .arg(CHILD_FLAG)
-            .arg(upstream.to_string())
-            .arg(db)
-            .arg(variant.capacity.to_string())
-            .arg(if variant.one_thread { "one" } else { "multi" })
+            .args(args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .kill_on_drop(true)
@@ -174,10 +182,10 @@ impl TracerChild {
 
 /// A third-party proxy (nginx or mitmdump) running as a child, with its temp directory.
 pub struct External {
-    child: Child,
+    pub child: Child,
     pub addr: SocketAddr,
-    stop_signal: &'static str,
-    _dir: tempfile::TempDir,
+    pub stop_signal: &'static str,
+    pub _dir: tempfile::TempDir,
 }
 
 impl External {
@@ -289,12 +297,12 @@ pub async fn start_mitmdump(mitmdump: &Path, upstream: SocketAddr) -> anyhow::Re
 }
 
 /// A port that was free a moment ago (the tool binds it itself).
-fn free_port() -> anyhow::Result<SocketAddr> {
+pub fn free_port() -> anyhow::Result<SocketAddr> {
     let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
     Ok(listener.local_addr()?)
 }
 
-async fn wait_listening(addr: SocketAddr, limit: Duration) -> anyhow::Result<()> {
+pub async fn wait_listening(addr: SocketAddr, limit: Duration) -> anyhow::Result<()> {
     let deadline = Instant::now() + limit;
     while Instant::now() < deadline {
         if tokio::net::TcpStream::connect(addr).await.is_ok() {

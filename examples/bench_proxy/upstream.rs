@@ -50,6 +50,35 @@ pub async fn spawn(clock: Instant) -> std::io::Result<SocketAddr> {
     Ok(addr)
 }
 
+/// The same upstream behind TLS (HTTP/1.1): the HTTPS columns' server.
+pub async fn spawn_tls(
+    clock: Instant,
+    acceptor: tokio_rustls::TlsAcceptor,
+) -> std::io::Result<SocketAddr> {
+    let listener = TcpListener::bind("127.0.0.1:0").await?;
+    let addr = listener.local_addr()?;
+    tokio::spawn(async move {
+        loop {
+            let Ok((stream, _)) = listener.accept().await else {
+                return;
+            };
+            let _ = stream.set_nodelay(true);
+            let acceptor = acceptor.clone();
+            tokio::spawn(async move {
+                let Ok(tls) = acceptor.accept(stream).await else {
+                    return;
+                };
+                let service = service_fn(move |req| answer(req, clock));
+                let _ = http1::Builder::new()
+                    .keep_alive(true)
+                    .serve_connection(TokioIo::new(tls), service)
+                    .await;
+            });
+        }
+    });
+    Ok(addr)
+}
+
 async fn answer(
     request: Request<Incoming>,
     clock: Instant,

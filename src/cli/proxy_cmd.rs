@@ -9,8 +9,12 @@ use anyhow::{Context, bail};
 use tokio::sync::oneshot;
 
 use super::ProxyArgs;
+use crate::ca::{CertAuthority, Created, ca_dir};
 use crate::exporter::start_configured as start_exporter;
+use crate::proxy::ForwardSettings;
 use crate::proxy::announce::{announce_in_background, retire_announced};
+use crate::proxy::forward_roles::HostPattern;
+use crate::proxy::tls::UpstreamTls;
 use crate::proxy::{Proxy, ProxySettings, Route, check_routes, routes_from_file};
 use crate::stop_signal::shutdown_on_signals;
 use crate::store::{Recorder, Store};
@@ -28,7 +32,9 @@ pub async fn run(db: &Path, args: ProxyArgs) -> anyhow::Result<ExitCode> {
     if let Some(config) = &args.config {
         routes.extend(routes_from_file(config)?);
     }
-    if let Err(message) = check_routes(&routes) {
+    if let Err(message) = check_routes(&routes)
+        && !(routes.is_empty() && args.forward.is_some())
+    {
         bail!(message);
     }
     let upstream_timeout = Duration::try_from_secs_f64(args.upstream_timeout)
@@ -44,14 +50,37 @@ pub async fn run(db: &Path, args: ProxyArgs) -> anyhow::Result<ExitCode> {
         max_body: args.max_body,
         upstream_timeout,
         redact: !args.no_redact,
+        upstream_tls: UpstreamTls {
+            extra_cas: args.upstream_cas,
+            resolve: args.resolve,
+        },
         ..ProxySettings::default()
     };
     // Heard from before anything listens: a signal never finds the default action.
     let shutdown = shutdown_on_signals("tracer");
     let otlp = args.otlp.config()?;
     let store = Store::open(db).await?;
-    let proxy = Proxy::bind(routes, settings).await?;
-    print_route_table(&proxy.routes(), db);
+    let intercept = args.intercept;
+    let mut proxy = Proxy::bind(routes, settings).await?;
+    if let Some(listen) = args.forward {
+        let ca_dir = ca_dir(args.ca_dir.as_deref())?;
+        let (ca, created) = CertAuthority::load_or_create(&ca_dir)?;
+        if created == Created::New {
+            eprintln!(
+                "tracer: created a CA in {}: clients must trust it (`tracer ca --env`)",
+                ca_dir.display()
+            );
+        }
+        proxy = proxy
+            .with_forward(ForwardSettings {
+                listen,
+                intercept: intercept.clone(),
+                host_roles: args.host_role,
+                ca: std::sync::Arc::new(ca),
+            })
+            .await?;
+    }
+    print_route_table(&proxy.routes(), proxy.forward_addr(), &intercept, db);
     let announced = announce_in_background(&store, proxy.routes());
     let exporter = start_exporter(otlp, &store, false);
 
@@ -93,7 +122,12 @@ pub async fn run(db: &Path, args: ProxyArgs) -> anyhow::Result<ExitCode> {
 
 /// The table printed at start: what listens where, and where it forwards.
 pub fn route_table(routes: &[Route]) -> String {
-    let rows: Vec<[String; 4]> = routes
+    table_of(routes, None)
+}
+
+/// The route table, with the forward proxy's row (listen address, what it intercepts) last.
+fn table_of(routes: &[Route], forward: Option<[String; 4]>) -> String {
+    let mut rows: Vec<[String; 4]> = routes
         .iter()
         .map(|r| {
             [
@@ -104,6 +138,7 @@ pub fn route_table(routes: &[Route]) -> String {
             ]
         })
         .collect();
+    rows.extend(forward);
     let header = ["ROUTE", "ROLE", "LISTEN", "UPSTREAM"].map(String::from);
     let widths: Vec<usize> = (0..4)
         .map(|i| {
@@ -128,8 +163,30 @@ pub fn route_table(routes: &[Route]) -> String {
     out
 }
 
-fn print_route_table(routes: &[Route], db: &Path) {
+fn print_route_table(
+    routes: &[Route],
+    forward: Option<std::net::SocketAddr>,
+    intercept: &[HostPattern],
+    db: &Path,
+) {
     println!("tracer proxy: recording to {}", db.display());
-    print!("{}", route_table(routes));
+    let forward_row = forward.map(|addr| {
+        let hosts = if intercept.is_empty() {
+            "every host".to_string()
+        } else {
+            intercept
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        [
+            "forward".to_string(),
+            "by host".to_string(),
+            addr.to_string(),
+            format!("HTTPS_PROXY=http://{addr} (decrypts: {hosts})"),
+        ]
+    });
+    print!("{}", table_of(routes, forward_row));
     println!("Ctrl-C to stop.");
 }

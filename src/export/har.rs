@@ -122,6 +122,9 @@ fn request_url(hop: &RecordedHop) -> String {
     }
     if start.url.starts_with("http://") || start.url.starts_with("https://") {
         start.url.clone()
+    } else if start.method == "CONNECT" {
+        // A forward-proxy tunnel: its target is `host:port`.
+        format!("https://{}/", start.path)
     } else {
         format!("http://{}{}", start.route, start.path)
     }

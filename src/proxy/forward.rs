@@ -13,10 +13,10 @@ use http_body_util::combinators::UnsyncBoxBody;
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use hyper_util::client::legacy::Client;
-use hyper_util::client::legacy::connect::HttpConnector;
 
-use super::headers::{record_headers, strip_for_upstream, strip_hop_by_hop};
+use super::headers::{record_headers, redact_query, strip_for_upstream, strip_hop_by_hop};
 use super::tee::{BodyOutcome, Captured, HopClock, TeeBody, settle_unpolled};
+use super::tls::UpstreamConnector;
 use super::{ProxySettings, Route};
 use crate::hop::{
     BodyCapture, HopEnd, HopStart, HopState, RequestDone, Role, Transport, random_hex_id,
@@ -25,7 +25,9 @@ use crate::store::RecorderHandle;
 use crate::wire::trace_context::TraceParent;
 
 pub type ProxyBody = UnsyncBoxBody<Bytes, hyper::Error>;
-pub type UpstreamClient = Client<HttpConnector, TeeBody<Incoming>>;
+/// A request body on its way upstream: a route's own, or one the forward proxy already peeked at.
+pub type RequestBody = UnsyncBoxBody<Bytes, hyper::Error>;
+pub type UpstreamClient = Client<UpstreamConnector, TeeBody<RequestBody>>;
 
 /// Everything a route's connections share.
 pub struct RouteContext {
@@ -72,7 +74,23 @@ pub async fn handle(
     peer: SocketAddr,
     request: Request<Incoming>,
 ) -> Result<Response<ProxyBody>, Infallible> {
-    let clock = HopClock::start();
+    handle_at(
+        ctx,
+        peer,
+        request.map(BodyExt::boxed_unsync),
+        HopClock::start(),
+    )
+    .await
+}
+
+/// Forwards one request whose hop started at `clock` (the forward proxy starts it before it
+/// reads what it needs to choose the route).
+pub async fn handle_at(
+    ctx: Arc<RouteContext>,
+    peer: SocketAddr,
+    request: Request<RequestBody>,
+    clock: HopClock,
+) -> Result<Response<ProxyBody>, Infallible> {
     let settings = &ctx.settings;
     let (mut parts, body) = request.into_parts();
     let id = match ctx.route.role {
@@ -91,10 +109,11 @@ pub async fn handle(
         transport: Transport::Http,
         peer: peer.to_string(),
         method: parts.method.to_string(),
-        path,
-        url: upstream_uri
-            .as_ref()
-            .map_or_else(|_| String::new(), Uri::to_string),
+        path: redact_query(&path, settings.redact),
+        url: upstream_uri.as_ref().map_or_else(
+            |_| String::new(),
+            |uri| redact_query(&uri.to_string(), settings.redact),
+        ),
         request_headers: record_headers(&parts.headers, settings.redact),
         started_unix_ns: clock.started_unix_ns,
     });
@@ -235,12 +254,12 @@ fn finished_hop(mut end: HopEnd, request: Option<Captured>, response: Captured) 
 /// grouping can read a request while its answer is still awaited; its capture then goes to the
 /// hop's end through the returned receiver.
 fn tee_request(
-    body: Incoming,
+    body: RequestBody,
     clock: HopClock,
     max_body: usize,
     recorder: Option<RecorderHandle>,
     id: String,
-) -> (TeeBody<Incoming>, RequestWatch) {
+) -> (TeeBody<RequestBody>, RequestWatch) {
     let was_empty = body.is_end_stream();
     let (tx, rx) = tokio::sync::oneshot::channel();
     let tee = TeeBody::with_callback(body, clock, max_body, 0, move |seen| {

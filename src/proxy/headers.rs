@@ -20,19 +20,44 @@ const HOP_BY_HOP: [&str; 8] = [
     "upgrade",
 ];
 
-const SECRET_HEADERS: [&str; 6] = [
-    "authorization",
-    "proxy-authorization",
-    "cookie",
-    "set-cookie",
-    "x-api-key",
-    "api-key",
-];
+/// A header whose name contains one of these holds a secret (`authorization`, `x-goog-api-key`,
+/// `anthropic-api-key`, `set-cookie`, `x-session-token`, ...).
+const SECRET_PARTS: [&str; 6] = ["key", "token", "secret", "auth", "cookie", "session"];
+
+/// Query parameters whose values are secrets (`?key=` is how Gemini takes its API key).
+const SECRET_PARAMS: [&str; 6] = ["key", "api_key", "apikey", "token", "access_token", "sig"];
 
 /// Whether a header's value is a secret that the record must not keep.
 pub fn is_redacted_header(name: &str) -> bool {
     let name = name.to_ascii_lowercase();
-    SECRET_HEADERS.contains(&name.as_str()) || name.contains("token") || name.contains("secret")
+    SECRET_PARTS.iter().any(|part| name.contains(part))
+}
+
+/// A path or URL with the values of secret query parameters replaced by `[redacted]` (when
+/// `redact`); everything else, including the parameters' order and spelling, is kept.
+pub fn redact_query(target: &str, redact: bool) -> String {
+    let Some((head, query)) = target.split_once('?').filter(|_| redact) else {
+        return target.to_string();
+    };
+    let (query, fragment) = match query.split_once('#') {
+        Some((query, fragment)) => (query, Some(fragment)),
+        None => (query, None),
+    };
+    let params: Vec<String> = query
+        .split('&')
+        .map(|param| match param.split_once('=') {
+            Some((name, _)) if SECRET_PARAMS.contains(&name.to_ascii_lowercase().as_str()) => {
+                format!("{name}={REDACTED}")
+            }
+            _ => param.to_string(),
+        })
+        .collect();
+    let mut out = format!("{head}?{}", params.join("&"));
+    if let Some(fragment) = fragment {
+        out.push('#');
+        out.push_str(fragment);
+    }
+    out
 }
 
 /// Removes the hop-by-hop headers, and those that `Connection` names, before forwarding.
@@ -89,12 +114,42 @@ mod tests {
             "X-Api-Key",
             "x-auth-token",
             "Client-Secret",
+            "x-goog-api-key",
+            "anthropic-api-key",
+            "Set-Cookie",
+            "proxy-authorization",
+            "mcp-session-id",
         ] {
             assert!(is_redacted_header(name), "{name}");
         }
-        for name in ["content-type", "traceparent", "mcp-session-id"] {
+        for name in [
+            "content-type",
+            "traceparent",
+            "mcp-protocol-version",
+            "accept",
+        ] {
             assert!(!is_redacted_header(name), "{name}");
         }
+    }
+
+    #[test]
+    fn secret_query_parameters_are_redacted() {
+        assert_eq!(
+            redact_query(
+                "/v1beta/models/g:generateContent?key=AIza123&alt=sse&API_KEY=x&sig=y",
+                true
+            ),
+            "/v1beta/models/g:generateContent?key=[redacted]&alt=sse&API_KEY=[redacted]&sig=[redacted]"
+        );
+        assert_eq!(
+            redact_query("https://h/p?access_token=t&apikey=a&q=1#f", true),
+            "https://h/p?access_token=[redacted]&apikey=[redacted]&q=1#f"
+        );
+        assert_eq!(redact_query("/p?key=1", false), "/p?key=1");
+        assert_eq!(
+            redact_query("/p?monkey=1&keys=2", true),
+            "/p?monkey=1&keys=2"
+        );
     }
 
     #[test]

@@ -1,25 +1,27 @@
 //! Listeners and connections: bind every route up front, accept until shutdown, then let
 //! in-flight hops finish (within a grace period) so their records are complete.
 
+use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::Duration;
 
 use hyper::service::service_fn;
-use hyper_util::client::legacy::Client;
-use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::rt::{TokioExecutor, TokioTimer};
 use tokio::net::TcpListener;
+use tokio::sync::watch;
 use tokio::task::JoinSet;
 
 use super::forward::{RouteContext, UpstreamClient, handle};
+use super::forward_proxy::{ForwardSettings, ForwardShared, accept_loop as forward_accept_loop};
 use super::{ProxySettings, Route};
-use crate::serve::{ServeStats, Shutdown, serve_http};
+use crate::serve::{ServeStats, Shutdown, StopLevel, serve_http};
 use crate::store::RecorderHandle;
 
 /// The proxy with every listener bound, ready to run.
 pub struct Proxy {
     listeners: Vec<(Route, TcpListener)>,
     settings: Arc<ProxySettings>,
+    client: UpstreamClient,
+    /// The forward proxy's listener (`--forward`), when there is one.
+    forward: Option<(ForwardSettings, TcpListener)>,
 }
 
 /// What a run of the proxy did: connections served, and those cut off at the end.
@@ -28,6 +30,7 @@ pub type ProxyStats = ServeStats;
 impl Proxy {
     /// Binds every route's listener; a port in use is an error naming the route.
     pub async fn bind(routes: Vec<Route>, settings: ProxySettings) -> anyhow::Result<Proxy> {
+        let client = super::tls::upstream_client(&settings.upstream_tls)?;
         let mut listeners = Vec::with_capacity(routes.len());
         for mut route in routes {
             let listener = TcpListener::bind(route.listen).await.map_err(|e| {
@@ -43,7 +46,24 @@ impl Proxy {
         Ok(Proxy {
             listeners,
             settings: Arc::new(settings),
+            client,
+            forward: None,
         })
+    }
+
+    /// Adds the forward proxy's listener (absolute-form requests and CONNECT).
+    pub async fn with_forward(mut self, mut forward: ForwardSettings) -> anyhow::Result<Proxy> {
+        let listener = TcpListener::bind(forward.listen)
+            .await
+            .map_err(|e| anyhow::anyhow!("--forward: cannot listen on {}: {e}", forward.listen))?;
+        forward.listen = listener.local_addr()?;
+        self.forward = Some((forward, listener));
+        Ok(self)
+    }
+
+    /// Where the forward proxy listens (port 0 resolved), when there is one.
+    pub fn forward_addr(&self) -> Option<SocketAddr> {
+        self.forward.as_ref().map(|(forward, _)| forward.listen)
     }
 
     /// The routes with their bound addresses (port 0 resolved).
@@ -58,8 +78,9 @@ impl Proxy {
     /// until a second stop request cuts it short). The recorder handle is dropped when the last
     /// hop is handed over.
     pub async fn run(self, recorder: RecorderHandle, shutdown: impl Into<Shutdown>) -> ProxyStats {
-        let client = upstream_client();
+        let client = self.client;
         let stop = shutdown.into().share();
+        let grace = self.settings.shutdown_grace;
         let mut accept_loops = JoinSet::new();
         for (route, listener) in self.listeners {
             let ctx = Arc::new(RouteContext {
@@ -72,8 +93,26 @@ impl Proxy {
                 let ctx = ctx.clone();
                 service_fn(move |request| handle(ctx.clone(), peer, request))
             };
-            let grace = self.settings.shutdown_grace;
             accept_loops.spawn(serve_http(listener, make_service, stop.shutdown(), grace));
+        }
+        if let Some((forward, listener)) = self.forward {
+            // The forward proxy keeps its own loop (it also drains upgraded tunnels); it hears
+            // the same stop request.
+            let (stop_tx, stop_rx) = watch::channel(false);
+            let graceful = stop.clone();
+            tokio::spawn(async move {
+                graceful.reached(StopLevel::Graceful).await;
+                let _ = stop_tx.send(true);
+            });
+            let shared = Arc::new(ForwardShared {
+                forward,
+                settings: self.settings.clone(),
+                client: client.clone(),
+                recorder: recorder.clone(),
+                upgraded: std::sync::Mutex::new(JoinSet::new()),
+                stop: stop_rx,
+            });
+            accept_loops.spawn(forward_accept_loop(shared, listener, grace));
         }
         drop(recorder);
         let mut stats = ProxyStats::default();
@@ -84,16 +123,4 @@ impl Proxy {
         }
         stats
     }
-}
-
-fn upstream_client() -> UpstreamClient {
-    let mut connector = HttpConnector::new();
-    connector.set_nodelay(true);
-    connector.set_keepalive(Some(Duration::from_secs(60)));
-    Client::builder(TokioExecutor::new())
-        .timer(TokioTimer::new())
-        .pool_timer(TokioTimer::new())
-        .pool_idle_timeout(Duration::from_secs(90))
-        .http1_preserve_header_case(true)
-        .build(connector)
 }

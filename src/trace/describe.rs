@@ -26,6 +26,16 @@ pub fn explain_request(
     reading: &HopReading,
     previous: Option<&ChatRequest>,
 ) -> Explained {
+    if hop.start.method == "CONNECT" {
+        // An interception that never got past the handshake names an https:// URL; a tunnel
+        // names only the host and port it joined.
+        let case = if hop.start.url.starts_with("https://") {
+            Case::InterceptHandshake
+        } else {
+            Case::Tunnel
+        };
+        return Explained::new(case, &[("target", hop.start.path.clone())]);
+    }
     let mut explained = match &reading.request.reading {
         Reading::AgentRequest(request) => Explained::new(
             Case::AgentRequest,
@@ -121,6 +131,15 @@ pub fn explain_response(hop: &RecordedHop, reading: &HopReading) -> Explained {
     let Some(response) = &reading.response else {
         return Explained::new(Case::InFlight, &[]);
     };
+    if let Some(end) = end.filter(|_| hop.start.method == "CONNECT") {
+        return Explained::new(
+            Case::TunnelClosed,
+            &[
+                ("up", end.request_body.total_len.to_string()),
+                ("down", end.response_body.total_len.to_string()),
+            ],
+        );
+    }
     let status = end.and_then(|e| e.status).unwrap_or(0);
     let mut explained = match &response.reading {
         Reading::ChatResponse(reply) => model_response(reply, hop),

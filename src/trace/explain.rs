@@ -34,6 +34,9 @@ pub enum Case {
     McpOtherResult,
     HttpRequest,
     HttpResponse,
+    Tunnel,
+    TunnelClosed,
+    InterceptHandshake,
     InFlight,
     Failed,
     Aborted,
@@ -48,7 +51,7 @@ pub enum Case {
 
 impl Case {
     /// Every case, for checks that the table is complete.
-    pub const ALL: [Case; 38] = [
+    pub const ALL: [Case; 41] = [
         Case::AgentRequest,
         Case::AgentReply,
         Case::AgentError,
@@ -78,6 +81,9 @@ impl Case {
         Case::McpOtherResult,
         Case::HttpRequest,
         Case::HttpResponse,
+        Case::Tunnel,
+        Case::TunnelClosed,
+        Case::InterceptHandshake,
         Case::InFlight,
         Case::Failed,
         Case::Aborted,

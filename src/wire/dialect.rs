@@ -9,6 +9,7 @@ mod json_util;
 mod mcp_read;
 mod ollama_read;
 mod openai_read;
+mod responses_read;
 pub mod text_tool_call;
 
 use serde_json::Value;
@@ -24,6 +25,7 @@ pub enum Dialect {
     OllamaChat,
     OllamaGenerate,
     OpenAiChat,
+    OpenAiResponses,
     AnthropicMessages,
     Mcp,
     Agent,
@@ -36,6 +38,7 @@ impl Dialect {
             Dialect::OllamaChat => "ollama.chat",
             Dialect::OllamaGenerate => "ollama.generate",
             Dialect::OpenAiChat => "openai.chat",
+            Dialect::OpenAiResponses => "openai.responses",
             Dialect::AnthropicMessages => "anthropic.messages",
             Dialect::Mcp => "mcp",
             Dialect::Agent => "agent",
@@ -50,6 +53,7 @@ impl Dialect {
             Dialect::OllamaChat
                 | Dialect::OllamaGenerate
                 | Dialect::OpenAiChat
+                | Dialect::OpenAiResponses
                 | Dialect::AnthropicMessages
         )
     }
@@ -66,6 +70,9 @@ pub fn detect(role: Role, method: &str, path: &str, headers: &[Header], body: &[
     }
     if path.ends_with("/chat/completions") {
         return Dialect::OpenAiChat;
+    }
+    if path.ends_with("/responses") && method.eq_ignore_ascii_case("POST") {
+        return Dialect::OpenAiResponses;
     }
     if path.ends_with("/v1/messages") || header_text(headers, "anthropic-version").is_some() {
         return Dialect::AnthropicMessages;
@@ -296,6 +303,7 @@ pub fn read_request(dialect: Dialect, headers: &[Header], body: &BodyCapture) ->
     let reading = match dialect {
         Dialect::OllamaChat | Dialect::OllamaGenerate => ollama_read::request(body),
         Dialect::OpenAiChat => openai_read::request(body),
+        Dialect::OpenAiResponses => responses_read::request(body),
         Dialect::AnthropicMessages => anthropic_read::request(body),
         Dialect::Mcp => mcp_read::read(headers, body),
         Dialect::Agent => agent_read::request(body),
@@ -309,6 +317,7 @@ pub fn read_response(dialect: Dialect, headers: &[Header], body: &BodyCapture) -
     let reading = match dialect {
         Dialect::OllamaChat | Dialect::OllamaGenerate => ollama_read::response(headers, body),
         Dialect::OpenAiChat => openai_read::response(headers, body),
+        Dialect::OpenAiResponses => responses_read::response(headers, body),
         Dialect::AnthropicMessages => anthropic_read::response(headers, body),
         Dialect::Mcp => mcp_read::read(headers, body),
         Dialect::Agent => agent_read::response(body),

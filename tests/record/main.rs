@@ -1,5 +1,6 @@
 //! The recording path, one test binary: the proxy and its store, stdio wrapping, the dialect
-//! readers, grouping and numbering, the hop log, and the `tracer` command line around them.
+//! readers, grouping and numbering, the hop log, HTTPS (TLS upstreams, the forward proxy, tracer's
+//! CA), and the `tracer` command line around them.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -15,13 +16,21 @@ mod trace_hops;
 
 mod cli;
 mod correlate;
+mod dialects_cloud;
 mod dialects_mcp;
 mod dialects_model;
 mod dialects_robust;
 mod grouping;
 mod grouping_proxy;
 mod hop_log;
+mod https_ca;
+mod https_forward_edges;
+mod https_reverse;
+mod https_support;
+mod interop_https_curl;
+mod interop_https_sdk;
 mod interop_mcp_sdk;
+mod openai_double;
 mod proxy;
 mod trace_summary;
 mod wrap;

@@ -35,7 +35,7 @@ impl Draft {
 /// `gen_ai.provider.name` (and OpenInference `llm.provider`) by the dialect a model spoke.
 pub fn provider(dialect: Dialect) -> &'static str {
     match dialect {
-        Dialect::OpenAiChat => "openai",
+        Dialect::OpenAiChat | Dialect::OpenAiResponses => "openai",
         Dialect::AnthropicMessages => "anthropic",
         _ => "ollama",
     }

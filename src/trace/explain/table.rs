@@ -193,6 +193,28 @@ pub const CASES: &[CaseText] = &[
         "A response tracer does not read as a known dialect; its body is shown as it was.",
     ),
     row(
+        Case::Tunnel,
+        "tunnel",
+        "tunnel to {target}, not decrypted",
+        "The client asked the forward proxy for a blind tunnel (CONNECT) to a host outside \
+         --intercept. Its bytes pass untouched: tracer counts them and times the tunnel, nothing \
+         more.",
+    ),
+    row(
+        Case::TunnelClosed,
+        "tunnel_closed",
+        "tunnel closed: {up} bytes up, {down} bytes down",
+        "The encrypted exchange is over. To read what crossed it, add the host to --intercept and \
+         have the client trust tracer's CA (`tracer ca --env`).",
+    ),
+    row(
+        Case::InterceptHandshake,
+        "intercept_handshake",
+        "TLS handshake for {target}, to decrypt it",
+        "The client opened a tunnel (CONNECT) and tracer answered its TLS handshake with a \
+         certificate from tracer's own CA, so that it can read and record what follows.",
+    ),
+    row(
         Case::InFlight,
         "in_flight",
         "waiting for the response…",

@@ -193,6 +193,8 @@ fn stream(body: &[u8]) -> BodyReading {
 }
 
 /// Joins one `tool_calls[]` fragment: keyed by `index`, and by `id` when a server reuses an index.
+/// Only `arguments` accumulate: a server that repeats the name (and id) in every fragment, as
+/// llama.cpp's does, names the same call, not `get_phonenumberget_phonenumber…`.
 fn absorb_fragment(calls: &mut Vec<PartialCall>, fragment: &Value) {
     let index = u64_field(fragment, "index").unwrap_or(0);
     let id = str_field(fragment, "id").map(str::to_string);
@@ -210,7 +212,9 @@ fn absorb_fragment(calls: &mut Vec<PartialCall>, fragment: &Value) {
             if call.id.is_none() {
                 call.id = id;
             }
-            if let Some(name) = name {
+            if let Some(name) = name
+                && name != call.name
+            {
                 call.name.push_str(name);
             }
             call.arguments.push_str(arguments);

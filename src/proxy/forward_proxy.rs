@@ -1,0 +1,337 @@
+//! The forward proxy (`--forward ADDR`): accepts proxy connections, forwards absolute-form
+//! `http://` requests as ordinary hops (role and route chosen per request, the route named by the
+//! host), and hands `CONNECT` to interception or a tunnel.
+
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures_util::StreamExt;
+use http::uri::Authority;
+use http::{Method, Request, Response, StatusCode, Uri};
+use http_body::Body as _;
+use http_body_util::{BodyExt, BodyStream, Full, StreamBody};
+use hyper::body::{Frame, Incoming};
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+use tokio::task::JoinSet;
+
+use super::forward::{ProxyBody, RequestBody, RouteContext, UpstreamClient, handle_at};
+use super::forward_roles::{HostPattern, HostRole, looks_like_jsonrpc, role_from_head};
+use super::tee::HopClock;
+use super::{ProxySettings, ProxyStats, Route};
+use crate::ca::CertAuthority;
+use crate::hop::Role;
+use crate::store::RecorderHandle;
+
+/// What `--forward` adds to a proxy.
+#[derive(Debug, Clone)]
+pub struct ForwardSettings {
+    pub listen: SocketAddr,
+    /// Hosts whose `CONNECT` is intercepted; empty means every host.
+    pub intercept: Vec<HostPattern>,
+    pub host_roles: Vec<HostRole>,
+    pub ca: Arc<CertAuthority>,
+}
+
+/// Everything the forward listener's connections share.
+pub struct ForwardShared {
+    pub forward: ForwardSettings,
+    pub settings: Arc<ProxySettings>,
+    pub client: UpstreamClient,
+    pub recorder: RecorderHandle,
+    /// Tunnels and intercepted connections, which outlive the proxy connection that made them.
+    pub upgraded: Mutex<JoinSet<()>>,
+    pub stop: watch::Receiver<bool>,
+}
+
+impl ForwardShared {
+    /// Whether `CONNECT host` is decrypted (else tunnelled).
+    pub fn intercepts(&self, host: &str) -> bool {
+        self.forward.intercept.is_empty() || self.forward.intercept.iter().any(|p| p.matches(host))
+    }
+
+    /// `--host-role` for a host: its role and route name.
+    pub fn host_role(&self, host: &str) -> Option<(Role, String)> {
+        self.forward
+            .host_roles
+            .iter()
+            .find(|r| r.pattern.matches(host))
+            .map(|r| (r.role, r.name.clone().unwrap_or_else(|| host.to_string())))
+    }
+
+    pub fn spawn_upgraded(&self, task: impl std::future::Future<Output = ()> + Send + 'static) {
+        let mut set = self
+            .upgraded
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        while set.try_join_next().is_some() {}
+        set.spawn(task);
+    }
+}
+
+/// Serves the forward listener until `stop`, then lets open exchanges finish within `grace`.
+pub async fn accept_loop(
+    shared: Arc<ForwardShared>,
+    listener: TcpListener,
+    grace: Duration,
+) -> ProxyStats {
+    let mut stop = shared.stop.clone();
+    let mut connections = JoinSet::new();
+    let mut stats = ProxyStats::default();
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => {
+                let (stream, peer) = match accepted {
+                    Ok(pair) => pair,
+                    Err(error) => {
+                        // Out of file descriptors and the like: wait a little, keep serving.
+                        tracing::warn!(%error, "forward proxy: accept failed");
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                        continue;
+                    }
+                };
+                let _ = stream.set_nodelay(true);
+                stats.connections += 1;
+                connections.spawn(serve_proxy_connection(shared.clone(), stream, peer));
+                while connections.try_join_next().is_some() {}
+            }
+            _ = stop.changed() => break,
+        }
+    }
+    drop(listener);
+    let deadline = tokio::time::Instant::now() + grace;
+    // Proxy connections first: a CONNECT one of them is answering adds its task before it ends.
+    stats.cut_off = drain_until(&mut connections, deadline).await;
+    let mut upgraded = std::mem::take(
+        &mut *shared
+            .upgraded
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner),
+    );
+    stats.cut_off += drain_until(&mut upgraded, deadline).await;
+    if stats.cut_off > 0 {
+        tracing::warn!(
+            open = stats.cut_off,
+            "grace period over: cutting off forward-proxy connections"
+        );
+    }
+    stats
+}
+
+/// Waits for the tasks until `deadline`, then aborts the rest; returns how many were cut off.
+async fn drain_until(tasks: &mut JoinSet<()>, deadline: tokio::time::Instant) -> u64 {
+    let _ = tokio::time::timeout_at(deadline, async {
+        while tasks.join_next().await.is_some() {}
+    })
+    .await;
+    let cut_off = tasks.len() as u64;
+    tasks.abort_all();
+    while tasks.join_next().await.is_some() {}
+    cut_off
+}
+
+async fn serve_proxy_connection(
+    shared: Arc<ForwardShared>,
+    stream: tokio::net::TcpStream,
+    peer: SocketAddr,
+) {
+    let mut stop = shared.stop.clone();
+    let service = {
+        let shared = shared.clone();
+        service_fn(move |request| on_proxy_request(shared.clone(), peer, request))
+    };
+    let connection = http1::Builder::new()
+        .timer(TokioTimer::new())
+        .preserve_header_case(true)
+        .keep_alive(true)
+        .serve_connection(TokioIo::new(stream), service)
+        .with_upgrades();
+    serve_until_stopped(connection, &mut stop).await;
+}
+
+/// Drives a connection; at the stop signal, asks it to finish its exchange and close.
+pub async fn serve_until_stopped<C>(connection: C, stop: &mut watch::Receiver<bool>)
+where
+    C: std::future::Future<Output = Result<(), hyper::Error>> + GracefulHalt,
+{
+    let mut connection = std::pin::pin!(connection);
+    if *stop.borrow() {
+        connection.as_mut().halt();
+    } else {
+        tokio::select! {
+            _ = connection.as_mut() => return,
+            _ = stop.changed() => connection.as_mut().halt(),
+        }
+    }
+    let _ = connection.await;
+}
+
+/// A hyper connection that can be asked to stop after its current exchange.
+pub trait GracefulHalt {
+    fn halt(self: std::pin::Pin<&mut Self>);
+}
+
+impl<I, S> GracefulHalt for http1::UpgradeableConnection<I, S>
+where
+    S: hyper::service::HttpService<Incoming>,
+    S::ResBody: 'static,
+    <S::ResBody as http_body::Body>::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    I: hyper::rt::Read + hyper::rt::Write + Unpin + Send + 'static,
+{
+    fn halt(self: std::pin::Pin<&mut Self>) {
+        self.graceful_shutdown();
+    }
+}
+
+impl<I, S> GracefulHalt for http1::Connection<I, S>
+where
+    S: hyper::service::HttpService<Incoming>,
+    S::ResBody: 'static,
+    <S::ResBody as http_body::Body>::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    I: hyper::rt::Read + hyper::rt::Write + Unpin + 'static,
+{
+    fn halt(self: std::pin::Pin<&mut Self>) {
+        self.graceful_shutdown();
+    }
+}
+
+async fn on_proxy_request(
+    shared: Arc<ForwardShared>,
+    peer: SocketAddr,
+    request: Request<Incoming>,
+) -> Result<Response<ProxyBody>, Infallible> {
+    if request.method() == Method::CONNECT {
+        return Ok(super::intercept::on_connect(shared, peer, request).await);
+    }
+    let scheme = request.uri().scheme_str().map(str::to_ascii_lowercase);
+    match (scheme.as_deref(), request.uri().authority().cloned()) {
+        (Some(scheme @ ("http" | "https")), Some(authority)) => {
+            let scheme = scheme.to_string();
+            forward_one(shared, peer, request, &scheme, authority).await
+        }
+        _ => Ok(proxy_error(
+            StatusCode::BAD_REQUEST,
+            "this is tracer's forward proxy: send absolute-form requests (GET http://host/path) \
+             or CONNECT host:port (set HTTP_PROXY/HTTPS_PROXY); a reverse route needs --route",
+        )),
+    }
+}
+
+/// Forwards one request to `scheme://authority` as a hop of the route named by the host.
+pub async fn forward_one(
+    shared: Arc<ForwardShared>,
+    peer: SocketAddr,
+    request: Request<Incoming>,
+    scheme: &str,
+    authority: Authority,
+) -> Result<Response<ProxyBody>, Infallible> {
+    let clock = HopClock::start();
+    let (mut parts, body) = request.into_parts();
+    let host = authority
+        .host()
+        .trim_start_matches('[')
+        .trim_end_matches(']');
+    let path = parts
+        .uri
+        .path_and_query()
+        .map_or("/", |pq| pq.as_str())
+        .to_string();
+    parts.uri = path.parse().unwrap_or_else(|_| Uri::from_static("/"));
+    parts.headers.remove(http::header::PROXY_AUTHORIZATION);
+    let mut body: RequestBody = body.boxed_unsync();
+    let (role, name) = match shared.host_role(host) {
+        Some(found) => found,
+        None => {
+            let role = match role_from_head(&path, &parts.headers) {
+                Some(role) => role,
+                None if parts.method == Method::POST && !body.is_end_stream() => {
+                    let (role, peeked) = role_from_body(body).await;
+                    body = peeked;
+                    role
+                }
+                None => Role::Other,
+            };
+            (role, host.to_string())
+        }
+    };
+    let Ok(upstream) = format!("{scheme}://{authority}").parse::<Uri>() else {
+        return Ok(proxy_error(
+            StatusCode::BAD_REQUEST,
+            &format!("cannot forward to `{scheme}://{authority}`"),
+        ));
+    };
+    let ctx = Arc::new(RouteContext {
+        route: Route {
+            name,
+            role,
+            listen: shared.forward.listen,
+            upstream,
+        },
+        settings: shared.settings.clone(),
+        client: shared.client.clone(),
+        recorder: shared.recorder.clone(),
+    });
+    handle_at(ctx, peer, Request::from_parts(parts, body), clock).await
+}
+
+/// Bytes of a request body read to tell a JSON-RPC (MCP) request from others.
+const PEEK_LIMIT: usize = 64 * 1024;
+
+/// Reads the first frames of a body (bounded, briefly) to see whether it is JSON-RPC; returns
+/// the role and the body whole again, the frames read first.
+async fn role_from_body(mut body: RequestBody) -> (Role, RequestBody) {
+    let mut frames: Vec<Result<Frame<Bytes>, hyper::Error>> = Vec::new();
+    let mut seen = Vec::new();
+    let read = tokio::time::timeout(Duration::from_secs(5), async {
+        while seen.len() < PEEK_LIMIT {
+            match body.frame().await {
+                Some(Ok(frame)) => {
+                    if let Some(data) = frame.data_ref() {
+                        seen.extend_from_slice(data);
+                    }
+                    frames.push(Ok(frame));
+                    if body.is_end_stream() {
+                        break;
+                    }
+                }
+                Some(Err(error)) => {
+                    frames.push(Err(error));
+                    break;
+                }
+                None => break,
+            }
+        }
+    })
+    .await;
+    // A body slower than that is not held up further: it is forwarded as `other`.
+    let role = if read.is_ok() && looks_like_jsonrpc(&seen) {
+        Role::Mcp
+    } else {
+        Role::Other
+    };
+    let rest = BodyStream::new(body);
+    let whole = futures_util::stream::iter(frames).chain(rest);
+    (role, StreamBody::new(whole).boxed_unsync())
+}
+
+/// A JSON error from the forward proxy itself (no route or upstream to name).
+pub fn proxy_error(status: StatusCode, message: &str) -> Response<ProxyBody> {
+    let body = serde_json::json!({"error": {"proxy": "forward", "message": message}});
+    let mut response = Response::new(
+        Full::new(Bytes::from(body.to_string()))
+            .map_err(|never: Infallible| match never {})
+            .boxed_unsync(),
+    );
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static("application/json"),
+    );
+    response
+}

@@ -1,0 +1,358 @@
+//! The OpenAI Responses API (`/v1/responses`): `input` items (messages, `function_call`,
+//! `function_call_output`) read as a conversation, and replies plain or as named SSE events
+//! (`response.output_text.delta`, `response.function_call_arguments.delta`, ...) reassembled.
+
+use serde_json::Value;
+
+use super::json_util::{
+    Framing, arguments_from, content_text, framing, malformed, parse_lenient, sse_events,
+    str_field, u64_field, whole,
+};
+use super::ollama_read::add_text_tool_calls;
+use super::{
+    BodyReading, ChatMessage, ChatRequest, ChatResponse, Integrity, Reading, ToolCall,
+    ToolCallForm, Usage,
+};
+use crate::hop::{BodyCapture, Header};
+
+fn function_call(item: &Value) -> Option<ToolCall> {
+    let (arguments, arguments_invalid) = arguments_from(item.get("arguments"));
+    Some(ToolCall {
+        id: str_field(item, "call_id")
+            .or_else(|| str_field(item, "id"))
+            .map(str::to_string),
+        name: str_field(item, "name")?.to_string(),
+        arguments,
+        arguments_invalid,
+        form: ToolCallForm::Structured,
+    })
+}
+
+/// The conversation an `input` spells: messages, the model's earlier calls, the tools' outputs.
+fn conversation(input: Option<&Value>) -> Vec<ChatMessage> {
+    let items = match input {
+        Some(Value::String(text)) => {
+            return vec![ChatMessage {
+                role: "user".into(),
+                content: text.clone(),
+                ..ChatMessage::default()
+            }];
+        }
+        Some(Value::Array(items)) => items,
+        _ => return Vec::new(),
+    };
+    let mut messages: Vec<ChatMessage> = Vec::new();
+    for item in items {
+        match str_field(item, "type") {
+            Some("function_call") => {
+                let Some(call) = function_call(item) else {
+                    continue;
+                };
+                // Calls that follow the assistant's own text (or other calls) join its message.
+                match messages.last_mut() {
+                    Some(last) if last.role == "assistant" => last.tool_calls.push(call),
+                    _ => messages.push(ChatMessage {
+                        role: "assistant".into(),
+                        tool_calls: vec![call],
+                        ..ChatMessage::default()
+                    }),
+                }
+            }
+            Some("function_call_output") => messages.push(ChatMessage {
+                role: "tool".into(),
+                content: content_text(item.get("output")),
+                tool_call_id: str_field(item, "call_id").map(str::to_string),
+                tool_name: str_field(item, "name").map(str::to_string),
+                ..ChatMessage::default()
+            }),
+            Some("message") | None if item.get("role").is_some() => {
+                let mut message = ChatMessage {
+                    role: str_field(item, "role").unwrap_or_default().to_string(),
+                    content: content_text(item.get("content")),
+                    ..ChatMessage::default()
+                };
+                add_text_tool_calls(&mut message);
+                messages.push(message);
+            }
+            _ => {}
+        }
+    }
+    messages
+}
+
+/// Function tools are flat here (`{type, name, parameters}`); built-in tools go by their type.
+fn tool_names(tools: Option<&Value>) -> Vec<String> {
+    let Some(Value::Array(tools)) = tools else {
+        return Vec::new();
+    };
+    tools
+        .iter()
+        .filter_map(|tool| {
+            str_field(tool, "name")
+                .or_else(|| tool.get("function").and_then(|f| str_field(f, "name")))
+                .or_else(|| str_field(tool, "type"))
+                .map(str::to_string)
+        })
+        .collect()
+}
+
+/// Reads a `POST /v1/responses` request.
+pub(super) fn request(body: &BodyCapture) -> BodyReading {
+    if body.bytes.trim_ascii().is_empty() {
+        return whole(Reading::Empty);
+    }
+    let Some(value) = parse_lenient(&body.bytes).filter(Value::is_object) else {
+        return malformed(&body.bytes, "not a JSON object");
+    };
+    let messages = conversation(value.get("input"));
+    let system = str_field(&value, "instructions")
+        .map(str::to_string)
+        .or_else(|| {
+            messages
+                .iter()
+                .find(|m| m.role == "system" || m.role == "developer")
+                .map(|m| m.content.clone())
+        });
+    whole(Reading::ChatRequest(ChatRequest {
+        model: str_field(&value, "model").map(str::to_string),
+        system,
+        messages,
+        tools: tool_names(value.get("tools")),
+        stream: value
+            .get("stream")
+            .and_then(Value::as_bool)
+            .unwrap_or(false),
+    }))
+}
+
+fn usage(value: Option<&Value>) -> Usage {
+    let Some(value) = value.filter(|v| v.is_object()) else {
+        return Usage::default();
+    };
+    Usage {
+        input_tokens: u64_field(value, "input_tokens"),
+        output_tokens: u64_field(value, "output_tokens"),
+    }
+}
+
+fn error_text(value: &Value) -> Option<String> {
+    let error = value.get("error").filter(|e| !e.is_null())?;
+    Some(
+        str_field(error, "message")
+            .map(str::to_string)
+            .unwrap_or_else(|| error.to_string()),
+    )
+}
+
+/// A whole `response` object: its output items as one assistant message.
+fn reply_of(response: &Value, reply: &mut ChatResponse) {
+    if let Some(model) = str_field(response, "model") {
+        reply.model = Some(model.to_string());
+    }
+    let status = str_field(response, "status");
+    reply.finish_reason = status.map(str::to_string);
+    reply.usage = usage(response.get("usage"));
+    if reply.error.is_none() {
+        reply.error = error_text(response);
+    }
+    let Some(Value::Array(output)) = response.get("output") else {
+        return;
+    };
+    let mut message = ChatMessage {
+        role: "assistant".into(),
+        ..ChatMessage::default()
+    };
+    for item in output {
+        match str_field(item, "type") {
+            Some("message") => message.content.push_str(&content_text(item.get("content"))),
+            Some("function_call") => message.tool_calls.extend(function_call(item)),
+            Some("reasoning") => message
+                .thinking
+                .push_str(&content_text(item.get("summary"))),
+            _ => {}
+        }
+    }
+    add_text_tool_calls(&mut message);
+    reply.message = message;
+}
+
+/// Reads a reply: a `response` object, or its stream of events.
+pub(super) fn response(headers: &[Header], body: &BodyCapture) -> BodyReading {
+    if body.bytes.trim_ascii().is_empty() {
+        return whole(Reading::Empty);
+    }
+    if framing(headers, &body.bytes) == Framing::Sse {
+        return stream(&body.bytes);
+    }
+    let Some(value) = parse_lenient(&body.bytes).filter(Value::is_object) else {
+        return malformed(&body.bytes, "not a JSON object");
+    };
+    let mut reply = ChatResponse {
+        records: 1,
+        ..ChatResponse::default()
+    };
+    reply_of(&value, &mut reply);
+    if reply.message.role.is_empty() {
+        reply.message.role = "assistant".into();
+    }
+    whole(Reading::ChatResponse(Box::new(reply)))
+}
+
+/// A function call being assembled from its events, keyed by its item id.
+struct PartialCall {
+    item_id: String,
+    output_index: Option<u64>,
+    call: ToolCall,
+    arguments: String,
+}
+
+fn stream(body: &[u8]) -> BodyReading {
+    let (events, tail) = sse_events(body);
+    let mut reply = ChatResponse {
+        message: ChatMessage {
+            role: "assistant".into(),
+            ..ChatMessage::default()
+        },
+        streamed: true,
+        ..ChatResponse::default()
+    };
+    let mut calls: Vec<PartialCall> = Vec::new();
+    let mut last: Option<Value> = None;
+    let (mut ended, mut bad) = (false, 0usize);
+    let all = events.iter().map(|e| (e, false));
+    for (event, is_tail) in all.chain(tail.iter().map(|e| (e, true))) {
+        let data = event.data.trim();
+        if data.is_empty() || data == "[DONE]" {
+            continue;
+        }
+        let Some(data) = parse_lenient(data.as_bytes()) else {
+            bad += usize::from(!is_tail);
+            continue;
+        };
+        reply.records += 1;
+        let kind = str_field(&data, "type").or(event.event.as_deref());
+        let item_id = str_field(&data, "item_id").unwrap_or_default();
+        let output_index = u64_field(&data, "output_index");
+        let find = |calls: &mut Vec<PartialCall>| {
+            calls
+                .iter_mut()
+                .rev()
+                .position(|c| {
+                    (!item_id.is_empty() && c.item_id == item_id)
+                        || (item_id.is_empty()
+                            && output_index.is_some()
+                            && c.output_index == output_index)
+                })
+                .map(|from_end| calls.len() - 1 - from_end)
+        };
+        match kind {
+            Some("response.created" | "response.in_progress") => {
+                if let Some(model) = data.get("response").and_then(|r| str_field(r, "model")) {
+                    reply.model = Some(model.to_string());
+                }
+            }
+            Some("response.output_item.added" | "response.output_item.done") => {
+                let item = data.get("item").cloned().unwrap_or_default();
+                if str_field(&item, "type") != Some("function_call") {
+                    continue;
+                }
+                let Some(call) = function_call(&item) else {
+                    continue;
+                };
+                let id = str_field(&item, "id").unwrap_or_default().to_string();
+                let done_arguments = str_field(&item, "arguments").unwrap_or_default();
+                match calls.iter_mut().find(|c| c.item_id == id) {
+                    Some(known) => {
+                        if !done_arguments.is_empty() {
+                            known.arguments = done_arguments.to_string();
+                        }
+                        known.call.name = call.name;
+                        known.call.id = call.id;
+                    }
+                    None => calls.push(PartialCall {
+                        item_id: id,
+                        output_index,
+                        call,
+                        arguments: done_arguments.to_string(),
+                    }),
+                }
+            }
+            Some("response.output_text.delta") => {
+                reply
+                    .message
+                    .content
+                    .push_str(str_field(&data, "delta").unwrap_or_default());
+            }
+            Some("response.reasoning_summary_text.delta" | "response.reasoning_text.delta") => {
+                reply
+                    .message
+                    .thinking
+                    .push_str(str_field(&data, "delta").unwrap_or_default());
+            }
+            Some("response.function_call_arguments.delta") => {
+                if let Some(i) = find(&mut calls) {
+                    calls[i]
+                        .arguments
+                        .push_str(str_field(&data, "delta").unwrap_or_default());
+                }
+            }
+            Some("response.function_call_arguments.done") => {
+                if let (Some(i), Some(arguments)) =
+                    (find(&mut calls), str_field(&data, "arguments"))
+                {
+                    calls[i].arguments = arguments.to_string();
+                }
+            }
+            Some("response.completed" | "response.failed" | "response.incomplete") => {
+                ended = true;
+                last = data.get("response").cloned();
+            }
+            Some("error") => {
+                reply.error = str_field(&data, "message")
+                    .map(str::to_string)
+                    .or_else(|| error_text(&data));
+            }
+            _ => {}
+        }
+    }
+    let streamed_text = std::mem::take(&mut reply.message.content);
+    let streamed_thinking = std::mem::take(&mut reply.message.thinking);
+    if let Some(last) = &last {
+        reply_of(last, &mut reply);
+    }
+    // What streamed is what the client saw; the final object fills in what did not stream.
+    if !streamed_text.is_empty() || reply.message.content.is_empty() {
+        reply.message.content = streamed_text;
+    }
+    if !streamed_thinking.is_empty() {
+        reply.message.thinking = streamed_thinking;
+    }
+    if !calls.is_empty() {
+        reply.message.tool_calls = calls
+            .into_iter()
+            .map(|partial| {
+                let (arguments, arguments_invalid) =
+                    arguments_from(Some(&Value::String(partial.arguments)));
+                ToolCall {
+                    arguments,
+                    arguments_invalid,
+                    ..partial.call
+                }
+            })
+            .collect();
+    }
+    add_text_tool_calls(&mut reply.message);
+    let integrity = if reply.records == 0 {
+        Integrity::Malformed("no response events".into())
+    } else if bad > 0 {
+        Integrity::Malformed(format!("{bad} event(s) are not JSON"))
+    } else if !ended && reply.error.is_none() {
+        Integrity::CutOff
+    } else {
+        Integrity::Whole
+    };
+    BodyReading {
+        reading: Reading::ChatResponse(Box::new(reply)),
+        integrity,
+    }
+}
