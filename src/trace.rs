@@ -13,7 +13,7 @@ mod text_match;
 pub mod timing;
 
 use crate::hop::{HopEnd, HopStart, Role};
-use crate::wire::dialect::{self, ChatRequest, HopReading, Reading};
+use crate::wire::dialect::{self, HopReading, ModelRequest, Reading};
 
 pub use describe::{explain_request, explain_response};
 pub use evidence::{CallKey, TraceInput};
@@ -101,7 +101,7 @@ fn response_head(hop: &RecordedHop) -> String {
 pub fn explain_trace(hops: &[RecordedHop]) -> Vec<ExplainedMessage> {
     let readings: Vec<HopReading> = hops.iter().map(RecordedHop::reading).collect();
     let times: Vec<HopTimes> = hops.iter().map(RecordedHop::times).collect();
-    let mut previous_model_request: Option<&ChatRequest> = None;
+    let mut previous_model_request: Option<&ModelRequest> = None;
     let mut out = Vec::new();
     let numbered = number_messages(&times);
     let mut hop_numbers = vec![0; hops.len()];
@@ -117,7 +117,7 @@ pub fn explain_trace(hops: &[RecordedHop]) -> Vec<ExplainedMessage> {
         let explained = match message.direction {
             Direction::Request => {
                 let explained = explain_request(hop, reading, previous_model_request);
-                if let Reading::ChatRequest(request) = &reading.request.reading {
+                if let Reading::ModelRequest(request) = &reading.request.reading {
                     previous_model_request = Some(request);
                 }
                 explained

@@ -195,7 +195,7 @@ fn read_answer(
         .unwrap_or_default();
     let reading = dialect::read_response(dialect, &headers, &BodyCapture::whole(body.clone()));
     match reading.reading {
-        Reading::ChatResponse(response) => StepAnswer {
+        Reading::ModelResponse(response) => StepAnswer {
             calls: response
                 .message
                 .tool_calls

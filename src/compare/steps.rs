@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use crate::hop::{HopState, Role};
 use crate::trace::RecordedHop;
-use crate::wire::dialect::{ChatRequest, ChatResponse, HopReading, JsonRpcKind, Reading};
+use crate::wire::dialect::{HopReading, JsonRpcKind, ModelRequest, ModelResponse, Reading};
 
 /// One tool call as the wire carried it: `{"name", "arguments"}`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -140,8 +140,8 @@ fn hop_failure(hop: &RecordedHop) -> Option<String> {
 
 struct ModelHop<'a> {
     hop: &'a RecordedHop,
-    request: Option<&'a ChatRequest>,
-    response: Option<&'a ChatResponse>,
+    request: Option<&'a ModelRequest>,
+    response: Option<&'a ModelResponse>,
 }
 
 struct ToolHop<'a> {
@@ -206,11 +206,11 @@ pub fn run_view(trace: &str, title: Option<String>, hops: &[RecordedHop]) -> Run
             models.push(ModelHop {
                 hop,
                 request: match &reading.request.reading {
-                    Reading::ChatRequest(request) => Some(request),
+                    Reading::ModelRequest(request) => Some(request),
                     _ => None,
                 },
                 response: match reading.response.as_ref().map(|r| &r.reading) {
-                    Some(Reading::ChatResponse(response)) => Some(response),
+                    Some(Reading::ModelResponse(response)) => Some(response),
                     _ => None,
                 },
             });
@@ -257,7 +257,7 @@ pub fn run_view(trace: &str, title: Option<String>, hops: &[RecordedHop]) -> Run
                 reply = Some(answer.reply.clone());
                 agent_error = agent_error.or_else(|| answer.error.clone());
             }
-            Some(Reading::ChatResponse(answer)) => {
+            Some(Reading::ModelResponse(answer)) => {
                 reply = Some(answer.message.content.clone());
                 agent_error = agent_error.or_else(|| answer.error.clone());
             }

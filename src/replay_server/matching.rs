@@ -66,7 +66,7 @@ pub fn request_key(
     let dialect = dialect::detect(role, method, path, headers, body);
     let reading = dialect::read_request(dialect, headers, &BodyCapture::whole(body.to_vec()));
     match reading.reading {
-        Reading::ChatRequest(request) => RequestKey::Chat {
+        Reading::ModelRequest(request) => RequestKey::Chat {
             stream: request.stream,
             turns: request
                 .messages

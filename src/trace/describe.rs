@@ -5,7 +5,7 @@ use super::RecordedHop;
 use super::explain::{Case, Explained, human_duration, plural, shorten};
 use crate::hop::HopState;
 use crate::wire::dialect::{
-    BodyReading, ChatRequest, ChatResponse, HopReading, Integrity, JsonRpcKind, McpReading,
+    BodyReading, HopReading, Integrity, JsonRpcKind, McpReading, ModelRequest, ModelResponse,
     Reading, ToolCall, ToolCallForm,
 };
 
@@ -24,7 +24,7 @@ fn calls_text(calls: &[ToolCall]) -> String {
 pub fn explain_request(
     hop: &RecordedHop,
     reading: &HopReading,
-    previous: Option<&ChatRequest>,
+    previous: Option<&ModelRequest>,
 ) -> Explained {
     if hop.start.method == "CONNECT" {
         // An interception that never got past the handshake names an https:// URL; a tunnel
@@ -41,7 +41,7 @@ pub fn explain_request(
             Case::AgentRequest,
             &[("text", shorten(&request.message, QUOTE))],
         ),
-        Reading::ChatRequest(request) => model_request(request, previous),
+        Reading::ModelRequest(request) => model_request(request, previous),
         Reading::Mcp(mcp) => mcp_request(mcp),
         other => Explained::new(
             Case::HttpRequest,
@@ -55,7 +55,7 @@ pub fn explain_request(
     explained
 }
 
-fn model_request(request: &ChatRequest, previous: Option<&ChatRequest>) -> Explained {
+fn model_request(request: &ModelRequest, previous: Option<&ModelRequest>) -> Explained {
     let count = request.messages.len();
     let mut values = vec![
         (
@@ -142,7 +142,7 @@ pub fn explain_response(hop: &RecordedHop, reading: &HopReading) -> Explained {
     }
     let status = end.and_then(|e| e.status).unwrap_or(0);
     let mut explained = match &response.reading {
-        Reading::ChatResponse(reply) => model_response(reply, hop),
+        Reading::ModelResponse(reply) => model_response(reply, hop),
         Reading::Mcp(mcp) => mcp_response(mcp),
         Reading::AgentReply(reply) if reply.error.is_some() && reply.reply.is_empty() => {
             Explained::new(
@@ -177,7 +177,7 @@ pub fn explain_response(hop: &RecordedHop, reading: &HopReading) -> Explained {
     explained
 }
 
-fn model_response(reply: &ChatResponse, hop: &RecordedHop) -> Explained {
+fn model_response(reply: &ModelResponse, hop: &RecordedHop) -> Explained {
     let calls = &reply.message.tool_calls;
     let mut explained = if let Some(error) = &reply.error {
         Explained::new(Case::ModelError, &[("error", shorten(error, QUOTE))])

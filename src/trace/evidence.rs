@@ -93,7 +93,7 @@ impl TraceInput {
         };
         match &reading.request.reading {
             Reading::AgentRequest(request) => input.user_text = Some(request.message.clone()),
-            Reading::ChatRequest(request) => {
+            Reading::ModelRequest(request) => {
                 input.latest_user_text = request.latest_user_text().map(str::to_string);
                 for message in &request.messages {
                     match message.role.as_str() {
@@ -132,7 +132,7 @@ impl TraceInput {
         }
         if let Some(response) = &reading.response {
             match &response.reading {
-                Reading::ChatResponse(reply) => {
+                Reading::ModelResponse(reply) => {
                     input.asked_calls = reply
                         .message
                         .tool_calls

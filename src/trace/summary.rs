@@ -77,7 +77,7 @@ pub fn summarize(hops: &[RecordedHop]) -> TraceSummary {
             Reading::AgentRequest(request) if hop.start.role == Role::Agent => {
                 agent_title.get_or_insert_with(|| request.message.clone());
             }
-            Reading::ChatRequest(request) => {
+            Reading::ModelRequest(request) => {
                 if let Some(text) = request.latest_user_text() {
                     model_title.get_or_insert_with(|| text.to_string());
                 }

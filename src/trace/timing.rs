@@ -144,7 +144,7 @@ fn bar(
             || e.status.is_some_and(|s| s >= 400)
     }) || response.is_some_and(|r| r.case == Case::McpProtocolError);
     let ollama = match hop.reading().response.map(|r| r.reading) {
-        Some(Reading::ChatResponse(answer)) => answer.timings,
+        Some(Reading::ModelResponse(answer)) => answer.timings,
         _ => None,
     };
     let kind = match hop.start.role {

@@ -281,12 +281,12 @@ impl TraceServer {
                         }
                     }
                 }
-                if let Some(Reading::ChatResponse(answer)) = response {
+                if let Some(Reading::ModelResponse(answer)) = response {
                     let model = answer
                         .model
                         .clone()
                         .or_else(|| match &reading.request.reading {
-                            Reading::ChatRequest(request) => request.model.clone(),
+                            Reading::ModelRequest(request) => request.model.clone(),
                             _ => None,
                         });
                     for call in &answer.message.tool_calls {

@@ -37,7 +37,7 @@ impl TraceFacts {
             }
             let reading = hop.reading();
             match &reading.request.reading {
-                Reading::ChatRequest(request) => {
+                Reading::ModelRequest(request) => {
                     if let Some(model) = &request.model {
                         push(&mut facts.models, model);
                     }

@@ -178,7 +178,7 @@ impl ToolCall {
 /// One message of a conversation, normalized across dialects. Anthropic `tool_result` blocks
 /// become messages with role `tool`, as in Ollama and OpenAI.
 #[derive(Debug, Clone, PartialEq, Default)]
-pub struct ChatMessage {
+pub struct ModelMessage {
     pub role: String,
     pub content: String,
     pub thinking: String,
@@ -191,16 +191,16 @@ pub struct ChatMessage {
 
 /// A request to a model server.
 #[derive(Debug, Clone, PartialEq, Default)]
-pub struct ChatRequest {
+pub struct ModelRequest {
     pub model: Option<String>,
     pub system: Option<String>,
     /// For `/api/generate` the prompt is given as one `user` message.
-    pub messages: Vec<ChatMessage>,
+    pub messages: Vec<ModelMessage>,
     pub tools: Vec<String>,
     pub stream: bool,
 }
 
-impl ChatRequest {
+impl ModelRequest {
     /// The text of the latest `user` message, if any.
     pub fn latest_user_text(&self) -> Option<&str> {
         self.messages
@@ -240,9 +240,9 @@ impl OllamaTimings {
 
 /// A model server's reply, with any stream reassembled into the message it spells.
 #[derive(Debug, Clone, PartialEq, Default)]
-pub struct ChatResponse {
+pub struct ModelResponse {
     pub model: Option<String>,
-    pub message: ChatMessage,
+    pub message: ModelMessage,
     pub finish_reason: Option<String>,
     pub usage: Usage,
     pub timings: Option<OllamaTimings>,
@@ -271,8 +271,8 @@ pub struct AgentReply {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Reading {
     Empty,
-    ChatRequest(ChatRequest),
-    ChatResponse(Box<ChatResponse>),
+    ModelRequest(ModelRequest),
+    ModelResponse(Box<ModelResponse>),
     Mcp(McpReading),
     AgentRequest(AgentRequest),
     AgentReply(AgentReply),

@@ -33,7 +33,7 @@ fn responses_api_input_items_read_as_a_conversation() {
     let reading = hop.reading();
     assert_eq!(reading.dialect, Dialect::OpenAiResponses);
     assert_eq!(reading.dialect.as_str(), "openai.responses");
-    let Reading::ChatRequest(request) = &reading.request.reading else {
+    let Reading::ModelRequest(request) = &reading.request.reading else {
         panic!("not a request: {:?}", reading.request);
     };
     assert_eq!(request.model.as_deref(), Some("gpt-5.6-luna"));

@@ -20,7 +20,7 @@ fn ollama_chat_request_and_tool_call_reply() {
     );
     let reading = hop.reading();
     assert_eq!(reading.dialect, Dialect::OllamaChat);
-    let Reading::ChatRequest(request) = &reading.request.reading else {
+    let Reading::ModelRequest(request) = &reading.request.reading else {
         panic!("not a chat request");
     };
     assert_eq!(request.model.as_deref(), Some("qwen2.5:7b"));
@@ -78,7 +78,7 @@ fn ollama_resend_counts_the_history() {
         JSON,
         b"",
     );
-    let Reading::ChatRequest(previous) = first.reading().request.reading else {
+    let Reading::ModelRequest(previous) = first.reading().request.reading else {
         panic!("not a chat request");
     };
     let explained = explain_request(&again, &again.reading(), Some(&previous));
@@ -239,7 +239,7 @@ fn ollama_generate_is_read_as_a_prompt() {
     );
     let reading = hop.reading();
     assert_eq!(reading.dialect, Dialect::OllamaGenerate);
-    let Reading::ChatRequest(request) = &reading.request.reading else {
+    let Reading::ModelRequest(request) = &reading.request.reading else {
         panic!("not a request");
     };
     assert_eq!(request.latest_user_text(), Some("Why is the sky blue?"));
@@ -297,7 +297,7 @@ fn openai_plain_and_streamed_arguments_are_joined() {
     );
     let reading = plain.reading();
     assert_eq!(reading.dialect, Dialect::OpenAiChat);
-    let Reading::ChatRequest(request) = &reading.request.reading else {
+    let Reading::ModelRequest(request) = &reading.request.reading else {
         panic!("not a request");
     };
     assert!(request.stream);
@@ -362,7 +362,7 @@ fn anthropic_blocks_and_stream() {
     );
     let reading = hop.reading();
     assert_eq!(reading.dialect, Dialect::AnthropicMessages);
-    let Reading::ChatRequest(request) = &reading.request.reading else {
+    let Reading::ModelRequest(request) = &reading.request.reading else {
         panic!("not a request");
     };
     let roles: Vec<&str> = request.messages.iter().map(|m| m.role.as_str()).collect();

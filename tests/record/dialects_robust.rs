@@ -131,7 +131,7 @@ fn cut_streams_are_never_whole() {
             assert!(
                 matches!(
                     reading.reading,
-                    Reading::ChatResponse(_) | Reading::Text(_) | Reading::Empty
+                    Reading::ModelResponse(_) | Reading::Text(_) | Reading::Empty
                 ),
                 "{dialect:?} cut at {cut}: {:?}",
                 reading.reading

@@ -3,7 +3,7 @@
 
 use tracer::hop::{BodyCapture, Header, HopEnd, HopStart, HopState, Role, Transport};
 use tracer::trace::RecordedHop;
-use tracer::wire::dialect::{ChatResponse, Integrity, Reading};
+use tracer::wire::dialect::{Integrity, ModelResponse, Reading};
 
 #[macro_export]
 macro_rules! fixture {
@@ -62,10 +62,10 @@ pub fn hop_with(
     }
 }
 
-pub fn reply_of(hop: &RecordedHop) -> (ChatResponse, Integrity) {
+pub fn reply_of(hop: &RecordedHop) -> (ModelResponse, Integrity) {
     let response = hop.reading().response.expect("a response");
     match response.reading {
-        Reading::ChatResponse(reply) => (*reply, response.integrity),
+        Reading::ModelResponse(reply) => (*reply, response.integrity),
         other => panic!("not a chat response: {other:?}"),
     }
 }

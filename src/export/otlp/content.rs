@@ -4,10 +4,10 @@
 
 use serde_json::{Value, json};
 
-use crate::wire::dialect::{ChatMessage, ChatRequest, ChatResponse};
+use crate::wire::dialect::{ModelMessage, ModelRequest, ModelResponse};
 
 /// `gen_ai.input.messages`: the request's conversation, system prompt excluded.
-pub fn input_messages(request: &ChatRequest) -> String {
+pub fn input_messages(request: &ModelRequest) -> String {
     let messages: Vec<Value> = request
         .messages
         .iter()
@@ -18,7 +18,7 @@ pub fn input_messages(request: &ChatRequest) -> String {
 }
 
 /// `gen_ai.system_instructions`: the system prompt (its own field, or the system messages).
-pub fn system_instructions(request: &ChatRequest) -> Option<String> {
+pub fn system_instructions(request: &ModelRequest) -> Option<String> {
     let mut texts: Vec<&str> = request.system.iter().map(String::as_str).collect();
     texts.extend(
         request
@@ -36,7 +36,7 @@ pub fn system_instructions(request: &ChatRequest) -> Option<String> {
 }
 
 /// `gen_ai.output.messages`: the model's answer with its finish reason.
-pub fn output_messages(answer: &ChatResponse) -> String {
+pub fn output_messages(answer: &ModelResponse) -> String {
     let reason = finish_reason(
         answer.finish_reason.as_deref(),
         !answer.message.tool_calls.is_empty(),
@@ -69,7 +69,7 @@ pub fn finish_reason(raw: Option<&str>, asked_for_tools: bool, failed: bool) -> 
     }
 }
 
-fn message(message: &ChatMessage, finish: Option<&str>) -> Value {
+fn message(message: &ModelMessage, finish: Option<&str>) -> Value {
     let mut parts = Vec::new();
     if message.role == "tool" {
         let mut part = json!({ "type": "tool_call_response", "response": message.content });
@@ -120,27 +120,27 @@ mod tests {
 
     #[test]
     fn a_conversation_becomes_parts_by_role() {
-        let request = ChatRequest {
+        let request = ModelRequest {
             system: Some("be brief".into()),
             messages: vec![
-                ChatMessage {
+                ModelMessage {
                     role: "user".into(),
                     content: "Add buy milk".into(),
-                    ..ChatMessage::default()
+                    ..ModelMessage::default()
                 },
-                ChatMessage {
+                ModelMessage {
                     role: "assistant".into(),
                     tool_calls: vec![call()],
-                    ..ChatMessage::default()
+                    ..ModelMessage::default()
                 },
-                ChatMessage {
+                ModelMessage {
                     role: "tool".into(),
                     content: "ok".into(),
                     tool_call_id: Some("call_1".into()),
-                    ..ChatMessage::default()
+                    ..ModelMessage::default()
                 },
             ],
-            ..ChatRequest::default()
+            ..ModelRequest::default()
         };
         let input: Value = serde_json::from_str(&input_messages(&request)).unwrap();
         assert_eq!(input[0]["parts"][0]["content"], "Add buy milk");
@@ -158,13 +158,13 @@ mod tests {
         assert_eq!(finish_reason(Some("end_turn"), false, false), "stop");
         assert_eq!(finish_reason(Some("max_tokens"), false, false), "length");
         assert_eq!(finish_reason(None, false, true), "error");
-        let answer = ChatResponse {
-            message: ChatMessage {
+        let answer = ModelResponse {
+            message: ModelMessage {
                 role: "assistant".into(),
                 tool_calls: vec![call()],
-                ..ChatMessage::default()
+                ..ModelMessage::default()
             },
-            ..ChatResponse::default()
+            ..ModelResponse::default()
         };
         let output: Value = serde_json::from_str(&output_messages(&answer)).unwrap();
         assert_eq!(output[0]["finish_reason"], "tool_call");

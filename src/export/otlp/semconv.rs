@@ -9,7 +9,7 @@ use crate::hop::{HopEnd, HopStart, header_text};
 use crate::proxy::REDACTED;
 use crate::trace::RecordedHop;
 use crate::wire::dialect::{
-    AgentRequest, ChatRequest, Dialect, JsonRpcKind, McpReading, Reading, ToolCall,
+    AgentRequest, Dialect, JsonRpcKind, McpReading, ModelRequest, Reading, ToolCall,
 };
 
 /// A span being built: what the hop-independent part of the builder fills in.
@@ -74,7 +74,7 @@ pub fn model(
     draft: &mut Draft,
     hop: &RecordedHop,
     dialect: Dialect,
-    request: &ChatRequest,
+    request: &ModelRequest,
     response: Option<&Reading>,
     options: SpanOptions,
 ) {
@@ -103,7 +103,7 @@ pub fn model(
         }
     }
     let answer = match response {
-        Some(Reading::ChatResponse(answer)) => Some(answer),
+        Some(Reading::ModelResponse(answer)) => Some(answer),
         _ => None,
     };
     let streamed = request.stream || answer.is_some_and(|a| a.streamed);

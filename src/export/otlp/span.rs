@@ -26,7 +26,7 @@ pub fn trace_spans(trace: &TraceToExport<'_>, options: SpanOptions) -> Vec<Span>
     let asked: Vec<ToolCall> = readings
         .iter()
         .filter_map(|r| match r.response.as_ref().map(|b| &b.reading) {
-            Some(Reading::ChatResponse(answer)) => Some(answer.message.tool_calls.clone()),
+            Some(Reading::ModelResponse(answer)) => Some(answer.message.tool_calls.clone()),
             _ => None,
         })
         .flatten()
@@ -93,7 +93,7 @@ fn root_span(
     let end = trace.hops.iter().map(hop_end).max().unwrap_or(start);
     let asked_model = readings
         .iter()
-        .any(|r| matches!(r.request.reading, Reading::ChatRequest(_)));
+        .any(|r| matches!(r.request.reading, Reading::ModelRequest(_)));
     let mut attributes = vec![Attribute::boolean("tracer.span.synthesized", true)];
     let name = if asked_model {
         attributes.push(Attribute::text("gen_ai.operation.name", "invoke_agent"));
@@ -162,7 +162,7 @@ fn hop_span(
     }
     let response = reading.response.as_ref().map(|r| &r.reading);
     match &reading.request.reading {
-        Reading::ChatRequest(request) => {
+        Reading::ModelRequest(request) => {
             semconv::model(&mut draft, hop, reading.dialect, request, response, options)
         }
         Reading::Mcp(mcp) => semconv::mcp(&mut draft, hop, mcp, response, asked, options),

@@ -164,7 +164,7 @@ fn timing_lines(
         seen(end.response_first_byte_unix_ns),
         seen(end.response_ended_unix_ns)
     )));
-    if let Some(Reading::ChatResponse(reply)) = hop.reading().response.map(|r| r.reading)
+    if let Some(Reading::ModelResponse(reply)) = hop.reading().response.map(|r| r.reading)
         && let Some(t) = reply.timings
     {
         let d = |ns: Option<u64>| {

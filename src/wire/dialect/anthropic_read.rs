@@ -8,7 +8,7 @@ use super::json_util::{
 };
 use super::ollama_read::add_text_tool_calls;
 use super::{
-    BodyReading, ChatMessage, ChatRequest, ChatResponse, Integrity, Reading, ToolCall,
+    BodyReading, Integrity, ModelMessage, ModelRequest, ModelResponse, Reading, ToolCall,
     ToolCallForm, Usage,
 };
 use crate::hop::{BodyCapture, Header};
@@ -25,11 +25,11 @@ fn tool_use(block: &Value) -> Option<ToolCall> {
 }
 
 /// One request message; its `tool_result` blocks become separate `tool` messages after it.
-fn messages_of(value: &Value) -> Vec<ChatMessage> {
+fn messages_of(value: &Value) -> Vec<ModelMessage> {
     let role = str_field(value, "role").unwrap_or_default().to_string();
-    let mut message = ChatMessage {
+    let mut message = ModelMessage {
         role,
-        ..ChatMessage::default()
+        ..ModelMessage::default()
     };
     let mut results = Vec::new();
     match value.get("content") {
@@ -43,7 +43,7 @@ fn messages_of(value: &Value) -> Vec<ChatMessage> {
                         .thinking
                         .push_str(str_field(block, "thinking").unwrap_or_default()),
                     Some("tool_use") => message.tool_calls.extend(tool_use(block)),
-                    Some("tool_result") => results.push(ChatMessage {
+                    Some("tool_result") => results.push(ModelMessage {
                         role: "tool".into(),
                         content: content_text(block.get("content")),
                         tool_call_id: str_field(block, "tool_use_id").map(str::to_string),
@@ -51,7 +51,7 @@ fn messages_of(value: &Value) -> Vec<ChatMessage> {
                             .get("is_error")
                             .and_then(Value::as_bool)
                             .unwrap_or(false),
-                        ..ChatMessage::default()
+                        ..ModelMessage::default()
                     }),
                     _ => {}
                 }
@@ -94,7 +94,7 @@ pub(super) fn request(body: &BodyCapture) -> BodyReading {
             .collect(),
         _ => Vec::new(),
     };
-    whole(Reading::ChatRequest(ChatRequest {
+    whole(Reading::ModelRequest(ModelRequest {
         model: str_field(&value, "model").map(str::to_string),
         system,
         messages,
@@ -140,7 +140,7 @@ pub(super) fn response(headers: &[Header], body: &BodyCapture) -> BodyReading {
     message.role = "assistant".into();
     let mut reply_usage = Usage::default();
     usage(value.get("usage"), &mut reply_usage);
-    whole(Reading::ChatResponse(Box::new(ChatResponse {
+    whole(Reading::ModelResponse(Box::new(ModelResponse {
         model: str_field(&value, "model").map(str::to_string),
         message,
         finish_reason: str_field(&value, "stop_reason").map(str::to_string),
@@ -165,9 +165,9 @@ struct Block {
 
 fn stream(body: &[u8]) -> BodyReading {
     let (events, tail) = sse_events(body);
-    let mut reply = ChatResponse {
+    let mut reply = ModelResponse {
         streamed: true,
-        ..ChatResponse::default()
+        ..ModelResponse::default()
     };
     let mut blocks: Vec<Block> = Vec::new();
     let mut stopped = false;
@@ -257,7 +257,7 @@ fn stream(body: &[u8]) -> BodyReading {
         Integrity::Whole
     };
     BodyReading {
-        reading: Reading::ChatResponse(Box::new(reply)),
+        reading: Reading::ModelResponse(Box::new(reply)),
         integrity,
     }
 }

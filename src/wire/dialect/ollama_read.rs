@@ -7,14 +7,14 @@ use super::json_util::{
     u64_field, whole,
 };
 use super::{
-    BodyReading, ChatMessage, ChatRequest, ChatResponse, Integrity, OllamaTimings, Reading,
+    BodyReading, Integrity, ModelMessage, ModelRequest, ModelResponse, OllamaTimings, Reading,
     ToolCall, ToolCallForm, Usage, text_tool_call,
 };
 use crate::hop::{BodyCapture, Header};
 
 /// Reads a message shaped like Ollama's or OpenAI's (`role`, `content`, `tool_calls`, …).
-pub(super) fn chat_message(value: &Value) -> ChatMessage {
-    let mut message = ChatMessage {
+pub(super) fn chat_message(value: &Value) -> ModelMessage {
+    let mut message = ModelMessage {
         role: text(value, "role"),
         content: content_text(value.get("content")),
         thinking: ["thinking", "reasoning", "reasoning_content"]
@@ -34,7 +34,7 @@ pub(super) fn chat_message(value: &Value) -> ChatMessage {
 }
 
 /// An assistant message without structured calls may carry calls written as text.
-pub(super) fn add_text_tool_calls(message: &mut ChatMessage) {
+pub(super) fn add_text_tool_calls(message: &mut ModelMessage) {
     if message.role == "assistant" && message.tool_calls.is_empty() {
         message.tool_calls = text_tool_call::find(&message.content);
     }
@@ -83,15 +83,15 @@ pub(super) fn request(body: &BodyCapture) -> BodyReading {
     let Some(value) = parse_lenient(&body.bytes).filter(Value::is_object) else {
         return malformed(&body.bytes, "not a JSON object");
     };
-    let mut messages: Vec<ChatMessage> = match value.get("messages") {
+    let mut messages: Vec<ModelMessage> = match value.get("messages") {
         Some(Value::Array(items)) => items.iter().map(chat_message).collect(),
         _ => Vec::new(),
     };
     if let Some(prompt) = str_field(&value, "prompt") {
-        messages.push(ChatMessage {
+        messages.push(ModelMessage {
             role: "user".into(),
             content: prompt.into(),
-            ..ChatMessage::default()
+            ..ModelMessage::default()
         });
     }
     let system = str_field(&value, "system").map(str::to_string).or_else(|| {
@@ -100,7 +100,7 @@ pub(super) fn request(body: &BodyCapture) -> BodyReading {
             .find(|m| m.role == "system")
             .map(|m| m.content.clone())
     });
-    whole(Reading::ChatRequest(ChatRequest {
+    whole(Reading::ModelRequest(ModelRequest {
         model: str_field(&value, "model").map(str::to_string),
         system,
         messages,
@@ -119,12 +119,12 @@ pub(super) fn response(_headers: &[Header], body: &BodyCapture) -> BodyReading {
         Some(_) => (vec![body.bytes.clone()], false),
         None => ndjson_lines(&body.bytes),
     };
-    let mut reply = ChatResponse {
-        message: ChatMessage {
+    let mut reply = ModelResponse {
+        message: ModelMessage {
             role: "assistant".into(),
-            ..ChatMessage::default()
+            ..ModelMessage::default()
         },
-        ..ChatResponse::default()
+        ..ModelResponse::default()
     };
     let mut done = false;
     let mut bad_lines = 0usize;
@@ -152,13 +152,13 @@ pub(super) fn response(_headers: &[Header], body: &BodyCapture) -> BodyReading {
         Integrity::Whole
     };
     BodyReading {
-        reading: Reading::ChatResponse(Box::new(reply)),
+        reading: Reading::ModelResponse(Box::new(reply)),
         integrity,
     }
 }
 
 /// Folds one reply object into the assembled reply; true when it is the final (`done`) one.
-fn absorb(reply: &mut ChatResponse, record: &Value) -> bool {
+fn absorb(reply: &mut ModelResponse, record: &Value) -> bool {
     if let Some(error) = record.get("error") {
         reply.error = Some(match error {
             Value::String(s) => s.clone(),

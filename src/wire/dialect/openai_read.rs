@@ -8,7 +8,7 @@ use super::json_util::{
 };
 use super::ollama_read::{add_text_tool_calls, chat_message, tool_names};
 use super::{
-    BodyReading, ChatMessage, ChatRequest, ChatResponse, Integrity, Reading, ToolCall,
+    BodyReading, Integrity, ModelMessage, ModelRequest, ModelResponse, Reading, ToolCall,
     ToolCallForm, Usage,
 };
 use crate::hop::{BodyCapture, Header};
@@ -21,7 +21,7 @@ pub(super) fn request(body: &BodyCapture) -> BodyReading {
     let Some(value) = parse_lenient(&body.bytes).filter(Value::is_object) else {
         return malformed(&body.bytes, "not a JSON object");
     };
-    let messages: Vec<ChatMessage> = match value.get("messages") {
+    let messages: Vec<ModelMessage> = match value.get("messages") {
         Some(Value::Array(items)) => items.iter().map(chat_message).collect(),
         _ => Vec::new(),
     };
@@ -29,7 +29,7 @@ pub(super) fn request(body: &BodyCapture) -> BodyReading {
         .iter()
         .find(|m| m.role == "system" || m.role == "developer")
         .map(|m| m.content.clone());
-    whole(Reading::ChatRequest(ChatRequest {
+    whole(Reading::ModelRequest(ModelRequest {
         model: str_field(&value, "model").map(str::to_string),
         system,
         messages,
@@ -79,7 +79,7 @@ pub(super) fn response(headers: &[Header], body: &BodyCapture) -> BodyReading {
     if message.role.is_empty() {
         message.role = "assistant".into();
     }
-    whole(Reading::ChatResponse(Box::new(ChatResponse {
+    whole(Reading::ModelResponse(Box::new(ModelResponse {
         model: str_field(&value, "model").map(str::to_string),
         message,
         finish_reason: choice
@@ -103,13 +103,13 @@ struct PartialCall {
 
 fn stream(body: &[u8]) -> BodyReading {
     let (events, tail) = sse_events(body);
-    let mut reply = ChatResponse {
-        message: ChatMessage {
+    let mut reply = ModelResponse {
+        message: ModelMessage {
             role: "assistant".into(),
-            ..ChatMessage::default()
+            ..ModelMessage::default()
         },
         streamed: true,
-        ..ChatResponse::default()
+        ..ModelResponse::default()
     };
     let mut calls: Vec<PartialCall> = Vec::new();
     let mut done = false;
@@ -187,7 +187,7 @@ fn stream(body: &[u8]) -> BodyReading {
         Integrity::Whole
     };
     BodyReading {
-        reading: Reading::ChatResponse(Box::new(reply)),
+        reading: Reading::ModelResponse(Box::new(reply)),
         integrity,
     }
 }

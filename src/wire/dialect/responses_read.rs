@@ -10,7 +10,7 @@ use super::json_util::{
 };
 use super::ollama_read::add_text_tool_calls;
 use super::{
-    BodyReading, ChatMessage, ChatRequest, ChatResponse, Integrity, Reading, ToolCall,
+    BodyReading, Integrity, ModelMessage, ModelRequest, ModelResponse, Reading, ToolCall,
     ToolCallForm, Usage,
 };
 use crate::hop::{BodyCapture, Header};
@@ -29,19 +29,19 @@ fn function_call(item: &Value) -> Option<ToolCall> {
 }
 
 /// The conversation an `input` spells: messages, the model's earlier calls, the tools' outputs.
-fn conversation(input: Option<&Value>) -> Vec<ChatMessage> {
+fn conversation(input: Option<&Value>) -> Vec<ModelMessage> {
     let items = match input {
         Some(Value::String(text)) => {
-            return vec![ChatMessage {
+            return vec![ModelMessage {
                 role: "user".into(),
                 content: text.clone(),
-                ..ChatMessage::default()
+                ..ModelMessage::default()
             }];
         }
         Some(Value::Array(items)) => items,
         _ => return Vec::new(),
     };
-    let mut messages: Vec<ChatMessage> = Vec::new();
+    let mut messages: Vec<ModelMessage> = Vec::new();
     for item in items {
         match str_field(item, "type") {
             Some("function_call") => {
@@ -51,25 +51,25 @@ fn conversation(input: Option<&Value>) -> Vec<ChatMessage> {
                 // Calls that follow the assistant's own text (or other calls) join its message.
                 match messages.last_mut() {
                     Some(last) if last.role == "assistant" => last.tool_calls.push(call),
-                    _ => messages.push(ChatMessage {
+                    _ => messages.push(ModelMessage {
                         role: "assistant".into(),
                         tool_calls: vec![call],
-                        ..ChatMessage::default()
+                        ..ModelMessage::default()
                     }),
                 }
             }
-            Some("function_call_output") => messages.push(ChatMessage {
+            Some("function_call_output") => messages.push(ModelMessage {
                 role: "tool".into(),
                 content: content_text(item.get("output")),
                 tool_call_id: str_field(item, "call_id").map(str::to_string),
                 tool_name: str_field(item, "name").map(str::to_string),
-                ..ChatMessage::default()
+                ..ModelMessage::default()
             }),
             Some("message") | None if item.get("role").is_some() => {
-                let mut message = ChatMessage {
+                let mut message = ModelMessage {
                     role: str_field(item, "role").unwrap_or_default().to_string(),
                     content: content_text(item.get("content")),
-                    ..ChatMessage::default()
+                    ..ModelMessage::default()
                 };
                 add_text_tool_calls(&mut message);
                 messages.push(message);
@@ -113,7 +113,7 @@ pub(super) fn request(body: &BodyCapture) -> BodyReading {
                 .find(|m| m.role == "system" || m.role == "developer")
                 .map(|m| m.content.clone())
         });
-    whole(Reading::ChatRequest(ChatRequest {
+    whole(Reading::ModelRequest(ModelRequest {
         model: str_field(&value, "model").map(str::to_string),
         system,
         messages,
@@ -145,7 +145,7 @@ fn error_text(value: &Value) -> Option<String> {
 }
 
 /// A whole `response` object: its output items as one assistant message.
-fn reply_of(response: &Value, reply: &mut ChatResponse) {
+fn reply_of(response: &Value, reply: &mut ModelResponse) {
     if let Some(model) = str_field(response, "model") {
         reply.model = Some(model.to_string());
     }
@@ -158,9 +158,9 @@ fn reply_of(response: &Value, reply: &mut ChatResponse) {
     let Some(Value::Array(output)) = response.get("output") else {
         return;
     };
-    let mut message = ChatMessage {
+    let mut message = ModelMessage {
         role: "assistant".into(),
-        ..ChatMessage::default()
+        ..ModelMessage::default()
     };
     for item in output {
         match str_field(item, "type") {
@@ -187,15 +187,15 @@ pub(super) fn response(headers: &[Header], body: &BodyCapture) -> BodyReading {
     let Some(value) = parse_lenient(&body.bytes).filter(Value::is_object) else {
         return malformed(&body.bytes, "not a JSON object");
     };
-    let mut reply = ChatResponse {
+    let mut reply = ModelResponse {
         records: 1,
-        ..ChatResponse::default()
+        ..ModelResponse::default()
     };
     reply_of(&value, &mut reply);
     if reply.message.role.is_empty() {
         reply.message.role = "assistant".into();
     }
-    whole(Reading::ChatResponse(Box::new(reply)))
+    whole(Reading::ModelResponse(Box::new(reply)))
 }
 
 /// A function call being assembled from its events, keyed by its item id.
@@ -208,13 +208,13 @@ struct PartialCall {
 
 fn stream(body: &[u8]) -> BodyReading {
     let (events, tail) = sse_events(body);
-    let mut reply = ChatResponse {
-        message: ChatMessage {
+    let mut reply = ModelResponse {
+        message: ModelMessage {
             role: "assistant".into(),
-            ..ChatMessage::default()
+            ..ModelMessage::default()
         },
         streamed: true,
-        ..ChatResponse::default()
+        ..ModelResponse::default()
     };
     let mut calls: Vec<PartialCall> = Vec::new();
     let mut last: Option<Value> = None;
@@ -352,7 +352,7 @@ fn stream(body: &[u8]) -> BodyReading {
         Integrity::Whole
     };
     BodyReading {
-        reading: Reading::ChatResponse(Box::new(reply)),
+        reading: Reading::ModelResponse(Box::new(reply)),
         integrity,
     }
 }
