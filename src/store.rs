@@ -5,8 +5,12 @@
 pub mod browse;
 pub mod hop_rows;
 pub mod hops;
+pub mod journal;
+mod journal_codec;
 pub mod traces;
+pub mod write_tx;
 pub mod writer;
+mod writer_batch;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

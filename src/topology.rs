@@ -118,7 +118,7 @@ impl Topology {
             }
         });
 
-        let (recorder, writer) = Recorder::spawn(store.clone(), 8192);
+        let (recorder, writer) = Recorder::spawn(store.clone())?;
         let proxy = tokio::spawn(proxy.run(recorder, until_stopped(stopped.clone())));
         let grouping = tokio::spawn(group_until(
             store.clone(),

@@ -34,8 +34,8 @@ pub async fn run(options: WrapOptions) -> anyhow::Result<i32> {
     let Some((program, args)) = options.command.split_first() else {
         anyhow::bail!("no server command: use tracer wrap -- COMMAND [ARGS...]");
     };
-    let recording = match Store::open(&options.db).await {
-        Ok(store) => Some(Recorder::spawn(store, 4096)),
+    let recording = match Store::open(&options.db).await.and_then(Recorder::spawn) {
+        Ok(recording) => Some(recording),
         Err(error) => {
             eprintln!("tracer wrap: not recording ({error}); passing through");
             None
@@ -118,7 +118,10 @@ pub async fn run(options: WrapOptions) -> anyhow::Result<i32> {
             }
             Ok(_) => {}
             Err(_) => {
-                eprintln!("tracer wrap: the database did not take the last hops within a second")
+                eprintln!(
+                    "tracer wrap: the database did not take the last hops within a second; \
+                     they wait in the journal beside it for the next tracer on that database"
+                )
             }
         }
     }

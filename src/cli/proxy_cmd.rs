@@ -15,9 +15,6 @@ use crate::stop_signal::stop_requested;
 use crate::store::{Recorder, Store};
 use crate::trace::correlate::group_until;
 
-/// Hop events that may wait for the writer before new ones are counted as not written.
-pub const RECORDER_CAPACITY: usize = 8192;
-
 /// How often new hops are grouped into traces while the proxy runs.
 pub const GROUPING_PERIOD: Duration = Duration::from_millis(250);
 
@@ -48,7 +45,7 @@ pub async fn run(db: &Path, args: ProxyArgs) -> anyhow::Result<ExitCode> {
     let proxy = Proxy::bind(routes, settings).await?;
     print_route_table(&proxy.routes(), db);
 
-    let (recorder, writer) = Recorder::spawn(store.clone(), RECORDER_CAPACITY);
+    let (recorder, writer) = Recorder::spawn(store.clone())?;
     let (stop_grouping, grouping_stopped) = oneshot::channel();
     let grouping = tokio::spawn(group_until(store.clone(), GROUPING_PERIOD, async move {
         let _ = grouping_stopped.await;
