@@ -60,10 +60,9 @@ pub async fn run(db: &Path, args: ProxyArgs) -> anyhow::Result<ExitCode> {
     }
     store.close().await;
     eprintln!(
-        "tracer: stopped after {} connections; {} hops written, {} not written{}",
+        "tracer: stopped after {} connections; {}{}",
         stats.connections,
-        report.hops_written,
-        report.hops_not_written,
+        report.summary(),
         if stats.cut_off > 0 {
             format!(
                 ", {} connections cut off after the grace period",

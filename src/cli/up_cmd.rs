@@ -51,9 +51,6 @@ pub async fn run(db: &Path, args: UpArgs) -> anyhow::Result<ExitCode> {
         .run_until(crate::stop_signal::stop_requested("tracer up"))
         .await?;
     store.close().await;
-    eprintln!(
-        "tracer up: stopped; {} hops written, {} not written",
-        report.hops_written, report.hops_not_written
-    );
+    eprintln!("tracer up: stopped; {}", report.summary());
     Ok(ExitCode::SUCCESS)
 }

@@ -77,7 +77,7 @@ impl Appender {
     }
 
     /// Bytes of whole frames written so far.
-    pub fn len(&self) -> u64 {
+    pub fn written(&self) -> u64 {
         self.inner.lock().map_or(0, |state| state.len)
     }
 

@@ -147,6 +147,31 @@ pub struct WriterReport {
     pub journal_left: Option<PathBuf>,
 }
 
+impl WriterReport {
+    /// What the exit lines say: `N hops written, M not written`, then what was taken in from
+    /// an earlier run's journal and what is left in this one's.
+    pub fn summary(&self) -> String {
+        let mut text = format!(
+            "{} hops written, {} not written",
+            self.hops_written, self.hops_not_written
+        );
+        if self.hops_taken_in > 0 {
+            text.push_str(&format!(
+                ", {} taken in from a journal an earlier run left",
+                self.hops_taken_in
+            ));
+        }
+        if let Some(journal) = &self.journal_left {
+            text.push_str(&format!(
+                "; the database is not taking writes: {} hops wait in {} for the next tracer on it",
+                self.hops_left_in_journal,
+                journal.display()
+            ));
+        }
+        text
+    }
+}
+
 /// Starts the writer task for a store.
 pub struct Recorder;
 
@@ -204,7 +229,7 @@ impl Writer {
         let mut failing_since: Option<Instant> = None;
         loop {
             let closed = self.closed();
-            let limit = self.shared.journal.len();
+            let limit = self.shared.journal.written();
             let lost_ends = self
                 .shared
                 .lost_ends
@@ -256,7 +281,7 @@ impl Writer {
             }
         }
         self.report.hops_not_written = self.shared.not_written.load(Ordering::Relaxed);
-        let limit = self.shared.journal.len();
+        let limit = self.shared.journal.written();
         if reader.pos >= limit {
             if let Err(error) = self.shared.journal.remove() {
                 tracing::warn!(%error, "removing the empty journal");
@@ -339,10 +364,10 @@ impl Writer {
                     }
                 }
             }
-            if failures < 3 {
-                if let Err(error) = std::fs::remove_file(&path) {
-                    tracing::warn!(%error, journal = %path.display(), "removing a taken-in journal");
-                }
+            if failures < 3
+                && let Err(error) = std::fs::remove_file(&path)
+            {
+                tracing::warn!(%error, journal = %path.display(), "removing a taken-in journal");
             }
         }
     }
