@@ -29,7 +29,7 @@ pub struct TraceListing {
 }
 
 pub async fn run(db: &Path, args: LsArgs) -> anyhow::Result<ExitCode> {
-    let store = Store::open(db).await?;
+    let store = Store::open_existing(db).await?;
     group_new_hops(&store).await?;
     let not_written = store.counter(HOPS_NOT_WRITTEN).await?;
     if args.hops {

@@ -2,4 +2,5 @@
 //! real processes and real SQLite files.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod foreign_files;
 mod store_faults;
