@@ -82,6 +82,7 @@ fn a_database_that_is_not_tracers_or_is_read_only_is_refused_at_start() {
     let ro_dir = dir.path().join("ro");
     std::fs::create_dir(&ro_dir).unwrap();
     let ro = ro_dir.join("t.db");
+    create_empty_database(&ro);
     cargo_bin_cmd!("tracer")
         .args(["--db", ro.to_str().unwrap(), "ls"])
         .assert()
@@ -103,6 +104,7 @@ fn a_database_that_is_not_tracers_or_is_read_only_is_refused_at_start() {
 fn ls_on_an_empty_database_says_so_and_json_is_an_array() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("t.db");
+    create_empty_database(&db);
     cargo_bin_cmd!("tracer")
         .args(["--db", db.to_str().unwrap(), "ls"])
         .assert()
@@ -190,4 +192,12 @@ fn the_proxy_prints_its_route_table_records_and_stops_on_sigint() {
     assert!(hops[0]["id"].as_str().is_some());
     // The proxy grouped the hop into a trace before it stopped.
     assert!(hops[0]["trace_id"].as_str().is_some(), "{hops}");
+}
+
+/// A tracer database with nothing recorded (reading commands do not create one).
+fn create_empty_database(path: &std::path::Path) {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(async {
+        tracer::store::Store::open(path).await.unwrap().close().await;
+    });
 }
