@@ -1,6 +1,7 @@
 //! The recording proxy: one listener per route, forwarding that streams, and a bounded tee that
 //! hands hop events to the store's writer. The proxy never touches SQL.
 
+mod bodiless;
 mod forward;
 mod headers;
 mod server;

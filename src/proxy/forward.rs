@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
+use http::header::CONTENT_LENGTH;
 use http::{Request, Response, StatusCode, Uri};
 use http_body::Body as _;
 use http_body_util::combinators::UnsyncBoxBody;
@@ -75,6 +76,7 @@ pub async fn handle(
     let clock = HopClock::start();
     let settings = &ctx.settings;
     let (mut parts, body) = request.into_parts();
+    let body_of_unknown_length = !body.is_end_stream() && body.size_hint().exact().is_none();
     let id = match ctx.route.role {
         Role::Agent => ensure_traceparent(&mut parts.headers),
         _ => random_hex_id(16),
@@ -129,7 +131,7 @@ pub async fn handle(
         }
     };
     parts.uri = upstream_uri;
-    strip_for_upstream(&mut parts.headers);
+    strip_for_upstream(&mut parts.headers, body_of_unknown_length);
     let upstream_request = Request::from_parts(parts, request_body);
 
     let answer = tokio::time::timeout(
@@ -179,6 +181,7 @@ pub async fn handle(
         end
     });
     let recorder = ctx.recorder.clone();
+    let redact = settings.redact;
     let mut request_seen = request_seen;
     let response_body = TeeBody::with_callback(
         upstream_body,
@@ -191,28 +194,39 @@ pub async fn handle(
             // Usually the request ended long ago: the hop ends now, before the client has the
             // last bytes, so its next request is always recorded after this answer.
             match request_seen.try_recv() {
-                Ok(request) => recorder.end(finished_hop(end, request, response)),
+                Ok(request) => recorder.end(finished_hop(end, request, response, redact)),
                 Err(_) => {
                     tokio::spawn(async move {
                         let request = request_seen.await.ok().flatten();
-                        recorder.end(finished_hop(end, request, response));
+                        recorder.end(finished_hop(end, request, response, redact));
                     });
                 }
             }
         },
     );
-    Ok(Response::from_parts(
-        response_parts,
-        response_body.boxed_unsync(),
-    ))
+    let response_body = if status == 304 && response_parts.headers.contains_key(CONTENT_LENGTH) {
+        // hyper drops the Content-Length of a bodiless answer unless its body might have bytes.
+        super::bodiless::KeepLength(response_body).boxed_unsync()
+    } else {
+        response_body.boxed_unsync()
+    };
+    Ok(Response::from_parts(response_parts, response_body))
 }
 
 /// The request body's capture, once the body ends (or is dropped).
 type RequestWatch = tokio::sync::oneshot::Receiver<Option<Captured>>;
 
 /// A hop's end from what both tees saw.
-fn finished_hop(mut end: HopEnd, request: Option<Captured>, response: Captured) -> HopEnd {
+fn finished_hop(
+    mut end: HopEnd,
+    request: Option<Captured>,
+    response: Captured,
+    redact: bool,
+) -> HopEnd {
     apply_request(&mut end, request);
+    if let Some(trailers) = &response.trailers {
+        end.response_trailers = record_headers(trailers, redact);
+    }
     let (state, error) = match response.outcome {
         BodyOutcome::Complete => (HopState::Complete, None),
         BodyOutcome::Broken(e) => (HopState::Failed, Some(format!("upstream body failed: {e}"))),
