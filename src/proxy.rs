@@ -1,11 +1,13 @@
 //! The recording proxy: one listener per route, forwarding that streams, and a bounded tee that
 //! hands hop events to the store's writer. The proxy never touches SQL.
 
+mod answers;
 mod bodiless;
 mod forward;
 mod headers;
 mod server;
 mod tee;
+mod upgrade;
 
 use std::net::SocketAddr;
 use std::path::Path;

@@ -198,6 +198,10 @@ fn the_proxy_prints_its_route_table_records_and_stops_on_sigint() {
 fn create_empty_database(path: &std::path::Path) {
     let runtime = tokio::runtime::Runtime::new().unwrap();
     runtime.block_on(async {
-        tracer::store::Store::open(path).await.unwrap().close().await;
+        tracer::store::Store::open(path)
+            .await
+            .unwrap()
+            .close()
+            .await;
     });
 }

@@ -10,15 +10,16 @@ use bytes::Bytes;
 use http::header::CONTENT_LENGTH;
 use http::{Request, Response, StatusCode, Uri};
 use http_body::Body as _;
+use http_body_util::BodyExt;
 use http_body_util::combinators::UnsyncBoxBody;
-use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 
+use super::answers::{describe_client_error, error_body, error_response, humanize};
 use super::headers::{record_headers, strip_for_upstream, strip_hop_by_hop};
 use super::tee::{BodyOutcome, Captured, HopClock, TeeBody, settle_unpolled};
-use super::{ProxySettings, Route};
+use super::{ProxySettings, Route, upgrade};
 use crate::hop::{
     BodyCapture, HopEnd, HopStart, HopState, RequestDone, Role, Transport, random_hex_id,
 };
@@ -34,6 +35,8 @@ pub struct RouteContext {
     pub settings: Arc<ProxySettings>,
     pub client: UpstreamClient,
     pub recorder: RecorderHandle,
+    /// Turns true when the proxy stops (open tunnels end then).
+    pub stop: tokio::sync::watch::Receiver<bool>,
 }
 
 /// Ends a hop as aborted if the request handling is dropped before it hands the hop over
@@ -71,10 +74,11 @@ impl Drop for EndGuard {
 pub async fn handle(
     ctx: Arc<RouteContext>,
     peer: SocketAddr,
-    request: Request<Incoming>,
+    mut request: Request<Incoming>,
 ) -> Result<Response<ProxyBody>, Infallible> {
     let clock = HopClock::start();
     let settings = &ctx.settings;
+    let upgrade = upgrade::client_side(&mut request);
     let (mut parts, body) = request.into_parts();
     let body_of_unknown_length = !body.is_end_stream() && body.size_hint().exact().is_none();
     let id = match ctx.route.role {
@@ -132,6 +136,9 @@ pub async fn handle(
     };
     parts.uri = upstream_uri;
     strip_for_upstream(&mut parts.headers, body_of_unknown_length);
+    if let Some((_, protocol)) = &upgrade {
+        upgrade::restore(&mut parts.headers, protocol.clone());
+    }
     let upstream_request = Request::from_parts(parts, request_body);
 
     let answer = tokio::time::timeout(
@@ -169,6 +176,22 @@ pub async fn handle(
         }
     };
     let head_unix_ns = clock.now_unix_ns();
+    if let Some((client_side, protocol)) = upgrade
+        && upstream_response.status() == StatusCode::SWITCHING_PROTOCOLS
+    {
+        let end = guard.disarm().map(|mut end| {
+            end.response_head_unix_ns = Some(head_unix_ns);
+            end
+        });
+        return Ok(upgrade::switch(
+            &ctx,
+            client_side,
+            protocol,
+            upstream_response,
+            end,
+            clock,
+        ));
+    }
     let (mut response_parts, upstream_body) = upstream_response.into_parts();
     let status = response_parts.status.as_u16();
     let response_headers = record_headers(&response_parts.headers, settings.redact);
@@ -355,52 +378,6 @@ fn join_upstream(upstream: &Uri, path_and_query: &str) -> Result<Uri, String> {
             .map_err(|e| format!("request target `{path_and_query}` cannot be forwarded: {e}"))?,
     );
     Uri::from_parts(parts).map_err(|e| format!("building the upstream URL: {e}"))
-}
-
-/// The JSON error body every proxy-made response carries.
-pub fn error_body(route: &Route, message: &str) -> Bytes {
-    let body = serde_json::json!({
-        "error": {
-            "route": route.name,
-            "upstream": route.upstream.to_string(),
-            "message": message,
-        }
-    });
-    Bytes::from(body.to_string())
-}
-
-pub fn error_response(route: &Route, status: StatusCode, message: &str) -> Response<ProxyBody> {
-    let mut response = Response::new(
-        Full::new(error_body(route, message))
-            .map_err(|never: Infallible| match never {})
-            .boxed_unsync(),
-    );
-    *response.status_mut() = status;
-    response.headers_mut().insert(
-        http::header::CONTENT_TYPE,
-        http::HeaderValue::from_static("application/json"),
-    );
-    response
-}
-
-fn describe_client_error(error: &hyper_util::client::legacy::Error) -> String {
-    use std::error::Error;
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
-}
-
-fn humanize(duration: Duration) -> String {
-    if duration.as_millis() < 1000 {
-        format!("{} ms", duration.as_millis())
-    } else {
-        format!("{} s", duration.as_secs())
-    }
 }
 
 #[cfg(test)]

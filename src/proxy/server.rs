@@ -6,11 +6,11 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use hyper_util::server::conn::auto;
 use hyper_util::server::graceful::GracefulShutdown;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
@@ -79,6 +79,7 @@ impl Proxy {
                 settings: self.settings.clone(),
                 client: client.clone(),
                 recorder: recorder.clone(),
+                stop: stop_rx.clone(),
             });
             accept_loops.spawn(accept_loop(
                 ctx,
@@ -166,11 +167,19 @@ fn serve_connection(
     ctx: Arc<RouteContext>,
     stream: tokio::net::TcpStream,
     peer: SocketAddr,
-) -> impl hyper_util::server::graceful::GracefulConnection<Error = hyper::Error> + Send + 'static {
+) -> impl hyper_util::server::graceful::GracefulConnection<
+    Error = Box<dyn std::error::Error + Send + Sync>,
+> + Send
++ 'static {
     let service = service_fn(move |request| handle(ctx.clone(), peer, request));
-    http1::Builder::new()
+    // HTTP/1 only, with upgrades: a WebSocket handshake passes through as a tunnel.
+    let mut builder = auto::Builder::new(TokioExecutor::new()).http1_only();
+    builder
+        .http1()
         .timer(TokioTimer::new())
         .preserve_header_case(true)
-        .keep_alive(true)
-        .serve_connection(TokioIo::new(stream), service)
+        .keep_alive(true);
+    builder
+        .serve_connection_with_upgrades(TokioIo::new(stream), service)
+        .into_owned()
 }

@@ -50,18 +50,21 @@ pub async fn inspect(path: &Path) -> Result<Found> {
     if metadata.len() == 0 {
         return Ok(Found::Empty);
     }
-    let mut head = [0u8; 16];
+    let mut head = [0u8; 20];
     let read = std::fs::File::open(path)
         .and_then(|mut file| file.read(&mut head))
         .map_err(|e| open_err(e.to_string()))?;
-    if read < head.len() || &head != SQLITE_MAGIC {
+    if read < head.len() || &head[..16] != SQLITE_MAGIC {
         return Err(not_tracer("it is not an SQLite database".into()));
     }
-    // Immutable and read-only: SQLite takes no lock and creates no -wal or -shm file.
+    // Read-only, so nothing is written. A WAL database whose -wal file is gone has all of its
+    // content in the main file: it is read as immutable, so SQLite creates no -wal or -shm.
+    let in_wal_mode = head[18] == 2 && head[19] == 2;
+    let wal_left = PathBuf::from(format!("{}-wal", path.display())).exists();
     let mut conn = SqliteConnectOptions::new()
         .filename(path)
         .read_only(true)
-        .immutable(true)
+        .immutable(in_wal_mode && !wal_left)
         .disable_statement_logging()
         .connect()
         .await

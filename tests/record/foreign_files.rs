@@ -37,12 +37,23 @@ fn beside(db: &Path, suffix: &str) -> std::path::PathBuf {
 
 #[tokio::test]
 async fn a_foreign_sqlite_database_is_left_byte_identical() {
+    for journal_mode in ["delete", "wal"] {
+        foreign_database_left_byte_identical(journal_mode).await;
+    }
+}
+
+async fn foreign_database_left_byte_identical(journal_mode: &str) {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("app.db");
     {
         use sqlx::Connection;
         let url = format!("sqlite://{}?mode=rwc", db.display());
         let mut conn = sqlx::SqliteConnection::connect(&url).await.unwrap();
+        let pragma = format!("pragma journal_mode = {journal_mode}");
+        sqlx::query(sqlx::AssertSqlSafe(pragma))
+            .execute(&mut conn)
+            .await
+            .unwrap();
         sqlx::query("create table people (name text)")
             .execute(&mut conn)
             .await
@@ -56,7 +67,7 @@ async fn a_foreign_sqlite_database_is_left_byte_identical() {
     let before = std::fs::read(&db).unwrap();
     for args in COMMANDS {
         let (ok, stderr) = tracer(&db, args);
-        assert!(!ok, "{args:?} refused");
+        assert!(!ok, "{journal_mode}: {args:?} refused");
         assert!(
             stderr.contains("is not a tracer database") && stderr.contains("people"),
             "{args:?}: {stderr}"

@@ -3,4 +3,5 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod foreign_files;
+mod http_shapes;
 mod store_faults;
