@@ -33,13 +33,22 @@ pub async fn measure(proxy: SocketAddr) -> anyhow::Result<BigBody> {
     let request = http::Request::post("/big")
         .header("host", proxy.to_string())
         .body(StreamBody::new(chunks).boxed())?;
-    let answer = sender.send_request(request).await?.into_body().collect().await?;
+    let answer = sender
+        .send_request(request)
+        .await?
+        .into_body()
+        .collect()
+        .await?;
     let uploaded: u64 = String::from_utf8_lossy(&answer.to_bytes()).parse()?;
     let upload = started.elapsed();
     let started = Instant::now();
     let request = http::Request::get("/big")
         .header("host", proxy.to_string())
-        .body(http_body_util::Empty::<Bytes>::new().map_err(|never| match never {}).boxed())?;
+        .body(
+            http_body_util::Empty::<Bytes>::new()
+                .map_err(|never| match never {})
+                .boxed(),
+        )?;
     let mut body = sender.send_request(request).await?.into_body();
     let mut downloaded = 0u64;
     while let Some(frame) = body.frame().await {

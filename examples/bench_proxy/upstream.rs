@@ -126,7 +126,8 @@ async fn big_body(request: Request<Incoming>) -> Response<UpstreamBody> {
     }
     let chunk = Bytes::from(vec![b'x'; BIG_CHUNK]);
     let chunks = futures_util::stream::iter(
-        (0..BIG_BODY / BIG_CHUNK as u64).map(move |_| Ok::<_, Infallible>(Frame::data(chunk.clone()))),
+        (0..BIG_BODY / BIG_CHUNK as u64)
+            .map(move |_| Ok::<_, Infallible>(Frame::data(chunk.clone()))),
     );
     let mut response = Response::new(StreamBody::new(chunks).boxed());
     response.headers_mut().insert(

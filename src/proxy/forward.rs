@@ -20,9 +20,7 @@ use super::answers::{describe_client_error, error_body, error_response, humanize
 use super::headers::{record_headers, strip_for_upstream, strip_hop_by_hop};
 use super::tee::{BodyOutcome, Captured, HopClock, TeeBody, settle_unpolled};
 use super::{ProxySettings, Route, upgrade};
-use crate::hop::{
-    BodyCapture, HopEnd, HopStart, HopState, RequestDone, Role, Transport, random_hex_id,
-};
+use crate::hop::{BodyCapture, HopEnd, HopStart, HopState, Role, Transport, random_hex_id};
 use crate::store::RecorderHandle;
 use crate::wire::trace_context::TraceParent;
 
@@ -285,11 +283,7 @@ fn tee_request(
         if let Some(recorder) = recorder
             && seen.outcome == BodyOutcome::Complete
         {
-            recorder.request_done(RequestDone {
-                id,
-                request_body: seen.body.clone(),
-                request_ended_unix_ns: seen.ended_unix_ns,
-            });
+            recorder.request_read(&id, &seen.body, seen.ended_unix_ns);
         }
         let _ = tx.send(Some(seen));
     });

@@ -72,6 +72,20 @@ pub async fn insert_start(conn: &mut SqliteConnection, start: &HopStart) -> Resu
 /// An end that knows nothing of the request (no request end time and no request bytes: the
 /// request never finished) keeps the request body already stored rather than wiping it.
 pub async fn apply_end(conn: &mut SqliteConnection, end: &HopEnd) -> Result<bool> {
+    let bodies = (
+        end.request_body.bytes.clone(),
+        end.response_body.bytes.clone(),
+    );
+    apply_end_with_bodies(conn, end, bodies).await
+}
+
+/// `apply_end` with the body bytes handed over (the writer moves them, never copies them);
+/// the end's own body bytes are not read.
+pub async fn apply_end_with_bodies(
+    conn: &mut SqliteConnection,
+    end: &HopEnd,
+    (request_bytes, response_bytes): (Vec<u8>, Vec<u8>),
+) -> Result<bool> {
     let state = end.state.unwrap_or(HopState::Complete);
     let done = sqlx::query(
         "update hops set state = ?2, status = ?3, error = ?4, response_headers = ?5,
@@ -91,10 +105,10 @@ pub async fn apply_end(conn: &mut SqliteConnection, end: &HopEnd) -> Result<bool
     .bind(end.status.map(i64::from))
     .bind(&end.error)
     .bind(headers_to_json(&end.response_headers))
-    .bind(&end.request_body.bytes)
+    .bind(request_bytes)
     .bind(len_i64(end.request_body.total_len))
     .bind(end.request_body.truncated)
-    .bind(&end.response_body.bytes)
+    .bind(response_bytes)
     .bind(len_i64(end.response_body.total_len))
     .bind(end.response_body.truncated)
     .bind(end.request_ended_unix_ns)
@@ -111,13 +125,22 @@ pub async fn apply_end(conn: &mut SqliteConnection, end: &HopEnd) -> Result<bool
 
 /// Stores a hop's request body while its response is still awaited.
 pub async fn apply_request_done(conn: &mut SqliteConnection, done: &RequestDone) -> Result<()> {
+    apply_request_done_with_body(conn, done, done.request_body.bytes.clone()).await
+}
+
+/// `apply_request_done` with the body bytes handed over (not read from `done`).
+pub async fn apply_request_done_with_body(
+    conn: &mut SqliteConnection,
+    done: &RequestDone,
+    bytes: Vec<u8>,
+) -> Result<()> {
     sqlx::query(
         "update hops set request_body = ?2, request_body_len = ?3, request_body_truncated = ?4,
              request_ended_unix_ns = ?5
          where id = ?1 and state = 'in_flight'",
     )
     .bind(&done.id)
-    .bind(&done.request_body.bytes)
+    .bind(bytes)
     .bind(len_i64(done.request_body.total_len))
     .bind(done.request_body.truncated)
     .bind(done.request_ended_unix_ns)

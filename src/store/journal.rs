@@ -58,11 +58,16 @@ impl Appender {
     pub fn append(&self, event: &HopEvent) -> std::io::Result<()> {
         let mut frame = Vec::with_capacity(256);
         journal_codec::encode(event, &mut frame);
+        self.append_frame(&frame)
+    }
+
+    /// Appends one frame already encoded.
+    pub fn append_frame(&self, frame: &[u8]) -> std::io::Result<()> {
         let mut state = self
             .inner
             .lock()
             .map_err(|_| std::io::Error::other("journal lock poisoned"))?;
-        match state.file.write_all(&frame) {
+        match state.file.write_all(frame) {
             Ok(()) => {
                 state.len += frame.len() as u64;
                 Ok(())

@@ -59,10 +59,7 @@ pub fn encode(event: &HopEvent, out: &mut Vec<u8>) {
             w.headers(&end.response_trailers);
         }
         HopEvent::RequestDone(done) => {
-            w.u8(REQUEST_DONE);
-            w.str(&done.id);
-            w.body(&done.request_body);
-            w.i64(done.request_ended_unix_ns);
+            w.request_done(&done.id, &done.request_body, done.request_ended_unix_ns)
         }
         HopEvent::ServerLog(line) => {
             w.u8(SERVER_LOG);
@@ -71,6 +68,15 @@ pub fn encode(event: &HopEvent, out: &mut Vec<u8>) {
             w.str(&line.line);
         }
     }
+    let len = u32::try_from(out.len() - at - FRAME_HEADER).unwrap_or(u32::MAX);
+    out[at..at + FRAME_HEADER].copy_from_slice(&len.to_le_bytes());
+}
+
+/// Appends one framed `RequestDone` from borrowed parts (no copy of the body before this one).
+pub fn encode_request_done(id: &str, body: &BodyCapture, ended_unix_ns: i64, out: &mut Vec<u8>) {
+    let at = out.len();
+    out.extend_from_slice(&[0; FRAME_HEADER]);
+    Writer(out).request_done(id, body, ended_unix_ns);
     let len = u32::try_from(out.len() - at - FRAME_HEADER).unwrap_or(u32::MAX);
     out[at..at + FRAME_HEADER].copy_from_slice(&len.to_le_bytes());
 }
@@ -152,6 +158,12 @@ pub fn decode(payload: &[u8]) -> Result<HopEvent, String> {
 struct Writer<'a>(&'a mut Vec<u8>);
 
 impl Writer<'_> {
+    fn request_done(&mut self, id: &str, body: &BodyCapture, ended_unix_ns: i64) {
+        self.u8(REQUEST_DONE);
+        self.str(id);
+        self.body(body);
+        self.i64(ended_unix_ns);
+    }
     fn u8(&mut self, v: u8) {
         self.0.push(v);
     }

@@ -74,7 +74,11 @@ impl Drop for RecorderHandle {
 
 impl RecorderHandle {
     fn append(&self, event: &HopEvent) -> bool {
-        match self.shared.journal.append(event) {
+        self.appended(self.shared.journal.append(event))
+    }
+
+    fn appended(&self, result: std::io::Result<()>) -> bool {
+        match result {
             Ok(()) => {
                 self.shared.wake.notify_one();
                 true
@@ -112,6 +116,14 @@ impl RecorderHandle {
     /// Records that a hop's request body was read whole (the hop's end carries it too).
     pub fn request_done(&self, done: RequestDone) {
         self.append(&HopEvent::RequestDone(Box::new(done)));
+    }
+
+    /// Records that a hop's request body was read whole, from borrowed parts (a big body is
+    /// copied once, into the journal frame).
+    pub fn request_read(&self, id: &str, body: &crate::hop::BodyCapture, ended_unix_ns: i64) {
+        let mut frame = Vec::with_capacity(body.bytes.len() + 128);
+        super::journal_codec::encode_request_done(id, body, ended_unix_ns, &mut frame);
+        self.appended(self.shared.journal.append_frame(&frame));
     }
 
     /// Records a wrapped server's stderr line.
@@ -244,7 +256,7 @@ impl Writer {
                 self.shared.wake.notified().await;
                 continue;
             }
-            let batch = match reader.read(limit, MAX_BATCH_BYTES, MAX_BATCH_EVENTS) {
+            let mut batch = match reader.read(limit, MAX_BATCH_BYTES, MAX_BATCH_EVENTS) {
                 Ok(batch) => batch,
                 Err(error) => {
                     tracing::error!(%error, "reading the journal");
@@ -256,7 +268,7 @@ impl Writer {
                 }
             };
             let caught_up = batch.end == limit;
-            match self.write(&batch, lost_ends, losses, caught_up).await {
+            match self.write(&mut batch, lost_ends, losses, caught_up).await {
                 Ok(()) => failing_since = None,
                 Err(error) => {
                     let since = *failing_since.get_or_insert_with(Instant::now);
@@ -297,22 +309,23 @@ impl Writer {
     /// failure the lost ends go back to be tried again.
     async fn write(
         &mut self,
-        batch: &ReadBatch,
+        batch: &mut ReadBatch,
         lost_ends: Vec<(String, u8)>,
         losses: u64,
         caught_up: bool,
     ) -> super::Result<()> {
         let ids: Vec<String> = lost_ends.iter().map(|(id, _)| id.clone()).collect();
+        let events = batch.events.len() as u64;
         let work = BatchWrite {
-            events: &batch.events,
+            events: &mut batch.events,
             lost_ends: &ids,
             losses: losses - self.persisted_losses,
         };
-        match write_batch(&mut self.db, &work).await {
+        match write_batch(&mut self.db, work).await {
             Ok(done) => {
                 self.persisted_losses = losses;
                 self.report.hops_written += done.hops_inserted;
-                self.report.events_written += batch.events.len() as u64;
+                self.report.events_written += events;
                 self.report.batches += 1;
                 let waiting: std::collections::HashSet<String> =
                     done.lost_ends_waiting.into_iter().collect();
@@ -343,16 +356,16 @@ impl Writer {
             let limit = reader.file_len();
             let mut failures = 0;
             while reader.pos < limit && failures < 3 {
-                let batch = match reader.read(limit, MAX_BATCH_BYTES, MAX_BATCH_EVENTS) {
+                let mut batch = match reader.read(limit, MAX_BATCH_BYTES, MAX_BATCH_EVENTS) {
                     Ok(batch) if !batch.events.is_empty() => batch,
                     _ => break,
                 };
                 let work = BatchWrite {
-                    events: &batch.events,
+                    events: &mut batch.events,
                     lost_ends: &[],
                     losses: 0,
                 };
-                match write_batch(&mut self.db, &work).await {
+                match write_batch(&mut self.db, work).await {
                     Ok(done) => {
                         self.report.hops_taken_in += done.hops_inserted;
                         reader.pos = batch.end;

@@ -2,6 +2,8 @@
 //! one new row carrying whatever the batch also says of its request and end; other hops get
 //! updates. Replaying a batch (after a crash, or a retry) changes nothing the second time.
 
+use std::collections::{HashMap, HashSet};
+
 use sqlx::SqliteConnection;
 
 use super::write_tx::WriterConn;
@@ -12,9 +14,10 @@ use crate::hop::{HopEnd, HopEvent, RequestDone, ServerLogLine};
 pub const END_LOST: &str =
     "the end of this hop was not recorded (the journal could not be written)";
 
-/// What one transaction carries.
+/// What one transaction carries. The events' body bytes may be moved out while it is written
+/// (a failed batch is read again from the journal).
 pub struct BatchWrite<'a> {
-    pub events: &'a [HopEvent],
+    pub events: &'a mut [HopEvent],
     /// Hops whose end could not be journaled: their rows are marked aborted.
     pub lost_ends: &'a [String],
     /// Hops lost since the last committed count, added to `hops_not_written`.
@@ -30,7 +33,7 @@ pub struct BatchDone {
 
 /// Writes a batch in one `BEGIN IMMEDIATE` transaction on the writer's connection; after any
 /// failure that connection is closed, so no transaction or lock outlives it.
-pub async fn write_batch(db: &mut WriterConn, work: &BatchWrite<'_>) -> Result<BatchDone> {
+pub async fn write_batch(db: &mut WriterConn, work: BatchWrite<'_>) -> Result<BatchDone> {
     let conn = db.begin().await?;
     let applied = apply(conn, work).await;
     match applied {
@@ -45,7 +48,8 @@ pub async fn write_batch(db: &mut WriterConn, work: &BatchWrite<'_>) -> Result<B
     }
 }
 
-async fn apply(conn: &mut SqliteConnection, work: &BatchWrite<'_>) -> Result<BatchDone> {
+async fn apply(conn: &mut SqliteConnection, work: BatchWrite<'_>) -> Result<BatchDone> {
+    let mut moved = take_update_bodies(work.events);
     let changes = coalesce(work.events);
     let inserted = hop_rows::insert_new_hops(conn, &changes.new_hops).await?;
     // A hop already stored (a journal taken in again) gets its request and end as updates.
@@ -65,9 +69,13 @@ async fn apply(conn: &mut SqliteConnection, work: &BatchWrite<'_>) -> Result<Bat
     for change in &changes.updates {
         match change {
             Update::End(end) => {
-                hops::apply_end(conn, end).await?;
+                let bodies = moved.remove(&end.id).unwrap_or_default();
+                hops::apply_end_with_bodies(conn, end, bodies).await?;
             }
-            Update::Request(done) => hops::apply_request_done(conn, done).await?,
+            Update::Request(done) => {
+                let (bytes, _) = moved.remove(&request_key(&done.id)).unwrap_or_default();
+                hops::apply_request_done_with_body(conn, done, bytes).await?;
+            }
         }
     }
     for line in &changes.logs {
@@ -91,6 +99,41 @@ async fn apply(conn: &mut SqliteConnection, work: &BatchWrite<'_>) -> Result<Bat
     })
 }
 
+/// Moves the body bytes out of the events that become updates (hops not started in the batch),
+/// so a big body is bound to its statement without another copy. Keyed by hop id (an end) or
+/// `request_key` (a request).
+fn take_update_bodies(events: &mut [HopEvent]) -> HashMap<String, (Vec<u8>, Vec<u8>)> {
+    let started: HashSet<String> = events
+        .iter()
+        .filter_map(|event| match event {
+            HopEvent::Started(start) => Some(start.id.clone()),
+            _ => None,
+        })
+        .collect();
+    let mut moved = HashMap::new();
+    for event in events.iter_mut() {
+        match event {
+            HopEvent::Ended(end) if !started.contains(&end.id) => {
+                let bodies = (
+                    std::mem::take(&mut end.request_body.bytes),
+                    std::mem::take(&mut end.response_body.bytes),
+                );
+                moved.insert(end.id.clone(), bodies);
+            }
+            HopEvent::RequestDone(done) if !started.contains(&done.id) => {
+                let bytes = std::mem::take(&mut done.request_body.bytes);
+                moved.insert(request_key(&done.id), (bytes, Vec::new()));
+            }
+            _ => {}
+        }
+    }
+    moved
+}
+
+fn request_key(id: &str) -> String {
+    format!("request {id}")
+}
+
 struct Changes<'a> {
     new_hops: Vec<hop_rows::NewHop<'a>>,
     updates: Vec<Update<'a>>,
@@ -103,7 +146,6 @@ enum Update<'a> {
 }
 
 fn coalesce(batch: &[HopEvent]) -> Changes<'_> {
-    use std::collections::HashMap;
     let mut changes = Changes {
         new_hops: Vec::new(),
         updates: Vec::new(),
