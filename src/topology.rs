@@ -150,7 +150,9 @@ impl Topology {
         for service in self.services {
             let _ = tokio::time::timeout(Duration::from_secs(5), service).await;
         }
-        correlate(&self.store, GroupOptions::default(), Mode::Unassigned).await?;
+        if report.journal_left.is_none() {
+            correlate(&self.store, GroupOptions::default(), Mode::Unassigned).await?;
+        }
         Ok(report)
     }
 

@@ -54,8 +54,11 @@ pub async fn run(db: &Path, args: ProxyArgs) -> anyhow::Result<ExitCode> {
     let report = writer.await.context("waiting for the store writer")?;
     let _ = stop_grouping.send(());
     let _ = grouping.await;
-    // Every hop is written now: group the last ones.
-    if let Err(error) = group_new_hops(&store).await {
+    // Every hop is written now: group the last ones (unless the database refuses writes: the
+    // hops left in the journal are grouped by the next run).
+    if report.journal_left.is_none()
+        && let Err(error) = group_new_hops(&store).await
+    {
         eprintln!("tracer: grouping the last hops into traces: {error:#}");
     }
     store.close().await;

@@ -190,3 +190,57 @@ async fn a_database_that_fails_writes_and_recovers_resumes_recording() {
     let answered = load.stop().await;
     assert_agree(&db, &answered, &exit).await;
 }
+
+#[tokio::test]
+async fn a_lock_held_past_the_stop_leaves_the_rest_in_the_journal_for_the_next_run() {
+    let upstream = upstream().await;
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("t.db");
+    let proxy = ProxyProcess::start(&db, upstream).await;
+    let load = Load::start(proxy.addr, 4);
+    load.wait_for(200).await;
+    let lock = process::hold_exclusive_lock(&db).await;
+    let at_lock = load.answered();
+    load.wait_for(at_lock + 500).await;
+    let started = std::time::Instant::now();
+    let exit = proxy.terminate().await;
+    let answered = load.stop().await;
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "stopped in {:?}: {}",
+        started.elapsed(),
+        exit.stderr
+    );
+    assert!(exit.line.contains("hops wait in"), "{}", exit.line);
+    lock.release().await;
+    let rows = scalar(&db, "select count(*) from hops").await;
+    assert_eq!(
+        exit.written as i64, rows,
+        "the exit line counts only rows in the database"
+    );
+    assert_eq!(exit.not_written, 0);
+    assert_eq!(
+        process::journals(&db).len(),
+        1,
+        "the journal is left beside the database"
+    );
+    // The next recorder takes it in: every answered request is then a complete row.
+    let store = tracer::store::Store::open(&db).await.unwrap();
+    let (handle, writer) = tracer::store::Recorder::spawn(store.clone()).unwrap();
+    drop(handle);
+    let report = writer.await.unwrap();
+    store.close().await;
+    assert!(report.hops_taken_in > 0);
+    assert!(process::journals(&db).is_empty());
+    let complete: std::collections::HashSet<u64> = recorded(&db)
+        .await
+        .into_iter()
+        .filter(|(_, state)| state == "complete")
+        .map(|(seq, _)| seq)
+        .collect();
+    assert!(answered.iter().all(|seq| complete.contains(seq)));
+    assert_eq!(
+        scalar(&db, "select count(*) from hops where state = 'in_flight'").await,
+        0
+    );
+}

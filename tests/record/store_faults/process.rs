@@ -15,6 +15,8 @@ pub struct ExitLine {
     pub written: u64,
     pub not_written: u64,
     pub line: String,
+    /// Everything the process wrote to stderr.
+    pub stderr: String,
 }
 
 pub struct ProxyProcess {
@@ -86,6 +88,7 @@ impl ProxyProcess {
             written: number_before(" hops written"),
             not_written: number_before(" not written"),
             line,
+            stderr,
         }
     }
 
