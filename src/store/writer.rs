@@ -47,6 +47,8 @@ struct Shared {
     not_written: AtomicU64,
     lost_ends: LostEnds,
     senders: AtomicUsize,
+    /// The last append failed (logged once until one succeeds).
+    journal_failing: std::sync::atomic::AtomicBool,
 }
 
 /// The sending side, cloned into every connection task. Sending never waits on SQLite.
@@ -80,11 +82,17 @@ impl RecorderHandle {
     fn appended(&self, result: std::io::Result<()>) -> bool {
         match result {
             Ok(()) => {
+                if self.shared.journal_failing.swap(false, Ordering::Relaxed) {
+                    tracing::warn!("the journal takes hop events again");
+                }
                 self.shared.wake.notify_one();
                 true
             }
             Err(error) => {
-                tracing::warn!(%error, "could not append to the journal");
+                // Said once per failing spell: a full disk must not also flood the log.
+                if !self.shared.journal_failing.swap(true, Ordering::Relaxed) {
+                    tracing::warn!(%error, "could not append to the journal; hops are lost (and counted) until it can be written");
+                }
                 false
             }
         }
@@ -206,6 +214,7 @@ impl Recorder {
             not_written: AtomicU64::new(0),
             lost_ends: Mutex::new(Vec::new()),
             senders: AtomicUsize::new(1),
+            journal_failing: std::sync::atomic::AtomicBool::new(false),
         });
         let handle = RecorderHandle {
             shared: shared.clone(),

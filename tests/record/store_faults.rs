@@ -244,3 +244,58 @@ async fn a_lock_held_past_the_stop_leaves_the_rest_in_the_journal_for_the_next_r
         0
     );
 }
+
+#[tokio::test]
+async fn a_full_disk_loses_only_counted_hops_and_recording_resumes() {
+    let Some(disk) = process::SmallDisk::mount(32) else {
+        eprintln!("skipped: cannot mount a tmpfs here (needs root with CAP_SYS_ADMIN)");
+        return;
+    };
+    let upstream = upstream().await;
+    let db = disk.dir.path().join("t.db");
+    let proxy = ProxyProcess::start(&db, upstream).await;
+    let load = Load::start(proxy.addr, 4);
+    load.wait_for(300).await;
+    let filler = disk.fill();
+    let at_full = load.answered();
+    load.wait_for(at_full + 500).await;
+    std::fs::remove_file(&filler).unwrap();
+    let at_free = load.answered();
+    load.wait_for(at_free + 500).await;
+    let exit = proxy.terminate().await;
+    let answered = load.stop().await;
+    let rows = scalar(&db, "select count(*) from hops").await;
+    let in_flight = scalar(&db, "select count(*) from hops where state = 'in_flight'").await;
+    let counted = scalar(
+        &db,
+        "select value from counters where name = 'hops_not_written'",
+    )
+    .await;
+    eprintln!("{} answered, {rows} rows; {}", answered.len(), exit.line);
+    assert_eq!(exit.written as i64, rows, "exit line and rows agree");
+    assert_eq!(
+        exit.not_written as i64, counted,
+        "exit line and counter agree"
+    );
+    assert_eq!(in_flight, 0, "no row is left in flight");
+    assert!(counted > 0, "a full disk loses hops (and counts them)");
+    let complete: std::collections::HashSet<u64> = recorded(&db)
+        .await
+        .into_iter()
+        .filter(|(_, state)| state == "complete")
+        .map(|(seq, _)| seq)
+        .collect();
+    let missing = answered.iter().filter(|s| !complete.contains(s)).count();
+    assert!(
+        missing as i64 <= counted,
+        "{missing} answered requests are not complete rows, {counted} counted as lost"
+    );
+    // Recording resumed once the disk had room: the last answers are all complete rows.
+    let mut last: Vec<u64> = answered.clone();
+    last.sort_unstable();
+    let tail = &last[last.len() - 100..];
+    assert!(
+        tail.iter().all(|s| complete.contains(s)),
+        "recording resumed"
+    );
+}

@@ -22,6 +22,8 @@ pub struct ExitLine {
 pub struct ProxyProcess {
     child: Child,
     pub addr: SocketAddr,
+    /// Its stderr, read as it comes (a pipe left unread would block the process).
+    stderr: tokio::task::JoinHandle<String>,
 }
 
 impl ProxyProcess {
@@ -51,21 +53,28 @@ impl ProxyProcess {
         .await
         .expect("tracer proxy started");
         tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
-        ProxyProcess { child, addr }
+        let mut pipe = child.stderr.take().unwrap();
+        let stderr = tokio::spawn(async move {
+            let mut text = String::new();
+            let _ = pipe.read_to_string(&mut text).await;
+            text
+        });
+        ProxyProcess {
+            child,
+            addr,
+            stderr,
+        }
     }
 
     /// Stops it with SIGTERM and reads its exit line.
     pub async fn terminate(mut self) -> ExitLine {
         let pid = nix::unistd::Pid::from_raw(self.child.id().unwrap() as i32);
         nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).unwrap();
-        let mut stderr = String::new();
-        let mut pipe = self.child.stderr.take().unwrap();
-        let status = tokio::time::timeout(Duration::from_secs(60), async {
-            pipe.read_to_string(&mut stderr).await.unwrap();
-            self.child.wait().await.unwrap()
-        })
-        .await
-        .expect("tracer stopped within a minute");
+        let status = tokio::time::timeout(Duration::from_secs(60), self.child.wait())
+            .await
+            .expect("tracer stopped within a minute")
+            .unwrap();
+        let stderr = self.stderr.await.unwrap();
         assert!(status.success(), "{stderr}");
         let line = stderr
             .lines()
@@ -200,4 +209,43 @@ fn chattr(flag: &str, path: &Path) -> bool {
         .arg(path)
         .output()
         .is_ok_and(|out| out.status.success())
+}
+
+/// A small tmpfs mounted for one test (root only); unmounted when dropped.
+pub struct SmallDisk {
+    pub dir: tempfile::TempDir,
+}
+
+impl SmallDisk {
+    pub fn mount(megabytes: u32) -> Option<SmallDisk> {
+        let dir = tempfile::tempdir().ok()?;
+        let mounted = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={megabytes}m"), "tmpfs"])
+            .arg(dir.path())
+            .output()
+            .is_ok_and(|out| out.status.success());
+        mounted.then_some(SmallDisk { dir })
+    }
+
+    /// Fills the disk with a file until no byte fits; returns its path.
+    pub fn fill(&self) -> PathBuf {
+        use std::io::Write;
+        let path = self.dir.path().join("filler");
+        let mut file = std::fs::File::create(&path).unwrap();
+        let block = vec![0u8; 64 * 1024];
+        while file.write_all(&block).is_ok() {}
+        let mut byte = [0u8; 1];
+        while file.write_all(&byte[..]).is_ok() {
+            byte[0] = 1;
+        }
+        path
+    }
+}
+
+impl Drop for SmallDisk {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount")
+            .arg(self.dir.path())
+            .output();
+    }
 }
