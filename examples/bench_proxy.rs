@@ -6,6 +6,8 @@
 //! and each proxy's peak RSS. Tracer runs in its own process: this example re-executes itself
 //! with a hidden child flag and runs the proxy through the library.
 
+#[path = "bench_proxy/big_body.rs"]
+mod big_body;
 #[path = "bench_proxy/https.rs"]
 mod https;
 #[path = "bench_proxy/https_load.rs"]
@@ -206,6 +208,7 @@ async fn bench(options: Options) -> anyhow::Result<()> {
         rounds: options.rounds,
     };
     rounds::measure_all(&mut subjects, &plan, clock).await;
+    let big = big_body_through_tracer(&mut subjects).await?;
 
     let mut columns = Vec::new();
     let mut tracer_threads = Vec::new();
@@ -225,7 +228,8 @@ async fn bench(options: Options) -> anyhow::Result<()> {
                 }
                 let said = child.stop().await?;
                 if is_main {
-                    hops = count_hops(&db, sent, said).await?;
+                    // The two 1 GiB exchanges are hops too.
+                    hops = count_hops(&db, sent + 2, said).await?;
                 } else {
                     println!("diagnostic `{}` child at exit: {said}", subject.name);
                 }
@@ -265,6 +269,16 @@ async fn bench(options: Options) -> anyhow::Result<()> {
         .collect();
     println!("store writer alone, CPU by thread: {}", threads.join(", "));
     print!("{}", report::targets(&columns, &hops));
+    println!(
+        "1 GiB through tracer: upload {:.1} s ({} bytes arrived), download {:.1} s ({} bytes); \
+         tracer peak RSS {:.1} MiB before, {:.1} MiB after (the table's figure is after)",
+        big.body.upload.as_secs_f64(),
+        big.body.uploaded,
+        big.body.download.as_secs_f64(),
+        big.body.downloaded,
+        big.rss_before_kib as f64 / 1024.0,
+        big.rss_after_kib as f64 / 1024.0,
+    );
     if !options.no_https {
         println!();
         https::bench(
@@ -277,6 +291,30 @@ async fn bench(options: Options) -> anyhow::Result<()> {
         .await?;
     }
     Ok(())
+}
+
+struct BigRun {
+    body: big_body::BigBody,
+    rss_before_kib: u64,
+    rss_after_kib: u64,
+}
+
+/// Streams 1 GiB each way through the main tracer child, reading its peak RSS around it.
+async fn big_body_through_tracer(subjects: &mut [rounds::Subject]) -> anyhow::Result<BigRun> {
+    let tracer = subjects
+        .iter()
+        .find(|s| s.name == "tracer")
+        .context("no tracer subject")?;
+    let pid = tracer.pid().context("tracer child pid")?;
+    let rss_before_kib = procfs::tree_peak_rss_kib(pid).unwrap_or(0);
+    println!("streaming 1 GiB each way through tracer ...");
+    let body = big_body::measure(tracer.addr).await?;
+    let rss_after_kib = procfs::tree_peak_rss_kib(pid).unwrap_or(0);
+    Ok(BigRun {
+        body,
+        rss_before_kib,
+        rss_after_kib,
+    })
 }
 
 /// Hops the writer-alone measurement queues.

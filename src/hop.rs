@@ -206,6 +206,8 @@ pub struct HopEnd {
     pub state: Option<HopState>,
     pub status: Option<u16>,
     pub response_headers: Vec<Header>,
+    /// Trailer fields after a chunked response body, in wire order (empty when none came).
+    pub response_trailers: Vec<Header>,
     pub request_body: BodyCapture,
     pub response_body: BodyCapture,
     pub request_ended_unix_ns: Option<i64>,

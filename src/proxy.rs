@@ -2,6 +2,8 @@
 //! hands hop events to the store's writer. The proxy never touches SQL.
 
 pub mod announce;
+mod answers;
+mod bodiless;
 mod forward;
 mod forward_proxy;
 pub mod forward_roles;
@@ -11,6 +13,7 @@ mod prefixed;
 mod server;
 mod tee;
 pub mod tls;
+mod upgrade;
 
 use std::net::SocketAddr;
 use std::path::Path;

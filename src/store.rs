@@ -7,11 +7,16 @@ pub mod eval_rows;
 pub mod exports;
 pub mod hop_rows;
 pub mod hops;
+pub mod journal;
+mod journal_codec;
+mod open_check;
 pub mod proxy_routes;
 pub mod reader;
 pub mod traces;
 pub mod waiting;
+pub mod write_tx;
 pub mod writer;
+mod writer_batch;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -39,6 +44,8 @@ pub enum StoreError {
         path: PathBuf,
         source: sqlx::migrate::MigrateError,
     },
+    #[error("no database at {}; record one with tracer proxy or tracer demo", .0.display())]
+    Missing(PathBuf),
     #[error("{0} not found")]
     NotFound(String),
     #[error("no trace {0} in the database")]
@@ -70,7 +77,9 @@ impl Store {
             path: path.to_path_buf(),
             message,
         };
-        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        if open_check::inspect(path).await? == open_check::Found::Missing
+            && let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty())
+        {
             std::fs::create_dir_all(parent).map_err(|e| open_err(e.to_string()))?;
         }
         let options = SqliteConnectOptions::new()
@@ -103,6 +112,15 @@ impl Store {
             .await
             .map_err(|e| open_err(describe_sqlx(&e)))?;
         Ok(store)
+    }
+
+    /// Opens a database that must exist already (the reading commands): a missing file is an
+    /// error, and nothing is created.
+    pub async fn open_existing(path: &Path) -> Result<Store> {
+        if open_check::inspect(path).await? == open_check::Found::Missing {
+            return Err(StoreError::Missing(path.to_path_buf()));
+        }
+        Store::open(path).await
     }
 
     pub fn pool(&self) -> &SqlitePool {

@@ -169,7 +169,7 @@ impl Topology {
             }
         }));
 
-        let (recorder, writer) = Recorder::spawn(store.clone(), 8192);
+        let (recorder, writer) = Recorder::spawn(store.clone())?;
         let outer_run = outer_proxy.run(recorder.clone(), outer_stop.shutdown());
         outer.tasks.push(tokio::spawn(async move {
             outer_run.await;

@@ -41,7 +41,13 @@ pub async fn run(options: WrapOptions) -> anyhow::Result<i32> {
         Ok(store) => {
             // wrap runs no grouping of its own: the exporter groups before it looks.
             exporter = crate::exporter::start_configured(options.otlp.clone(), &store, true);
-            Some(Recorder::spawn(store, 4096))
+            match Recorder::spawn(store) {
+                Ok(recording) => Some(recording),
+                Err(error) => {
+                    eprintln!("tracer wrap: not recording ({error}); passing through");
+                    None
+                }
+            }
         }
         Err(error) => {
             eprintln!("tracer wrap: not recording ({error}); passing through");
@@ -126,7 +132,10 @@ pub async fn run(options: WrapOptions) -> anyhow::Result<i32> {
             }
             Ok(_) => {}
             Err(_) => {
-                eprintln!("tracer wrap: the database did not take the last hops within a second")
+                eprintln!(
+                    "tracer wrap: the database did not take the last hops within a second; \
+                     they wait in the journal beside it for the next tracer on that database"
+                )
             }
         }
     }

@@ -79,7 +79,7 @@ async fn run_child(
         (proxy, listen)
     };
     println!("LISTEN {listen}");
-    let (recorder, writer) = Recorder::spawn(store.clone(), 8192);
+    let (recorder, writer) = Recorder::spawn(store.clone())?;
     let stats = proxy
         .run(recorder, crate::targets::stdin_closed_or_ctrl_c())
         .await;

@@ -67,7 +67,7 @@ async fn run_tracer_child(upstream: &str, db: &Path, capacity: usize) -> anyhow:
         .map(|route| route.listen)
         .context("the proxy has no route")?;
     println!("LISTEN {listen}");
-    let (recorder, writer) = Recorder::spawn(store.clone(), capacity.max(1));
+    let (recorder, writer) = Recorder::spawn(store.clone())?;
     if capacity == 0 {
         writer.abort();
     }

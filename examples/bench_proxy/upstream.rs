@@ -84,6 +84,9 @@ async fn answer(
     clock: Instant,
 ) -> Result<Response<UpstreamBody>, Infallible> {
     let path = request.uri().path().to_string();
+    if path == "/big" {
+        return Ok(big_body(request).await);
+    }
     // Read the whole (small) request body, as a model server does before answering.
     let body_ok = request.into_body().collect().await.is_ok();
     let mut response = match (body_ok, path.as_str()) {
@@ -132,6 +135,35 @@ fn ndjson_stream(clock: Instant) -> UpstreamBody {
         Some((Ok::<_, Infallible>(Frame::data(Bytes::from(line))), seq + 1))
     });
     StreamBody::new(chunks).boxed()
+}
+
+/// Bytes of the big body each way (`/big`): 1 GiB in 64 KiB chunks.
+pub const BIG_BODY: u64 = 1 << 30;
+const BIG_CHUNK: usize = 64 * 1024;
+
+/// `/big`: drains the request body without keeping it (answering how many bytes came), or, for
+/// a GET, answers with `BIG_BODY` bytes.
+async fn big_body(request: Request<Incoming>) -> Response<UpstreamBody> {
+    let upload = request.method() == http::Method::POST;
+    let mut body = request.into_body();
+    let mut received = 0u64;
+    while let Some(Ok(frame)) = body.frame().await {
+        received += frame.data_ref().map_or(0, |d| d.len() as u64);
+    }
+    if upload {
+        return Response::new(Full::new(Bytes::from(received.to_string())).boxed());
+    }
+    let chunk = Bytes::from(vec![b'x'; BIG_CHUNK]);
+    let chunks = futures_util::stream::iter(
+        (0..BIG_BODY / BIG_CHUNK as u64)
+            .map(move |_| Ok::<_, Infallible>(Frame::data(chunk.clone()))),
+    );
+    let mut response = Response::new(StreamBody::new(chunks).boxed());
+    response.headers_mut().insert(
+        http::header::CONTENT_LENGTH,
+        http::HeaderValue::from(BIG_BODY),
+    );
+    response
 }
 
 /// Reads the `sent_ns` field of one stream line.

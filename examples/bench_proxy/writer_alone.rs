@@ -28,13 +28,12 @@ impl WriterAlone {
 }
 
 /// Queues `hops` hops shaped like the bench's JSON exchange, with the three events the proxy
-/// sends per hop (start, request done, end), in a channel large enough for all of them so none
-/// is dropped, and times the writer until it has written every one.
+/// sends per hop (start, request done, end), all into the journal at once, and times the writer
+/// until it has written every one.
 pub async fn measure(hops: u64) -> anyhow::Result<WriterAlone> {
     let dir = tempfile::tempdir()?;
     let store = Store::open(&dir.path().join("writer.db")).await?;
-    let capacity = usize::try_from(hops * 3)?;
-    let (recorder, writer) = Recorder::spawn(store.clone(), capacity);
+    let (recorder, writer) = Recorder::spawn(store.clone())?;
     let cpu_before = crate::procfs::cpu_seconds_by_thread(std::process::id());
     let started = Instant::now();
     for i in 0..hops {
@@ -95,6 +94,7 @@ fn end(id: &str) -> HopEnd {
     let now = tracer::hop::now_unix_ns();
     let response = br#"{"model":"bench","message":{"role":"assistant","content":"Added milk to your list."},"done":true}"#;
     HopEnd {
+        response_trailers: Vec::new(),
         id: id.to_string(),
         state: Some(HopState::Complete),
         status: Some(200),

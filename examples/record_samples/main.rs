@@ -67,7 +67,7 @@ async fn record(dir: &Path, routes: Vec<Route>) -> anyhow::Result<Recording> {
     let store = Store::open(&dir.join("tracer.db")).await?;
     let proxy = Proxy::bind(routes, ProxySettings::default()).await?;
     let listens = proxy.routes().iter().map(|r| r.listen).collect();
-    let (recorder, writer) = Recorder::spawn(store.clone(), 4096);
+    let (recorder, writer) = Recorder::spawn(store.clone())?;
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let run = tokio::spawn(proxy.run(recorder, async move {
         let _ = stopped.await;

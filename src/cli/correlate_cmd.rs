@@ -10,7 +10,7 @@ use crate::trace::GroupOptions;
 use crate::trace::correlate::{CorrelateReport, GroupScope, correlate};
 
 pub async fn run(db: &Path, args: CorrelateArgs) -> anyhow::Result<ExitCode> {
-    let store = Store::open(db).await?;
+    let store = Store::open_existing(db).await?;
     let mode = if args.rebuild {
         GroupScope::Rebuild
     } else {

@@ -138,14 +138,8 @@ fn check_otlp_flags(args: &ExportArgs) -> anyhow::Result<()> {
 }
 
 pub async fn run(db: &Path, args: ExportArgs) -> anyhow::Result<ExitCode> {
-    if !db.exists() {
-        bail!(
-            "no database at {} (record some traffic first, or pass --db)",
-            db.display()
-        );
-    }
     check_otlp_flags(&args)?;
-    let store = Store::open(db).await?;
+    let store = Store::open_existing(db).await?;
     // Hops recorded since the last grouping get their trace first, as `tracer show` does.
     group_new_hops(&store).await?;
     let outcome = export(&store, &args).await;

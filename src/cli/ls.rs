@@ -14,7 +14,7 @@ use crate::trace::explain::{human_duration, shorten};
 use crate::trace::summarize;
 
 pub async fn run(db: &Path, args: LsArgs) -> anyhow::Result<ExitCode> {
-    let store = Store::open(db).await?;
+    let store = Store::open_existing(db).await?;
     group_new_hops(&store).await?;
     let not_written = store.counter(HOPS_NOT_WRITTEN).await?;
     let not_exported = store.counter(SPANS_NOT_EXPORTED).await?;

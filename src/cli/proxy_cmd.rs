@@ -21,9 +21,6 @@ use crate::store::{Recorder, Store};
 use crate::trace::correlate::group_new_hops;
 use crate::trace::correlate::group_until;
 
-/// Hop events that may wait for the writer before new ones are counted as not written.
-pub const RECORDER_CAPACITY: usize = 8192;
-
 /// How often new hops are grouped into traces while the proxy runs.
 pub const GROUPING_PERIOD: Duration = Duration::from_millis(250);
 
@@ -84,7 +81,7 @@ pub async fn run(db: &Path, args: ProxyArgs) -> anyhow::Result<ExitCode> {
     let announced = announce_in_background(&store, proxy.routes());
     let exporter = start_exporter(otlp, &store, false);
 
-    let (recorder, writer) = Recorder::spawn(store.clone(), RECORDER_CAPACITY);
+    let (recorder, writer) = Recorder::spawn(store.clone())?;
     let (stop_grouping, grouping_stopped) = oneshot::channel();
     let grouping = tokio::spawn(group_until(store.clone(), GROUPING_PERIOD, async move {
         let _ = grouping_stopped.await;
@@ -94,8 +91,11 @@ pub async fn run(db: &Path, args: ProxyArgs) -> anyhow::Result<ExitCode> {
     let _ = stop_grouping.send(());
     let _ = grouping.await;
     retire_announced(&store, announced).await;
-    // Every hop is written now: group the last ones.
-    if let Err(error) = group_new_hops(&store).await {
+    // Every hop is written now: group the last ones (unless the database refuses writes: the
+    // hops left in the journal are grouped by the next run).
+    if report.journal_left.is_none()
+        && let Err(error) = group_new_hops(&store).await
+    {
         eprintln!("tracer: grouping the last hops into traces: {error:#}");
     }
     if let Some(exporter) = exporter {
@@ -104,10 +104,9 @@ pub async fn run(db: &Path, args: ProxyArgs) -> anyhow::Result<ExitCode> {
     }
     store.close().await;
     eprintln!(
-        "tracer: stopped after {} connections; {} hops written, {} not written{}",
+        "tracer: stopped after {} connections; {}{}",
         stats.connections,
-        report.hops_written,
-        report.hops_not_written,
+        report.summary(),
         if stats.cut_off > 0 {
             format!(
                 ", {} connections cut off after the grace period",

@@ -17,7 +17,7 @@ pub async fn run(db: &Path, args: ReplayArgs) -> anyhow::Result<ExitCode> {
     let (trace, source_name) = if source::is_file(&args.trace) {
         (source::from_file(&args.trace).await?, args.trace.clone())
     } else {
-        let store = Store::open(db).await?;
+        let store = Store::open_existing(db).await?;
         let trace = source::from_store(&store, &args.trace).await;
         store.close().await;
         (trace?, db.display().to_string())

@@ -17,7 +17,7 @@ const WIDTH: usize = 100;
 const INDENT: &str = "       ";
 
 pub async fn run(db: &Path, args: ShowArgs) -> anyhow::Result<ExitCode> {
-    let store = Store::open(db).await?;
+    let store = Store::open_existing(db).await?;
     group_new_hops(&store).await?;
     let log = HopLog::from_store(&store, &args.id).await;
     store.close().await;

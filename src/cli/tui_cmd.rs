@@ -9,7 +9,7 @@ use crate::tui::{self, app::App};
 
 pub async fn run(db: &Path, args: TuiArgs) -> anyhow::Result<ExitCode> {
     tui::require_terminal("tui")?;
-    let store = Store::open(db).await?;
+    let store = Store::open_existing(db).await?;
     tracing::info!("tui on {}", db.display());
     let app = App::browser(db.display().to_string());
     let outcome = tui::run(app, Some(store.clone()), args.export_dir).await;

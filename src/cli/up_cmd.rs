@@ -75,10 +75,7 @@ pub async fn run(db: &Path, args: UpArgs) -> anyhow::Result<ExitCode> {
         eprintln!("tracer up: {}", report.line());
     }
     store.close().await;
-    eprintln!(
-        "tracer up: stopped; {} hops written, {} not written",
-        report.hops_written, report.hops_not_written
-    );
+    eprintln!("tracer up: stopped; {}", report.summary());
     Ok(ExitCode::SUCCESS)
 }
 

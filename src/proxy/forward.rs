@@ -7,20 +7,20 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
+use http::header::CONTENT_LENGTH;
 use http::{Request, Response, StatusCode, Uri};
 use http_body::Body as _;
+use http_body_util::BodyExt;
 use http_body_util::combinators::UnsyncBoxBody;
-use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use hyper_util::client::legacy::Client;
 
+use super::answers::{describe_client_error, error_body, error_response, humanize};
 use super::headers::{record_headers, redact_query, strip_for_upstream, strip_hop_by_hop};
 use super::tee::{BodyOutcome, Captured, HopClock, TeeBody, settle_unpolled};
 use super::tls::UpstreamConnector;
-use super::{ProxySettings, Route};
-use crate::hop::{
-    BodyCapture, HopEnd, HopStart, HopState, RequestDone, Role, Transport, random_hex_id,
-};
+use super::{ProxySettings, Route, upgrade};
+use crate::hop::{BodyCapture, HopEnd, HopStart, HopState, Role, Transport, random_hex_id};
 use crate::store::RecorderHandle;
 use crate::wire::trace_context::TraceParent;
 
@@ -35,6 +35,8 @@ pub struct RouteContext {
     pub settings: Arc<ProxySettings>,
     pub client: UpstreamClient,
     pub recorder: RecorderHandle,
+    /// Turns true when the proxy stops (open tunnels end then).
+    pub stop: tokio::sync::watch::Receiver<bool>,
 }
 
 /// Ends a hop as aborted if the request handling is dropped before it hands the hop over
@@ -88,11 +90,13 @@ pub async fn handle(
 pub async fn handle_at(
     ctx: Arc<RouteContext>,
     peer: SocketAddr,
-    request: Request<RequestBody>,
+    mut request: Request<RequestBody>,
     clock: HopClock,
 ) -> Result<Response<ProxyBody>, Infallible> {
     let settings = &ctx.settings;
+    let upgrade = upgrade::client_side(&mut request);
     let (mut parts, body) = request.into_parts();
+    let body_of_unknown_length = !body.is_end_stream() && body.size_hint().exact().is_none();
     let id = match ctx.route.role {
         Role::Agent => ensure_traceparent(&mut parts.headers),
         _ => random_hex_id(16),
@@ -148,7 +152,10 @@ pub async fn handle_at(
         }
     };
     parts.uri = upstream_uri;
-    strip_for_upstream(&mut parts.headers);
+    strip_for_upstream(&mut parts.headers, body_of_unknown_length);
+    if let Some((_, protocol)) = &upgrade {
+        upgrade::restore(&mut parts.headers, protocol.clone());
+    }
     let upstream_request = Request::from_parts(parts, request_body);
 
     let answer = tokio::time::timeout(
@@ -186,6 +193,22 @@ pub async fn handle_at(
         }
     };
     let head_unix_ns = clock.now_unix_ns();
+    if let Some((client_side, protocol)) = upgrade
+        && upstream_response.status() == StatusCode::SWITCHING_PROTOCOLS
+    {
+        let end = guard.disarm().map(|mut end| {
+            end.response_head_unix_ns = Some(head_unix_ns);
+            end
+        });
+        return Ok(upgrade::switch(
+            &ctx,
+            client_side,
+            protocol,
+            upstream_response,
+            end,
+            clock,
+        ));
+    }
     let (mut response_parts, upstream_body) = upstream_response.into_parts();
     let status = response_parts.status.as_u16();
     let response_headers = record_headers(&response_parts.headers, settings.redact);
@@ -198,6 +221,7 @@ pub async fn handle_at(
         end
     });
     let recorder = ctx.recorder.clone();
+    let redact = settings.redact;
     let mut request_seen = request_seen;
     let response_body = TeeBody::with_callback(
         upstream_body,
@@ -210,28 +234,39 @@ pub async fn handle_at(
             // Usually the request ended long ago: the hop ends now, before the client has the
             // last bytes, so its next request is always recorded after this answer.
             match request_seen.try_recv() {
-                Ok(request) => recorder.end(finished_hop(end, request, response)),
+                Ok(request) => recorder.end(finished_hop(end, request, response, redact)),
                 Err(_) => {
                     tokio::spawn(async move {
                         let request = request_seen.await.ok().flatten();
-                        recorder.end(finished_hop(end, request, response));
+                        recorder.end(finished_hop(end, request, response, redact));
                     });
                 }
             }
         },
     );
-    Ok(Response::from_parts(
-        response_parts,
-        response_body.boxed_unsync(),
-    ))
+    let response_body = if status == 304 && response_parts.headers.contains_key(CONTENT_LENGTH) {
+        // hyper drops the Content-Length of a bodiless answer unless its body might have bytes.
+        super::bodiless::KeepLength(response_body).boxed_unsync()
+    } else {
+        response_body.boxed_unsync()
+    };
+    Ok(Response::from_parts(response_parts, response_body))
 }
 
 /// The request body's capture, once the body ends (or is dropped).
 type RequestWatch = tokio::sync::oneshot::Receiver<Option<Captured>>;
 
 /// A hop's end from what both tees saw.
-fn finished_hop(mut end: HopEnd, request: Option<Captured>, response: Captured) -> HopEnd {
+fn finished_hop(
+    mut end: HopEnd,
+    request: Option<Captured>,
+    response: Captured,
+    redact: bool,
+) -> HopEnd {
     apply_request(&mut end, request);
+    if let Some(trailers) = &response.trailers {
+        end.response_trailers = record_headers(trailers, redact);
+    }
     let (state, error) = match response.outcome {
         BodyOutcome::Complete => (HopState::Complete, None),
         BodyOutcome::Broken(e) => (HopState::Failed, Some(format!("upstream body failed: {e}"))),
@@ -267,11 +302,7 @@ fn tee_request(
         if let Some(recorder) = recorder
             && seen.outcome == BodyOutcome::Complete
         {
-            recorder.request_done(RequestDone {
-                id,
-                request_body: seen.body.clone(),
-                request_ended_unix_ns: seen.ended_unix_ns,
-            });
+            recorder.request_read(&id, &seen.body, seen.ended_unix_ns);
         }
         let _ = tx.send(Some(seen));
     });
@@ -360,52 +391,6 @@ fn join_upstream(upstream: &Uri, path_and_query: &str) -> Result<Uri, String> {
             .map_err(|e| format!("request target `{path_and_query}` cannot be forwarded: {e}"))?,
     );
     Uri::from_parts(parts).map_err(|e| format!("building the upstream URL: {e}"))
-}
-
-/// The JSON error body every proxy-made response carries.
-pub fn error_body(route: &Route, message: &str) -> Bytes {
-    let body = serde_json::json!({
-        "error": {
-            "route": route.name,
-            "upstream": route.upstream.to_string(),
-            "message": message,
-        }
-    });
-    Bytes::from(body.to_string())
-}
-
-pub fn error_response(route: &Route, status: StatusCode, message: &str) -> Response<ProxyBody> {
-    let mut response = Response::new(
-        Full::new(error_body(route, message))
-            .map_err(|never: Infallible| match never {})
-            .boxed_unsync(),
-    );
-    *response.status_mut() = status;
-    response.headers_mut().insert(
-        http::header::CONTENT_TYPE,
-        http::HeaderValue::from_static("application/json"),
-    );
-    response
-}
-
-fn describe_client_error(error: &hyper_util::client::legacy::Error) -> String {
-    use std::error::Error;
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
-}
-
-fn humanize(duration: Duration) -> String {
-    if duration.as_millis() < 1000 {
-        format!("{} ms", duration.as_millis())
-    } else {
-        format!("{} s", duration.as_secs())
-    }
 }
 
 #[cfg(test)]

@@ -276,6 +276,7 @@ pub async fn forward_one(
         settings: shared.settings.clone(),
         client: shared.client.clone(),
         recorder: shared.recorder.clone(),
+        stop: shared.stop.clone(),
     });
     handle_at(ctx, peer, Request::from_parts(parts, body), clock).await
 }

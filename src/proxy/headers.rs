@@ -1,21 +1,21 @@
 //! Header handling: what is stripped before forwarding, what is redacted in the record.
 
-use http::HeaderMap;
-use http::header::{CONNECTION, EXPECT, HOST};
+use http::header::{CONNECTION, CONTENT_LENGTH, EXPECT, HOST, TE, TRANSFER_ENCODING};
+use http::{HeaderMap, HeaderValue};
 
 use crate::hop::Header;
 
 /// What a secret header's value is replaced with in the record.
 pub const REDACTED: &str = "[redacted]";
 
-/// Headers that belong to one connection, not to the message (RFC 9110, 7.6.1).
-const HOP_BY_HOP: [&str; 8] = [
+/// Headers that belong to one connection, not to the message (RFC 9110, 7.6.1). `Trailer`
+/// is not one: it tells the next hop which trailer fields the body ends with.
+const HOP_BY_HOP: [&str; 7] = [
     "connection",
     "keep-alive",
     "proxy-connection",
     "proxy-authenticate",
     "te",
-    "trailer",
     "transfer-encoding",
     "upgrade",
 ];
@@ -81,10 +81,25 @@ pub fn strip_hop_by_hop(headers: &mut HeaderMap) {
 
 /// Prepares a request's headers for the upstream: hop-by-hop headers go, `Host` is left for the
 /// client to set to the upstream, and `Expect` goes because this side already answered it.
-pub fn strip_for_upstream(headers: &mut HeaderMap) {
+/// A client that accepts trailers still says so (the proxy passes them on), and a body of
+/// unknown length stays chunked whatever the method (hyper would send a GET without it).
+pub fn strip_for_upstream(headers: &mut HeaderMap, body_of_unknown_length: bool) {
+    let accepts_trailers = headers
+        .get_all(TE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .any(|t| t.trim().eq_ignore_ascii_case("trailers"));
     strip_hop_by_hop(headers);
     headers.remove(HOST);
     headers.remove(EXPECT);
+    if accepts_trailers {
+        headers.insert(TE, HeaderValue::from_static("trailers"));
+    }
+    if body_of_unknown_length {
+        headers.remove(CONTENT_LENGTH);
+        headers.insert(TRANSFER_ENCODING, HeaderValue::from_static("chunked"));
+    }
 }
 
 /// The record's copy of a header map, in wire order, secrets redacted when asked.
@@ -161,8 +176,12 @@ mod tests {
         headers.insert("host", "proxy:1".parse().unwrap());
         headers.insert("expect", "100-continue".parse().unwrap());
         headers.insert("content-type", "application/json".parse().unwrap());
-        strip_for_upstream(&mut headers);
+        strip_for_upstream(&mut headers, false);
         let left: Vec<&str> = headers.keys().map(|k| k.as_str()).collect();
         assert_eq!(left, ["content-type"]);
+        headers.insert("te", "gzip, trailers".parse().unwrap());
+        strip_for_upstream(&mut headers, true);
+        assert_eq!(headers["te"], "trailers");
+        assert_eq!(headers["transfer-encoding"], "chunked");
     }
 }

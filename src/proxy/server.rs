@@ -81,6 +81,13 @@ impl Proxy {
         let client = self.client;
         let stop = shutdown.into().share();
         let grace = self.settings.shutdown_grace;
+        // Open tunnels (WebSocket upgrades, CONNECT) end when the stop is asked.
+        let (stop_tx, stop_rx) = watch::channel(false);
+        let graceful = stop.clone();
+        tokio::spawn(async move {
+            graceful.reached(StopLevel::Graceful).await;
+            let _ = stop_tx.send(true);
+        });
         let mut accept_loops = JoinSet::new();
         for (route, listener) in self.listeners {
             let ctx = Arc::new(RouteContext {
@@ -88,6 +95,7 @@ impl Proxy {
                 settings: self.settings.clone(),
                 client: client.clone(),
                 recorder: recorder.clone(),
+                stop: stop_rx.clone(),
             });
             let make_service = move |peer| {
                 let ctx = ctx.clone();
@@ -98,19 +106,13 @@ impl Proxy {
         if let Some((forward, listener)) = self.forward {
             // The forward proxy keeps its own loop (it also drains upgraded tunnels); it hears
             // the same stop request.
-            let (stop_tx, stop_rx) = watch::channel(false);
-            let graceful = stop.clone();
-            tokio::spawn(async move {
-                graceful.reached(StopLevel::Graceful).await;
-                let _ = stop_tx.send(true);
-            });
             let shared = Arc::new(ForwardShared {
                 forward,
                 settings: self.settings.clone(),
                 client: client.clone(),
                 recorder: recorder.clone(),
                 upgraded: std::sync::Mutex::new(JoinSet::new()),
-                stop: stop_rx,
+                stop: stop_rx.clone(),
             });
             accept_loops.spawn(forward_accept_loop(shared, listener, grace));
         }

@@ -58,6 +58,8 @@ pub struct Captured {
     pub chunks_truncated: bool,
     pub first_byte_unix_ns: Option<i64>,
     pub ended_unix_ns: i64,
+    /// The trailer fields the body ended with (chunked bodies), as they came.
+    pub trailers: Option<http::HeaderMap>,
     /// When the body was dropped before its end: the rest, still readable (e.g. to record a
     /// request whose upstream could not be reached).
     pub leftover: Option<Leftover>,
@@ -72,6 +74,7 @@ impl Captured {
             chunks_truncated: false,
             first_byte_unix_ns: None,
             ended_unix_ns: 0,
+            trailers: None,
             leftover: None,
         }
     }
@@ -221,6 +224,11 @@ where
             Poll::Ready(Some(Ok(frame))) => {
                 if let Some(data) = frame.data_ref() {
                     this.observe(data);
+                }
+                // Trailers are a body's last frame; hyper may drop the body right after them.
+                if let Some(trailers) = frame.trailers_ref() {
+                    this.seen.trailers = Some(trailers.clone());
+                    this.finish(BodyOutcome::Complete);
                 }
                 // hyper may drop a body that says it has ended without polling it again.
                 if ended {

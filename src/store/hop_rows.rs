@@ -1,6 +1,8 @@
 //! Writing many new hops at once: one multi-row insert for the hops that started in a batch,
 //! each with whatever of its request and end the same batch already carried.
 
+use std::collections::HashSet;
+
 use sqlx::{QueryBuilder, Sqlite, SqliteConnection};
 
 use super::Result;
@@ -14,11 +16,15 @@ pub struct NewHop<'a> {
     pub end: Option<&'a HopEnd>,
 }
 
-/// Rows per statement: 26 values each, under SQLite's 32766-variable limit.
+/// Rows per statement: 27 values each, under SQLite's 32766-variable limit.
 const ROWS_PER_STATEMENT: usize = 500;
 
-/// Inserts new hops; a hop id already stored is left as it is.
-pub async fn insert_new_hops(conn: &mut SqliteConnection, hops: &[NewHop<'_>]) -> Result<()> {
+/// Inserts new hops; a hop id already stored is left as it is. Returns the ids inserted.
+pub async fn insert_new_hops(
+    conn: &mut SqliteConnection,
+    hops: &[NewHop<'_>],
+) -> Result<HashSet<String>> {
+    let mut inserted = HashSet::with_capacity(hops.len());
     for rows in hops.chunks(ROWS_PER_STATEMENT) {
         let mut insert: QueryBuilder<Sqlite> = QueryBuilder::new(
             "insert into hops (id, route, role, transport, peer, method, path, url, state, status,
@@ -26,7 +32,7 @@ pub async fn insert_new_hops(conn: &mut SqliteConnection, hops: &[NewHop<'_>]) -
                  request_body_truncated, response_body, response_body_len, response_body_truncated,
                  request_started_unix_ns, request_ended_unix_ns, response_head_unix_ns,
                  response_first_byte_unix_ns, response_ended_unix_ns, response_chunks,
-                 response_chunks_truncated) ",
+                 response_chunks_truncated, response_trailers) ",
         );
         insert.push_values(rows, |mut row, hop| {
             let start = hop.start;
@@ -69,12 +75,19 @@ pub async fn insert_new_hops(conn: &mut SqliteConnection, hops: &[NewHop<'_>]) -
                 .push_bind(end.and_then(|e| e.response_first_byte_unix_ns))
                 .push_bind(end.and_then(|e| e.response_ended_unix_ns))
                 .push_bind(end.map(chunks_json))
-                .push_bind(end.map(|e| e.chunks_truncated));
+                .push_bind(end.map(|e| e.chunks_truncated))
+                .push_bind(end.and_then(trailers_json));
         });
-        insert.push(" on conflict(id) do nothing");
-        insert.build().execute(&mut *conn).await?;
+        insert.push(" on conflict(id) do nothing returning id");
+        let ids: Vec<String> = insert.build_query_scalar().fetch_all(&mut *conn).await?;
+        inserted.extend(ids);
     }
-    Ok(())
+    Ok(inserted)
+}
+
+/// Response trailers as stored: null when the response had none.
+pub fn trailers_json(end: &HopEnd) -> Option<String> {
+    (!end.response_trailers.is_empty()).then(|| headers_to_json(&end.response_trailers))
 }
 
 fn body_len(body: &BodyCapture) -> i64 {

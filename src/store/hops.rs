@@ -72,6 +72,20 @@ pub async fn insert_start(conn: &mut SqliteConnection, start: &HopStart) -> Resu
 /// An end that knows nothing of the request (no request end time and no request bytes: the
 /// request never finished) keeps the request body already stored rather than wiping it.
 pub async fn apply_end(conn: &mut SqliteConnection, end: &HopEnd) -> Result<bool> {
+    let bodies = (
+        end.request_body.bytes.clone(),
+        end.response_body.bytes.clone(),
+    );
+    apply_end_with_bodies(conn, end, bodies).await
+}
+
+/// `apply_end` with the body bytes handed over (the writer moves them, never copies them);
+/// the end's own body bytes are not read.
+pub async fn apply_end_with_bodies(
+    conn: &mut SqliteConnection,
+    end: &HopEnd,
+    (request_bytes, response_bytes): (Vec<u8>, Vec<u8>),
+) -> Result<bool> {
     let state = end.state.unwrap_or(HopState::Complete);
     let done = sqlx::query(
         "update hops set state = ?2, status = ?3, error = ?4, response_headers = ?5,
@@ -83,7 +97,7 @@ pub async fn apply_end(conn: &mut SqliteConnection, end: &HopEnd) -> Result<bool
              request_ended_unix_ns = coalesce(?12, request_ended_unix_ns),
              response_head_unix_ns = ?13,
              response_first_byte_unix_ns = ?14, response_ended_unix_ns = ?15,
-             response_chunks = ?16, response_chunks_truncated = ?17
+             response_chunks = ?16, response_chunks_truncated = ?17, response_trailers = ?18
          where id = ?1",
     )
     .bind(&end.id)
@@ -91,10 +105,10 @@ pub async fn apply_end(conn: &mut SqliteConnection, end: &HopEnd) -> Result<bool
     .bind(end.status.map(i64::from))
     .bind(&end.error)
     .bind(headers_to_json(&end.response_headers))
-    .bind(&end.request_body.bytes)
+    .bind(request_bytes)
     .bind(len_i64(end.request_body.total_len))
     .bind(end.request_body.truncated)
-    .bind(&end.response_body.bytes)
+    .bind(response_bytes)
     .bind(len_i64(end.response_body.total_len))
     .bind(end.response_body.truncated)
     .bind(end.request_ended_unix_ns)
@@ -103,6 +117,7 @@ pub async fn apply_end(conn: &mut SqliteConnection, end: &HopEnd) -> Result<bool
     .bind(end.response_ended_unix_ns)
     .bind(super::hop_rows::chunks_json(end))
     .bind(end.chunks_truncated)
+    .bind(super::hop_rows::trailers_json(end))
     .execute(conn)
     .await?;
     Ok(done.rows_affected() > 0)
@@ -110,13 +125,22 @@ pub async fn apply_end(conn: &mut SqliteConnection, end: &HopEnd) -> Result<bool
 
 /// Stores a hop's request body while its response is still awaited.
 pub async fn apply_request_done(conn: &mut SqliteConnection, done: &RequestDone) -> Result<()> {
+    apply_request_done_with_body(conn, done, done.request_body.bytes.clone()).await
+}
+
+/// `apply_request_done` with the body bytes handed over (not read from `done`).
+pub async fn apply_request_done_with_body(
+    conn: &mut SqliteConnection,
+    done: &RequestDone,
+    bytes: Vec<u8>,
+) -> Result<()> {
     sqlx::query(
         "update hops set request_body = ?2, request_body_len = ?3, request_body_truncated = ?4,
              request_ended_unix_ns = ?5
          where id = ?1 and state = 'in_flight'",
     )
     .bind(&done.id)
-    .bind(&done.request_body.bytes)
+    .bind(bytes)
     .bind(len_i64(done.request_body.total_len))
     .bind(done.request_body.truncated)
     .bind(done.request_ended_unix_ns)
@@ -127,8 +151,11 @@ pub async fn apply_request_done(conn: &mut SqliteConnection, done: &RequestDone)
 
 /// Marks in-flight rows whose end was lost as aborted with `reason`; returns the ids that have
 /// no row yet (their start is still queued).
-pub async fn mark_ends_lost(store: &Store, ids: &[String], reason: &str) -> Result<Vec<String>> {
-    let mut tx = store.pool().begin().await?;
+pub async fn mark_ends_lost(
+    conn: &mut SqliteConnection,
+    ids: &[String],
+    reason: &str,
+) -> Result<Vec<String>> {
     let mut waiting = Vec::new();
     for id in ids {
         let done = sqlx::query(
@@ -136,30 +163,33 @@ pub async fn mark_ends_lost(store: &Store, ids: &[String], reason: &str) -> Resu
         )
         .bind(id)
         .bind(reason)
-        .execute(&mut *tx)
+        .execute(&mut *conn)
         .await?;
         if done.rows_affected() == 0 {
             let exists: Option<i64> = sqlx::query_scalar("select 1 from hops where id = ?1")
                 .bind(id)
-                .fetch_optional(&mut *tx)
+                .fetch_optional(&mut *conn)
                 .await?;
             if exists.is_none() {
                 waiting.push(id.clone());
             }
         }
     }
-    tx.commit().await?;
     Ok(waiting)
 }
 
-/// Keeps one stderr line of a wrapped server.
+/// Keeps one stderr line of a wrapped server (once: a journal taken in again adds nothing).
 pub async fn insert_server_log(conn: &mut SqliteConnection, line: &ServerLogLine) -> Result<()> {
-    sqlx::query("insert into server_logs (route, logged_unix_ns, line) values (?1, ?2, ?3)")
-        .bind(&line.route)
-        .bind(line.logged_unix_ns)
-        .bind(&line.line)
-        .execute(conn)
-        .await?;
+    sqlx::query(
+        "insert into server_logs (route, logged_unix_ns, line)
+         select ?1, ?2, ?3 where not exists (select 1 from server_logs
+             where route = ?1 and logged_unix_ns = ?2 and line = ?3)",
+    )
+    .bind(&line.route)
+    .bind(line.logged_unix_ns)
+    .bind(&line.line)
+    .execute(conn)
+    .await?;
     Ok(())
 }
 
@@ -198,6 +228,7 @@ pub struct HopRow {
     pub response_ended_unix_ns: Option<i64>,
     pub response_chunks: Option<String>,
     pub response_chunks_truncated: Option<bool>,
+    pub response_trailers: Option<String>,
 }
 
 /// A hop read back: the start, the end (when it ended), and where it sits.
@@ -246,6 +277,10 @@ impl TryFrom<HopRow> for StoredHop {
             state: Some(state),
             status: row.status.and_then(|s| u16::try_from(s).ok()),
             response_headers: match &row.response_headers {
+                Some(text) => headers_from_json(text)?,
+                None => Vec::new(),
+            },
+            response_trailers: match &row.response_trailers {
                 Some(text) => headers_from_json(text)?,
                 None => Vec::new(),
             },

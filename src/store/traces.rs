@@ -104,7 +104,7 @@ impl Store {
         traces: &[TraceRow],
         assignments: &[(String, String)],
     ) -> Result<()> {
-        let mut tx = self.pool().begin().await?;
+        let mut tx = self.begin_write().await?;
         for trace in traces {
             sqlx::query(
                 "insert into traces (id, title, kind, started_unix_ns, ended_unix_ns, created_by)
@@ -137,7 +137,7 @@ impl Store {
 
     /// Forgets every hop's trace and every trace `created_by` wrote (for a full re-grouping).
     pub async fn clear_grouping(&self, created_by: &str) -> Result<()> {
-        let mut tx = self.pool().begin().await?;
+        let mut tx = self.begin_write().await?;
         sqlx::query(
             "update hops set trace_id = null
              where trace_id in (select id from traces where created_by = ?1)",

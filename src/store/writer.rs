@@ -1,399 +1,400 @@
-//! The one writer task: takes hop events from a bounded channel and writes them in batched
-//! transactions, so recording never makes traffic wait on the database.
+//! The one writer task and the handles that feed it: every hop event is appended to the journal
+//! beside the database (never waiting on SQLite), and the writer moves the journal into SQLite in
+//! batched transactions, retrying on a clean connection until the database accepts them.
 //!
-//! Hops the writer could not keep (channel full, database failing) are counted; the count is
-//! added to the `hops_not_written` counter as soon as the database accepts writes again.
+//! A hop is lost only when its event cannot be appended to the journal (disk full): it is then
+//! counted, and the count reaches the `hops_not_written` counter in the same transaction as the
+//! next batch. Whatever is still in the journal when the writer gives up is taken in by the next
+//! recorder on that database.
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
-use tokio::sync::mpsc;
+use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 
-use super::{HOPS_NOT_WRITTEN, Store, hop_rows, hops};
+use super::journal::{Appender, JournalReader, ReadBatch};
+use super::write_tx::WriterConn;
+use super::writer_batch::{BatchWrite, write_batch};
+use super::{Store, StoreError};
 use crate::hop::{HopEnd, HopEvent, HopStart, RequestDone, ServerLogLine};
 
+/// Journal bytes per transaction at most (at least one event is always taken).
+const MAX_BATCH_BYTES: usize = 4 * 1024 * 1024;
 /// Events per transaction at most.
-const MAX_BATCH: usize = 2048;
-/// Attempts at one batch before its hops are counted as not written.
-const ATTEMPTS: u32 = 3;
-
-/// The sending side, cloned into every connection task. Sending never waits.
-#[derive(Debug, Clone)]
-pub struct RecorderHandle {
-    tx: mpsc::Sender<HopEvent>,
-    not_written: Arc<AtomicU64>,
-    lost_ends: LostEnds,
-}
-
-/// Ids of hops whose start was queued but whose end was not: the writer marks their rows so
-/// none stays `in_flight` for ever. Bounded; past the bound the hops are still counted.
-/// Each id with the number of batches it has waited for its start to be written.
-type LostEnds = Arc<std::sync::Mutex<Vec<(String, u8)>>>;
-
-/// Batches a lost end waits for its hop's start before it is forgotten (the start was lost too).
+const MAX_BATCH_EVENTS: usize = 4096;
+/// How long the writer's statements wait for another process's write lock before retrying.
+const WRITER_BUSY_TIMEOUT: Duration = Duration::from_secs(1);
+/// After the last handle is gone, how long a failing database is retried before the rest is
+/// left in the journal for the next recorder.
+const FINAL_DRAIN: Duration = Duration::from_secs(5);
+/// Longest pause between retries of a failing batch.
+const MAX_BACKOFF: Duration = Duration::from_secs(1);
+/// Batches, once caught up, a lost end waits for its hop's row before it is forgotten.
 const LOST_END_PATIENCE: u8 = 3;
-
 /// Most lost ends remembered at once.
 const MAX_LOST_ENDS: usize = 100_000;
 
-/// What a row whose end was lost says.
-const END_LOST: &str = "the end of this hop was not recorded (the store's queue was full)";
+/// Ids of hops whose start was journaled but whose end was not, with the rounds they waited.
+type LostEnds = Mutex<Vec<(String, u8)>>;
+
+#[derive(Debug)]
+struct Shared {
+    journal: Appender,
+    wake: Notify,
+    not_written: AtomicU64,
+    lost_ends: LostEnds,
+    senders: AtomicUsize,
+    /// The last append failed (logged once until one succeeds).
+    journal_failing: std::sync::atomic::AtomicBool,
+}
+
+/// The sending side, cloned into every connection task. Sending never waits on SQLite.
+#[derive(Debug)]
+pub struct RecorderHandle {
+    shared: Arc<Shared>,
+}
+
+impl Clone for RecorderHandle {
+    fn clone(&self) -> Self {
+        self.shared.senders.fetch_add(1, Ordering::AcqRel);
+        RecorderHandle {
+            shared: self.shared.clone(),
+        }
+    }
+}
+
+impl Drop for RecorderHandle {
+    fn drop(&mut self) {
+        if self.shared.senders.fetch_sub(1, Ordering::AcqRel) == 1 {
+            self.shared.wake.notify_one();
+        }
+    }
+}
 
 impl RecorderHandle {
-    /// Records that a hop started. Returns false if the event could not be queued (channel full
-    /// or writer gone): the hop is then counted as not written and its end should not be sent.
-    pub fn start(&self, start: HopStart) -> bool {
-        let queued = self.tx.try_send(HopEvent::Started(Box::new(start))).is_ok();
-        if !queued {
-            self.not_written.fetch_add(1, Ordering::Relaxed);
-        }
-        queued
+    fn append(&self, event: &HopEvent) -> bool {
+        self.appended(self.shared.journal.append(event))
     }
 
-    /// Records that a hop whose start was queued has ended.
-    pub fn end(&self, end: HopEnd) {
-        if let Err(error) = self.tx.try_send(HopEvent::Ended(Box::new(end))) {
-            self.not_written.fetch_add(1, Ordering::Relaxed);
-            let HopEvent::Ended(end) = error.into_inner() else {
-                return;
-            };
-            if let Ok(mut lost) = self.lost_ends.lock()
-                && lost.len() < MAX_LOST_ENDS
-            {
-                lost.push((end.id, 0));
+    fn appended(&self, result: std::io::Result<()>) -> bool {
+        match result {
+            Ok(()) => {
+                if self.shared.journal_failing.swap(false, Ordering::Relaxed) {
+                    tracing::warn!("the journal takes hop events again");
+                }
+                self.shared.wake.notify_one();
+                true
+            }
+            Err(error) => {
+                // Said once per failing spell: a full disk must not also flood the log.
+                if !self.shared.journal_failing.swap(true, Ordering::Relaxed) {
+                    tracing::warn!(%error, "could not append to the journal; hops are lost (and counted) until it can be written");
+                }
+                false
             }
         }
     }
 
-    /// Records that a hop's request body was read whole; dropped silently when the queue is full
-    /// (the hop's end carries the same body).
-    pub fn request_done(&self, done: RequestDone) {
-        let _ = self.tx.try_send(HopEvent::RequestDone(Box::new(done)));
+    /// Records that a hop started. Returns false if it could not be journaled: the hop is then
+    /// counted as not written and its end should not be sent.
+    pub fn start(&self, start: HopStart) -> bool {
+        let queued = self.append(&HopEvent::Started(Box::new(start)));
+        if !queued {
+            self.shared.not_written.fetch_add(1, Ordering::Relaxed);
+        }
+        queued
     }
 
-    /// Queues a wrapped server's stderr line; dropped silently when the queue is full.
+    /// Records that a hop whose start was journaled has ended.
+    pub fn end(&self, end: HopEnd) {
+        let id = end.id.clone();
+        if !self.append(&HopEvent::Ended(Box::new(end))) {
+            self.shared.not_written.fetch_add(1, Ordering::Relaxed);
+            if let Ok(mut lost) = self.shared.lost_ends.lock()
+                && lost.len() < MAX_LOST_ENDS
+            {
+                lost.push((id, 0));
+            }
+        }
+    }
+
+    /// Records that a hop's request body was read whole (the hop's end carries it too).
+    pub fn request_done(&self, done: RequestDone) {
+        self.append(&HopEvent::RequestDone(Box::new(done)));
+    }
+
+    /// Records that a hop's request body was read whole, from borrowed parts (a big body is
+    /// copied once, into the journal frame).
+    pub fn request_read(&self, id: &str, body: &crate::hop::BodyCapture, ended_unix_ns: i64) {
+        let mut frame = Vec::with_capacity(body.bytes.len() + 128);
+        super::journal_codec::encode_request_done(id, body, ended_unix_ns, &mut frame);
+        self.appended(self.shared.journal.append_frame(&frame));
+    }
+
+    /// Records a wrapped server's stderr line.
     pub fn log_line(&self, line: ServerLogLine) {
-        let _ = self.tx.try_send(HopEvent::ServerLog(Box::new(line)));
+        self.append(&HopEvent::ServerLog(Box::new(line)));
     }
 
     /// Hops lost so far in this process.
     pub fn not_written(&self) -> u64 {
-        self.not_written.load(Ordering::Relaxed)
+        self.shared.not_written.load(Ordering::Relaxed)
+    }
+
+    /// This process's journal file.
+    pub fn journal_path(&self) -> PathBuf {
+        self.shared.journal.path().to_path_buf()
     }
 }
 
 /// What the writer did over its life, returned when every handle is dropped.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct WriterReport {
-    /// Hops whose start was written.
+    /// Hops whose row this writer inserted.
     pub hops_written: u64,
     pub events_written: u64,
     pub batches: u64,
-    /// Hops counted as not written (queueing and database failures together).
+    /// Hops counted as not written (their events could not be journaled).
     pub hops_not_written: u64,
+    /// Hops taken in from journals that earlier processes left behind.
+    pub hops_taken_in: u64,
+    /// Hops still in the journal when the writer gave up on a failing database.
+    pub hops_left_in_journal: u64,
+    /// The journal left for the next recorder, when something is left in it.
+    pub journal_left: Option<PathBuf>,
+}
+
+impl WriterReport {
+    /// What the exit lines say: `N hops written, M not written`, then what was taken in from
+    /// an earlier run's journal and what is left in this one's.
+    pub fn summary(&self) -> String {
+        let mut text = format!(
+            "{} hops written, {} not written",
+            self.hops_written, self.hops_not_written
+        );
+        if self.hops_taken_in > 0 {
+            text.push_str(&format!(
+                ", {} taken in from a journal an earlier run left",
+                self.hops_taken_in
+            ));
+        }
+        if let Some(journal) = &self.journal_left {
+            text.push_str(&format!(
+                "; the database is not taking writes: {} hops wait in {} for the next tracer on it",
+                self.hops_left_in_journal,
+                journal.display()
+            ));
+        }
+        text
+    }
 }
 
 /// Starts the writer task for a store.
 pub struct Recorder;
 
 impl Recorder {
-    pub fn spawn(store: Store, capacity: usize) -> (RecorderHandle, JoinHandle<WriterReport>) {
-        let (tx, rx) = mpsc::channel(capacity.max(1));
-        let not_written = Arc::new(AtomicU64::new(0));
-        let lost_ends = LostEnds::default();
+    /// Creates this process's journal beside the database, takes in journals that dead
+    /// processes left, and starts the writer.
+    pub fn spawn(store: Store) -> Result<(RecorderHandle, JoinHandle<WriterReport>), StoreError> {
+        let journal = Appender::create(store.path()).map_err(|e| StoreError::Open {
+            path: store.path().to_path_buf(),
+            message: format!("creating the journal beside it: {e}"),
+        })?;
+        let reader = JournalReader::open(journal.path()).map_err(|e| StoreError::Open {
+            path: store.path().to_path_buf(),
+            message: format!("reading the journal: {e}"),
+        })?;
+        let orphans = super::journal::orphans(store.path());
+        let shared = Arc::new(Shared {
+            journal,
+            wake: Notify::new(),
+            not_written: AtomicU64::new(0),
+            lost_ends: Mutex::new(Vec::new()),
+            senders: AtomicUsize::new(1),
+            journal_failing: std::sync::atomic::AtomicBool::new(false),
+        });
         let handle = RecorderHandle {
-            tx,
-            not_written: not_written.clone(),
-            lost_ends: lost_ends.clone(),
+            shared: shared.clone(),
         };
-        let task = tokio::spawn(run_writer(store, rx, not_written, lost_ends));
-        (handle, task)
+        let task = tokio::spawn(async move {
+            let mut writer = Writer {
+                db: WriterConn::new(&store, WRITER_BUSY_TIMEOUT),
+                shared,
+                report: WriterReport::default(),
+                persisted_losses: 0,
+            };
+            writer.take_in(orphans).await;
+            writer.run(reader).await;
+            writer.report
+        });
+        Ok((handle, task))
     }
 }
 
-async fn run_writer(
-    store: Store,
-    mut rx: mpsc::Receiver<HopEvent>,
-    not_written: Arc<AtomicU64>,
-    lost_ends: LostEnds,
-) -> WriterReport {
-    let mut report = WriterReport::default();
-    let mut persisted_losses = 0u64;
-    let mut batch = Vec::with_capacity(MAX_BATCH);
-    while rx.recv_many(&mut batch, MAX_BATCH).await > 0 {
-        match write_batch(&store, &batch).await {
-            Ok(()) => {
-                report.events_written += batch.len() as u64;
-                report.hops_written += batch
-                    .iter()
-                    .filter(|event| matches!(event, HopEvent::Started(_)))
-                    .count() as u64;
-                report.batches += 1;
+struct Writer {
+    db: WriterConn,
+    shared: Arc<Shared>,
+    report: WriterReport,
+    persisted_losses: u64,
+}
+
+impl Writer {
+    fn closed(&self) -> bool {
+        self.shared.senders.load(Ordering::Acquire) == 0
+    }
+
+    async fn run(&mut self, mut reader: JournalReader) {
+        let mut failing_since: Option<Instant> = None;
+        loop {
+            let closed = self.closed();
+            let limit = self.shared.journal.written();
+            let lost_ends = self
+                .shared
+                .lost_ends
+                .lock()
+                .map(|mut lost| std::mem::take(&mut *lost))
+                .unwrap_or_default();
+            let losses = self.shared.not_written.load(Ordering::Relaxed);
+            if reader.pos == limit && lost_ends.is_empty() && losses == self.persisted_losses {
+                if closed {
+                    break;
+                }
+                self.shared.wake.notified().await;
+                continue;
+            }
+            let mut batch = match reader.read(limit, MAX_BATCH_BYTES, MAX_BATCH_EVENTS) {
+                Ok(batch) => batch,
+                Err(error) => {
+                    tracing::error!(%error, "reading the journal");
+                    ReadBatch {
+                        events: Vec::new(),
+                        end: reader.pos,
+                        corrupt: Some(error.to_string()),
+                    }
+                }
+            };
+            let caught_up = batch.end == limit;
+            match self.write(&mut batch, lost_ends, losses, caught_up).await {
+                Ok(()) => failing_since = None,
+                Err(error) => {
+                    let since = *failing_since.get_or_insert_with(Instant::now);
+                    tracing::warn!(%error, "the database did not take a batch of hops; retrying");
+                    if closed && since.elapsed() >= FINAL_DRAIN {
+                        break;
+                    }
+                    let pause = Duration::from_millis(50)
+                        .saturating_mul(1 << since.elapsed().as_secs().min(5))
+                        .min(MAX_BACKOFF);
+                    tokio::time::sleep(pause).await;
+                    continue;
+                }
+            }
+            reader.pos = batch.end;
+            if let Some(corrupt) = batch.corrupt {
+                tracing::error!(%corrupt, "the journal is unreadable past this point; skipping it");
+                reader.pos = limit;
+            }
+            if self.shared.journal.truncate_if_consumed(reader.pos) {
+                reader.pos = 0;
+            }
+        }
+        self.report.hops_not_written = self.shared.not_written.load(Ordering::Relaxed);
+        let limit = self.shared.journal.written();
+        if reader.pos >= limit {
+            if let Err(error) = self.shared.journal.remove() {
+                tracing::warn!(%error, "removing the empty journal");
+            }
+        } else {
+            self.report.hops_left_in_journal = reader.starts_left(limit);
+            self.report.journal_left = Some(self.shared.journal.path().to_path_buf());
+        }
+        self.db.discard().await;
+    }
+
+    /// Writes one batch with the lost ends and the loss count in the same transaction. On
+    /// failure the lost ends go back to be tried again.
+    async fn write(
+        &mut self,
+        batch: &mut ReadBatch,
+        lost_ends: Vec<(String, u8)>,
+        losses: u64,
+        caught_up: bool,
+    ) -> super::Result<()> {
+        let ids: Vec<String> = lost_ends.iter().map(|(id, _)| id.clone()).collect();
+        let events = batch.events.len() as u64;
+        let work = BatchWrite {
+            events: &mut batch.events,
+            lost_ends: &ids,
+            losses: losses - self.persisted_losses,
+        };
+        match write_batch(&mut self.db, work).await {
+            Ok(done) => {
+                self.persisted_losses = losses;
+                self.report.hops_written += done.hops_inserted;
+                self.report.events_written += events;
+                self.report.batches += 1;
+                let waiting: std::collections::HashSet<String> =
+                    done.lost_ends_waiting.into_iter().collect();
+                let still = lost_ends
+                    .into_iter()
+                    .filter(|(id, _)| waiting.contains(id))
+                    .map(|(id, rounds)| (id, rounds + u8::from(caught_up)))
+                    .filter(|(_, rounds)| *rounds < LOST_END_PATIENCE);
+                if let Ok(mut lost) = self.shared.lost_ends.lock() {
+                    lost.extend(still);
+                }
+                Ok(())
             }
             Err(error) => {
-                let lost = hops_in(&batch);
-                not_written.fetch_add(lost, Ordering::Relaxed);
-                tracing::warn!(%error, lost, "could not write a batch of hops");
+                if let Ok(mut lost) = self.shared.lost_ends.lock() {
+                    lost.extend(lost_ends);
+                }
+                Err(error)
             }
         }
-        batch.clear();
-        mark_lost_ends(&store, &lost_ends).await;
-        let losses = not_written.load(Ordering::Relaxed);
-        if losses > persisted_losses
-            && store
-                .add_to_counter(
-                    HOPS_NOT_WRITTEN,
-                    i64::try_from(losses - persisted_losses).unwrap_or(i64::MAX),
-                )
-                .await
-                .is_ok()
-        {
-            persisted_losses = losses;
-        }
     }
-    report.hops_not_written = not_written.load(Ordering::Relaxed);
-    let unpersisted = report.hops_not_written.saturating_sub(persisted_losses);
-    if unpersisted > 0 {
-        let delta = i64::try_from(unpersisted).unwrap_or(i64::MAX);
-        if let Err(error) = store.add_to_counter(HOPS_NOT_WRITTEN, delta).await {
-            tracing::warn!(%error, "could not store the count of hops not written");
-        }
-    }
-    report
-}
 
-/// Marks the rows of hops whose end was lost as aborted; ids whose start is not written yet
-/// stay for the next batch.
-async fn mark_lost_ends(store: &Store, lost_ends: &LostEnds) {
-    let lost = match lost_ends.lock() {
-        Ok(mut lost) if !lost.is_empty() => std::mem::take(&mut *lost),
-        _ => return,
-    };
-    let ids: Vec<String> = lost.iter().map(|(id, _)| id.clone()).collect();
-    match hops::mark_ends_lost(store, &ids, END_LOST).await {
-        Ok(waiting) => {
-            let waiting: std::collections::HashSet<String> = waiting.into_iter().collect();
-            let still: Vec<(String, u8)> = lost
-                .into_iter()
-                .filter(|(id, rounds)| *rounds + 1 < LOST_END_PATIENCE && waiting.contains(id))
-                .map(|(id, rounds)| (id, rounds + 1))
-                .collect();
-            if let Ok(mut lost) = lost_ends.lock() {
-                lost.extend(still);
+    /// Takes in the journals of processes that are gone; a journal the database will not take
+    /// now is left for a later recorder.
+    async fn take_in(&mut self, orphans: Vec<(PathBuf, std::fs::File)>) {
+        for (path, file) in orphans {
+            let mut reader = JournalReader::from_file(file);
+            let limit = reader.file_len();
+            let mut failures = 0;
+            while reader.pos < limit && failures < 3 {
+                let mut batch = match reader.read(limit, MAX_BATCH_BYTES, MAX_BATCH_EVENTS) {
+                    Ok(batch) if !batch.events.is_empty() => batch,
+                    _ => break,
+                };
+                let work = BatchWrite {
+                    events: &mut batch.events,
+                    lost_ends: &[],
+                    losses: 0,
+                };
+                match write_batch(&mut self.db, work).await {
+                    Ok(done) => {
+                        self.report.hops_taken_in += done.hops_inserted;
+                        reader.pos = batch.end;
+                    }
+                    Err(error) => {
+                        failures += 1;
+                        tracing::warn!(%error, journal = %path.display(), "taking in a journal");
+                        tokio::time::sleep(Duration::from_millis(200)).await;
+                    }
+                }
+            }
+            if failures < 3
+                && let Err(error) = std::fs::remove_file(&path)
+            {
+                tracing::warn!(%error, journal = %path.display(), "removing a taken-in journal");
             }
         }
-        Err(error) => tracing::warn!(%error, "could not mark hops whose end was lost"),
     }
-}
-
-/// Distinct hops in a batch (a start and its end are one hop).
-fn hops_in(batch: &[HopEvent]) -> u64 {
-    let mut ids: Vec<&str> = batch
-        .iter()
-        .filter_map(|event| match event {
-            HopEvent::Started(start) => Some(start.id.as_str()),
-            HopEvent::Ended(end) => Some(end.id.as_str()),
-            HopEvent::RequestDone(done) => Some(done.id.as_str()),
-            HopEvent::ServerLog(_) => None,
-        })
-        .collect();
-    ids.sort_unstable();
-    ids.dedup();
-    ids.len() as u64
-}
-
-async fn write_batch(store: &Store, batch: &[HopEvent]) -> super::Result<()> {
-    let mut last_error = None;
-    for attempt in 0..ATTEMPTS {
-        if attempt > 0 {
-            tokio::time::sleep(Duration::from_millis(50 << attempt)).await;
-        }
-        match try_write_batch(store, batch).await {
-            Ok(()) => return Ok(()),
-            Err(error) => last_error = Some(error),
-        }
-    }
-    Err(last_error.unwrap_or_else(|| super::StoreError::Malformed("empty batch".into())))
-}
-
-async fn try_write_batch(store: &Store, batch: &[HopEvent]) -> super::Result<()> {
-    let changes = coalesce(batch);
-    let mut tx = store.pool().begin().await?;
-    hop_rows::insert_new_hops(&mut tx, &changes.new_hops).await?;
-    for change in &changes.updates {
-        match change {
-            // An end whose start was lost is already counted as not written.
-            Update::End(end) => {
-                hops::apply_end(&mut tx, end).await?;
-            }
-            Update::Request(done) => hops::apply_request_done(&mut tx, done).await?,
-        }
-    }
-    for line in &changes.logs {
-        hops::insert_server_log(&mut tx, line).await?;
-    }
-    tx.commit().await?;
-    Ok(())
-}
-
-/// A batch reduced to the fewest statements: each hop that starts in the batch becomes one new
-/// row carrying whatever the batch also says of its request and end; other hops get updates.
-struct Changes<'a> {
-    new_hops: Vec<hop_rows::NewHop<'a>>,
-    updates: Vec<Update<'a>>,
-    logs: Vec<&'a ServerLogLine>,
-}
-
-enum Update<'a> {
-    End(&'a HopEnd),
-    Request(&'a RequestDone),
-}
-
-fn coalesce(batch: &[HopEvent]) -> Changes<'_> {
-    use std::collections::HashMap;
-    let mut changes = Changes {
-        new_hops: Vec::new(),
-        updates: Vec::new(),
-        logs: Vec::new(),
-    };
-    let mut started: HashMap<&str, usize> = HashMap::new();
-    for event in batch {
-        match event {
-            HopEvent::Started(start) => {
-                started.insert(start.id.as_str(), changes.new_hops.len());
-                changes.new_hops.push(hop_rows::NewHop {
-                    start,
-                    request: None,
-                    end: None,
-                });
-            }
-            HopEvent::RequestDone(done) => match started.get(done.id.as_str()) {
-                Some(&at) => changes.new_hops[at].request = Some(done),
-                None => changes.updates.push(Update::Request(done)),
-            },
-            HopEvent::Ended(end) => match started.get(end.id.as_str()) {
-                Some(&at) => changes.new_hops[at].end = Some(end),
-                None => changes.updates.push(Update::End(end)),
-            },
-            HopEvent::ServerLog(line) => changes.logs.push(line),
-        }
-    }
-    changes
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::hop::{Role, Transport};
-
-    fn start(id: &str) -> HopStart {
-        HopStart {
-            id: id.into(),
-            route: "model".into(),
-            role: Role::Model,
-            transport: Transport::Http,
-            peer: "127.0.0.1:1".into(),
-            method: "POST".into(),
-            path: "/api/chat".into(),
-            url: "http://127.0.0.1:2/api/chat".into(),
-            request_headers: Vec::new(),
-            started_unix_ns: 1,
-        }
-    }
-
-    #[tokio::test]
-    async fn a_full_channel_never_blocks_and_losses_are_counted_in_the_database() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(&dir.path().join("t.db")).await.unwrap();
-        let (handle, task) = Recorder::spawn(store.clone(), 4);
-        // No await between sends: the writer cannot drain, so most of these find the channel full.
-        let queued = (0..100)
-            .filter(|i| handle.start(start(&format!("h{i}"))))
-            .count() as u64;
-        assert!(queued < 100);
-        assert_eq!(handle.not_written(), 100 - queued);
-        drop(handle);
-        let report = task.await.unwrap();
-        assert_eq!(report.hops_written, queued);
-        assert_eq!(report.hops_not_written, 100 - queued);
-        assert_eq!(store.hop_count().await.unwrap(), queued as i64);
-        assert_eq!(
-            store.counter(HOPS_NOT_WRITTEN).await.unwrap(),
-            (100 - queued) as i64
-        );
-    }
-
-    #[tokio::test]
-    async fn a_hop_whose_end_was_lost_is_marked_aborted_not_left_in_flight() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(&dir.path().join("t.db")).await.unwrap();
-        let (handle, task) = Recorder::spawn(store.clone(), 4);
-        for id in ["a", "b", "c", "d"] {
-            assert!(handle.start(start(id)));
-        }
-        handle.end(HopEnd {
-            id: "a".into(),
-            state: Some(crate::hop::HopState::Complete),
-            ..HopEnd::default()
-        });
-        assert_eq!(handle.not_written(), 1, "the end found the queue full");
-        drop(handle);
-        task.await.unwrap();
-        let hop = store.hop("a").await.unwrap();
-        assert_eq!(hop.state, crate::hop::HopState::Aborted);
-        assert_eq!(hop.end.error.as_deref(), Some(END_LOST));
-        assert_eq!(
-            store.hop("b").await.unwrap().state,
-            crate::hop::HopState::InFlight
-        );
-    }
-
-    #[tokio::test]
-    async fn an_end_that_never_saw_the_request_keeps_the_stored_request_body() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(&dir.path().join("t.db")).await.unwrap();
-        let mut conn = store.pool().acquire().await.unwrap();
-        hops::insert_start(&mut conn, &start("a")).await.unwrap();
-        let body = crate::hop::BodyCapture::whole(b"{\"model\":\"m\"}".to_vec());
-        let done = RequestDone {
-            id: "a".into(),
-            request_body: body.clone(),
-            request_ended_unix_ns: 5,
-        };
-        hops::apply_request_done(&mut conn, &done).await.unwrap();
-        // The client left before the response head: this end knows nothing of the request.
-        let end = HopEnd {
-            id: "a".into(),
-            state: Some(crate::hop::HopState::Aborted),
-            error: Some("client went away before the response".into()),
-            ..HopEnd::default()
-        };
-        assert!(hops::apply_end(&mut conn, &end).await.unwrap());
-        drop(conn);
-        let hop = store.hop("a").await.unwrap();
-        assert_eq!(hop.state, crate::hop::HopState::Aborted);
-        assert_eq!(hop.end.request_body, body);
-        assert_eq!(hop.end.request_ended_unix_ns, Some(5));
-    }
-
-    #[tokio::test]
-    async fn starts_and_ends_become_one_completed_row() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(&dir.path().join("t.db")).await.unwrap();
-        let (handle, task) = Recorder::spawn(store.clone(), 16);
-        assert!(handle.start(start("a")));
-        handle.end(HopEnd {
-            id: "a".into(),
-            state: Some(crate::hop::HopState::Complete),
-            status: Some(200),
-            ..HopEnd::default()
-        });
-        drop(handle);
-        task.await.unwrap();
-        let hop = store.hop("a").await.unwrap();
-        assert_eq!(hop.state, crate::hop::HopState::Complete);
-        assert_eq!(hop.end.status, Some(200));
-    }
-}
+#[path = "writer_tests.rs"]
+mod tests;

@@ -62,6 +62,8 @@ pub async fn group_until(
     tokio::pin!(stop);
     loop {
         tokio::select! {
+            // A pass that waited on a locked database must not start another after the stop.
+            biased;
             _ = &mut stop => return,
             _ = ticks.tick() => {
                 if let Err(error) = group_new_hops(&store).await {

@@ -75,7 +75,7 @@ async fn the_mcp_sdk_works_unchanged_through_the_proxy_and_every_exchange_is_rec
             .await
             .unwrap();
         let url = format!("http://{}/mcp", proxy.routes()[0].listen);
-        let (recorder, writer) = Recorder::spawn(store.clone(), 1024);
+        let (recorder, writer) = Recorder::spawn(store.clone()).unwrap();
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let running = tokio::spawn(proxy.run(recorder, async move {
             let _ = stopped.await;

@@ -291,6 +291,13 @@ fn tracer_wrap_passes_sigterm_on_and_exits_as_its_server_does() {
 #[test]
 fn tracer_tui_restores_the_terminal_and_exits_0_on_sigterm() {
     let dir = tempfile::tempdir().unwrap();
+    // Reading commands refuse a missing database: record an empty one first.
+    tokio::runtime::Runtime::new().unwrap().block_on(async {
+        let store = tracer::store::Store::open(&dir.path().join("t.db"))
+            .await
+            .unwrap();
+        store.close().await;
+    });
     // `script` gives the TUI a terminal of its own; its exit status is the TUI's.
     let command = format!("{TRACER} --db t.db tui");
     let mut tui = Command::new("script")

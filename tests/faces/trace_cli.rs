@@ -122,10 +122,11 @@ async fn show_prints_the_numbered_explained_trace_and_its_hop_log() {
     assert_eq!(json, log.to_json_pretty());
 }
 
-#[test]
-fn an_unknown_trace_is_a_one_line_error_naming_it() {
+#[tokio::test]
+async fn an_unknown_trace_is_a_one_line_error_naming_it() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("t.db");
+    Store::open(&db).await.unwrap().close().await;
     let output = tracer(&db).args(["show", "deadbeef"]).output().unwrap();
     assert_eq!(output.status.code(), Some(1));
     let stderr = String::from_utf8(output.stderr).unwrap();

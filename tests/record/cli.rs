@@ -82,6 +82,7 @@ fn a_database_that_is_not_tracers_or_is_read_only_is_refused_at_start() {
     let ro_dir = dir.path().join("ro");
     std::fs::create_dir(&ro_dir).unwrap();
     let ro = ro_dir.join("t.db");
+    create_empty_database(&ro);
     cargo_bin_cmd!("tracer")
         .args(["--db", ro.to_str().unwrap(), "ls"])
         .assert()
@@ -103,6 +104,7 @@ fn a_database_that_is_not_tracers_or_is_read_only_is_refused_at_start() {
 fn ls_on_an_empty_database_says_so_and_json_is_an_array() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("t.db");
+    create_empty_database(&db);
     cargo_bin_cmd!("tracer")
         .args(["--db", db.to_str().unwrap(), "ls"])
         .assert()
@@ -223,4 +225,16 @@ fn completions_cover_every_subcommand_and_load_in_bash() {
         .args(["completions", "tcsh"])
         .assert()
         .code(2);
+}
+
+/// A tracer database with nothing recorded (reading commands do not create one).
+fn create_empty_database(path: &std::path::Path) {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(async {
+        tracer::store::Store::open(path)
+            .await
+            .unwrap()
+            .close()
+            .await;
+    });
 }

@@ -78,7 +78,7 @@ async fn tunnels_cut_off_at_stop_unreachable_hosts_and_origin_form_are_recorded_
         .await
         .unwrap();
     let forward = proxy.forward_addr().unwrap();
-    let (recorder, writer) = Recorder::spawn(store.clone(), 1024);
+    let (recorder, writer) = Recorder::spawn(store.clone()).unwrap();
     let (stop, stopped) = oneshot::channel::<()>();
     let run = tokio::spawn(proxy.run(recorder, async move {
         let _ = stopped.await;

@@ -100,7 +100,7 @@ async fn http_model_hops_and_stdio_mcp_hops_form_one_numbered_trace() {
             let _ = agent_stopped.await;
         },
     ));
-    let (recorder, writer) = Recorder::spawn(store.clone(), 1024);
+    let (recorder, writer) = Recorder::spawn(store.clone()).unwrap();
     let (proxy_stop, proxy_stopped) = tokio::sync::oneshot::channel::<()>();
     let proxy_task = tokio::spawn(proxy.run(recorder, async move {
         let _ = proxy_stopped.await;

@@ -6,7 +6,7 @@ use std::collections::{HashMap, HashSet};
 use super::{HopLog, HopLogError, IMPORTED_BY, MessageEntry};
 use crate::hop::{BodyCapture, Chunk, Header, HopEnd, HopStart, HopState, RequestDone};
 use crate::store::traces::{TraceRow, hop_exists, insert_trace, set_hop_trace};
-use crate::store::{Store, StoreError, hops};
+use crate::store::{Store, hops};
 use crate::trace::RecordedHop;
 
 fn malformed(message: String) -> HopLogError {
@@ -156,7 +156,7 @@ pub(super) async fn import(log: &HopLog, store: &Store) -> Result<String, HopLog
         ended_unix_ns: log.trace.ended_unix_ns,
         created_by: IMPORTED_BY.to_string(),
     };
-    let mut tx = store.pool().begin().await.map_err(StoreError::from)?;
+    let mut tx = store.begin_write().await?;
     if !insert_trace(&mut tx, &trace).await? {
         return Err(HopLogError::TraceExists(trace.id));
     }
@@ -182,6 +182,6 @@ pub(super) async fn import(log: &HopLog, store: &Store) -> Result<String, HopLog
         }
         set_hop_trace(&mut tx, id, &trace.id).await?;
     }
-    tx.commit().await.map_err(StoreError::from)?;
+    tx.commit().await?;
     Ok(trace.id)
 }

@@ -115,7 +115,7 @@ impl Harness {
         .unwrap();
         let proxy = Proxy::bind(vec![route], settings).await.unwrap();
         let addr = proxy.routes()[0].listen;
-        let (recorder, writer) = Recorder::spawn(store.clone(), 8192);
+        let (recorder, writer) = Recorder::spawn(store.clone()).unwrap();
         let (stop, stopped) = oneshot::channel::<()>();
         let run = tokio::spawn(proxy.run(recorder, async move {
             let _ = stopped.await;

@@ -1,0 +1,58 @@
+//! What the proxy answers itself when it cannot forward: a JSON error naming the route and
+//! the upstream, and the words for why.
+
+use std::convert::Infallible;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::{Response, StatusCode};
+use http_body_util::{BodyExt, Full};
+
+use super::Route;
+use super::forward::ProxyBody;
+
+/// The JSON error body every proxy-made response carries.
+pub fn error_body(route: &Route, message: &str) -> Bytes {
+    let body = serde_json::json!({
+        "error": {
+            "route": route.name,
+            "upstream": route.upstream.to_string(),
+            "message": message,
+        }
+    });
+    Bytes::from(body.to_string())
+}
+
+pub fn error_response(route: &Route, status: StatusCode, message: &str) -> Response<ProxyBody> {
+    let mut response = Response::new(
+        Full::new(error_body(route, message))
+            .map_err(|never: Infallible| match never {})
+            .boxed_unsync(),
+    );
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
+pub fn describe_client_error(error: &hyper_util::client::legacy::Error) -> String {
+    use std::error::Error;
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}
+
+pub fn humanize(duration: Duration) -> String {
+    if duration.as_millis() < 1000 {
+        format!("{} ms", duration.as_millis())
+    } else {
+        format!("{} s", duration.as_secs())
+    }
+}

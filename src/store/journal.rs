@@ -1,0 +1,241 @@
+//! The journal beside the database: every hop event is appended to it before anything else, so
+//! what traffic carried survives a slow, locked or failing database and a killed process.
+//!
+//! One file per recording process, `<db>.tracer-journal.<id>`, locked (flock) while its process
+//! lives. The writer tails it and empties it whenever it has caught up. A journal whose lock can
+//! be taken belongs to a process that died: the next recorder on that database takes it in.
+
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use super::journal_codec::{self, FRAME_HEADER};
+use crate::hop::HopEvent;
+
+/// What journal file names start with after the database's own file name.
+const MARK: &str = ".tracer-journal.";
+
+/// The appending side, shared by every connection task.
+#[derive(Debug)]
+pub struct Appender {
+    path: PathBuf,
+    inner: Mutex<AppendState>,
+}
+
+#[derive(Debug)]
+struct AppendState {
+    file: File,
+    /// Bytes of whole frames in the file.
+    len: u64,
+}
+
+impl Appender {
+    /// Creates this process's journal beside `db` and locks it.
+    pub fn create(db: &Path) -> std::io::Result<Appender> {
+        let path = journal_path(db, &crate::hop::random_hex_id(6));
+        let file = OpenOptions::new()
+            .create_new(true)
+            .read(true)
+            .append(true)
+            .open(&path)?;
+        file.try_lock().map_err(|e| match e {
+            std::fs::TryLockError::Error(e) => e,
+            std::fs::TryLockError::WouldBlock => std::io::Error::other("journal is locked"),
+        })?;
+        Ok(Appender {
+            path,
+            inner: Mutex::new(AppendState { file, len: 0 }),
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Appends one event; on failure nothing of it stays in the file.
+    pub fn append(&self, event: &HopEvent) -> std::io::Result<()> {
+        let mut frame = Vec::with_capacity(256);
+        journal_codec::encode(event, &mut frame);
+        self.append_frame(&frame)
+    }
+
+    /// Appends one frame already encoded.
+    pub fn append_frame(&self, frame: &[u8]) -> std::io::Result<()> {
+        let mut state = self
+            .inner
+            .lock()
+            .map_err(|_| std::io::Error::other("journal lock poisoned"))?;
+        match state.file.write_all(frame) {
+            Ok(()) => {
+                state.len += frame.len() as u64;
+                Ok(())
+            }
+            Err(error) => {
+                // Cut off a torn frame so the next one starts where a reader expects it.
+                let len = state.len;
+                state.file.set_len(len)?;
+                Err(error)
+            }
+        }
+    }
+
+    /// Bytes of whole frames written so far.
+    pub fn written(&self) -> u64 {
+        self.inner.lock().map_or(0, |state| state.len)
+    }
+
+    /// Empties the file when the reader has consumed all of it (`consumed` bytes); true if so.
+    pub fn truncate_if_consumed(&self, consumed: u64) -> bool {
+        let Ok(mut state) = self.inner.lock() else {
+            return false;
+        };
+        if state.len != consumed || consumed == 0 {
+            return false;
+        }
+        match state.file.set_len(0) {
+            Ok(()) => {
+                state.len = 0;
+                true
+            }
+            Err(_) => false,
+        }
+    }
+
+    /// Removes the file (everything in it is in the database).
+    pub fn remove(&self) -> std::io::Result<()> {
+        std::fs::remove_file(&self.path)
+    }
+}
+
+/// The name of a journal of `db`.
+fn journal_path(db: &Path, id: &str) -> PathBuf {
+    let name = db.file_name().map_or_else(
+        || "tracer.db".to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    );
+    db.with_file_name(format!("{name}{MARK}{id}"))
+}
+
+/// Journals of `db` left by processes that are gone, each opened and locked by us.
+pub fn orphans(db: &Path) -> Vec<(PathBuf, File)> {
+    let Some(name) = db.file_name().map(|n| n.to_string_lossy().into_owned()) else {
+        return Vec::new();
+    };
+    let prefix = format!("{name}{MARK}");
+    let dir = match db.parent().filter(|p| !p.as_os_str().is_empty()) {
+        Some(dir) => dir.to_path_buf(),
+        None => PathBuf::from("."),
+    };
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return Vec::new();
+    };
+    let mut found: Vec<(PathBuf, File)> = entries
+        .flatten()
+        .filter(|entry| entry.file_name().to_string_lossy().starts_with(&prefix))
+        .filter_map(|entry| {
+            let path = entry.path();
+            let file = OpenOptions::new().read(true).write(true).open(&path).ok()?;
+            file.try_lock().ok()?;
+            Some((path, file))
+        })
+        .collect();
+    found.sort_by(|a, b| a.0.cmp(&b.0));
+    found
+}
+
+/// Reads whole frames of a journal from an offset.
+pub struct JournalReader {
+    file: File,
+    /// Bytes consumed (written to the database) so far.
+    pub pos: u64,
+}
+
+/// Events read from a journal and the offset just after them.
+pub struct ReadBatch {
+    pub events: Vec<HopEvent>,
+    pub end: u64,
+    /// A frame could not be decoded: the rest of the file is unreadable from here.
+    pub corrupt: Option<String>,
+}
+
+impl JournalReader {
+    pub fn open(path: &Path) -> std::io::Result<JournalReader> {
+        Ok(JournalReader {
+            file: File::open(path)?,
+            pos: 0,
+        })
+    }
+
+    pub fn from_file(file: File) -> JournalReader {
+        JournalReader { file, pos: 0 }
+    }
+
+    /// Reads frames from `pos` up to `limit` (the file's whole-frame length), at most
+    /// `max_bytes` (but always at least one frame) and `max_events`.
+    pub fn read(
+        &self,
+        limit: u64,
+        max_bytes: usize,
+        max_events: usize,
+    ) -> std::io::Result<ReadBatch> {
+        let mut at = self.pos;
+        let mut events = Vec::new();
+        let mut read = 0usize;
+        let mut header = [0u8; FRAME_HEADER];
+        while at + FRAME_HEADER as u64 <= limit && events.len() < max_events {
+            self.file.read_exact_at(&mut header, at)?;
+            let len = u32::from_le_bytes(header) as usize;
+            let frame_end = at + (FRAME_HEADER + len) as u64;
+            if frame_end > limit || (read > 0 && read + len > max_bytes) {
+                break;
+            }
+            let mut payload = vec![0u8; len];
+            self.file
+                .read_exact_at(&mut payload, at + FRAME_HEADER as u64)?;
+            match journal_codec::decode(&payload) {
+                Ok(event) => events.push(event),
+                Err(error) => {
+                    return Ok(ReadBatch {
+                        events,
+                        end: at,
+                        corrupt: Some(format!("frame at byte {at}: {error}")),
+                    });
+                }
+            }
+            read += len;
+            at = frame_end;
+        }
+        Ok(ReadBatch {
+            events,
+            end: at,
+            corrupt: None,
+        })
+    }
+
+    /// Hops started in the frames from `pos` to `limit` (what is left when the writer stops).
+    pub fn starts_left(&self, limit: u64) -> u64 {
+        let mut at = self.pos;
+        let mut starts = 0;
+        let mut header = [0u8; FRAME_HEADER + 1];
+        while at + header.len() as u64 <= limit {
+            if self.file.read_exact_at(&mut header, at).is_err() {
+                break;
+            }
+            let mut len_bytes = [0u8; FRAME_HEADER];
+            len_bytes.copy_from_slice(&header[..FRAME_HEADER]);
+            let len = u32::from_le_bytes(len_bytes) as u64;
+            if journal_codec::is_start(&header[FRAME_HEADER..]) {
+                starts += 1;
+            }
+            at += FRAME_HEADER as u64 + len;
+        }
+        starts
+    }
+
+    /// The file's length now (for an orphan: all of it is to be taken in).
+    pub fn file_len(&self) -> u64 {
+        self.file.metadata().map_or(0, |m| m.len())
+    }
+}
