@@ -5,7 +5,8 @@
 pub mod browse;
 pub mod eval_rows;
 pub mod exports;
-pub mod hop_rows;
+pub mod hop_columns;
+pub mod hop_insert;
 pub mod hops;
 pub mod journal;
 mod journal_codec;
@@ -24,7 +25,8 @@ use std::time::Duration;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 use sqlx::{Row, SqlitePool};
 
-pub use hops::{HopRow, HopSummary};
+pub use hop_columns::HopRow;
+pub use hops::HopListing;
 pub use writer::{Recorder, RecorderHandle, WriterReport};
 
 /// The migrations in `migrations/`, embedded at build time (no database needed to build).

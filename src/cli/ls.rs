@@ -8,7 +8,7 @@ use super::LsArgs;
 use crate::export::hop_log::TraceEntry;
 use crate::store::exports::SPANS_NOT_EXPORTED;
 use crate::store::traces::TraceRow;
-use crate::store::{HOPS_NOT_WRITTEN, HopSummary, Store};
+use crate::store::{HOPS_NOT_WRITTEN, HopListing, Store};
 use crate::trace::correlate::{group_new_hops, recorded_hops};
 use crate::trace::explain::{human_duration, shorten};
 use crate::trace::summarize;
@@ -103,7 +103,7 @@ pub fn trace_table(traces: &[TraceEntry]) -> String {
     out
 }
 
-pub fn hop_table(hops: &[HopSummary]) -> String {
+pub fn hop_table(hops: &[HopListing]) -> String {
     let mut out = String::new();
     if hops.is_empty() {
         return out;

@@ -1,70 +1,21 @@
 //! SQL for the `hops` table: writing a hop's start and end, and reading hops back.
 
-use base64::Engine;
-use serde_json::{Value, json};
 use sqlx::SqliteConnection;
 
+use super::hop_columns::{EndColumns, HopRow, len_i64};
+pub use super::hop_columns::{StoredHop, headers_from_json, headers_to_json};
+use super::hop_insert::{NewHopRow, insert_new_hops};
 use super::{Result, Store, StoreError};
-use crate::hop::{
-    BodyCapture, Chunk, Header, HopEnd, HopStart, HopState, RequestDone, Role, ServerLogLine,
-    Transport,
-};
-
-/// Headers as stored: a JSON array of `{"name", "value"}`, or `{"name", "value_base64"}` when the
-/// value is not UTF-8, in wire order.
-pub fn headers_to_json(headers: &[Header]) -> String {
-    let items: Vec<Value> = headers
-        .iter()
-        .map(|h| match h.text() {
-            Some(text) => json!({"name": h.name, "value": text}),
-            None => json!({
-                "name": h.name,
-                "value_base64": base64::engine::general_purpose::STANDARD.encode(&h.value),
-            }),
-        })
-        .collect();
-    Value::Array(items).to_string()
-}
-
-pub fn headers_from_json(text: &str) -> Result<Vec<Header>> {
-    let bad = |why: &str| StoreError::Malformed(format!("headers column: {why}"));
-    let items: Vec<Value> = serde_json::from_str(text).map_err(|e| bad(&e.to_string()))?;
-    items
-        .iter()
-        .map(|item| {
-            let name = item["name"].as_str().ok_or_else(|| bad("missing name"))?;
-            let value = match (item["value"].as_str(), item["value_base64"].as_str()) {
-                (Some(text), _) => text.as_bytes().to_vec(),
-                (None, Some(b64)) => base64::engine::general_purpose::STANDARD
-                    .decode(b64)
-                    .map_err(|e| bad(&e.to_string()))?,
-                (None, None) => return Err(bad("missing value")),
-            };
-            Ok(Header::new(name, value))
-        })
-        .collect()
-}
+use crate::hop::{HopEnd, HopStart, RequestDone, ServerLogLine};
 
 /// Inserts a hop as in flight. A second start for the same id is ignored.
 pub async fn insert_start(conn: &mut SqliteConnection, start: &HopStart) -> Result<()> {
-    sqlx::query(
-        "insert into hops (id, route, role, transport, peer, method, path, url, state,
-             request_headers, request_started_unix_ns)
-         values (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 'in_flight', ?9, ?10)
-         on conflict(id) do nothing",
-    )
-    .bind(&start.id)
-    .bind(&start.route)
-    .bind(start.role.as_str())
-    .bind(start.transport.as_str())
-    .bind(&start.peer)
-    .bind(&start.method)
-    .bind(&start.path)
-    .bind(&start.url)
-    .bind(headers_to_json(&start.request_headers))
-    .bind(start.started_unix_ns)
-    .execute(conn)
-    .await?;
+    let hop = NewHopRow {
+        start,
+        request: None,
+        end: None,
+    };
+    insert_new_hops(conn, std::slice::from_ref(&hop)).await?;
     Ok(())
 }
 
@@ -86,13 +37,12 @@ pub async fn apply_end_with_bodies(
     end: &HopEnd,
     (request_bytes, response_bytes): (Vec<u8>, Vec<u8>),
 ) -> Result<bool> {
-    let state = end.state.unwrap_or(HopState::Complete);
+    let columns = EndColumns::of(end);
     let done = sqlx::query(
         "update hops set state = ?2, status = ?3, error = ?4, response_headers = ?5,
-             request_body = case when ?12 is null and ?7 = 0 then request_body else ?6 end,
-             request_body_len = case when ?12 is null and ?7 = 0 then request_body_len else ?7 end,
-             request_body_truncated =
-                 case when ?12 is null and ?7 = 0 then request_body_truncated else ?8 end,
+             request_body = case when ?19 then ?6 else request_body end,
+             request_body_len = case when ?19 then ?7 else request_body_len end,
+             request_body_truncated = case when ?19 then ?8 else request_body_truncated end,
              response_body = ?9, response_body_len = ?10, response_body_truncated = ?11,
              request_ended_unix_ns = coalesce(?12, request_ended_unix_ns),
              response_head_unix_ns = ?13,
@@ -101,23 +51,24 @@ pub async fn apply_end_with_bodies(
          where id = ?1",
     )
     .bind(&end.id)
-    .bind(state.as_str())
-    .bind(end.status.map(i64::from))
-    .bind(&end.error)
-    .bind(headers_to_json(&end.response_headers))
+    .bind(columns.state)
+    .bind(columns.status)
+    .bind(columns.error)
+    .bind(columns.response_headers)
     .bind(request_bytes)
-    .bind(len_i64(end.request_body.total_len))
-    .bind(end.request_body.truncated)
+    .bind(columns.request_body_len)
+    .bind(columns.request_body_truncated)
     .bind(response_bytes)
-    .bind(len_i64(end.response_body.total_len))
-    .bind(end.response_body.truncated)
-    .bind(end.request_ended_unix_ns)
-    .bind(end.response_head_unix_ns)
-    .bind(end.response_first_byte_unix_ns)
-    .bind(end.response_ended_unix_ns)
-    .bind(super::hop_rows::chunks_json(end))
-    .bind(end.chunks_truncated)
-    .bind(super::hop_rows::trailers_json(end))
+    .bind(columns.response_body_len)
+    .bind(columns.response_body_truncated)
+    .bind(columns.request_ended_unix_ns)
+    .bind(columns.response_head_unix_ns)
+    .bind(columns.response_first_byte_unix_ns)
+    .bind(columns.response_ended_unix_ns)
+    .bind(columns.response_chunks)
+    .bind(columns.response_chunks_truncated)
+    .bind(columns.response_trailers)
+    .bind(columns.carries_request)
     .execute(conn)
     .await?;
     Ok(done.rows_affected() > 0)
@@ -193,134 +144,9 @@ pub async fn insert_server_log(conn: &mut SqliteConnection, line: &ServerLogLine
     Ok(())
 }
 
-fn len_i64(len: u64) -> i64 {
-    i64::try_from(len).unwrap_or(i64::MAX)
-}
-
-/// One row of `hops`, as stored.
-#[derive(Debug, Clone, sqlx::FromRow)]
-pub struct HopRow {
-    pub seq: i64,
-    pub id: String,
-    pub trace_id: Option<String>,
-    pub route: String,
-    pub role: String,
-    pub transport: String,
-    pub peer: String,
-    pub method: String,
-    pub path: String,
-    pub url: String,
-    pub state: String,
-    pub status: Option<i64>,
-    pub error: Option<String>,
-    pub request_headers: String,
-    pub response_headers: Option<String>,
-    pub request_body: Option<Vec<u8>>,
-    pub request_body_len: Option<i64>,
-    pub request_body_truncated: Option<bool>,
-    pub response_body: Option<Vec<u8>>,
-    pub response_body_len: Option<i64>,
-    pub response_body_truncated: Option<bool>,
-    pub request_started_unix_ns: i64,
-    pub request_ended_unix_ns: Option<i64>,
-    pub response_head_unix_ns: Option<i64>,
-    pub response_first_byte_unix_ns: Option<i64>,
-    pub response_ended_unix_ns: Option<i64>,
-    pub response_chunks: Option<String>,
-    pub response_chunks_truncated: Option<bool>,
-    pub response_trailers: Option<String>,
-}
-
-/// A hop read back: the start, the end (when it ended), and where it sits.
-#[derive(Debug, Clone, PartialEq)]
-pub struct StoredHop {
-    pub seq: i64,
-    pub trace_id: Option<String>,
-    pub state: HopState,
-    pub start: HopStart,
-    pub end: HopEnd,
-}
-
-impl TryFrom<HopRow> for StoredHop {
-    type Error = StoreError;
-
-    fn try_from(row: HopRow) -> Result<Self> {
-        let malformed = StoreError::Malformed;
-        let state: HopState = row.state.parse().map_err(malformed)?;
-        let chunks: Vec<[i64; 2]> = match &row.response_chunks {
-            Some(text) => serde_json::from_str(text)
-                .map_err(|e| StoreError::Malformed(format!("response_chunks: {e}")))?,
-            None => Vec::new(),
-        };
-        let body = |bytes: Option<Vec<u8>>, len: Option<i64>, truncated: Option<bool>| {
-            let bytes = bytes.unwrap_or_default();
-            BodyCapture {
-                total_len: len.map_or(bytes.len() as u64, |l| u64::try_from(l).unwrap_or(0)),
-                bytes,
-                truncated: truncated.unwrap_or(false),
-            }
-        };
-        let start = HopStart {
-            id: row.id.clone(),
-            route: row.route,
-            role: row.role.parse::<Role>().map_err(malformed)?,
-            transport: row.transport.parse::<Transport>().map_err(malformed)?,
-            peer: row.peer,
-            method: row.method,
-            path: row.path,
-            url: row.url,
-            request_headers: headers_from_json(&row.request_headers)?,
-            started_unix_ns: row.request_started_unix_ns,
-        };
-        let end = HopEnd {
-            id: row.id,
-            state: Some(state),
-            status: row.status.and_then(|s| u16::try_from(s).ok()),
-            response_headers: match &row.response_headers {
-                Some(text) => headers_from_json(text)?,
-                None => Vec::new(),
-            },
-            response_trailers: match &row.response_trailers {
-                Some(text) => headers_from_json(text)?,
-                None => Vec::new(),
-            },
-            request_body: body(
-                row.request_body,
-                row.request_body_len,
-                row.request_body_truncated,
-            ),
-            response_body: body(
-                row.response_body,
-                row.response_body_len,
-                row.response_body_truncated,
-            ),
-            request_ended_unix_ns: row.request_ended_unix_ns,
-            response_head_unix_ns: row.response_head_unix_ns,
-            response_first_byte_unix_ns: row.response_first_byte_unix_ns,
-            response_ended_unix_ns: row.response_ended_unix_ns,
-            chunks: chunks
-                .into_iter()
-                .map(|[offset_ns, size]| Chunk {
-                    offset_ns,
-                    size: u64::try_from(size).unwrap_or(0),
-                })
-                .collect(),
-            chunks_truncated: row.response_chunks_truncated.unwrap_or(false),
-            error: row.error,
-        };
-        Ok(StoredHop {
-            seq: row.seq,
-            trace_id: row.trace_id,
-            state,
-            start,
-            end,
-        })
-    }
-}
-
 /// A hop in a listing: no bodies or headers.
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow, serde::Serialize)]
-pub struct HopSummary {
+pub struct HopListing {
     pub id: String,
     pub trace_id: Option<String>,
     pub route: String,
@@ -339,8 +165,8 @@ pub struct HopSummary {
 
 impl Store {
     /// The most recent hops, newest first.
-    pub async fn recent_hops(&self, limit: i64) -> Result<Vec<HopSummary>> {
-        Ok(sqlx::query_as::<_, HopSummary>(
+    pub async fn recent_hops(&self, limit: i64) -> Result<Vec<HopListing>> {
+        Ok(sqlx::query_as::<_, HopListing>(
             "select id, trace_id, route, role, transport, method, path, state, status, error,
                  request_started_unix_ns, response_ended_unix_ns, request_body_len, response_body_len
              from hops order by seq desc limit ?1",

@@ -4,7 +4,7 @@ use std::collections::HashMap;
 
 use sqlx::SqliteConnection;
 
-use super::hops::{HopRow, StoredHop};
+use super::hop_columns::{HopRow, StoredHop};
 use super::{Result, Store, StoreError};
 
 /// A trace row, as the grouping (or an import) writes it and as it is read back (`kind` is

@@ -7,7 +7,7 @@ use std::collections::{HashMap, HashSet};
 use sqlx::SqliteConnection;
 
 use super::write_tx::WriterConn;
-use super::{HOPS_NOT_WRITTEN, Result, hop_rows, hops};
+use super::{HOPS_NOT_WRITTEN, Result, hop_insert, hops};
 use crate::hop::{HopEnd, HopEvent, RequestDone, ServerLogLine};
 
 /// What a row whose end was lost says.
@@ -51,7 +51,7 @@ pub async fn write_batch(db: &mut WriterConn, work: BatchWrite<'_>) -> Result<Ba
 async fn apply(conn: &mut SqliteConnection, work: BatchWrite<'_>) -> Result<BatchDone> {
     let mut moved = take_update_bodies(work.events);
     let changes = coalesce(work.events);
-    let inserted = hop_rows::insert_new_hops(conn, &changes.new_hops).await?;
+    let inserted = hop_insert::insert_new_hops(conn, &changes.new_hops).await?;
     // A hop already stored (a journal taken in again) gets its request and end as updates.
     for hop in changes
         .new_hops
@@ -135,7 +135,7 @@ fn request_key(id: &str) -> String {
 }
 
 struct Changes<'a> {
-    new_hops: Vec<hop_rows::NewHop<'a>>,
+    new_hops: Vec<hop_insert::NewHopRow<'a>>,
     updates: Vec<Update<'a>>,
     logs: Vec<&'a ServerLogLine>,
 }
@@ -156,7 +156,7 @@ fn coalesce(batch: &[HopEvent]) -> Changes<'_> {
         match event {
             HopEvent::Started(start) => {
                 started.insert(start.id.as_str(), changes.new_hops.len());
-                changes.new_hops.push(hop_rows::NewHop {
+                changes.new_hops.push(hop_insert::NewHopRow {
                     start,
                     request: None,
                     end: None,
