@@ -255,6 +255,43 @@ pub fn now_unix_ns() -> i64 {
         .unwrap_or(0)
 }
 
+/// Where the capturing side (the proxy, `tracer wrap`) hands a hop's events as they happen; the
+/// store's recorder implements it. Handing over never waits, and a sink that could not keep an
+/// event counts it itself.
+pub trait HopSink: Send + Sync {
+    /// A hop started. False when it could not be kept: its end is then not worth sending.
+    fn start(&self, start: HopStart) -> bool;
+    /// A hop's request body was read whole while its response is still awaited.
+    fn request_done(&self, done: RequestDone);
+    /// The same, from borrowed parts (a sink may keep a big body without an extra copy).
+    fn request_read(&self, id: &str, body: &BodyCapture, ended_unix_ns: i64) {
+        self.request_done(RequestDone {
+            id: id.to_string(),
+            request_body: body.clone(),
+            request_ended_unix_ns: ended_unix_ns,
+        });
+    }
+    /// A hop whose start was handed over has ended.
+    fn end(&self, end: HopEnd);
+    /// A wrapped server wrote a line on stderr.
+    fn log_line(&self, line: ServerLogLine);
+
+    /// Hands over one event, whichever it is.
+    fn send(&self, event: HopEvent) {
+        match event {
+            HopEvent::Started(start) => {
+                self.start(*start);
+            }
+            HopEvent::Ended(end) => self.end(*end),
+            HopEvent::RequestDone(done) => self.request_done(*done),
+            HopEvent::ServerLog(line) => self.log_line(*line),
+        }
+    }
+}
+
+/// A sink shared by every connection (the last clone dropped tells the sink nothing more comes).
+pub type Sink = std::sync::Arc<dyn HopSink>;
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -13,9 +13,10 @@ use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::process::Command;
 
+use crate::hop::Sink;
 use crate::hop::{ServerLogLine, now_unix_ns};
 use crate::stop_signal::StopSignals;
-use crate::store::{Recorder, RecorderHandle, Store};
+use crate::store::{Recorder, Store};
 use crate::wire::stream::NdjsonDecoder;
 use observer::{Direction, StdioObserver};
 
@@ -70,7 +71,9 @@ pub async fn run(options: WrapOptions) -> anyhow::Result<i32> {
         &command_line,
         options.max_body,
     )));
-    let recorder = recording.as_ref().map(|(handle, _)| handle.clone());
+    let recorder: Option<Sink> = recording
+        .as_ref()
+        .map(|(handle, _)| std::sync::Arc::new(handle.clone()) as Sink);
     let tap = Tap {
         observer: observer.clone(),
         recorder: recorder.clone(),
@@ -120,7 +123,7 @@ pub async fn run(options: WrapOptions) -> anyhow::Result<i32> {
     };
     if let Some(recorder) = &recorder {
         for event in leftovers {
-            send(recorder, event);
+            recorder.send(event);
         }
     }
     drop(recorder);
@@ -150,7 +153,7 @@ pub async fn run(options: WrapOptions) -> anyhow::Result<i32> {
 #[derive(Clone)]
 struct Tap {
     observer: Arc<Mutex<StdioObserver>>,
-    recorder: Option<RecorderHandle>,
+    recorder: Option<Sink>,
 }
 
 impl Tap {
@@ -163,19 +166,8 @@ impl Tap {
             Err(_) => return,
         };
         for event in events {
-            send(recorder, event);
+            recorder.send(event);
         }
-    }
-}
-
-fn send(recorder: &RecorderHandle, event: crate::hop::HopEvent) {
-    match event {
-        crate::hop::HopEvent::Started(start) => {
-            recorder.start(*start);
-        }
-        crate::hop::HopEvent::Ended(end) => recorder.end(*end),
-        crate::hop::HopEvent::RequestDone(done) => recorder.request_done(*done),
-        crate::hop::HopEvent::ServerLog(line) => recorder.log_line(*line),
     }
 }
 
@@ -209,11 +201,7 @@ async fn pump(
     let _ = to.shutdown().await;
 }
 
-async fn pump_stderr(
-    mut from: impl AsyncRead + Unpin,
-    recorder: Option<RecorderHandle>,
-    route: String,
-) {
+async fn pump_stderr(mut from: impl AsyncRead + Unpin, recorder: Option<Sink>, route: String) {
     let mut stderr = tokio::io::stderr();
     let mut buf = vec![0u8; 16 * 1024];
     let mut lines = NdjsonDecoder::new();

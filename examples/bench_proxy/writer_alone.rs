@@ -4,7 +4,7 @@
 use std::time::{Duration, Instant};
 
 use tracer::hop::{
-    BodyCapture, Chunk, Header, HopEnd, HopStart, HopState, RequestDone, Role, Transport,
+    BodyCapture, Chunk, Header, HopEnd, HopSink, HopStart, HopState, RequestDone, Role, Transport,
 };
 use tracer::store::{Recorder, Store};
 

@@ -20,8 +20,8 @@ use super::headers::{record_headers, redact_query, strip_for_upstream, strip_hop
 use super::tee::{BodyOutcome, Captured, HopClock, TeeBody, settle_unpolled};
 use super::tls::UpstreamConnector;
 use super::{ProxySettings, Route, upgrade};
+use crate::hop::Sink;
 use crate::hop::{BodyCapture, HopEnd, HopStart, HopState, Role, Transport, random_hex_id};
-use crate::store::RecorderHandle;
 use crate::wire::trace_context::TraceParent;
 
 pub type ProxyBody = UnsyncBoxBody<Bytes, hyper::Error>;
@@ -34,7 +34,7 @@ pub struct RouteContext {
     pub route: Route,
     pub settings: Arc<ProxySettings>,
     pub client: UpstreamClient,
-    pub recorder: RecorderHandle,
+    pub recorder: Sink,
     /// Turns true when the proxy stops (open tunnels end then).
     pub stop: tokio::sync::watch::Receiver<bool>,
 }
@@ -42,7 +42,7 @@ pub struct RouteContext {
 /// Ends a hop as aborted if the request handling is dropped before it hands the hop over
 /// (the client went away while waiting for the upstream's response head).
 struct EndGuard {
-    recorder: RecorderHandle,
+    recorder: Sink,
     end: Option<HopEnd>,
 }
 
@@ -292,7 +292,7 @@ fn tee_request(
     body: RequestBody,
     clock: HopClock,
     max_body: usize,
-    recorder: Option<RecorderHandle>,
+    recorder: Option<Sink>,
     id: String,
 ) -> (TeeBody<RequestBody>, RequestWatch) {
     let was_empty = body.is_end_stream();

@@ -27,7 +27,7 @@ use super::tee::HopClock;
 use super::{ProxySettings, ProxyStats, Route};
 use crate::ca::CertAuthority;
 use crate::hop::Role;
-use crate::store::RecorderHandle;
+use crate::hop::Sink;
 
 /// What `--forward` adds to a proxy.
 #[derive(Debug, Clone)]
@@ -44,7 +44,7 @@ pub struct ForwardShared {
     pub forward: ForwardSettings,
     pub settings: Arc<ProxySettings>,
     pub client: UpstreamClient,
-    pub recorder: RecorderHandle,
+    pub recorder: Sink,
     /// Tunnels and intercepted connections, which outlive the proxy connection that made them.
     pub upgraded: Mutex<JoinSet<()>>,
     pub stop: watch::Receiver<bool>,

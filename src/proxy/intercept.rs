@@ -248,7 +248,7 @@ impl ResolvesServerCert for MintingResolver {
 
 /// The record of one tunnel, ended once (also when the tunnel is cut off at shutdown).
 struct TunnelHop {
-    recorder: Option<crate::store::RecorderHandle>,
+    recorder: Option<crate::hop::Sink>,
     id: String,
     clock: HopClock,
     connected_unix_ns: AtomicU64,

@@ -12,8 +12,8 @@ use tokio::task::JoinSet;
 use super::forward::{RouteContext, UpstreamClient, handle};
 use super::forward_proxy::{ForwardSettings, ForwardShared, accept_loop as forward_accept_loop};
 use super::{ProxySettings, Route};
+use crate::hop::{HopSink, Sink};
 use crate::serve::{ServeStats, Shutdown, StopLevel, serve_http};
-use crate::store::RecorderHandle;
 
 /// The proxy with every listener bound, ready to run.
 pub struct Proxy {
@@ -77,7 +77,12 @@ impl Proxy {
     /// Serves until `shutdown` asks, then waits for in-flight hops (up to the grace period, or
     /// until a second stop request cuts it short). The recorder handle is dropped when the last
     /// hop is handed over.
-    pub async fn run(self, recorder: RecorderHandle, shutdown: impl Into<Shutdown>) -> ProxyStats {
+    pub async fn run(
+        self,
+        recorder: impl HopSink + 'static,
+        shutdown: impl Into<Shutdown>,
+    ) -> ProxyStats {
+        let recorder: Sink = Arc::new(recorder);
         let client = self.client;
         let stop = shutdown.into().share();
         let grace = self.settings.shutdown_grace;

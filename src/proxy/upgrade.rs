@@ -13,8 +13,8 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use super::forward::{ProxyBody, RouteContext};
 use super::headers::{record_headers, strip_hop_by_hop};
 use super::tee::HopClock;
+use crate::hop::Sink;
 use crate::hop::{BodyCapture, HopEnd, HopState};
-use crate::store::RecorderHandle;
 
 /// The protocol a request asks to switch to, when it asks (`Connection: upgrade` + `Upgrade`).
 pub fn requested(headers: &HeaderMap) -> Option<HeaderValue> {
@@ -35,7 +35,7 @@ pub fn restore(headers: &mut HeaderMap, protocol: HeaderValue) {
 
 /// Where the tunnel's record goes and how much of each direction it keeps.
 struct TunnelRecord {
-    recorder: RecorderHandle,
+    recorder: Sink,
     end: Option<HopEnd>,
     clock: HopClock,
     max_body: usize,

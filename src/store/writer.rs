@@ -19,7 +19,7 @@ use super::journal::{Appender, JournalReader, ReadBatch};
 use super::write_tx::WriterConn;
 use super::writer_batch::{BatchWrite, write_batch};
 use super::{Store, StoreError};
-use crate::hop::{HopEnd, HopEvent, HopStart, RequestDone, ServerLogLine};
+use crate::hop::{HopEnd, HopEvent, HopSink, HopStart, RequestDone, ServerLogLine};
 
 /// Journal bytes per transaction at most (at least one event is always taken).
 const MAX_BATCH_BYTES: usize = 4 * 1024 * 1024;
@@ -74,6 +74,51 @@ impl Drop for RecorderHandle {
     }
 }
 
+/// The store takes hop events through the journal: appended at once, moved into SQLite by the
+/// writer task.
+impl HopSink for RecorderHandle {
+    /// Records that a hop started. Returns false if it could not be journaled: the hop is then
+    /// counted as not written and its end should not be sent.
+    fn start(&self, start: HopStart) -> bool {
+        let queued = self.append(&HopEvent::Started(Box::new(start)));
+        if !queued {
+            self.shared.not_written.fetch_add(1, Ordering::Relaxed);
+        }
+        queued
+    }
+
+    /// Records that a hop whose start was journaled has ended.
+    fn end(&self, end: HopEnd) {
+        let id = end.id.clone();
+        if !self.append(&HopEvent::Ended(Box::new(end))) {
+            self.shared.not_written.fetch_add(1, Ordering::Relaxed);
+            if let Ok(mut lost) = self.shared.lost_ends.lock()
+                && lost.len() < MAX_LOST_ENDS
+            {
+                lost.push((id, 0));
+            }
+        }
+    }
+
+    /// Records that a hop's request body was read whole (the hop's end carries it too).
+    fn request_done(&self, done: RequestDone) {
+        self.append(&HopEvent::RequestDone(Box::new(done)));
+    }
+
+    /// Records that a hop's request body was read whole, from borrowed parts (a big body is
+    /// copied once, into the journal frame).
+    fn request_read(&self, id: &str, body: &crate::hop::BodyCapture, ended_unix_ns: i64) {
+        let mut frame = Vec::with_capacity(body.bytes.len() + 128);
+        super::journal_codec::encode_request_done(id, body, ended_unix_ns, &mut frame);
+        self.appended(self.shared.journal.append_frame(&frame));
+    }
+
+    /// Records a wrapped server's stderr line.
+    fn log_line(&self, line: ServerLogLine) {
+        self.append(&HopEvent::ServerLog(Box::new(line)));
+    }
+}
+
 impl RecorderHandle {
     fn append(&self, event: &HopEvent) -> bool {
         self.appended(self.shared.journal.append(event))
@@ -96,47 +141,6 @@ impl RecorderHandle {
                 false
             }
         }
-    }
-
-    /// Records that a hop started. Returns false if it could not be journaled: the hop is then
-    /// counted as not written and its end should not be sent.
-    pub fn start(&self, start: HopStart) -> bool {
-        let queued = self.append(&HopEvent::Started(Box::new(start)));
-        if !queued {
-            self.shared.not_written.fetch_add(1, Ordering::Relaxed);
-        }
-        queued
-    }
-
-    /// Records that a hop whose start was journaled has ended.
-    pub fn end(&self, end: HopEnd) {
-        let id = end.id.clone();
-        if !self.append(&HopEvent::Ended(Box::new(end))) {
-            self.shared.not_written.fetch_add(1, Ordering::Relaxed);
-            if let Ok(mut lost) = self.shared.lost_ends.lock()
-                && lost.len() < MAX_LOST_ENDS
-            {
-                lost.push((id, 0));
-            }
-        }
-    }
-
-    /// Records that a hop's request body was read whole (the hop's end carries it too).
-    pub fn request_done(&self, done: RequestDone) {
-        self.append(&HopEvent::RequestDone(Box::new(done)));
-    }
-
-    /// Records that a hop's request body was read whole, from borrowed parts (a big body is
-    /// copied once, into the journal frame).
-    pub fn request_read(&self, id: &str, body: &crate::hop::BodyCapture, ended_unix_ns: i64) {
-        let mut frame = Vec::with_capacity(body.bytes.len() + 128);
-        super::journal_codec::encode_request_done(id, body, ended_unix_ns, &mut frame);
-        self.appended(self.shared.journal.append_frame(&frame));
-    }
-
-    /// Records a wrapped server's stderr line.
-    pub fn log_line(&self, line: ServerLogLine) {
-        self.append(&HopEvent::ServerLog(Box::new(line)));
     }
 
     /// Hops lost so far in this process.

@@ -2,7 +2,7 @@
 //! connection, a journal left behind is taken in once.
 
 use super::*;
-use crate::hop::{HopState, Role, Transport};
+use crate::hop::{HopSink, HopState, Role, Transport};
 use crate::store::{HOPS_NOT_WRITTEN, hops};
 
 fn start(id: &str) -> HopStart {
