@@ -81,18 +81,21 @@ pub fn switch(
             }
         };
         let mut stop = record.stop.clone();
-        let tunnel = run(
-            TokioIo::new(client),
-            TokioIo::new(upstream),
-            record.max_body,
-        );
-        tokio::pin!(tunnel);
-        let (traffic, error) = tokio::select! {
-            traffic = &mut tunnel => (traffic, None),
-            _ = stop.wait_for(|stopped| *stopped) => (
-                Traffic::default(),
-                Some("tracer stopped while the tunnel was open".to_string()),
-            ),
+        let mut traffic = Traffic::default();
+        let error = {
+            let tunnel = run(
+                TokioIo::new(client),
+                TokioIo::new(upstream),
+                record.max_body,
+                &mut traffic,
+            );
+            tokio::select! {
+                error = tunnel => error,
+                // What crossed so far stays in the record.
+                _ = stop.wait_for(|stopped| *stopped) => {
+                    Some("tracer stopped while the tunnel was open".to_string())
+                }
+            }
         };
         finish(record, traffic, error);
     });
@@ -112,12 +115,10 @@ pub fn switch(
 struct Traffic {
     to_upstream: BodyCapture,
     to_client: BodyCapture,
-    error: Option<String>,
 }
 
 fn finish(record: TunnelRecord, traffic: Traffic, error: Option<String>) {
     let Some(mut end) = record.end else { return };
-    let error = error.or(traffic.error);
     end.state = Some(if error.is_some() {
         HopState::Aborted
     } else {
@@ -130,7 +131,8 @@ fn finish(record: TunnelRecord, traffic: Traffic, error: Option<String>) {
     record.recorder.end(end);
 }
 
-async fn run<C, U>(client: C, upstream: U, max_body: usize) -> Traffic
+/// Runs both directions to their ends; returns the first error either met.
+async fn run<C, U>(client: C, upstream: U, max_body: usize, traffic: &mut Traffic) -> Option<String>
 where
     C: AsyncRead + AsyncWrite + Unpin,
     U: AsyncRead + AsyncWrite + Unpin,
@@ -138,14 +140,20 @@ where
     let (client_read, client_write) = tokio::io::split(client);
     let (upstream_read, upstream_write) = tokio::io::split(upstream);
     let (up, down) = tokio::join!(
-        pump(client_read, upstream_write, max_body),
-        pump(upstream_read, client_write, max_body)
+        pump(
+            client_read,
+            upstream_write,
+            max_body,
+            &mut traffic.to_upstream
+        ),
+        pump(
+            upstream_read,
+            client_write,
+            max_body,
+            &mut traffic.to_client
+        )
     );
-    Traffic {
-        error: up.1.or(down.1),
-        to_upstream: up.0,
-        to_client: down.0,
-    }
+    up.or(down)
 }
 
 /// Copies one direction until its end, keeping the first `max_body` bytes; then closes the
@@ -154,8 +162,8 @@ async fn pump(
     mut from: impl AsyncRead + Unpin,
     mut to: impl AsyncWrite + Unpin,
     max_body: usize,
-) -> (BodyCapture, Option<String>) {
-    let mut seen = BodyCapture::default();
+    seen: &mut BodyCapture,
+) -> Option<String> {
     let mut buf = vec![0u8; 16 * 1024];
     let error = loop {
         let n = match from.read(&mut buf).await {
@@ -172,7 +180,7 @@ async fn pump(
         }
     };
     let _ = to.shutdown().await;
-    (seen, error)
+    error
 }
 
 /// Takes the client's side of an upgrade out of the request, when it asks for one.

@@ -29,7 +29,12 @@ struct AppendState {
     file: File,
     /// Bytes of whole frames in the file.
     len: u64,
+    /// Bytes at the start of the file whose disk space was given back (a hole).
+    released: u64,
 }
+
+/// Consumed bytes that are given back to the disk at once, at least.
+const RELEASE_STEP: u64 = 8 * 1024 * 1024;
 
 impl Appender {
     /// Creates this process's journal beside `db` and locks it.
@@ -46,7 +51,11 @@ impl Appender {
         })?;
         Ok(Appender {
             path,
-            inner: Mutex::new(AppendState { file, len: 0 }),
+            inner: Mutex::new(AppendState {
+                file,
+                len: 0,
+                released: 0,
+            }),
         })
     }
 
@@ -97,10 +106,36 @@ impl Appender {
         match state.file.set_len(0) {
             Ok(()) => {
                 state.len = 0;
+                state.released = 0;
                 true
             }
             Err(_) => false,
         }
+    }
+
+    /// Gives the disk space of the first `consumed` bytes back (a hole; offsets stay), so a
+    /// journal the writer never quite catches up with under sustained load holds only its
+    /// backlog on disk. Errors when the file system cannot punch holes.
+    pub fn release_consumed(&self, consumed: u64) -> std::io::Result<()> {
+        use nix::fcntl::{FallocateFlags, fallocate};
+        let mut state = self
+            .inner
+            .lock()
+            .map_err(|_| std::io::Error::other("journal lock poisoned"))?;
+        if consumed < state.released + RELEASE_STEP || consumed > state.len {
+            return Ok(());
+        }
+        let (from, len) = (state.released, consumed - state.released);
+        let as_off = |n: u64| i64::try_from(n).map_err(std::io::Error::other);
+        fallocate(
+            &state.file,
+            FallocateFlags::FALLOC_FL_PUNCH_HOLE | FallocateFlags::FALLOC_FL_KEEP_SIZE,
+            as_off(from)?,
+            as_off(len)?,
+        )
+        .map_err(std::io::Error::from)?;
+        state.released = consumed;
+        Ok(())
     }
 
     /// Removes the file (everything in it is in the database).
@@ -237,5 +272,43 @@ impl JournalReader {
     /// The file's length now (for an orphan: all of it is to be taken in).
     pub fn file_len(&self) -> u64 {
         self.file.metadata().map_or(0, |m| m.len())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::MetadataExt;
+
+    #[test]
+    fn consumed_bytes_give_their_disk_space_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let journal = Appender::create(&dir.path().join("t.db")).unwrap();
+        let line = crate::hop::ServerLogLine {
+            route: "r".into(),
+            logged_unix_ns: 1,
+            line: "x".repeat(64 * 1024),
+        };
+        for _ in 0..300 {
+            journal
+                .append(&HopEvent::ServerLog(Box::new(line.clone())))
+                .unwrap();
+        }
+        let written = journal.written();
+        let blocks = |p: &Path| std::fs::metadata(p).unwrap().blocks();
+        let before = blocks(journal.path());
+        if let Err(error) = journal.release_consumed(written - 1024 * 1024) {
+            eprintln!("skipped: this file system cannot punch holes ({error})");
+            return;
+        }
+        let after = blocks(journal.path());
+        assert!(after * 2 < before, "{before} blocks, then {after}");
+        // Offsets stay: the tail is still read where it was.
+        let reader = JournalReader::open(journal.path()).unwrap();
+        let mut reader = reader;
+        reader.pos = written - 3 * (written / 300);
+        let batch = reader.read(written, usize::MAX, 100).unwrap();
+        assert_eq!(batch.events.len(), 3);
+        assert_eq!(batch.end, written);
     }
 }

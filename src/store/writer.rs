@@ -303,6 +303,8 @@ impl Writer {
             }
             if self.shared.journal.truncate_if_consumed(reader.pos) {
                 reader.pos = 0;
+            } else if let Err(error) = self.shared.journal.release_consumed(reader.pos) {
+                tracing::debug!(%error, "giving the journal's consumed space back");
             }
         }
         self.report.hops_not_written = self.shared.not_written.load(Ordering::Relaxed);

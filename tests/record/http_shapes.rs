@@ -287,3 +287,45 @@ async fn a_websocket_upgrade_is_a_recorded_two_way_tunnel() {
     );
     assert!(ended_at > head_at, "the hop lasts as long as the tunnel");
 }
+
+#[tokio::test]
+async fn a_tunnel_open_when_tracer_stops_is_recorded_with_what_crossed() {
+    let upstream = raw_upstream(|mut stream| async move {
+        read_head(&mut stream).await;
+        stream
+            .write_all(b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n")
+            .await
+            .unwrap();
+        let mut buf = [0u8; 1024];
+        while let Ok(n) = stream.read(&mut buf).await {
+            if n == 0 || stream.write_all(&buf[..n]).await.is_err() {
+                break;
+            }
+        }
+    })
+    .await;
+    let proxy = proxy_to(upstream).await;
+    let mut client = TcpStream::connect(proxy.addr).await.unwrap();
+    client
+        .write_all(
+            b"GET /ws HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n",
+        )
+        .await
+        .unwrap();
+    read_head(&mut client).await;
+    client.write_all(b"\x81\x05hello").await.unwrap();
+    let mut echo = [0u8; 7];
+    client.read_exact(&mut echo).await.unwrap();
+    // The client keeps the tunnel open; stopping tracer ends the hop instead of waiting.
+    let hops = tokio::time::timeout(Duration::from_secs(20), proxy.hops())
+        .await
+        .expect("tracer stops with a tunnel open");
+    let hop = &hops[0];
+    assert_eq!(hop.state, HopState::Aborted);
+    assert_eq!(
+        hop.end.error.as_deref(),
+        Some("tracer stopped while the tunnel was open")
+    );
+    assert_eq!(hop.end.request_body.total_len, 7);
+    assert_eq!(hop.end.response_body.total_len, 7);
+}

@@ -189,6 +189,11 @@ async fn a_database_that_fails_writes_and_recovers_resumes_recording() {
     let exit = proxy.terminate().await;
     let answered = load.stop().await;
     assert_agree(&db, &answered, &exit).await;
+    // Grouping recovered too: every hop has its trace.
+    assert_eq!(
+        scalar(&db, "select count(*) from hops where trace_id is null").await,
+        0
+    );
 }
 
 #[tokio::test]
