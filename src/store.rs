@@ -18,6 +18,7 @@ pub mod waiting;
 pub mod write_tx;
 pub mod writer;
 mod writer_batch;
+mod writer_report;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use http::header::CONTENT_LENGTH;
-use http::{Request, Response, StatusCode, Uri};
+use http::{Request, Response, StatusCode};
 use http_body::Body as _;
 use http_body_util::BodyExt;
 use http_body_util::combinators::UnsyncBoxBody;
@@ -16,13 +16,15 @@ use hyper::body::Incoming;
 use hyper_util::client::legacy::Client;
 
 use super::answers::{describe_client_error, error_body, error_response, humanize};
-use super::headers::{record_headers, redact_query, strip_for_upstream, strip_hop_by_hop};
+use super::headers::{
+    ensure_traceparent, join_upstream, record_headers, redact_query, strip_for_upstream,
+    strip_hop_by_hop,
+};
 use super::tee::{BodyOutcome, Captured, HopClock, TeeBody, settle_unpolled};
 use super::tls::UpstreamConnector;
 use super::{ProxySettings, Route, upgrade};
 use crate::hop::Sink;
 use crate::hop::{BodyCapture, HopEnd, HopStart, HopState, Role, Transport, random_hex_id};
-use crate::wire::trace_context::TraceParent;
 
 pub type ProxyBody = UnsyncBoxBody<Bytes, hyper::Error>;
 /// A request body on its way upstream: a route's own, or one the forward proxy already peeked at.
@@ -309,27 +311,6 @@ fn tee_request(
     (tee, rx)
 }
 
-/// On an `agent` route every request carries a `traceparent`: the client's own when valid,
-/// else a new one whose trace id is the hop's id. Returns the hop's id.
-fn ensure_traceparent(headers: &mut http::HeaderMap) -> String {
-    let inbound = headers
-        .get(TRACEPARENT)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| TraceParent::parse(v).ok());
-    if inbound.is_some() {
-        return random_hex_id(16);
-    }
-    let root = TraceParent::new_root();
-    headers.remove(TRACESTATE);
-    if let Ok(value) = http::HeaderValue::from_str(&root.to_string()) {
-        headers.insert(TRACEPARENT, value);
-    }
-    root.trace_id_hex()
-}
-
-const TRACEPARENT: &str = "traceparent";
-const TRACESTATE: &str = "tracestate";
-
 fn apply_request(end: &mut HopEnd, request: Option<Captured>) {
     if let Some(seen) = request {
         end.request_ended_unix_ns = Some(seen.ended_unix_ns);
@@ -378,36 +359,4 @@ async fn finish_failed(
         end.response_body = BodyCapture::whole(body.to_vec());
     });
     response
-}
-
-/// Joins the request's path and query onto the upstream's base path.
-fn join_upstream(upstream: &Uri, path_and_query: &str) -> Result<Uri, String> {
-    let base = upstream.path().trim_end_matches('/');
-    let joined = format!("{base}{path_and_query}");
-    let mut parts = upstream.clone().into_parts();
-    parts.path_and_query = Some(
-        joined
-            .parse()
-            .map_err(|e| format!("request target `{path_and_query}` cannot be forwarded: {e}"))?,
-    );
-    Uri::from_parts(parts).map_err(|e| format!("building the upstream URL: {e}"))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn paths_join_onto_the_upstream_base() {
-        let up: Uri = "http://127.0.0.1:8080".parse().unwrap();
-        assert_eq!(
-            join_upstream(&up, "/mcp?x=1").unwrap().to_string(),
-            "http://127.0.0.1:8080/mcp?x=1"
-        );
-        let up: Uri = "http://127.0.0.1:8000/v1/".parse().unwrap();
-        assert_eq!(
-            join_upstream(&up, "/chat/completions").unwrap().to_string(),
-            "http://127.0.0.1:8000/v1/chat/completions"
-        );
-    }
 }

@@ -3,7 +3,10 @@
 use http::header::{CONNECTION, CONTENT_LENGTH, EXPECT, HOST, TE, TRANSFER_ENCODING};
 use http::{HeaderMap, HeaderValue};
 
-use crate::hop::Header;
+use http::Uri;
+
+use crate::hop::{Header, random_hex_id};
+use crate::wire::trace_context::TraceParent;
 
 /// What a secret header's value is replaced with in the record.
 pub const REDACTED: &str = "[redacted]";
@@ -117,6 +120,40 @@ pub fn record_headers(headers: &HeaderMap, redact: bool) -> Vec<Header> {
         .collect()
 }
 
+/// On an `agent` route every request carries a `traceparent`: the client's own when valid,
+/// else a new one whose trace id is the hop's id. Returns the hop's id.
+pub fn ensure_traceparent(headers: &mut http::HeaderMap) -> String {
+    let inbound = headers
+        .get(TRACEPARENT)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| TraceParent::parse(v).ok());
+    if inbound.is_some() {
+        return random_hex_id(16);
+    }
+    let root = TraceParent::new_root();
+    headers.remove(TRACESTATE);
+    if let Ok(value) = http::HeaderValue::from_str(&root.to_string()) {
+        headers.insert(TRACEPARENT, value);
+    }
+    root.trace_id_hex()
+}
+
+const TRACEPARENT: &str = "traceparent";
+const TRACESTATE: &str = "tracestate";
+
+/// Joins the request's path and query onto the upstream's base path.
+pub fn join_upstream(upstream: &Uri, path_and_query: &str) -> Result<Uri, String> {
+    let base = upstream.path().trim_end_matches('/');
+    let joined = format!("{base}{path_and_query}");
+    let mut parts = upstream.clone().into_parts();
+    parts.path_and_query = Some(
+        joined
+            .parse()
+            .map_err(|e| format!("request target `{path_and_query}` cannot be forwarded: {e}"))?,
+    );
+    Uri::from_parts(parts).map_err(|e| format!("building the upstream URL: {e}"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -183,5 +220,19 @@ mod tests {
         strip_for_upstream(&mut headers, true);
         assert_eq!(headers["te"], "trailers");
         assert_eq!(headers["transfer-encoding"], "chunked");
+    }
+
+    #[test]
+    fn paths_join_onto_the_upstream_base() {
+        let up: Uri = "http://127.0.0.1:8080".parse().unwrap();
+        assert_eq!(
+            join_upstream(&up, "/mcp?x=1").unwrap().to_string(),
+            "http://127.0.0.1:8080/mcp?x=1"
+        );
+        let up: Uri = "http://127.0.0.1:8000/v1/".parse().unwrap();
+        assert_eq!(
+            join_upstream(&up, "/chat/completions").unwrap().to_string(),
+            "http://127.0.0.1:8000/v1/chat/completions"
+        );
     }
 }
