@@ -135,11 +135,7 @@ struct Block {
 
 fn stream(body: &[u8]) -> BodyReading {
     let sse = sse_json(body);
-    let mut reply = ModelResponse {
-        records: sse.events.len(),
-        streamed: true,
-        ..ModelResponse::default()
-    };
+    let mut reply = sse.reply();
     let mut blocks: Vec<Block> = Vec::new();
     let mut stopped = false;
     for event in &sse.events {
@@ -188,7 +184,6 @@ fn stream(body: &[u8]) -> BodyReading {
             _ => {}
         }
     }
-    reply.message.role = "assistant".into();
     for block in blocks {
         match block.kind.as_str() {
             "text" => reply.message.content.push_str(&block.text),
@@ -202,5 +197,5 @@ fn stream(body: &[u8]) -> BodyReading {
     }
     add_text_tool_calls(&mut reply.message);
     let ended = stopped || reply.error.is_some();
-    stream_reading(reply, ended, sse.bad, "message")
+    stream_reading(reply, ended, sse.bad, "message event")
 }

@@ -7,7 +7,8 @@ use super::json_util::{
     whole,
 };
 use super::{
-    BodyReading, Integrity, ModelRequest, ModelResponse, Reading, ToolCall, ToolCallForm, Usage,
+    BodyReading, Integrity, ModelMessage, ModelRequest, ModelResponse, Reading, ToolCall,
+    ToolCallForm, Usage,
 };
 use crate::hop::{BodyCapture, Header};
 
@@ -109,6 +110,7 @@ impl JsonEvent {
 }
 
 /// The events of an SSE body read as JSON.
+#[derive(Default)]
 pub(super) struct SseJson {
     pub events: Vec<JsonEvent>,
     /// Events that are not JSON (a cut-off last one is not counted).
@@ -117,14 +119,25 @@ pub(super) struct SseJson {
     pub done: bool,
 }
 
+impl SseJson {
+    /// An assistant reply, still empty, that streamed these events.
+    pub fn reply(&self) -> ModelResponse {
+        ModelResponse {
+            message: ModelMessage {
+                role: "assistant".into(),
+                ..ModelMessage::default()
+            },
+            records: self.events.len(),
+            streamed: true,
+            ..ModelResponse::default()
+        }
+    }
+}
+
 /// Reads an SSE body's events as JSON, skipping empty ones and the `[DONE]` marker.
 pub(super) fn sse_json(body: &[u8]) -> SseJson {
     let (events, tail) = sse_events(body);
-    let mut out = SseJson {
-        events: Vec::new(),
-        bad: 0,
-        done: false,
-    };
+    let mut out = SseJson::default();
     let all = events.iter().map(|e| (e, false));
     for (event, is_tail) in all.chain(tail.iter().map(|e| (e, true))) {
         let data = event.data.trim();
@@ -146,18 +159,19 @@ pub(super) fn sse_json(body: &[u8]) -> SseJson {
     out
 }
 
-/// A reassembled streamed reply and its integrity: malformed when no events came (`what`
-/// names them) or some were not JSON, cut off when it never `ended`.
+/// A reassembled streamed reply and its integrity: malformed when none of its records came or
+/// `bad` of them could not be read (`unit` names a record: `message event`, `line`), cut off
+/// when it never `ended`.
 pub(super) fn stream_reading(
     reply: ModelResponse,
     ended: bool,
     bad: usize,
-    what: &str,
+    unit: &str,
 ) -> BodyReading {
     let integrity = if reply.records == 0 && !ended {
-        Integrity::Malformed(format!("no {what} events"))
+        Integrity::Malformed(format!("no {unit}s"))
     } else if bad > 0 {
-        Integrity::Malformed(format!("{bad} event(s) are not JSON"))
+        Integrity::Malformed(format!("{bad} {unit}(s) are not JSON"))
     } else if !ended {
         Integrity::CutOff
     } else {

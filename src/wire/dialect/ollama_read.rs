@@ -5,10 +5,10 @@ use serde_json::Value;
 use super::json_util::{
     content_text, malformed, ndjson_lines, parse_lenient, str_field, text, u64_field, whole,
 };
-use super::model_read::{error_text, object_body, request_head, structured_call};
+use super::model_read::{error_text, object_body, request_head, stream_reading, structured_call};
 use super::{
-    BodyReading, Integrity, ModelMessage, ModelRequest, ModelResponse, OllamaTimings, Reading,
-    ToolCall, ToolCallForm, Usage, text_tool_call,
+    BodyReading, ModelMessage, ModelRequest, ModelResponse, OllamaTimings, Reading, ToolCall,
+    ToolCallForm, Usage, text_tool_call,
 };
 use crate::hop::{BodyCapture, Header};
 
@@ -135,17 +135,8 @@ pub(super) fn response(_headers: &[Header], body: &BodyCapture) -> BodyReading {
     }
     reply.streamed = reply.records > 1;
     add_text_tool_calls(&mut reply.message);
-    let integrity = if bad_lines > 0 {
-        Integrity::Malformed(format!("{bad_lines} line(s) are not JSON objects"))
-    } else if !done && reply.error.is_none() {
-        Integrity::CutOff
-    } else {
-        Integrity::Whole
-    };
-    BodyReading {
-        reading: Reading::ModelResponse(Box::new(reply)),
-        integrity,
-    }
+    let ended = done || reply.error.is_some();
+    stream_reading(reply, ended, bad_lines, "line")
 }
 
 /// Folds one reply object into the assembled reply; true when it is the final (`done`) one.

@@ -66,15 +66,7 @@ struct PartialCall {
 
 fn stream(body: &[u8]) -> BodyReading {
     let sse = sse_json(body);
-    let mut reply = ModelResponse {
-        message: ModelMessage {
-            role: "assistant".into(),
-            ..ModelMessage::default()
-        },
-        records: sse.events.len(),
-        streamed: true,
-        ..ModelResponse::default()
-    };
+    let mut reply = sse.reply();
     let mut calls: Vec<PartialCall> = Vec::new();
     for chunk in sse.events.iter().map(|event| &event.data) {
         if let Some(error) = error_text(chunk) {
@@ -115,7 +107,7 @@ fn stream(body: &[u8]) -> BodyReading {
         .map(|call| streamed_call(call.id, call.name, call.arguments))
         .collect();
     add_text_tool_calls(&mut reply.message);
-    stream_reading(reply, sse.done, sse.bad, "chat.completion.chunk")
+    stream_reading(reply, sse.done, sse.bad, "chat.completion.chunk event")
 }
 
 /// Joins one `tool_calls[]` fragment: keyed by `index`, and by `id` when a server reuses an index.

@@ -169,15 +169,7 @@ struct PartialCall {
 
 fn stream(body: &[u8]) -> BodyReading {
     let sse = sse_json(body);
-    let mut reply = ModelResponse {
-        message: ModelMessage {
-            role: "assistant".into(),
-            ..ModelMessage::default()
-        },
-        records: sse.events.len(),
-        streamed: true,
-        ..ModelResponse::default()
-    };
+    let mut reply = sse.reply();
     let mut calls: Vec<PartialCall> = Vec::new();
     let mut last: Option<Value> = None;
     let mut ended = false;
@@ -286,5 +278,5 @@ fn stream(body: &[u8]) -> BodyReading {
     }
     add_text_tool_calls(&mut reply.message);
     let ended = ended || reply.error.is_some();
-    stream_reading(reply, ended, sse.bad, "response")
+    stream_reading(reply, ended, sse.bad, "response event")
 }
