@@ -5,7 +5,7 @@ use serde_json::Value;
 
 use super::{AnswerSink, ChatError, ModelClient, ModelReply, ModelTool};
 use crate::reference::agent::conversation::{AssistantTurn, CallArguments, ModelToolCall, Turn};
-use crate::reference::agent::outbound::{self, BodyReader};
+use crate::reference::agent::outbound::BodyReader;
 use crate::wire::ollama::{
     ChatRequest, ChatResponse, ChatStreamAssembler, FunctionCall, Message, NDJSON_CONTENT_TYPE,
     Tool, ToolCall,
@@ -72,23 +72,9 @@ pub(super) async fn read_reply(
     content_type: &str,
     mut sink: Option<&mut AnswerSink>,
 ) -> Result<ModelReply, ChatError> {
-    let asked_to_stream = client.stream || sink.is_some();
-    let streamed = content_type == NDJSON_CONTENT_TYPE
-        || (asked_to_stream && content_type != "application/json");
-    if !streamed {
-        let body = reader.read_to_end().await?;
-        let response: ChatResponse = serde_json::from_slice(&body).map_err(|e| {
-            client.failed(format!(
-                "answered something that is not an /api/chat reply ({e}): {}",
-                outbound::excerpt(&body)
-            ))
-        })?;
-        let reply = finish(client, response)?;
-        if let Some(sink) = sink {
-            sink.text(&reply.turn.content).await?;
-            sink.end_of_reply().await?;
-        }
-        return Ok(reply);
+    if !client.streams(content_type, NDJSON_CONTENT_TYPE, sink.is_some()) {
+        let not_what = "answered something that is not an /api/chat reply";
+        return client.whole_reply(reader, sink, not_what, finish).await;
     }
     let mut decoder = NdjsonDecoder::new();
     let mut assembler = ChatStreamAssembler::new();
@@ -99,12 +85,8 @@ pub(super) async fn read_reply(
             None => decoder.finish().into_iter().collect(),
         };
         for line in lines {
-            let part: ChatResponse = serde_json::from_slice(&line).map_err(|e| {
-                client.failed(format!(
-                    "sent a stream line that is not an /api/chat chunk ({e}): {}",
-                    outbound::excerpt(&line)
-                ))
-            })?;
+            let part: ChatResponse =
+                client.parse(&line, "sent a stream line that is not an /api/chat chunk")?;
             if let Some(error) = &part.error {
                 return Err(client
                     .failed(format!("reported an error mid-stream: {error}"))
