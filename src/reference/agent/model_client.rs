@@ -19,6 +19,7 @@ use super::conversation::{AssistantTurn, ThinkFilter, Turn};
 use super::outbound::{self, BodyReader, HttpClient};
 use super::upstream_error::{FailureKind, UpstreamError};
 use crate::wire::agent_api::Upstream;
+use crate::wire::openai::Tool;
 use crate::wire::trace_context::TraceContext;
 
 /// A tool as the model is told about it (MCP `inputSchema` becomes `parameters` as it is).
@@ -27,6 +28,14 @@ pub struct ModelTool {
     pub name: String,
     pub description: Option<String>,
     pub parameters: Value,
+}
+
+/// The tools as both chat APIs take them (`{"type":"function","function":{...}}`).
+fn wire_tools(tools: &[ModelTool]) -> Vec<Tool> {
+    tools
+        .iter()
+        .map(|t| Tool::function(&t.name, t.description.clone(), t.parameters.clone()))
+        .collect()
 }
 
 /// What one model call produced.

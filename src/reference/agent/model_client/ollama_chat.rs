@@ -8,7 +8,7 @@ use crate::reference::agent::conversation::{AssistantTurn, CallArguments, ModelT
 use crate::reference::agent::outbound::BodyReader;
 use crate::wire::ollama::{
     ChatRequest, ChatResponse, ChatStreamAssembler, FunctionCall, Message, NDJSON_CONTENT_TYPE,
-    Tool, ToolCall,
+    ToolCall,
 };
 use crate::wire::stream::NdjsonDecoder;
 
@@ -21,12 +21,7 @@ pub(super) fn request_body(
     let request = ChatRequest {
         model: client.model.clone(),
         messages: history.iter().map(message).collect(),
-        tools: tools.map(|tools| {
-            tools
-                .iter()
-                .map(|t| Tool::function(&t.name, t.description.clone(), t.parameters.clone()))
-                .collect()
-        }),
+        tools: tools.map(super::wire_tools),
         stream: Some(stream),
         format: None,
         options: None,

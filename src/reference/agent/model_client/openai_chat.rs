@@ -9,7 +9,7 @@ use crate::reference::agent::outbound::BodyReader;
 use crate::wire::ids::random_hex_id;
 use crate::wire::openai::{
     ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, ChatMessage, ChunkAssembler,
-    FunctionCall, STREAM_DONE, StreamOptions, Tool, ToolCall,
+    FunctionCall, STREAM_DONE, StreamOptions, ToolCall,
 };
 use crate::wire::stream::SseDecoder;
 
@@ -32,12 +32,7 @@ pub(super) fn request_body(
     let request = ChatCompletionRequest {
         model: client.model.clone(),
         messages: history.iter().map(message).collect(),
-        tools: tools.map(|tools| {
-            tools
-                .iter()
-                .map(|t| Tool::function(&t.name, t.description.clone(), t.parameters.clone()))
-                .collect()
-        }),
+        tools: tools.map(super::wire_tools),
         stream: stream.then_some(true),
         // Token counts in a stream come only when asked for (one extra chunk before [DONE]).
         stream_options: stream.then_some(StreamOptions {
