@@ -174,27 +174,10 @@ pub fn tool_list() -> Vec<Tool> {
     ]
 }
 
+/// A read-only tool over the trace database.
 fn tool(name: &str, title: &str, description: &str, properties: Value, required: &[&str]) -> Tool {
-    Tool {
-        name: name.to_owned(),
-        title: Some(title.to_owned()),
-        description: Some(description.to_owned()),
-        input_schema: json!({
-            "type": "object",
-            "properties": properties,
-            "required": required,
-            "additionalProperties": false,
-        }),
-        output_schema: None,
-        annotations: Some(ToolAnnotations {
-            title: None,
-            read_only_hint: Some(true),
-            destructive_hint: Some(false),
-            idempotent_hint: Some(true),
-            open_world_hint: Some(false),
-        }),
-        meta: None,
-    }
+    let hints = ToolAnnotations::closed_world(true, false, true);
+    Tool::closed_input(name, title, description, properties, required, hints)
 }
 
 /// The six tools, by name, with the arguments each takes.

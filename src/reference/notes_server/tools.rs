@@ -108,26 +108,15 @@ fn to_tool(spec: &ToolSpec) -> Tool {
         );
     }
     let required: Vec<&str> = spec.params.iter().map(|p| p.name).collect();
-    Tool {
-        name: spec.name.to_owned(),
-        title: Some(spec.title.to_owned()),
-        description: Some(spec.description.to_owned()),
-        input_schema: json!({
-            "type": "object",
-            "properties": properties,
-            "required": required,
-            "additionalProperties": false,
-        }),
-        output_schema: None,
-        annotations: Some(ToolAnnotations {
-            title: None,
-            read_only_hint: Some(spec.read_only),
-            destructive_hint: Some(spec.destructive),
-            idempotent_hint: Some(spec.idempotent),
-            open_world_hint: Some(false),
-        }),
-        meta: None,
-    }
+    let hints = ToolAnnotations::closed_world(spec.read_only, spec.destructive, spec.idempotent);
+    Tool::closed_input(
+        spec.name,
+        spec.title,
+        spec.description,
+        Value::Object(properties),
+        &required,
+        hints,
+    )
 }
 
 /// Runs `tools/call` with the request's params. `Err` is a protocol error (unknown tool, bad call
