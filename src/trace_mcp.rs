@@ -20,7 +20,10 @@ use crate::trace::RecordedHop;
 use crate::wire::jsonrpc::ErrorObject;
 use crate::wire::mcp::server::ToolServer;
 use crate::wire::mcp::session::SessionTable;
-use crate::wire::mcp::{CallToolResult, Implementation, Tool, ToolAnnotations, unknown_tool};
+use crate::wire::mcp::{
+    CallToolResult, Implementation, Tool, ToolAnnotations, call_tool_arguments, call_tool_name,
+    unknown_tool,
+};
 
 use args::Args;
 
@@ -265,25 +268,12 @@ impl ToolServer for TraceServer {
     }
 
     async fn call_tool(&self, params: Option<&Value>) -> Result<CallToolResult, ErrorObject> {
-        let Some(name) = params.and_then(|p| p.get("name")).and_then(Value::as_str) else {
-            return Err(ErrorObject::invalid_params(
-                "Invalid params: tools/call needs params.name, the tool name as a string",
-            ));
-        };
+        let name = call_tool_name(params)?;
         let Some(tool) = TraceTool::named(name) else {
             return Err(unknown_tool(name));
         };
-        let empty = Map::new();
-        let arguments = match params.and_then(|p| p.get("arguments")) {
-            None | Some(Value::Null) => &empty,
-            Some(Value::Object(arguments)) => arguments,
-            Some(_) => {
-                return Err(ErrorObject::invalid_params(
-                    "Invalid params: tools/call arguments must be a JSON object",
-                ));
-            }
-        };
-        Ok(match self.run(tool, arguments).await {
+        let arguments = call_tool_arguments(params)?;
+        Ok(match self.run(tool, &arguments).await {
             Ok(result) => result,
             Err(message) => CallToolResult::tool_error(message),
         })
