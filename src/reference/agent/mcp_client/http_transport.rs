@@ -301,12 +301,7 @@ impl HttpTransport {
             });
         }
         let mut decoder = SseDecoder::new();
-        loop {
-            let chunk = reader.next_chunk().await?;
-            let events = match &chunk {
-                Some(bytes) => decoder.push(bytes),
-                None => decoder.finish().into_iter().collect(),
-            };
+        while let Some(events) = reader.next_records(&mut decoder).await? {
             for event in events {
                 if let Ok(Message::Response(response)) =
                     serde_json::from_str::<Message>(&event.data)
@@ -319,15 +314,13 @@ impl HttpTransport {
                     });
                 }
             }
-            if chunk.is_none() {
-                return Ok(Answer {
-                    status,
-                    session_id,
-                    response: None,
-                    excerpt: "an event stream that ended without a JSON-RPC response".to_string(),
-                });
-            }
         }
+        Ok(Answer {
+            status,
+            session_id,
+            response: None,
+            excerpt: "an event stream that ended without a JSON-RPC response".to_string(),
+        })
     }
 }
 

@@ -73,12 +73,7 @@ pub(super) async fn read_reply(
     }
     let mut decoder = NdjsonDecoder::new();
     let mut assembler = ChatStreamAssembler::new();
-    loop {
-        let chunk = reader.next_chunk().await?;
-        let lines = match &chunk {
-            Some(bytes) => decoder.push(bytes),
-            None => decoder.finish().into_iter().collect(),
-        };
+    while let Some(lines) = reader.next_records(&mut decoder).await? {
         for line in lines {
             let part: ChatResponse =
                 client.parse(&line, "sent a stream line that is not an /api/chat chunk")?;
@@ -91,9 +86,6 @@ pub(super) async fn read_reply(
             if let Some(sink) = sink.as_deref_mut() {
                 sink.text(&shown).await?;
             }
-        }
-        if chunk.is_none() {
-            break;
         }
     }
     if let Some(sink) = sink {

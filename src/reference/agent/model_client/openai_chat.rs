@@ -85,12 +85,7 @@ pub(super) async fn read_reply(
     let mut decoder = SseDecoder::new();
     let mut assembler = ChunkAssembler::new();
     let mut done = false;
-    while !done {
-        let chunk = reader.next_chunk().await?;
-        let events = match &chunk {
-            Some(bytes) => decoder.push(bytes),
-            None => decoder.finish().into_iter().collect(),
-        };
+    while !done && let Some(events) = reader.next_records(&mut decoder).await? {
         for event in events {
             let data = event.data.trim();
             if data.is_empty() {
@@ -112,9 +107,6 @@ pub(super) async fn read_reply(
             if let Some(sink) = sink.as_deref_mut() {
                 sink.text(&shown).await?;
             }
-        }
-        if chunk.is_none() {
-            break;
         }
     }
     if let Some(sink) = sink {
