@@ -20,7 +20,10 @@ use crate::trace::RecordedHop;
 use crate::wire::jsonrpc::ErrorObject;
 use crate::wire::mcp::server::ToolServer;
 use crate::wire::mcp::session::SessionTable;
-use crate::wire::mcp::{CallToolResult, Implementation, Tool, ToolAnnotations, unknown_tool};
+use crate::wire::mcp::{
+    CallToolResult, Implementation, Tool, ToolAnnotations, call_tool_arguments, call_tool_name,
+    unknown_tool,
+};
 
 use args::Args;
 
@@ -174,27 +177,10 @@ pub fn tool_list() -> Vec<Tool> {
     ]
 }
 
+/// A read-only tool over the trace database.
 fn tool(name: &str, title: &str, description: &str, properties: Value, required: &[&str]) -> Tool {
-    Tool {
-        name: name.to_owned(),
-        title: Some(title.to_owned()),
-        description: Some(description.to_owned()),
-        input_schema: json!({
-            "type": "object",
-            "properties": properties,
-            "required": required,
-            "additionalProperties": false,
-        }),
-        output_schema: None,
-        annotations: Some(ToolAnnotations {
-            title: None,
-            read_only_hint: Some(true),
-            destructive_hint: Some(false),
-            idempotent_hint: Some(true),
-            open_world_hint: Some(false),
-        }),
-        meta: None,
-    }
+    let hints = ToolAnnotations::closed_world(true, false, true);
+    Tool::closed_input(name, title, description, properties, required, hints)
 }
 
 /// The six tools, by name, with the arguments each takes.
@@ -282,25 +268,12 @@ impl ToolServer for TraceServer {
     }
 
     async fn call_tool(&self, params: Option<&Value>) -> Result<CallToolResult, ErrorObject> {
-        let Some(name) = params.and_then(|p| p.get("name")).and_then(Value::as_str) else {
-            return Err(ErrorObject::invalid_params(
-                "Invalid params: tools/call needs params.name, the tool name as a string",
-            ));
-        };
+        let name = call_tool_name(params)?;
         let Some(tool) = TraceTool::named(name) else {
             return Err(unknown_tool(name));
         };
-        let empty = Map::new();
-        let arguments = match params.and_then(|p| p.get("arguments")) {
-            None | Some(Value::Null) => &empty,
-            Some(Value::Object(arguments)) => arguments,
-            Some(_) => {
-                return Err(ErrorObject::invalid_params(
-                    "Invalid params: tools/call arguments must be a JSON object",
-                ));
-            }
-        };
-        Ok(match self.run(tool, arguments).await {
+        let arguments = call_tool_arguments(params)?;
+        Ok(match self.run(tool, &arguments).await {
             Ok(result) => result,
             Err(message) => CallToolResult::tool_error(message),
         })

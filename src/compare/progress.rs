@@ -80,6 +80,38 @@ impl Progress {
     }
 }
 
+/// Runs `one` `times` times in turn (`run 1`, `run 2`, …) with progress on stderr. Each run
+/// gives its result, the verdict the progress line shows, and whether it counts in the tally.
+/// The runs stop before the next one once `stop` is raised, and at once when it is abandoned.
+pub async fn repeat<T, E, F, Fut>(
+    times: u32,
+    noun: &'static str,
+    stop: &StopFlag,
+    mut one: F,
+) -> Result<Vec<T>, E>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<(T, String, bool), E>>,
+{
+    let mut progress = Progress::new(times as usize, noun);
+    let mut out = Vec::new();
+    for run in 1..=times {
+        if stop.raised() {
+            break;
+        }
+        let label = format!("run {run}");
+        progress.start(&label);
+        let (item, verdict, ok) = tokio::select! {
+            done = one() => done?,
+            () = stop.abandoned() => break,
+        };
+        progress.finish(&label, &verdict, ok);
+        out.push(item);
+    }
+    progress.end();
+    Ok(out)
+}
+
 /// Raised by the first stop signal (Ctrl-C, SIGTERM, SIGHUP): the run ends after the item in
 /// flight. A second signal abandons that item too.
 #[derive(Clone)]

@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 
 use super::diff::Diff;
 use super::load::view_of;
-use super::progress::{Progress, StopFlag};
+use super::progress::{StopFlag, repeat};
 use super::send::{RECORD_WAIT, join_url, post_json, wait_for_trace};
 use super::steps::RunView;
 use super::tally::{TallyRow, tally};
@@ -100,21 +100,11 @@ pub async fn rerun_agent(
     timeout: Duration,
     stop: &StopFlag,
 ) -> anyhow::Result<Vec<RerunOutcome>> {
-    let url = join_url(to, &entry.path);
-    let mut progress = Progress::new(times as usize, "answered");
-    let mut out = Vec::new();
-    for run in 1..=times {
-        if stop.raised() {
-            break;
-        }
-        let label = format!("run {run}");
-        progress.start(&label);
+    let url = &join_url(to, &entry.path);
+    repeat(times, "answered", stop, move || async move {
         let parent = TraceParent::new_root();
         let trace = parent.trace_id_hex();
-        let sent = tokio::select! {
-            sent = post_json(&url, entry.body.clone(), Some(&parent), timeout) => sent,
-            () = stop.abandoned() => break,
-        };
+        let sent = post_json(url, entry.body.clone(), Some(&parent), timeout).await;
         let outcome = match sent {
             Err(error) => RerunOutcome {
                 trace,
@@ -147,11 +137,10 @@ pub async fn rerun_agent(
             (None, Some(error)) => format!("failed: {error}"),
             (None, None) => "failed".to_string(),
         };
-        progress.finish(&label, &verdict, outcome.view.is_some());
-        out.push(outcome);
-    }
-    progress.end();
-    Ok(out)
+        let ok = outcome.view.is_some();
+        Ok((outcome, verdict, ok))
+    })
+    .await
 }
 
 /// The tally of several re-runs against the original, as text.

@@ -1,11 +1,12 @@
 //! `tracer rerun ID --step K --model-url URL`: one recorded model request re-sent (with another
 //! model name, or the tool list fetched fresh from an MCP server), tallying the tools it asks for.
 
+use std::convert::Infallible;
 use std::time::Duration;
 
 use serde_json::{Map, Value, json};
 
-use super::progress::{Progress, StopFlag};
+use super::progress::{StopFlag, repeat};
 use super::send::post_json;
 use super::steps::{Call, RunView};
 use super::tally::{TallyRow, tally};
@@ -141,20 +142,9 @@ pub async fn resend(
     timeout: Duration,
     stop: &StopFlag,
 ) -> Vec<StepAnswer> {
-    let body = serde_json::to_vec(&request.body).unwrap_or_default();
-    let mut progress = Progress::new(times as usize, "as recorded");
-    let mut out = Vec::new();
-    for run in 1..=times {
-        if stop.raised() {
-            break;
-        }
-        let label = format!("run {run}");
-        progress.start(&label);
-        let sent = tokio::select! {
-            sent = post_json(url, body.clone(), None, timeout) => sent,
-            () = stop.abandoned() => break,
-        };
-        let answer = match sent {
+    let body = &serde_json::to_vec(&request.body).unwrap_or_default();
+    let answers = repeat(times, "as recorded", stop, move || async move {
+        let answer = match post_json(url, body.clone(), None, timeout).await {
             Err(error) => StepAnswer {
                 calls: Vec::new(),
                 content: String::new(),
@@ -173,15 +163,11 @@ pub async fn resend(
             None if calls.is_empty() => "no tool call".to_string(),
             None => calls.join(", "),
         };
-        progress.finish(
-            &label,
-            &verdict,
-            answer.error.is_none() && answer.calls == request.recorded,
-        );
-        out.push(answer);
-    }
-    progress.end();
-    out
+        let ok = answer.error.is_none() && answer.calls == request.recorded;
+        Ok::<_, Infallible>((answer, verdict, ok))
+    })
+    .await;
+    answers.unwrap_or_else(|never| match never {})
 }
 
 fn read_answer(

@@ -11,6 +11,7 @@ use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
 
 use crate::hop::{HopState, Role};
+use crate::reference::agent::upstream_error::error_chain;
 use crate::replay::source::{self, LoadedTrace, SourceError};
 use crate::store::Store;
 use crate::wire::trace_context::TraceParent;
@@ -122,17 +123,6 @@ pub async fn post_json(
             url: url.to_string(),
             seconds: timeout.as_secs(),
         })?
-}
-
-fn error_chain(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
 }
 
 /// Waits until trace `id` is stored with its agent hop ended, no hop in flight, and every hop that

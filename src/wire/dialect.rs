@@ -7,6 +7,7 @@ mod agent_read;
 mod anthropic_read;
 mod json_util;
 mod mcp_read;
+mod model_read;
 mod ollama_read;
 mod openai_read;
 mod responses_read;

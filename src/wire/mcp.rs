@@ -14,6 +14,8 @@ pub use envelope::{mirrored_headers, with_meta};
 pub use shapes::*;
 pub use tools::*;
 
+use std::borrow::Cow;
+
 use crate::wire::jsonrpc::ErrorObject;
 use serde_json::{Map, Value, json};
 
@@ -197,6 +199,32 @@ pub fn missing_meta(key: &str) -> ErrorObject {
 /// -32602 `Unknown tool: X`.
 pub fn unknown_tool(name: &str) -> ErrorObject {
     ErrorObject::invalid_params(format!("Unknown tool: {name}"))
+}
+
+/// The tool name of `tools/call` params, or the invalid-params error to answer.
+pub fn call_tool_name(params: Option<&Value>) -> Result<&str, ErrorObject> {
+    params
+        .and_then(|p| p.get("name"))
+        .and_then(Value::as_str)
+        .ok_or_else(|| {
+            ErrorObject::invalid_params(
+                "Invalid params: tools/call needs params.name, the tool name as a string",
+            )
+        })
+}
+
+/// The arguments of `tools/call` params (none when missing or null), or the invalid-params
+/// error to answer when they are not an object.
+pub fn call_tool_arguments(
+    params: Option<&Value>,
+) -> Result<Cow<'_, Map<String, Value>>, ErrorObject> {
+    match params.and_then(|p| p.get("arguments")) {
+        None | Some(Value::Null) => Ok(Cow::Owned(Map::new())),
+        Some(Value::Object(arguments)) => Ok(Cow::Borrowed(arguments)),
+        Some(_) => Err(ErrorObject::invalid_params(
+            "Invalid params: tools/call arguments must be a JSON object",
+        )),
+    }
 }
 
 /// `params._meta` of a request, when present and an object.

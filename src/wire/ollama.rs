@@ -73,36 +73,9 @@ impl Message {
     }
 }
 
-/// A tool the model may call: `{"type":"function","function":{name, description, parameters}}`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Tool {
-    #[serde(rename = "type")]
-    pub kind: String,
-    pub function: FunctionDefinition,
-}
-
-impl Tool {
-    pub fn function(name: &str, description: Option<String>, parameters: Value) -> Self {
-        Self {
-            kind: "function".to_string(),
-            function: FunctionDefinition {
-                name: name.to_string(),
-                description,
-                parameters,
-            },
-        }
-    }
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct FunctionDefinition {
-    pub name: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub description: Option<String>,
-    /// A JSON Schema object (MCP's `inputSchema` fits as it is).
-    #[serde(default)]
-    pub parameters: Value,
-}
+/// A tool the model may call: the same `{"type":"function","function":{name, description,
+/// parameters}}` as OpenAI's (Ollama took the format over), so one type serves both.
+pub use super::openai::{FunctionDefinition, Tool};
 
 /// One tool call the model asked for.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -173,6 +173,35 @@ impl NdjsonDecoder {
     }
 }
 
+/// Splits a byte stream into records (SSE events, NDJSON lines) as its chunks arrive.
+pub trait RecordDecoder {
+    type Record;
+    /// Feeds a chunk; returns every record it completed.
+    fn push(&mut self, chunk: &[u8]) -> Vec<Self::Record>;
+    /// Ends the stream: the record left unfinished, if any.
+    fn finish(&mut self) -> Option<Self::Record>;
+}
+
+impl RecordDecoder for SseDecoder {
+    type Record = SseEvent;
+    fn push(&mut self, chunk: &[u8]) -> Vec<SseEvent> {
+        SseDecoder::push(self, chunk)
+    }
+    fn finish(&mut self) -> Option<SseEvent> {
+        SseDecoder::finish(self)
+    }
+}
+
+impl RecordDecoder for NdjsonDecoder {
+    type Record = Vec<u8>;
+    fn push(&mut self, chunk: &[u8]) -> Vec<Vec<u8>> {
+        NdjsonDecoder::push(self, chunk)
+    }
+    fn finish(&mut self) -> Option<Vec<u8>> {
+        NdjsonDecoder::finish(self)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

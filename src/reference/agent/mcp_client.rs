@@ -8,6 +8,7 @@
 mod http_transport;
 mod stdio_transport;
 
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::Duration;
 
 use serde_json::{Map, Value};
@@ -16,10 +17,10 @@ use super::config::{ConfigError, McpServerSpec};
 use super::outbound::{self, HttpClient};
 use super::upstream_error::{FailureKind, UpstreamError};
 use crate::wire::agent_api::Upstream;
-use crate::wire::jsonrpc::{ErrorObject, Response};
+use crate::wire::jsonrpc::{ErrorObject, Request, RequestId, Response};
 use crate::wire::mcp::{
-    self, CallToolParams, CallToolResult, ContentBlock, Implementation, ListToolsResult,
-    RequestMeta, ResultType, Tool,
+    self, CallToolParams, CallToolResult, ContentBlock, Implementation, InitializeParams,
+    InitializeResult, ListToolsResult, RequestMeta, ResultType, Tool, version,
 };
 use crate::wire::trace_context::TraceContext;
 
@@ -50,6 +51,67 @@ fn legacy_meta(trace: &TraceContext) -> RequestMeta {
 /// `params` with `_meta` added (the shared envelope helper).
 fn with_meta(params: &Map<String, Value>, meta: RequestMeta) -> Value {
     mcp::with_meta(Some(Value::Object(params.clone())), &meta)
+}
+
+/// What both transports make requests and errors with: the next request id, and the server.
+struct Peer {
+    upstream: Upstream,
+    next_id: AtomicI64,
+}
+
+impl Peer {
+    fn new(upstream: Upstream) -> Self {
+        Self {
+            upstream,
+            next_id: AtomicI64::new(1),
+        }
+    }
+
+    fn id(&self) -> RequestId {
+        RequestId::from(self.next_id.fetch_add(1, Ordering::Relaxed))
+    }
+
+    fn failed(&self, detail: String) -> UpstreamError {
+        self.error(FailureKind::Failed, detail)
+    }
+
+    fn error(&self, kind: FailureKind, detail: String) -> UpstreamError {
+        UpstreamError::new(kind, &self.upstream, detail)
+    }
+}
+
+/// The legacy handshake's `initialize` request: the latest legacy version, who the agent is,
+/// and the trace context in `_meta`.
+fn initialize_request(id: RequestId, trace: &TraceContext) -> Request {
+    let params = InitializeParams {
+        protocol_version: version::LATEST_LEGACY.to_string(),
+        capabilities: Value::Object(Map::new()),
+        client_info: client_info(),
+        meta: Some(legacy_meta(trace)),
+    };
+    Request::new(
+        id,
+        mcp::method::INITIALIZE,
+        serde_json::to_value(params).ok(),
+    )
+}
+
+/// The server's answer to `initialize`, or why it is not one (`failed` makes the error).
+fn initialize_result(
+    response: Response,
+    failed: impl Fn(String) -> UpstreamError,
+) -> Result<InitializeResult, UpstreamError> {
+    let result = response.into_result().map_err(|error| {
+        failed(format!(
+            "initialize answered JSON-RPC error {}: {}",
+            error.code, error.message
+        ))
+    })?;
+    serde_json::from_value(result).map_err(|e| {
+        failed(format!(
+            "initialize answered something that is not an InitializeResult: {e}"
+        ))
+    })
 }
 
 /// The name a server gave itself, from a result's `_meta` (modern servers put it there).

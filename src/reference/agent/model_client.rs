@@ -10,6 +10,7 @@ mod openai_chat;
 use std::time::Duration;
 
 use http::{HeaderMap, StatusCode, Uri};
+use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tokio::sync::mpsc;
 
@@ -18,6 +19,7 @@ use super::conversation::{AssistantTurn, ThinkFilter, Turn};
 use super::outbound::{self, BodyReader, HttpClient};
 use super::upstream_error::{FailureKind, UpstreamError};
 use crate::wire::agent_api::Upstream;
+use crate::wire::openai::Tool;
 use crate::wire::trace_context::TraceContext;
 
 /// A tool as the model is told about it (MCP `inputSchema` becomes `parameters` as it is).
@@ -26,6 +28,14 @@ pub struct ModelTool {
     pub name: String,
     pub description: Option<String>,
     pub parameters: Value,
+}
+
+/// The tools as both chat APIs take them (`{"type":"function","function":{...}}`).
+fn wire_tools(tools: &[ModelTool]) -> Vec<Tool> {
+    tools
+        .iter()
+        .map(|t| Tool::function(&t.name, t.description.clone(), t.parameters.clone()))
+        .collect()
 }
 
 /// What one model call produced.
@@ -196,5 +206,35 @@ impl ModelClient {
 
     fn failed(&self, detail: impl Into<String>) -> UpstreamError {
         UpstreamError::new(FailureKind::Failed, &self.upstream, detail)
+    }
+
+    /// Whether a reply streams: its content type is the dialect's `stream_type`, or a stream was
+    /// asked for and the reply does not say it is plain JSON.
+    fn streams(&self, content_type: &str, stream_type: &str, sink: bool) -> bool {
+        content_type == stream_type || ((self.stream || sink) && content_type != "application/json")
+    }
+
+    /// `bytes` read as a `T`, or a failure saying what they are not (`not_what`), with an excerpt.
+    fn parse<T: DeserializeOwned>(&self, bytes: &[u8], not_what: &str) -> Result<T, UpstreamError> {
+        serde_json::from_slice(bytes)
+            .map_err(|e| self.failed(format!("{not_what} ({e}): {}", outbound::excerpt(bytes))))
+    }
+
+    /// A reply read whole: parsed (else `not_what`), made a reply by `finish`, and its text
+    /// handed to the sink at once.
+    async fn whole_reply<T: DeserializeOwned>(
+        &self,
+        reader: BodyReader,
+        sink: Option<&mut AnswerSink>,
+        not_what: &str,
+        finish: fn(&ModelClient, T) -> Result<ModelReply, ChatError>,
+    ) -> Result<ModelReply, ChatError> {
+        let body = reader.read_to_end().await?;
+        let reply = finish(self, self.parse(&body, not_what)?)?;
+        if let Some(sink) = sink {
+            sink.text(&reply.turn.content).await?;
+            sink.end_of_reply().await?;
+        }
+        Ok(reply)
     }
 }

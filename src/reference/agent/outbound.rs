@@ -15,6 +15,7 @@ use hyper_util::rt::TokioExecutor;
 use super::config::ConfigError;
 use super::upstream_error::{FailureKind, UpstreamError, error_chain};
 use crate::wire::agent_api::Upstream;
+use crate::wire::stream::RecordDecoder;
 use crate::wire::trace_context::{TRACEPARENT, TRACESTATE, TraceContext};
 
 /// The most the agent keeps of one upstream body (a model reply, an MCP result).
@@ -119,6 +120,8 @@ pub struct BodyReader {
     idle_timeout: Duration,
     seen: usize,
     upstream: Upstream,
+    /// The body's end was read (and handed to a decoder by `next_records`).
+    ended: bool,
 }
 
 impl BodyReader {
@@ -128,6 +131,7 @@ impl BodyReader {
             idle_timeout,
             seen: 0,
             upstream: upstream.clone(),
+            ended: false,
         }
     }
 
@@ -166,6 +170,24 @@ impl BodyReader {
                     ));
                 }
                 return Ok(Some(data));
+            }
+        }
+    }
+
+    /// The records `decoder` makes of the next chunk, and at the end of the body the one it held
+    /// unfinished; `None` once the body is done.
+    pub async fn next_records<D: RecordDecoder>(
+        &mut self,
+        decoder: &mut D,
+    ) -> Result<Option<Vec<D::Record>>, UpstreamError> {
+        if self.ended {
+            return Ok(None);
+        }
+        match self.next_chunk().await? {
+            Some(chunk) => Ok(Some(decoder.push(&chunk))),
+            None => {
+                self.ended = true;
+                Ok(Some(decoder.finish().into_iter().collect()))
             }
         }
     }

@@ -4,7 +4,9 @@
 
 use super::notes_file::{Change, NotesFile};
 use crate::wire::jsonrpc::ErrorObject;
-use crate::wire::mcp::{CallToolResult, Tool, ToolAnnotations, unknown_tool};
+use crate::wire::mcp::{
+    CallToolResult, Tool, ToolAnnotations, call_tool_arguments, call_tool_name, unknown_tool,
+};
 use serde_json::{Map, Value, json};
 
 /// One tool parameter: name and description (all notes-tool parameters are required strings).
@@ -108,26 +110,15 @@ fn to_tool(spec: &ToolSpec) -> Tool {
         );
     }
     let required: Vec<&str> = spec.params.iter().map(|p| p.name).collect();
-    Tool {
-        name: spec.name.to_owned(),
-        title: Some(spec.title.to_owned()),
-        description: Some(spec.description.to_owned()),
-        input_schema: json!({
-            "type": "object",
-            "properties": properties,
-            "required": required,
-            "additionalProperties": false,
-        }),
-        output_schema: None,
-        annotations: Some(ToolAnnotations {
-            title: None,
-            read_only_hint: Some(spec.read_only),
-            destructive_hint: Some(spec.destructive),
-            idempotent_hint: Some(spec.idempotent),
-            open_world_hint: Some(false),
-        }),
-        meta: None,
-    }
+    let hints = ToolAnnotations::closed_world(spec.read_only, spec.destructive, spec.idempotent);
+    Tool::closed_input(
+        spec.name,
+        spec.title,
+        spec.description,
+        Value::Object(properties),
+        &required,
+        hints,
+    )
 }
 
 /// Runs `tools/call` with the request's params. `Err` is a protocol error (unknown tool, bad call
@@ -136,25 +127,12 @@ pub async fn call_tool(
     notes: &NotesFile,
     params: Option<&Value>,
 ) -> Result<CallToolResult, ErrorObject> {
-    let Some(name) = params.and_then(|p| p.get("name")).and_then(Value::as_str) else {
-        return Err(ErrorObject::invalid_params(
-            "Invalid params: tools/call needs params.name, the tool name as a string",
-        ));
-    };
+    let name = call_tool_name(params)?;
     let Some(spec) = TOOLS.iter().find(|spec| spec.name == name) else {
         return Err(unknown_tool(name));
     };
-    let empty = Map::new();
-    let arguments = match params.and_then(|p| p.get("arguments")) {
-        None | Some(Value::Null) => &empty,
-        Some(Value::Object(arguments)) => arguments,
-        Some(_) => {
-            return Err(ErrorObject::invalid_params(
-                "Invalid params: tools/call arguments must be a JSON object",
-            ));
-        }
-    };
-    match check_arguments(spec, arguments) {
+    let arguments = call_tool_arguments(params)?;
+    match check_arguments(spec, &arguments) {
         Ok(values) => Ok(run(notes, spec.name, &values).await),
         Err(message) => Ok(CallToolResult::tool_error(message)),
     }

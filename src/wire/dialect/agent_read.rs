@@ -2,8 +2,9 @@
 
 use serde_json::Value;
 
-use super::json_util::{arguments_from, content_text, malformed, parse_lenient, str_field, whole};
-use super::{AgentReply, AgentRequest, BodyReading, Reading, ToolCall, ToolCallForm};
+use super::json_util::{content_text, malformed, parse_lenient, str_field, whole};
+use super::model_read::{error_text, structured_call};
+use super::{AgentReply, AgentRequest, BodyReading, Reading, ToolCall};
 use crate::hop::BodyCapture;
 
 /// Reads `{"message": "..."}`.
@@ -39,12 +40,7 @@ pub(super) fn response(body: &BodyCapture) -> BodyReading {
         .iter()
         .find_map(|key| value.get(*key).filter(|v| v.is_string() || v.is_array()))
         .map(|v| content_text(Some(v)));
-    let error = value.get("error").map(|e| match e {
-        Value::String(s) => s.clone(),
-        other => str_field(other, "message")
-            .map(str::to_string)
-            .unwrap_or_else(|| other.to_string()),
-    });
+    let error = error_text(&value);
     if reply.is_none() && error.is_none() {
         return whole(Reading::Json(value));
     }
@@ -65,13 +61,9 @@ fn call(item: &Value) -> Option<ToolCall> {
     let name = str_field(function, "name")
         .or_else(|| str_field(function, "tool"))?
         .to_string();
-    let (arguments, arguments_invalid) =
-        arguments_from(function.get("arguments").or_else(|| function.get("args")));
-    Some(ToolCall {
-        id: str_field(item, "id").map(str::to_string),
+    Some(structured_call(
+        str_field(item, "id").map(str::to_string),
         name,
-        arguments,
-        arguments_invalid,
-        form: ToolCallForm::Structured,
-    })
+        function.get("arguments").or_else(|| function.get("args")),
+    ))
 }

@@ -2,26 +2,21 @@
 
 use serde_json::Value;
 
-use super::json_util::{
-    Framing, arguments_from, content_text, framing, malformed, parse_lenient, sse_events,
-    str_field, u64_field, whole,
+use super::json_util::{content_text, str_field, u64_field, whole};
+use super::model_read::{
+    error_text, object_body, request_head, sse_json, sse_or_object, stream_reading, streamed_call,
+    structured_call,
 };
 use super::ollama_read::add_text_tool_calls;
-use super::{
-    BodyReading, Integrity, ModelMessage, ModelRequest, ModelResponse, Reading, ToolCall,
-    ToolCallForm, Usage,
-};
+use super::{BodyReading, ModelMessage, ModelRequest, ModelResponse, Reading, ToolCall, Usage};
 use crate::hop::{BodyCapture, Header};
 
 fn tool_use(block: &Value) -> Option<ToolCall> {
-    let (arguments, arguments_invalid) = arguments_from(block.get("input"));
-    Some(ToolCall {
-        id: str_field(block, "id").map(str::to_string),
-        name: str_field(block, "name")?.to_string(),
-        arguments,
-        arguments_invalid,
-        form: ToolCallForm::Structured,
-    })
+    Some(structured_call(
+        str_field(block, "id").map(str::to_string),
+        str_field(block, "name")?.to_string(),
+        block.get("input"),
+    ))
 }
 
 /// One request message; its `tool_result` blocks become separate `tool` messages after it.
@@ -73,37 +68,29 @@ fn messages_of(value: &Value) -> Vec<ModelMessage> {
 
 /// Reads a `/v1/messages` request (`stream` defaults to false).
 pub(super) fn request(body: &BodyCapture) -> BodyReading {
-    if body.bytes.trim_ascii().is_empty() {
-        return whole(Reading::Empty);
-    }
-    let Some(value) = parse_lenient(&body.bytes).filter(Value::is_object) else {
-        return malformed(&body.bytes, "not a JSON object");
-    };
-    let messages = match value.get("messages") {
-        Some(Value::Array(items)) => items.iter().flat_map(messages_of).collect(),
-        _ => Vec::new(),
-    };
-    let system = value
-        .get("system")
-        .map(|s| content_text(Some(s)))
-        .filter(|s| !s.is_empty());
-    let tools = match value.get("tools") {
-        Some(Value::Array(items)) => items
-            .iter()
-            .filter_map(|t| str_field(t, "name").map(str::to_string))
-            .collect(),
-        _ => Vec::new(),
-    };
-    whole(Reading::ModelRequest(ModelRequest {
-        model: str_field(&value, "model").map(str::to_string),
-        system,
-        messages,
-        tools,
-        stream: value
-            .get("stream")
-            .and_then(Value::as_bool)
-            .unwrap_or(false),
-    }))
+    object_body(body, |value| {
+        let messages = match value.get("messages") {
+            Some(Value::Array(items)) => items.iter().flat_map(messages_of).collect(),
+            _ => Vec::new(),
+        };
+        let system = value
+            .get("system")
+            .map(|s| content_text(Some(s)))
+            .filter(|s| !s.is_empty());
+        let tools = match value.get("tools") {
+            Some(Value::Array(items)) => items
+                .iter()
+                .filter_map(|t| str_field(t, "name").map(str::to_string))
+                .collect(),
+            _ => Vec::new(),
+        };
+        whole(Reading::ModelRequest(ModelRequest {
+            system,
+            messages,
+            tools,
+            ..request_head(value, false)
+        }))
+    })
 }
 
 fn usage(value: Option<&Value>, into: &mut Usage) {
@@ -116,40 +103,23 @@ fn usage(value: Option<&Value>, into: &mut Usage) {
     }
 }
 
-fn error_text(value: &Value) -> Option<String> {
-    let error = value.get("error")?;
-    Some(
-        str_field(error, "message")
-            .map(str::to_string)
-            .unwrap_or_else(|| error.to_string()),
-    )
-}
-
 /// Reads a reply: a `message` object, or the `message_start` … `message_stop` event stream.
 pub(super) fn response(headers: &[Header], body: &BodyCapture) -> BodyReading {
-    if body.bytes.trim_ascii().is_empty() {
-        return whole(Reading::Empty);
-    }
-    if framing(headers, &body.bytes) == Framing::Sse {
-        return stream(&body.bytes);
-    }
-    let Some(value) = parse_lenient(&body.bytes).filter(Value::is_object) else {
-        return malformed(&body.bytes, "not a JSON object");
-    };
-    let mut message = messages_of(&value).into_iter().next().unwrap_or_default();
-    message.role = "assistant".into();
-    let mut reply_usage = Usage::default();
-    usage(value.get("usage"), &mut reply_usage);
-    whole(Reading::ModelResponse(Box::new(ModelResponse {
-        model: str_field(&value, "model").map(str::to_string),
-        message,
-        finish_reason: str_field(&value, "stop_reason").map(str::to_string),
-        usage: reply_usage,
-        timings: None,
-        records: 1,
-        streamed: false,
-        error: error_text(&value),
-    })))
+    sse_or_object(headers, body, stream, |value| {
+        let mut message = messages_of(value).into_iter().next().unwrap_or_default();
+        message.role = "assistant".into();
+        let mut reply_usage = Usage::default();
+        usage(value.get("usage"), &mut reply_usage);
+        whole(Reading::ModelResponse(Box::new(ModelResponse {
+            model: str_field(value, "model").map(str::to_string),
+            message,
+            finish_reason: str_field(value, "stop_reason").map(str::to_string),
+            usage: reply_usage,
+            records: 1,
+            error: error_text(value),
+            ..ModelResponse::default()
+        })))
+    })
 }
 
 /// One content block being assembled from its deltas.
@@ -164,27 +134,14 @@ struct Block {
 }
 
 fn stream(body: &[u8]) -> BodyReading {
-    let (events, tail) = sse_events(body);
-    let mut reply = ModelResponse {
-        streamed: true,
-        ..ModelResponse::default()
-    };
+    let sse = sse_json(body);
+    let mut reply = sse.reply();
     let mut blocks: Vec<Block> = Vec::new();
     let mut stopped = false;
-    let mut bad = 0usize;
-    let all = events.iter().map(|e| (e, false));
-    for (event, is_tail) in all.chain(tail.iter().map(|e| (e, true))) {
-        if event.data.trim().is_empty() {
-            continue;
-        }
-        let Some(data) = parse_lenient(event.data.as_bytes()) else {
-            bad += usize::from(!is_tail);
-            continue;
-        };
-        reply.records += 1;
-        let kind = str_field(&data, "type").or(event.event.as_deref());
-        let index = u64_field(&data, "index").unwrap_or(0);
-        match kind {
+    for event in &sse.events {
+        let data = &event.data;
+        let index = u64_field(data, "index").unwrap_or(0);
+        match event.kind() {
             Some("message_start") => {
                 let message = data.get("message");
                 reply.model = message
@@ -223,41 +180,22 @@ fn stream(body: &[u8]) -> BodyReading {
                 usage(data.get("usage"), &mut reply.usage);
             }
             Some("message_stop") => stopped = true,
-            Some("error") => reply.error = error_text(&data),
+            Some("error") => reply.error = error_text(data),
             _ => {}
         }
     }
-    reply.message.role = "assistant".into();
     for block in blocks {
         match block.kind.as_str() {
             "text" => reply.message.content.push_str(&block.text),
             "thinking" => reply.message.thinking.push_str(&block.text),
             "tool_use" => {
-                let (arguments, arguments_invalid) =
-                    arguments_from(Some(&Value::String(block.partial_json)));
-                reply.message.tool_calls.push(ToolCall {
-                    id: block.id,
-                    name: block.name,
-                    arguments,
-                    arguments_invalid,
-                    form: ToolCallForm::Structured,
-                });
+                let call = streamed_call(block.id, block.name, block.partial_json);
+                reply.message.tool_calls.push(call);
             }
             _ => {}
         }
     }
     add_text_tool_calls(&mut reply.message);
-    let integrity = if reply.records == 0 {
-        Integrity::Malformed("no message events".into())
-    } else if bad > 0 {
-        Integrity::Malformed(format!("{bad} event(s) are not JSON"))
-    } else if !stopped && reply.error.is_none() {
-        Integrity::CutOff
-    } else {
-        Integrity::Whole
-    };
-    BodyReading {
-        reading: Reading::ModelResponse(Box::new(reply)),
-        integrity,
-    }
+    let ended = stopped || reply.error.is_some();
+    stream_reading(reply, ended, sse.bad, "message event")
 }

@@ -3,12 +3,12 @@
 use serde_json::Value;
 
 use super::json_util::{
-    arguments_from, content_text, malformed, ndjson_lines, parse_lenient, str_field, text,
-    u64_field, whole,
+    content_text, malformed, ndjson_lines, parse_lenient, str_field, text, u64_field, whole,
 };
+use super::model_read::{error_text, object_body, request_head, stream_reading, structured_call};
 use super::{
-    BodyReading, Integrity, ModelMessage, ModelRequest, ModelResponse, OllamaTimings, Reading,
-    ToolCall, ToolCallForm, Usage, text_tool_call,
+    BodyReading, ModelMessage, ModelRequest, ModelResponse, OllamaTimings, Reading, ToolCall,
+    ToolCallForm, Usage, text_tool_call,
 };
 use crate::hop::{BodyCapture, Header};
 
@@ -49,15 +49,11 @@ pub(super) fn structured_calls(value: Option<&Value>) -> Vec<ToolCall> {
         .iter()
         .filter_map(|item| {
             let function = item.get("function").unwrap_or(item);
-            let name = str_field(function, "name")?.to_string();
-            let (arguments, arguments_invalid) = arguments_from(function.get("arguments"));
-            Some(ToolCall {
-                id: str_field(item, "id").map(str::to_string),
-                name,
-                arguments,
-                arguments_invalid,
-                form: ToolCallForm::Structured,
-            })
+            Some(structured_call(
+                str_field(item, "id").map(str::to_string),
+                str_field(function, "name")?.to_string(),
+                function.get("arguments"),
+            ))
         })
         .collect()
 }
@@ -77,36 +73,31 @@ pub(super) fn tool_names(value: Option<&Value>) -> Vec<String> {
 
 /// Reads an `/api/chat` or `/api/generate` request (`stream` defaults to true on Ollama).
 pub(super) fn request(body: &BodyCapture) -> BodyReading {
-    if body.bytes.trim_ascii().is_empty() {
-        return whole(Reading::Empty);
-    }
-    let Some(value) = parse_lenient(&body.bytes).filter(Value::is_object) else {
-        return malformed(&body.bytes, "not a JSON object");
-    };
-    let mut messages: Vec<ModelMessage> = match value.get("messages") {
-        Some(Value::Array(items)) => items.iter().map(chat_message).collect(),
-        _ => Vec::new(),
-    };
-    if let Some(prompt) = str_field(&value, "prompt") {
-        messages.push(ModelMessage {
-            role: "user".into(),
-            content: prompt.into(),
-            ..ModelMessage::default()
+    object_body(body, |value| {
+        let mut messages: Vec<ModelMessage> = match value.get("messages") {
+            Some(Value::Array(items)) => items.iter().map(chat_message).collect(),
+            _ => Vec::new(),
+        };
+        if let Some(prompt) = str_field(value, "prompt") {
+            messages.push(ModelMessage {
+                role: "user".into(),
+                content: prompt.into(),
+                ..ModelMessage::default()
+            });
+        }
+        let system = str_field(value, "system").map(str::to_string).or_else(|| {
+            messages
+                .iter()
+                .find(|m| m.role == "system")
+                .map(|m| m.content.clone())
         });
-    }
-    let system = str_field(&value, "system").map(str::to_string).or_else(|| {
-        messages
-            .iter()
-            .find(|m| m.role == "system")
-            .map(|m| m.content.clone())
-    });
-    whole(Reading::ModelRequest(ModelRequest {
-        model: str_field(&value, "model").map(str::to_string),
-        system,
-        messages,
-        tools: tool_names(value.get("tools")),
-        stream: value.get("stream").and_then(Value::as_bool).unwrap_or(true),
-    }))
+        whole(Reading::ModelRequest(ModelRequest {
+            system,
+            messages,
+            tools: tool_names(value.get("tools")),
+            ..request_head(value, true)
+        }))
+    })
 }
 
 /// Reads a reply: one JSON object or an NDJSON stream, reassembled into one assistant message.
@@ -144,28 +135,14 @@ pub(super) fn response(_headers: &[Header], body: &BodyCapture) -> BodyReading {
     }
     reply.streamed = reply.records > 1;
     add_text_tool_calls(&mut reply.message);
-    let integrity = if bad_lines > 0 {
-        Integrity::Malformed(format!("{bad_lines} line(s) are not JSON objects"))
-    } else if !done && reply.error.is_none() {
-        Integrity::CutOff
-    } else {
-        Integrity::Whole
-    };
-    BodyReading {
-        reading: Reading::ModelResponse(Box::new(reply)),
-        integrity,
-    }
+    let ended = done || reply.error.is_some();
+    stream_reading(reply, ended, bad_lines, "line")
 }
 
 /// Folds one reply object into the assembled reply; true when it is the final (`done`) one.
 fn absorb(reply: &mut ModelResponse, record: &Value) -> bool {
-    if let Some(error) = record.get("error") {
-        reply.error = Some(match error {
-            Value::String(s) => s.clone(),
-            other => str_field(other, "message")
-                .map(str::to_string)
-                .unwrap_or_else(|| other.to_string()),
-        });
+    if let Some(error) = error_text(record) {
+        reply.error = Some(error);
         return false;
     }
     if reply.model.is_none() {

@@ -2,95 +2,58 @@
 
 use serde_json::Value;
 
-use super::json_util::{
-    Framing, arguments_from, framing, malformed, parse_lenient, sse_events, str_field, u64_field,
-    whole,
+use super::json_util::{str_field, u64_field, whole};
+use super::model_read::{
+    error_text, object_body, request_head, sse_json, sse_or_object, stream_reading, streamed_call,
+    usage,
 };
 use super::ollama_read::{add_text_tool_calls, chat_message, tool_names};
-use super::{
-    BodyReading, Integrity, ModelMessage, ModelRequest, ModelResponse, Reading, ToolCall,
-    ToolCallForm, Usage,
-};
+use super::{BodyReading, ModelMessage, ModelRequest, ModelResponse, Reading, Usage};
 use crate::hop::{BodyCapture, Header};
 
 /// Reads a `/v1/chat/completions` request (`stream` defaults to false here).
 pub(super) fn request(body: &BodyCapture) -> BodyReading {
-    if body.bytes.trim_ascii().is_empty() {
-        return whole(Reading::Empty);
-    }
-    let Some(value) = parse_lenient(&body.bytes).filter(Value::is_object) else {
-        return malformed(&body.bytes, "not a JSON object");
-    };
-    let messages: Vec<ModelMessage> = match value.get("messages") {
-        Some(Value::Array(items)) => items.iter().map(chat_message).collect(),
-        _ => Vec::new(),
-    };
-    let system = messages
-        .iter()
-        .find(|m| m.role == "system" || m.role == "developer")
-        .map(|m| m.content.clone());
-    whole(Reading::ModelRequest(ModelRequest {
-        model: str_field(&value, "model").map(str::to_string),
-        system,
-        messages,
-        tools: tool_names(value.get("tools")),
-        stream: value
-            .get("stream")
-            .and_then(Value::as_bool)
-            .unwrap_or(false),
-    }))
-}
-
-fn usage(value: Option<&Value>) -> Usage {
-    let Some(value) = value.filter(|v| v.is_object()) else {
-        return Usage::default();
-    };
-    Usage {
-        input_tokens: u64_field(value, "prompt_tokens"),
-        output_tokens: u64_field(value, "completion_tokens"),
-    }
-}
-
-fn error_text(value: &Value) -> Option<String> {
-    let error = value.get("error")?;
-    Some(
-        str_field(error, "message")
-            .map(str::to_string)
-            .unwrap_or_else(|| error.to_string()),
-    )
+    object_body(body, |value| {
+        let messages: Vec<ModelMessage> = match value.get("messages") {
+            Some(Value::Array(items)) => items.iter().map(chat_message).collect(),
+            _ => Vec::new(),
+        };
+        let system = messages
+            .iter()
+            .find(|m| m.role == "system" || m.role == "developer")
+            .map(|m| m.content.clone());
+        whole(Reading::ModelRequest(ModelRequest {
+            system,
+            messages,
+            tools: tool_names(value.get("tools")),
+            ..request_head(value, false)
+        }))
+    })
 }
 
 /// Reads a reply: a `chat.completion` object, or a `chat.completion.chunk` SSE stream.
 pub(super) fn response(headers: &[Header], body: &BodyCapture) -> BodyReading {
-    if body.bytes.trim_ascii().is_empty() {
-        return whole(Reading::Empty);
-    }
-    if framing(headers, &body.bytes) == Framing::Sse {
-        return stream(&body.bytes);
-    }
-    let Some(value) = parse_lenient(&body.bytes).filter(Value::is_object) else {
-        return malformed(&body.bytes, "not a JSON object");
-    };
-    let choice = value.get("choices").and_then(|c| c.get(0));
-    let mut message = choice
-        .and_then(|c| c.get("message"))
-        .map(chat_message)
-        .unwrap_or_default();
-    if message.role.is_empty() {
-        message.role = "assistant".into();
-    }
-    whole(Reading::ModelResponse(Box::new(ModelResponse {
-        model: str_field(&value, "model").map(str::to_string),
-        message,
-        finish_reason: choice
-            .and_then(|c| str_field(c, "finish_reason"))
-            .map(str::to_string),
-        usage: usage(value.get("usage")),
-        timings: None,
-        records: 1,
-        streamed: false,
-        error: error_text(&value),
-    })))
+    sse_or_object(headers, body, stream, |value| {
+        let choice = value.get("choices").and_then(|c| c.get(0));
+        let mut message = choice
+            .and_then(|c| c.get("message"))
+            .map(chat_message)
+            .unwrap_or_default();
+        if message.role.is_empty() {
+            message.role = "assistant".into();
+        }
+        whole(Reading::ModelResponse(Box::new(ModelResponse {
+            model: str_field(value, "model").map(str::to_string),
+            message,
+            finish_reason: choice
+                .and_then(|c| str_field(c, "finish_reason"))
+                .map(str::to_string),
+            usage: usage(value.get("usage"), "prompt_tokens", "completion_tokens"),
+            records: 1,
+            error: error_text(value),
+            ..ModelResponse::default()
+        })))
+    })
 }
 
 /// A tool call being assembled from `tool_calls[].index` fragments.
@@ -102,40 +65,17 @@ struct PartialCall {
 }
 
 fn stream(body: &[u8]) -> BodyReading {
-    let (events, tail) = sse_events(body);
-    let mut reply = ModelResponse {
-        message: ModelMessage {
-            role: "assistant".into(),
-            ..ModelMessage::default()
-        },
-        streamed: true,
-        ..ModelResponse::default()
-    };
+    let sse = sse_json(body);
+    let mut reply = sse.reply();
     let mut calls: Vec<PartialCall> = Vec::new();
-    let mut done = false;
-    let mut bad = 0usize;
-    let all = events.iter().map(|e| (e, false));
-    for (event, is_tail) in all.chain(tail.iter().map(|e| (e, true))) {
-        let data = event.data.trim();
-        if data.is_empty() {
-            continue;
-        }
-        if data == "[DONE]" {
-            done = true;
-            continue;
-        }
-        let Some(chunk) = parse_lenient(data.as_bytes()) else {
-            bad += usize::from(!is_tail);
-            continue;
-        };
-        reply.records += 1;
-        if let Some(error) = error_text(&chunk) {
+    for chunk in sse.events.iter().map(|event| &event.data) {
+        if let Some(error) = error_text(chunk) {
             reply.error = Some(error);
         }
         if reply.model.is_none() {
-            reply.model = str_field(&chunk, "model").map(str::to_string);
+            reply.model = str_field(chunk, "model").map(str::to_string);
         }
-        let chunk_usage = usage(chunk.get("usage"));
+        let chunk_usage = usage(chunk.get("usage"), "prompt_tokens", "completion_tokens");
         if chunk_usage != Usage::default() {
             reply.usage = chunk_usage;
         }
@@ -164,32 +104,10 @@ fn stream(body: &[u8]) -> BodyReading {
     }
     reply.message.tool_calls = calls
         .into_iter()
-        .map(|call| {
-            let (arguments, arguments_invalid) =
-                arguments_from(Some(&Value::String(call.arguments)));
-            ToolCall {
-                id: call.id,
-                name: call.name,
-                arguments,
-                arguments_invalid,
-                form: ToolCallForm::Structured,
-            }
-        })
+        .map(|call| streamed_call(call.id, call.name, call.arguments))
         .collect();
     add_text_tool_calls(&mut reply.message);
-    let integrity = if reply.records == 0 && !done {
-        Integrity::Malformed("no chat.completion.chunk events".into())
-    } else if bad > 0 {
-        Integrity::Malformed(format!("{bad} event(s) are not JSON"))
-    } else if !done {
-        Integrity::CutOff
-    } else {
-        Integrity::Whole
-    };
-    BodyReading {
-        reading: Reading::ModelResponse(Box::new(reply)),
-        integrity,
-    }
+    stream_reading(reply, sse.done, sse.bad, "chat.completion.chunk event")
 }
 
 /// Joins one `tool_calls[]` fragment: keyed by `index`, and by `id` when a server reuses an index.

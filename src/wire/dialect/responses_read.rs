@@ -4,28 +4,23 @@
 
 use serde_json::Value;
 
-use super::json_util::{
-    Framing, arguments_from, content_text, framing, malformed, parse_lenient, sse_events,
-    str_field, u64_field, whole,
+use super::json_util::{content_text, str_field, u64_field, whole};
+use super::model_read::{
+    error_text, object_body, request_head, sse_json, sse_or_object, stream_reading, streamed_call,
+    structured_call, usage,
 };
 use super::ollama_read::add_text_tool_calls;
-use super::{
-    BodyReading, Integrity, ModelMessage, ModelRequest, ModelResponse, Reading, ToolCall,
-    ToolCallForm, Usage,
-};
+use super::{BodyReading, ModelMessage, ModelRequest, ModelResponse, Reading, ToolCall};
 use crate::hop::{BodyCapture, Header};
 
 fn function_call(item: &Value) -> Option<ToolCall> {
-    let (arguments, arguments_invalid) = arguments_from(item.get("arguments"));
-    Some(ToolCall {
-        id: str_field(item, "call_id")
+    Some(structured_call(
+        str_field(item, "call_id")
             .or_else(|| str_field(item, "id"))
             .map(str::to_string),
-        name: str_field(item, "name")?.to_string(),
-        arguments,
-        arguments_invalid,
-        form: ToolCallForm::Structured,
-    })
+        str_field(item, "name")?.to_string(),
+        item.get("arguments"),
+    ))
 }
 
 /// The conversation an `input` spells: messages, the model's earlier calls, the tools' outputs.
@@ -98,50 +93,23 @@ fn tool_names(tools: Option<&Value>) -> Vec<String> {
 
 /// Reads a `POST /v1/responses` request.
 pub(super) fn request(body: &BodyCapture) -> BodyReading {
-    if body.bytes.trim_ascii().is_empty() {
-        return whole(Reading::Empty);
-    }
-    let Some(value) = parse_lenient(&body.bytes).filter(Value::is_object) else {
-        return malformed(&body.bytes, "not a JSON object");
-    };
-    let messages = conversation(value.get("input"));
-    let system = str_field(&value, "instructions")
-        .map(str::to_string)
-        .or_else(|| {
-            messages
-                .iter()
-                .find(|m| m.role == "system" || m.role == "developer")
-                .map(|m| m.content.clone())
-        });
-    whole(Reading::ModelRequest(ModelRequest {
-        model: str_field(&value, "model").map(str::to_string),
-        system,
-        messages,
-        tools: tool_names(value.get("tools")),
-        stream: value
-            .get("stream")
-            .and_then(Value::as_bool)
-            .unwrap_or(false),
-    }))
-}
-
-fn usage(value: Option<&Value>) -> Usage {
-    let Some(value) = value.filter(|v| v.is_object()) else {
-        return Usage::default();
-    };
-    Usage {
-        input_tokens: u64_field(value, "input_tokens"),
-        output_tokens: u64_field(value, "output_tokens"),
-    }
-}
-
-fn error_text(value: &Value) -> Option<String> {
-    let error = value.get("error").filter(|e| !e.is_null())?;
-    Some(
-        str_field(error, "message")
+    object_body(body, |value| {
+        let messages = conversation(value.get("input"));
+        let system = str_field(value, "instructions")
             .map(str::to_string)
-            .unwrap_or_else(|| error.to_string()),
-    )
+            .or_else(|| {
+                messages
+                    .iter()
+                    .find(|m| m.role == "system" || m.role == "developer")
+                    .map(|m| m.content.clone())
+            });
+        whole(Reading::ModelRequest(ModelRequest {
+            system,
+            messages,
+            tools: tool_names(value.get("tools")),
+            ..request_head(value, false)
+        }))
+    })
 }
 
 /// A whole `response` object: its output items as one assistant message.
@@ -151,7 +119,7 @@ fn reply_of(response: &Value, reply: &mut ModelResponse) {
     }
     let status = str_field(response, "status");
     reply.finish_reason = status.map(str::to_string);
-    reply.usage = usage(response.get("usage"));
+    reply.usage = usage(response.get("usage"), "input_tokens", "output_tokens");
     if reply.error.is_none() {
         reply.error = error_text(response);
     }
@@ -178,24 +146,17 @@ fn reply_of(response: &Value, reply: &mut ModelResponse) {
 
 /// Reads a reply: a `response` object, or its stream of events.
 pub(super) fn response(headers: &[Header], body: &BodyCapture) -> BodyReading {
-    if body.bytes.trim_ascii().is_empty() {
-        return whole(Reading::Empty);
-    }
-    if framing(headers, &body.bytes) == Framing::Sse {
-        return stream(&body.bytes);
-    }
-    let Some(value) = parse_lenient(&body.bytes).filter(Value::is_object) else {
-        return malformed(&body.bytes, "not a JSON object");
-    };
-    let mut reply = ModelResponse {
-        records: 1,
-        ..ModelResponse::default()
-    };
-    reply_of(&value, &mut reply);
-    if reply.message.role.is_empty() {
-        reply.message.role = "assistant".into();
-    }
-    whole(Reading::ModelResponse(Box::new(reply)))
+    sse_or_object(headers, body, stream, |value| {
+        let mut reply = ModelResponse {
+            records: 1,
+            ..ModelResponse::default()
+        };
+        reply_of(value, &mut reply);
+        if reply.message.role.is_empty() {
+            reply.message.role = "assistant".into();
+        }
+        whole(Reading::ModelResponse(Box::new(reply)))
+    })
 }
 
 /// A function call being assembled from its events, keyed by its item id.
@@ -207,32 +168,15 @@ struct PartialCall {
 }
 
 fn stream(body: &[u8]) -> BodyReading {
-    let (events, tail) = sse_events(body);
-    let mut reply = ModelResponse {
-        message: ModelMessage {
-            role: "assistant".into(),
-            ..ModelMessage::default()
-        },
-        streamed: true,
-        ..ModelResponse::default()
-    };
+    let sse = sse_json(body);
+    let mut reply = sse.reply();
     let mut calls: Vec<PartialCall> = Vec::new();
     let mut last: Option<Value> = None;
-    let (mut ended, mut bad) = (false, 0usize);
-    let all = events.iter().map(|e| (e, false));
-    for (event, is_tail) in all.chain(tail.iter().map(|e| (e, true))) {
-        let data = event.data.trim();
-        if data.is_empty() || data == "[DONE]" {
-            continue;
-        }
-        let Some(data) = parse_lenient(data.as_bytes()) else {
-            bad += usize::from(!is_tail);
-            continue;
-        };
-        reply.records += 1;
-        let kind = str_field(&data, "type").or(event.event.as_deref());
-        let item_id = str_field(&data, "item_id").unwrap_or_default();
-        let output_index = u64_field(&data, "output_index");
+    let mut ended = false;
+    for event in &sse.events {
+        let data = &event.data;
+        let item_id = str_field(data, "item_id").unwrap_or_default();
+        let output_index = u64_field(data, "output_index");
         let find = |calls: &mut Vec<PartialCall>| {
             calls
                 .iter_mut()
@@ -245,7 +189,7 @@ fn stream(body: &[u8]) -> BodyReading {
                 })
                 .map(|from_end| calls.len() - 1 - from_end)
         };
-        match kind {
+        match event.kind() {
             Some("response.created" | "response.in_progress") => {
                 if let Some(model) = data.get("response").and_then(|r| str_field(r, "model")) {
                     reply.model = Some(model.to_string());
@@ -281,24 +225,23 @@ fn stream(body: &[u8]) -> BodyReading {
                 reply
                     .message
                     .content
-                    .push_str(str_field(&data, "delta").unwrap_or_default());
+                    .push_str(str_field(data, "delta").unwrap_or_default());
             }
             Some("response.reasoning_summary_text.delta" | "response.reasoning_text.delta") => {
                 reply
                     .message
                     .thinking
-                    .push_str(str_field(&data, "delta").unwrap_or_default());
+                    .push_str(str_field(data, "delta").unwrap_or_default());
             }
             Some("response.function_call_arguments.delta") => {
                 if let Some(i) = find(&mut calls) {
                     calls[i]
                         .arguments
-                        .push_str(str_field(&data, "delta").unwrap_or_default());
+                        .push_str(str_field(data, "delta").unwrap_or_default());
                 }
             }
             Some("response.function_call_arguments.done") => {
-                if let (Some(i), Some(arguments)) =
-                    (find(&mut calls), str_field(&data, "arguments"))
+                if let (Some(i), Some(arguments)) = (find(&mut calls), str_field(data, "arguments"))
                 {
                     calls[i].arguments = arguments.to_string();
                 }
@@ -308,9 +251,9 @@ fn stream(body: &[u8]) -> BodyReading {
                 last = data.get("response").cloned();
             }
             Some("error") => {
-                reply.error = str_field(&data, "message")
+                reply.error = str_field(data, "message")
                     .map(str::to_string)
-                    .or_else(|| error_text(&data));
+                    .or_else(|| error_text(data));
             }
             _ => {}
         }
@@ -330,29 +273,10 @@ fn stream(body: &[u8]) -> BodyReading {
     if !calls.is_empty() {
         reply.message.tool_calls = calls
             .into_iter()
-            .map(|partial| {
-                let (arguments, arguments_invalid) =
-                    arguments_from(Some(&Value::String(partial.arguments)));
-                ToolCall {
-                    arguments,
-                    arguments_invalid,
-                    ..partial.call
-                }
-            })
+            .map(|partial| streamed_call(partial.call.id, partial.call.name, partial.arguments))
             .collect();
     }
     add_text_tool_calls(&mut reply.message);
-    let integrity = if reply.records == 0 {
-        Integrity::Malformed("no response events".into())
-    } else if bad > 0 {
-        Integrity::Malformed(format!("{bad} event(s) are not JSON"))
-    } else if !ended && reply.error.is_none() {
-        Integrity::CutOff
-    } else {
-        Integrity::Whole
-    };
-    BodyReading {
-        reading: Reading::ModelResponse(Box::new(reply)),
-        integrity,
-    }
+    let ended = ended || reply.error.is_some();
+    stream_reading(reply, ended, sse.bad, "response event")
 }

@@ -39,6 +39,46 @@ pub struct Tool {
     pub meta: Option<Map<String, Value>>,
 }
 
+impl Tool {
+    /// A tool whose arguments are a closed object: `properties`, all of `required`, nothing else.
+    pub fn closed_input(
+        name: &str,
+        title: &str,
+        description: &str,
+        properties: Value,
+        required: &[&str],
+        annotations: ToolAnnotations,
+    ) -> Self {
+        Tool {
+            name: name.to_owned(),
+            title: Some(title.to_owned()),
+            description: Some(description.to_owned()),
+            input_schema: serde_json::json!({
+                "type": "object",
+                "properties": properties,
+                "required": required,
+                "additionalProperties": false,
+            }),
+            output_schema: None,
+            annotations: Some(annotations),
+            meta: None,
+        }
+    }
+}
+
+impl ToolAnnotations {
+    /// The hints of a tool that touches only local state (`openWorldHint: false`).
+    pub fn closed_world(read_only: bool, destructive: bool, idempotent: bool) -> Self {
+        ToolAnnotations {
+            title: None,
+            read_only_hint: Some(read_only),
+            destructive_hint: Some(destructive),
+            idempotent_hint: Some(idempotent),
+            open_world_hint: Some(false),
+        }
+    }
+}
+
 /// `tools/list` params.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct ListToolsParams {

@@ -4,19 +4,21 @@
 //! `notifications/initialized` and a kept session (re-initialized once if the server forgets it).
 //! Answers may be JSON or SSE.
 
-use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::Duration;
 
 use http::{HeaderMap, HeaderName, HeaderValue, StatusCode, Uri, header};
 use serde_json::{Map, Value};
 use tokio::sync::Mutex;
 
-use super::{legacy_meta, modern_meta, server_info_name, with_meta};
+use super::{
+    Peer, initialize_request, initialize_result, legacy_meta, modern_meta, server_info_name,
+    with_meta,
+};
 use crate::reference::agent::outbound::{self, BodyReader, HttpClient};
 use crate::reference::agent::upstream_error::{FailureKind, UpstreamError};
 use crate::wire::agent_api::Upstream;
-use crate::wire::jsonrpc::{Message, Notification, Request, RequestId, Response, code as rpc_code};
-use crate::wire::mcp::{self, Era, InitializeParams, InitializeResult, version};
+use crate::wire::jsonrpc::{Message, Notification, Request, Response, code as rpc_code};
+use crate::wire::mcp::{self, Era, version};
 use crate::wire::stream::SseDecoder;
 use crate::wire::trace_context::TraceContext;
 
@@ -37,8 +39,7 @@ pub(super) struct HttpTransport {
     uri: Uri,
     http: HttpClient,
     timeout: Duration,
-    upstream: Upstream,
-    next_id: AtomicI64,
+    peer: Peer,
     state: Mutex<State>,
 }
 
@@ -56,14 +57,13 @@ impl HttpTransport {
             uri,
             http,
             timeout,
-            upstream,
-            next_id: AtomicI64::new(1),
+            peer: Peer::new(upstream),
             state: Mutex::new(State::default()),
         }
     }
 
     pub(super) fn upstream(&self) -> &Upstream {
-        &self.upstream
+        &self.peer.upstream
     }
 
     pub(super) async fn server_name(&self) -> Option<String> {
@@ -80,7 +80,7 @@ impl HttpTransport {
         match tokio::time::timeout(self.timeout, self.request_any_era(method, &params, trace)).await
         {
             Ok(result) => result,
-            Err(_) => Err(self.error(
+            Err(_) => Err(self.peer.error(
                 FailureKind::Timeout,
                 format!(
                     "{method} got no answer within {}",
@@ -117,7 +117,7 @@ impl HttpTransport {
                 None => break,
             }
         }
-        Err(self.failed(format!(
+        Err(self.peer.failed(format!(
             "{method}: the server forgot the session right after initialize"
         )))
     }
@@ -134,7 +134,7 @@ impl HttpTransport {
     ) -> Result<Option<Response>, UpstreamError> {
         let trace = trace.child();
         let request = Request::new(
-            self.id(),
+            self.peer.id(),
             method,
             Some(with_meta(params, modern_meta(&trace))),
         );
@@ -150,7 +150,7 @@ impl HttpTransport {
             .map(|e| e.code);
         match answer.status {
             status if status.is_success() => answer.response.map(Some).ok_or_else(|| {
-                self.failed(format!(
+                self.peer.failed(format!(
                     "{method} answered {status} without a JSON-RPC response"
                 ))
             }),
@@ -173,7 +173,7 @@ impl HttpTransport {
                     if speaks_legacy {
                         Ok(None)
                     } else {
-                        Err(self.failed(format!(
+                        Err(self.peer.failed(format!(
                             "the server does not support {} (it supports {supported})",
                             version::V2026_07_28
                         )))
@@ -182,12 +182,16 @@ impl HttpTransport {
                 Some(code) if mcp::code::is_modern_error(code) => Ok(answer.response),
                 _ if probing => Ok(None),
                 Some(_) => Ok(answer.response),
-                None => Err(self.failed(format!("{method} answered 400: {}", answer.excerpt))),
+                None => Err(self
+                    .peer
+                    .failed(format!("{method} answered 400: {}", answer.excerpt))),
             },
             StatusCode::NOT_FOUND if error_code == Some(rpc_code::METHOD_NOT_FOUND) => {
                 Ok(answer.response)
             }
-            status => Err(self.failed(format!("{method} answered {status}: {}", answer.excerpt))),
+            status => Err(self
+                .peer
+                .failed(format!("{method} answered {status}: {}", answer.excerpt))),
         }
     }
 
@@ -201,7 +205,7 @@ impl HttpTransport {
     ) -> Result<Option<Response>, UpstreamError> {
         let trace = trace.child();
         let request = Request::new(
-            self.id(),
+            self.peer.id(),
             method,
             Some(with_meta(params, legacy_meta(&trace))),
         );
@@ -215,9 +219,9 @@ impl HttpTransport {
             {
                 Ok(Some(response))
             }
-            (status, _) => {
-                Err(self.failed(format!("{method} answered {status}: {}", answer.excerpt)))
-            }
+            (status, _) => Err(self
+                .peer
+                .failed(format!("{method} answered {status}: {}", answer.excerpt))),
         }
     }
 
@@ -228,38 +232,20 @@ impl HttpTransport {
             return Ok(session.clone());
         }
         let init_trace = trace.child();
-        let params = InitializeParams {
-            protocol_version: version::LATEST_LEGACY.to_string(),
-            capabilities: Value::Object(Map::new()),
-            client_info: super::client_info(),
-            meta: Some(legacy_meta(&init_trace)),
-        };
-        let request = Request::new(
-            self.id(),
-            mcp::method::INITIALIZE,
-            serde_json::to_value(params).ok(),
-        );
+        let request = initialize_request(self.peer.id(), &init_trace);
         let answer = self.post(&request, HeaderMap::new(), &init_trace).await?;
-        let result = match answer.response.map(Response::into_result) {
-            Some(Ok(result)) if answer.status.is_success() => result,
-            Some(Err(error)) => {
-                return Err(self.failed(format!(
-                    "initialize answered JSON-RPC error {}: {}",
-                    error.code, error.message
-                )));
+        // A JSON-RPC error speaks for itself whatever the status; a result needs a 2xx.
+        let init = match answer.response {
+            Some(response) if answer.status.is_success() || response.result_value().is_none() => {
+                initialize_result(response, |detail| self.peer.failed(detail))?
             }
             _ => {
-                return Err(self.failed(format!(
+                return Err(self.peer.failed(format!(
                     "initialize answered {}: {}",
                     answer.status, answer.excerpt
                 )));
             }
         };
-        let init: InitializeResult = serde_json::from_value(result).map_err(|e| {
-            self.failed(format!(
-                "initialize answered something that is not an InitializeResult: {e}"
-            ))
-        })?;
         let session = LegacySession {
             id: answer.session_id,
             version: init.protocol_version,
@@ -270,7 +256,7 @@ impl HttpTransport {
             .post(&initialized, session_headers(&session), &note_trace)
             .await?;
         if !note.status.is_success() {
-            return Err(self.failed(format!(
+            return Err(self.peer.failed(format!(
                 "notifications/initialized answered {}: {}",
                 note.status, note.excerpt
             )));
@@ -294,7 +280,8 @@ impl HttpTransport {
         );
         let body = serde_json::to_vec(message).unwrap_or_default();
         let request = outbound::json_post(&self.uri, body, trace, headers);
-        let response = outbound::send(&self.http, request, self.timeout, &self.upstream).await?;
+        let response =
+            outbound::send(&self.http, request, self.timeout, &self.peer.upstream).await?;
         let status = response.status();
         let session_id = response
             .headers()
@@ -302,7 +289,7 @@ impl HttpTransport {
             .and_then(|v| v.to_str().ok())
             .map(str::to_string);
         let content_type = outbound::content_type(response.headers());
-        let mut reader = BodyReader::new(response.into_body(), self.timeout, &self.upstream);
+        let mut reader = BodyReader::new(response.into_body(), self.timeout, &self.peer.upstream);
         if content_type != "text/event-stream" {
             let body = reader.read_to_end().await?;
             let response = serde_json::from_slice::<Response>(&body).ok();
@@ -314,12 +301,7 @@ impl HttpTransport {
             });
         }
         let mut decoder = SseDecoder::new();
-        loop {
-            let chunk = reader.next_chunk().await?;
-            let events = match &chunk {
-                Some(bytes) => decoder.push(bytes),
-                None => decoder.finish().into_iter().collect(),
-            };
+        while let Some(events) = reader.next_records(&mut decoder).await? {
             for event in events {
                 if let Ok(Message::Response(response)) =
                     serde_json::from_str::<Message>(&event.data)
@@ -332,27 +314,13 @@ impl HttpTransport {
                     });
                 }
             }
-            if chunk.is_none() {
-                return Ok(Answer {
-                    status,
-                    session_id,
-                    response: None,
-                    excerpt: "an event stream that ended without a JSON-RPC response".to_string(),
-                });
-            }
         }
-    }
-
-    fn id(&self) -> RequestId {
-        RequestId::from(self.next_id.fetch_add(1, Ordering::Relaxed))
-    }
-
-    fn failed(&self, detail: String) -> UpstreamError {
-        self.error(FailureKind::Failed, detail)
-    }
-
-    fn error(&self, kind: FailureKind, detail: String) -> UpstreamError {
-        UpstreamError::new(kind, &self.upstream, detail)
+        Ok(Answer {
+            status,
+            session_id,
+            response: None,
+            excerpt: "an event stream that ended without a JSON-RPC response".to_string(),
+        })
     }
 }
 

@@ -7,7 +7,7 @@
 
 use std::collections::HashMap;
 use std::process::Stdio;
-use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex as StdMutex};
 use std::time::Duration;
 
@@ -16,12 +16,15 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 use tokio::sync::{Mutex, Notify, mpsc, oneshot};
 
-use super::{legacy_meta, modern_meta, server_info_name, with_meta};
+use super::{
+    Peer, initialize_request, initialize_result, legacy_meta, modern_meta, server_info_name,
+    with_meta,
+};
 use crate::reference::agent::outbound;
 use crate::reference::agent::upstream_error::{FailureKind, UpstreamError, error_chain};
 use crate::wire::agent_api::Upstream;
 use crate::wire::jsonrpc::{ErrorObject, Message, Notification, Request, RequestId, Response};
-use crate::wire::mcp::{self, DiscoverResult, Era, InitializeParams, InitializeResult, version};
+use crate::wire::mcp::{self, DiscoverResult, Era, version};
 use crate::wire::stream::NdjsonDecoder;
 use crate::wire::trace_context::TraceContext;
 
@@ -47,8 +50,7 @@ pub(super) struct StdioTransport {
     program: String,
     args: Vec<String>,
     timeout: Duration,
-    upstream: Upstream,
-    next_id: AtomicI64,
+    peer: Peer,
     process: Mutex<Option<Arc<Process>>>,
 }
 
@@ -63,14 +65,13 @@ impl StdioTransport {
             program,
             args,
             timeout,
-            upstream,
-            next_id: AtomicI64::new(1),
+            peer: Peer::new(upstream),
             process: Mutex::new(None),
         }
     }
 
     pub(super) fn upstream(&self) -> &Upstream {
-        &self.upstream
+        &self.peer.upstream
     }
 
     pub(super) async fn server_name(&self) -> Option<String> {
@@ -108,7 +109,7 @@ impl StdioTransport {
             Era::Modern => modern_meta(&trace),
             Era::Legacy => legacy_meta(&trace),
         };
-        let request = Request::new(self.id(), method, Some(with_meta(&params, meta)));
+        let request = Request::new(self.peer.id(), method, Some(with_meta(&params, meta)));
         self.exchange(&process, request, self.timeout).await
     }
 
@@ -135,13 +136,13 @@ impl StdioTransport {
             .kill_on_drop(true)
             .spawn()
             .map_err(|e| {
-                self.error(
+                self.peer.error(
                     FailureKind::Unreachable,
                     format!("could not start it: {}", error_chain(&e)),
                 )
             })?;
         let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
-            return Err(self.error(
+            return Err(self.peer.error(
                 FailureKind::Unreachable,
                 "its stdin/stdout could not be opened".into(),
             ));
@@ -169,7 +170,7 @@ impl StdioTransport {
 
         let probe_trace = trace.child();
         let discover = Request::new(
-            self.id(),
+            self.peer.id(),
             mcp::method::SERVER_DISCOVER,
             Some(with_meta(&Map::new(), modern_meta(&probe_trace))),
         );
@@ -196,38 +197,14 @@ impl StdioTransport {
             return Ok(process);
         }
         process.era = Era::Legacy;
-        let init_trace = trace.child();
-        let params = InitializeParams {
-            protocol_version: version::LATEST_LEGACY.to_string(),
-            capabilities: Value::Object(Map::new()),
-            client_info: super::client_info(),
-            meta: Some(legacy_meta(&init_trace)),
-        };
-        let initialize = Request::new(
-            self.id(),
-            mcp::method::INITIALIZE,
-            serde_json::to_value(params).ok(),
-        );
-        let result = self
-            .exchange(&process, initialize, self.timeout)
-            .await?
-            .into_result()
-            .map_err(|error| {
-                self.failed(format!(
-                    "initialize answered JSON-RPC error {}: {}",
-                    error.code, error.message
-                ))
-            })?;
-        let init: InitializeResult = serde_json::from_value(result).map_err(|e| {
-            self.failed(format!(
-                "initialize answered something that is not an InitializeResult: {e}"
-            ))
-        })?;
+        let initialize = initialize_request(self.peer.id(), &trace.child());
+        let response = self.exchange(&process, initialize, self.timeout).await?;
+        let init = initialize_result(response, |detail| self.peer.failed(detail))?;
         process.server_name = Some(init.server_info.name);
         let note = Notification::new(mcp::method::INITIALIZED, None);
         send_line(&process, &note)
             .await
-            .map_err(|detail| self.error(FailureKind::Unreachable, detail))?;
+            .map_err(|detail| self.peer.error(FailureKind::Unreachable, detail))?;
         Ok(process)
     }
 
@@ -245,10 +222,10 @@ impl StdioTransport {
         }
         send_line(process, &request)
             .await
-            .map_err(|detail| self.error(FailureKind::Unreachable, detail))?;
+            .map_err(|detail| self.peer.error(FailureKind::Unreachable, detail))?;
         match tokio::time::timeout(timeout, rx).await {
             Ok(Ok(response)) => Ok(response),
-            Ok(Err(_)) => Err(self.error(
+            Ok(Err(_)) => Err(self.peer.error(
                 FailureKind::Unreachable,
                 format!("the process exited before answering {}", request.method),
             )),
@@ -256,7 +233,7 @@ impl StdioTransport {
                 if let Ok(mut pending) = process.pending.lock() {
                     pending.remove(&id);
                 }
-                Err(self.error(
+                Err(self.peer.error(
                     FailureKind::Timeout,
                     format!(
                         "{} got no answer within {}",
@@ -266,18 +243,6 @@ impl StdioTransport {
                 ))
             }
         }
-    }
-
-    fn id(&self) -> RequestId {
-        RequestId::from(self.next_id.fetch_add(1, Ordering::Relaxed))
-    }
-
-    fn failed(&self, detail: String) -> UpstreamError {
-        self.error(FailureKind::Failed, detail)
-    }
-
-    fn error(&self, kind: FailureKind, detail: String) -> UpstreamError {
-        UpstreamError::new(kind, &self.upstream, detail)
     }
 }
 

@@ -5,10 +5,10 @@ use serde_json::Value;
 
 use super::{AnswerSink, ChatError, ModelClient, ModelReply, ModelTool};
 use crate::reference::agent::conversation::{AssistantTurn, CallArguments, ModelToolCall, Turn};
-use crate::reference::agent::outbound::{self, BodyReader};
+use crate::reference::agent::outbound::BodyReader;
 use crate::wire::ollama::{
     ChatRequest, ChatResponse, ChatStreamAssembler, FunctionCall, Message, NDJSON_CONTENT_TYPE,
-    Tool, ToolCall,
+    ToolCall,
 };
 use crate::wire::stream::NdjsonDecoder;
 
@@ -21,12 +21,7 @@ pub(super) fn request_body(
     let request = ChatRequest {
         model: client.model.clone(),
         messages: history.iter().map(message).collect(),
-        tools: tools.map(|tools| {
-            tools
-                .iter()
-                .map(|t| Tool::function(&t.name, t.description.clone(), t.parameters.clone()))
-                .collect()
-        }),
+        tools: tools.map(super::wire_tools),
         stream: Some(stream),
         format: None,
         options: None,
@@ -72,39 +67,16 @@ pub(super) async fn read_reply(
     content_type: &str,
     mut sink: Option<&mut AnswerSink>,
 ) -> Result<ModelReply, ChatError> {
-    let asked_to_stream = client.stream || sink.is_some();
-    let streamed = content_type == NDJSON_CONTENT_TYPE
-        || (asked_to_stream && content_type != "application/json");
-    if !streamed {
-        let body = reader.read_to_end().await?;
-        let response: ChatResponse = serde_json::from_slice(&body).map_err(|e| {
-            client.failed(format!(
-                "answered something that is not an /api/chat reply ({e}): {}",
-                outbound::excerpt(&body)
-            ))
-        })?;
-        let reply = finish(client, response)?;
-        if let Some(sink) = sink {
-            sink.text(&reply.turn.content).await?;
-            sink.end_of_reply().await?;
-        }
-        return Ok(reply);
+    if !client.streams(content_type, NDJSON_CONTENT_TYPE, sink.is_some()) {
+        let not_what = "answered something that is not an /api/chat reply";
+        return client.whole_reply(reader, sink, not_what, finish).await;
     }
     let mut decoder = NdjsonDecoder::new();
     let mut assembler = ChatStreamAssembler::new();
-    loop {
-        let chunk = reader.next_chunk().await?;
-        let lines = match &chunk {
-            Some(bytes) => decoder.push(bytes),
-            None => decoder.finish().into_iter().collect(),
-        };
+    while let Some(lines) = reader.next_records(&mut decoder).await? {
         for line in lines {
-            let part: ChatResponse = serde_json::from_slice(&line).map_err(|e| {
-                client.failed(format!(
-                    "sent a stream line that is not an /api/chat chunk ({e}): {}",
-                    outbound::excerpt(&line)
-                ))
-            })?;
+            let part: ChatResponse =
+                client.parse(&line, "sent a stream line that is not an /api/chat chunk")?;
             if let Some(error) = &part.error {
                 return Err(client
                     .failed(format!("reported an error mid-stream: {error}"))
@@ -114,9 +86,6 @@ pub(super) async fn read_reply(
             if let Some(sink) = sink.as_deref_mut() {
                 sink.text(&shown).await?;
             }
-        }
-        if chunk.is_none() {
-            break;
         }
     }
     if let Some(sink) = sink {

@@ -5,11 +5,11 @@ use http::{HeaderMap, HeaderValue, header};
 
 use super::{AnswerSink, ChatError, ModelClient, ModelReply, ModelTool};
 use crate::reference::agent::conversation::{AssistantTurn, CallArguments, ModelToolCall, Turn};
-use crate::reference::agent::outbound::{self, BodyReader};
+use crate::reference::agent::outbound::BodyReader;
 use crate::wire::ids::random_hex_id;
 use crate::wire::openai::{
     ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, ChatMessage, ChunkAssembler,
-    FunctionCall, STREAM_DONE, StreamOptions, Tool, ToolCall,
+    FunctionCall, STREAM_DONE, StreamOptions, ToolCall,
 };
 use crate::wire::stream::SseDecoder;
 
@@ -32,12 +32,7 @@ pub(super) fn request_body(
     let request = ChatCompletionRequest {
         model: client.model.clone(),
         messages: history.iter().map(message).collect(),
-        tools: tools.map(|tools| {
-            tools
-                .iter()
-                .map(|t| Tool::function(&t.name, t.description.clone(), t.parameters.clone()))
-                .collect()
-        }),
+        tools: tools.map(super::wire_tools),
         stream: stream.then_some(true),
         // Token counts in a stream come only when asked for (one extra chunk before [DONE]).
         stream_options: stream.then_some(StreamOptions {
@@ -83,33 +78,14 @@ pub(super) async fn read_reply(
     content_type: &str,
     mut sink: Option<&mut AnswerSink>,
 ) -> Result<ModelReply, ChatError> {
-    let asked_to_stream = client.stream || sink.is_some();
-    let streamed = content_type == "text/event-stream"
-        || (asked_to_stream && content_type != "application/json");
-    if !streamed {
-        let body = reader.read_to_end().await?;
-        let completion: ChatCompletion = serde_json::from_slice(&body).map_err(|e| {
-            client.failed(format!(
-                "answered something that is not a chat completion ({e}): {}",
-                outbound::excerpt(&body)
-            ))
-        })?;
-        let reply = finish(client, completion)?;
-        if let Some(sink) = sink {
-            sink.text(&reply.turn.content).await?;
-            sink.end_of_reply().await?;
-        }
-        return Ok(reply);
+    if !client.streams(content_type, "text/event-stream", sink.is_some()) {
+        let not_what = "answered something that is not a chat completion";
+        return client.whole_reply(reader, sink, not_what, finish).await;
     }
     let mut decoder = SseDecoder::new();
     let mut assembler = ChunkAssembler::new();
     let mut done = false;
-    while !done {
-        let chunk = reader.next_chunk().await?;
-        let events = match &chunk {
-            Some(bytes) => decoder.push(bytes),
-            None => decoder.finish().into_iter().collect(),
-        };
+    while !done && let Some(events) = reader.next_records(&mut decoder).await? {
         for event in events {
             let data = event.data.trim();
             if data.is_empty() {
@@ -119,12 +95,10 @@ pub(super) async fn read_reply(
                 done = true;
                 break;
             }
-            let part: ChatCompletionChunk = serde_json::from_str(data).map_err(|e| {
-                client.failed(format!(
-                    "sent an event that is not a chat completion chunk ({e}): {}",
-                    outbound::excerpt(data.as_bytes())
-                ))
-            })?;
+            let part: ChatCompletionChunk = client.parse(
+                data.as_bytes(),
+                "sent an event that is not a chat completion chunk",
+            )?;
             if let Some(error) = &part.error {
                 let detail = format!("reported an error mid-stream: {}", error.message);
                 return Err(client.failed(detail).into());
@@ -133,9 +107,6 @@ pub(super) async fn read_reply(
             if let Some(sink) = sink.as_deref_mut() {
                 sink.text(&shown).await?;
             }
-        }
-        if chunk.is_none() {
-            break;
         }
     }
     if let Some(sink) = sink {

@@ -1,0 +1,184 @@
+//! What the model-chat readers share: body preambles, structured calls, errors, usage, SSE events.
+
+use serde_json::Value;
+
+use super::json_util::{
+    Framing, arguments_from, framing, malformed, parse_lenient, sse_events, str_field, u64_field,
+    whole,
+};
+use super::{
+    BodyReading, Integrity, ModelMessage, ModelRequest, ModelResponse, Reading, ToolCall,
+    ToolCallForm, Usage,
+};
+use crate::hop::{BodyCapture, Header};
+
+/// Reads a body that must be one JSON object: empty reads as empty, anything else as malformed.
+pub(super) fn object_body(
+    body: &BodyCapture,
+    read: impl FnOnce(&Value) -> BodyReading,
+) -> BodyReading {
+    if body.bytes.trim_ascii().is_empty() {
+        return whole(Reading::Empty);
+    }
+    match parse_lenient(&body.bytes).filter(Value::is_object) {
+        Some(value) => read(&value),
+        None => malformed(&body.bytes, "not a JSON object"),
+    }
+}
+
+/// Reads a reply that is an SSE stream (by `stream`) or one JSON object (by `read`).
+pub(super) fn sse_or_object(
+    headers: &[Header],
+    body: &BodyCapture,
+    stream: fn(&[u8]) -> BodyReading,
+    read: impl FnOnce(&Value) -> BodyReading,
+) -> BodyReading {
+    if !body.bytes.trim_ascii().is_empty() && framing(headers, &body.bytes) == Framing::Sse {
+        return stream(&body.bytes);
+    }
+    object_body(body, read)
+}
+
+/// A request's `model`, and its `stream` flag (`stream_default` when absent); the caller fills
+/// in the rest.
+pub(super) fn request_head(value: &Value, stream_default: bool) -> ModelRequest {
+    ModelRequest {
+        model: str_field(value, "model").map(str::to_string),
+        stream: value
+            .get("stream")
+            .and_then(Value::as_bool)
+            .unwrap_or(stream_default),
+        ..ModelRequest::default()
+    }
+}
+
+/// A structured tool call; `arguments` as [`arguments_from`] reads them.
+pub(super) fn structured_call(
+    id: Option<String>,
+    name: String,
+    arguments: Option<&Value>,
+) -> ToolCall {
+    let (arguments, arguments_invalid) = arguments_from(arguments);
+    ToolCall {
+        id,
+        name,
+        arguments,
+        arguments_invalid,
+        form: ToolCallForm::Structured,
+    }
+}
+
+/// A structured tool call whose arguments arrived as JSON text in pieces (a stream).
+pub(super) fn streamed_call(id: Option<String>, name: String, arguments: String) -> ToolCall {
+    structured_call(id, name, Some(&Value::String(arguments)))
+}
+
+/// The text of an `error` field: a string as is, else its `message`, else its JSON; None when
+/// the field is absent or null.
+pub(super) fn error_text(value: &Value) -> Option<String> {
+    let error = value.get("error").filter(|e| !e.is_null())?;
+    Some(match error {
+        Value::String(s) => s.clone(),
+        other => str_field(other, "message")
+            .map(str::to_string)
+            .unwrap_or_else(|| other.to_string()),
+    })
+}
+
+/// Token counts under the given keys of a `usage` object (none when there is no object).
+pub(super) fn usage(value: Option<&Value>, input_key: &str, output_key: &str) -> Usage {
+    let Some(value) = value.filter(|v| v.is_object()) else {
+        return Usage::default();
+    };
+    Usage {
+        input_tokens: u64_field(value, input_key),
+        output_tokens: u64_field(value, output_key),
+    }
+}
+
+/// One SSE event whose data is JSON.
+pub(super) struct JsonEvent {
+    pub name: Option<String>,
+    pub data: Value,
+}
+
+impl JsonEvent {
+    /// The event's type: the data's `type` field, else the SSE event name.
+    pub fn kind(&self) -> Option<&str> {
+        str_field(&self.data, "type").or(self.name.as_deref())
+    }
+}
+
+/// The events of an SSE body read as JSON.
+#[derive(Default)]
+pub(super) struct SseJson {
+    pub events: Vec<JsonEvent>,
+    /// Events that are not JSON (a cut-off last one is not counted).
+    pub bad: usize,
+    /// A `data: [DONE]` marker came.
+    pub done: bool,
+}
+
+impl SseJson {
+    /// An assistant reply, still empty, that streamed these events.
+    pub fn reply(&self) -> ModelResponse {
+        ModelResponse {
+            message: ModelMessage {
+                role: "assistant".into(),
+                ..ModelMessage::default()
+            },
+            records: self.events.len(),
+            streamed: true,
+            ..ModelResponse::default()
+        }
+    }
+}
+
+/// Reads an SSE body's events as JSON, skipping empty ones and the `[DONE]` marker.
+pub(super) fn sse_json(body: &[u8]) -> SseJson {
+    let (events, tail) = sse_events(body);
+    let mut out = SseJson::default();
+    let all = events.iter().map(|e| (e, false));
+    for (event, is_tail) in all.chain(tail.iter().map(|e| (e, true))) {
+        let data = event.data.trim();
+        if data.is_empty() {
+            continue;
+        }
+        if data == "[DONE]" {
+            out.done = true;
+            continue;
+        }
+        match parse_lenient(data.as_bytes()) {
+            Some(data) => out.events.push(JsonEvent {
+                name: event.event.clone(),
+                data,
+            }),
+            None => out.bad += usize::from(!is_tail),
+        }
+    }
+    out
+}
+
+/// A reassembled streamed reply and its integrity: malformed when none of its records came or
+/// `bad` of them could not be read (`unit` names a record: `message event`, `line`), cut off
+/// when it never `ended`.
+pub(super) fn stream_reading(
+    reply: ModelResponse,
+    ended: bool,
+    bad: usize,
+    unit: &str,
+) -> BodyReading {
+    let integrity = if reply.records == 0 && !ended {
+        Integrity::Malformed(format!("no {unit}s"))
+    } else if bad > 0 {
+        Integrity::Malformed(format!("{bad} {unit}(s) are not JSON"))
+    } else if !ended {
+        Integrity::CutOff
+    } else {
+        Integrity::Whole
+    };
+    BodyReading {
+        reading: Reading::ModelResponse(Box::new(reply)),
+        integrity,
+    }
+}
