@@ -24,8 +24,13 @@ pub fn error_body(route: &Route, message: &str) -> Bytes {
 }
 
 pub fn error_response(route: &Route, status: StatusCode, message: &str) -> Response<ProxyBody> {
+    json_response(status, error_body(route, message))
+}
+
+/// A response the proxy makes itself: `status` with a JSON body.
+pub fn json_response(status: StatusCode, body: Bytes) -> Response<ProxyBody> {
     let mut response = Response::new(
-        Full::new(error_body(route, message))
+        Full::new(body)
             .map_err(|never: Infallible| match never {})
             .boxed_unsync(),
     );

@@ -137,47 +137,38 @@ pub async fn handle_at(
         recorded.then(|| ctx.recorder.clone()),
         id.clone(),
     );
-    let upstream_uri = match upstream_uri {
-        Ok(uri) => uri,
+    let failure = match upstream_uri {
         Err(message) => {
-            let response = error_response(&ctx.route, StatusCode::BAD_REQUEST, &message);
             drop(request_body);
-            return Ok(finish_failed(
-                &ctx.route,
-                settings.max_body,
-                guard,
-                request_seen,
-                message,
-                response,
-            )
-            .await);
+            Err((StatusCode::BAD_REQUEST, message))
         }
-    };
-    parts.uri = upstream_uri;
-    strip_for_upstream(&mut parts.headers, body_of_unknown_length);
-    if let Some((_, protocol)) = &upgrade {
-        upgrade::restore(&mut parts.headers, protocol.clone());
-    }
-    let upstream_request = Request::from_parts(parts, request_body);
-
-    let answer = tokio::time::timeout(
-        settings.upstream_timeout,
-        ctx.client.request(upstream_request),
-    )
-    .await;
-    let failure = match answer {
-        Ok(Ok(response)) => Ok(response),
-        Ok(Err(error)) => Err((
-            StatusCode::BAD_GATEWAY,
-            format!("upstream request failed: {}", describe_client_error(&error)),
-        )),
-        Err(_) => Err((
-            StatusCode::GATEWAY_TIMEOUT,
-            format!(
-                "no response head from the upstream within {}",
-                humanize(settings.upstream_timeout)
-            ),
-        )),
+        Ok(uri) => {
+            parts.uri = uri;
+            strip_for_upstream(&mut parts.headers, body_of_unknown_length);
+            if let Some((_, protocol)) = &upgrade {
+                upgrade::restore(&mut parts.headers, protocol.clone());
+            }
+            let upstream_request = Request::from_parts(parts, request_body);
+            let answer = tokio::time::timeout(
+                settings.upstream_timeout,
+                ctx.client.request(upstream_request),
+            )
+            .await;
+            match answer {
+                Ok(Ok(response)) => Ok(response),
+                Ok(Err(error)) => Err((
+                    StatusCode::BAD_GATEWAY,
+                    format!("upstream request failed: {}", describe_client_error(&error)),
+                )),
+                Err(_) => Err((
+                    StatusCode::GATEWAY_TIMEOUT,
+                    format!(
+                        "no response head from the upstream within {}",
+                        humanize(settings.upstream_timeout)
+                    ),
+                )),
+            }
+        }
     };
     let upstream_response = match failure {
         Ok(response) => response,

@@ -12,7 +12,7 @@ use futures_util::StreamExt;
 use http::uri::Authority;
 use http::{Method, Request, Response, StatusCode, Uri};
 use http_body::Body as _;
-use http_body_util::{BodyExt, BodyStream, Full, StreamBody};
+use http_body_util::{BodyExt, BodyStream, StreamBody};
 use hyper::body::{Frame, Incoming};
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
@@ -324,15 +324,5 @@ async fn role_from_body(mut body: RequestBody) -> (Role, RequestBody) {
 /// A JSON error from the forward proxy itself (no route or upstream to name).
 pub fn proxy_error(status: StatusCode, message: &str) -> Response<ProxyBody> {
     let body = serde_json::json!({"error": {"proxy": "forward", "message": message}});
-    let mut response = Response::new(
-        Full::new(Bytes::from(body.to_string()))
-            .map_err(|never: Infallible| match never {})
-            .boxed_unsync(),
-    );
-    *response.status_mut() = status;
-    response.headers_mut().insert(
-        http::header::CONTENT_TYPE,
-        http::HeaderValue::from_static("application/json"),
-    );
-    response
+    super::answers::json_response(status, Bytes::from(body.to_string()))
 }

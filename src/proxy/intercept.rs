@@ -196,22 +196,8 @@ fn record_rejection(
     } else {
         format!("TLS handshake with the client for {host} failed: {error}")
     };
-    let id = random_hex_id(16);
-    let (role, name) = shared
-        .host_role(host)
-        .unwrap_or((Role::Other, host.to_string()));
-    let started = shared.recorder.start(HopStart {
-        id: id.clone(),
-        route: name,
-        role,
-        transport: Transport::Http,
-        peer: peer.to_string(),
-        method: "CONNECT".into(),
-        path: authority.to_string(),
-        url: format!("https://{authority}"),
-        request_headers: Vec::new(),
-        started_unix_ns: clock.started_unix_ns,
-    });
+    let url = format!("https://{authority}");
+    let (id, started) = start_connect_hop(shared, peer, host, authority, url, Vec::new(), &clock);
     if started {
         let now = clock.now_unix_ns();
         shared.recorder.end(HopEnd {
@@ -224,6 +210,36 @@ fn record_rejection(
             ..HopEnd::default()
         });
     }
+}
+
+/// Starts the hop of one `CONNECT` (its role and name from `--host-role`, else `other` and the
+/// host); returns its id and whether the sink kept it.
+fn start_connect_hop(
+    shared: &ForwardShared,
+    peer: SocketAddr,
+    host: &str,
+    authority: &Authority,
+    url: String,
+    request_headers: Vec<crate::hop::Header>,
+    clock: &HopClock,
+) -> (String, bool) {
+    let id = random_hex_id(16);
+    let (role, name) = shared
+        .host_role(host)
+        .unwrap_or((Role::Other, host.to_string()));
+    let started = shared.recorder.start(HopStart {
+        id: id.clone(),
+        route: name,
+        role,
+        transport: Transport::Http,
+        peer: peer.to_string(),
+        method: "CONNECT".into(),
+        path: authority.to_string(),
+        url,
+        request_headers,
+        started_unix_ns: clock.started_unix_ns,
+    });
+    (id, started)
 }
 
 /// Picks the certificate by the client's SNI, else by the host it asked `CONNECT` for.
@@ -266,22 +282,9 @@ impl TunnelHop {
         request: &Request<Incoming>,
     ) -> Arc<TunnelHop> {
         let clock = HopClock::start();
-        let id = random_hex_id(16);
-        let (role, name) = shared
-            .host_role(host)
-            .unwrap_or((Role::Other, host.to_string()));
-        let started = shared.recorder.start(HopStart {
-            id: id.clone(),
-            route: name,
-            role,
-            transport: Transport::Http,
-            peer: peer.to_string(),
-            method: "CONNECT".into(),
-            path: authority.to_string(),
-            url: authority.to_string(),
-            request_headers: record_headers(request.headers(), shared.settings.redact),
-            started_unix_ns: clock.started_unix_ns,
-        });
+        let headers = record_headers(request.headers(), shared.settings.redact);
+        let url = authority.to_string();
+        let (id, started) = start_connect_hop(shared, peer, host, authority, url, headers, &clock);
         Arc::new(TunnelHop {
             recorder: started.then(|| shared.recorder.clone()),
             id,
