@@ -4,7 +4,9 @@
 pub mod announce;
 mod answers;
 mod bodiless;
+mod context;
 mod forward;
+mod forward_listener;
 mod forward_proxy;
 pub mod forward_roles;
 mod headers;

@@ -14,8 +14,9 @@ mod span_tests;
 use serde_json::Value;
 
 use super::body_text::TraceToExport;
+pub use model::SpanOptions;
 pub use model::{Resource, Span, otlp_span_id, otlp_trace_id};
-pub use span::{SpanOptions, trace_spans};
+pub use span::trace_spans;
 
 /// Every span of the given traces.
 pub fn spans_of(traces: &[TraceToExport<'_>], options: SpanOptions) -> Vec<Span> {

@@ -9,7 +9,7 @@ use http::{Response, StatusCode};
 use http_body_util::{BodyExt, Full};
 
 use super::Route;
-use super::forward::ProxyBody;
+use super::context::ProxyBody;
 
 /// The JSON error body every proxy-made response carries.
 pub fn error_body(route: &Route, message: &str) -> Bytes {

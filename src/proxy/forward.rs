@@ -6,40 +6,22 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use bytes::Bytes;
 use http::header::CONTENT_LENGTH;
 use http::{Request, Response, StatusCode};
 use http_body::Body as _;
 use http_body_util::BodyExt;
-use http_body_util::combinators::UnsyncBoxBody;
 use hyper::body::Incoming;
-use hyper_util::client::legacy::Client;
 
 use super::answers::{describe_client_error, error_body, error_response, humanize};
+use super::context::{ProxyBody, RequestBody, RouteContext};
 use super::headers::{
     ensure_traceparent, join_upstream, record_headers, redact_query, strip_for_upstream,
     strip_hop_by_hop,
 };
 use super::tee::{BodyOutcome, Captured, HopClock, TeeBody, settle_unpolled};
-use super::tls::UpstreamConnector;
-use super::{ProxySettings, Route, upgrade};
+use super::{Route, upgrade};
 use crate::hop::Sink;
 use crate::hop::{BodyCapture, HopEnd, HopStart, HopState, Role, Transport, random_hex_id};
-
-pub type ProxyBody = UnsyncBoxBody<Bytes, hyper::Error>;
-/// A request body on its way upstream: a route's own, or one the forward proxy already peeked at.
-pub type RequestBody = UnsyncBoxBody<Bytes, hyper::Error>;
-pub type UpstreamClient = Client<UpstreamConnector, TeeBody<RequestBody>>;
-
-/// Everything a route's connections share.
-pub struct RouteContext {
-    pub route: Route,
-    pub settings: Arc<ProxySettings>,
-    pub client: UpstreamClient,
-    pub recorder: Sink,
-    /// Turns true when the proxy stops (open tunnels end then).
-    pub stop: tokio::sync::watch::Receiver<bool>,
-}
 
 /// Ends a hop as aborted if the request handling is dropped before it hands the hop over
 /// (the client went away while waiting for the upstream's response head).

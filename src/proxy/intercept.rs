@@ -18,7 +18,7 @@ use rustls::sign::CertifiedKey;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-use super::forward::ProxyBody;
+use super::context::ProxyBody;
 use super::forward_proxy::{ForwardShared, forward_one, proxy_error, serve_until_stopped};
 use super::headers::record_headers;
 use super::prefixed::Prefixed;

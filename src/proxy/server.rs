@@ -9,8 +9,10 @@ use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 
-use super::forward::{RouteContext, UpstreamClient, handle};
-use super::forward_proxy::{ForwardSettings, ForwardShared, accept_loop as forward_accept_loop};
+use super::context::{RouteContext, UpstreamClient};
+use super::forward::handle;
+use super::forward_listener::accept_loop as forward_accept_loop;
+use super::forward_proxy::{ForwardSettings, ForwardShared};
 use super::{ProxySettings, Route};
 use crate::hop::{HopSink, Sink};
 use crate::serve::{ServeStats, Shutdown, StopLevel, serve_http};

@@ -10,7 +10,7 @@ use hyper::upgrade::OnUpgrade;
 use hyper_util::rt::TokioIo;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
-use super::forward::{ProxyBody, RouteContext};
+use super::context::{ProxyBody, RouteContext};
 use super::headers::{record_headers, strip_hop_by_hop};
 use super::tee::HopClock;
 use crate::hop::Sink;

@@ -1,6 +1,13 @@
 //! The span model the OTLP encoders share: one `Span` per hop (plus a synthesized root), its
 //! typed attributes, and the resource every span of a request is sent under.
 
+/// What goes into spans beyond their metadata.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SpanOptions {
+    /// Message contents (prompts, answers, tool arguments and results, summaries), as recorded.
+    pub content: bool,
+}
+
 /// An attribute value, as OTLP's `AnyValue` carries it.
 #[derive(Debug, Clone, PartialEq)]
 pub enum AttrValue {

@@ -3,8 +3,7 @@
 //! with the OpenInference keys Phoenix renders natively. Contents only with `SpanOptions.content`.
 
 use super::content;
-use super::model::{Attribute, SpanKind};
-use super::span::SpanOptions;
+use super::model::{Attribute, SpanKind, SpanOptions};
 use crate::hop::{HopEnd, HopStart, header_text};
 use crate::proxy::REDACTED;
 use crate::trace::RecordedHop;

@@ -3,20 +3,13 @@
 //! host was not fronted, a synthesized root) is the parent of the others.
 
 use super::model::{
-    Attribute, Span, SpanEvent, SpanKind, otlp_span_id, otlp_trace_id, root_span_id,
+    Attribute, Span, SpanEvent, SpanKind, SpanOptions, otlp_span_id, otlp_trace_id, root_span_id,
 };
 use super::semconv::{self, Draft};
 use crate::export::body_text::TraceToExport;
 use crate::hop::{HopState, Role, Transport};
 use crate::trace::{Direction, RecordedHop, explain_trace};
 use crate::wire::dialect::{HopReading, Reading, ToolCall};
-
-/// What goes into spans beyond their metadata.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct SpanOptions {
-    /// Message contents (prompts, answers, tool arguments and results, summaries), as recorded.
-    pub content: bool,
-}
 
 /// Every span of one trace: the synthesized root first (if any), then one per hop in start order.
 pub fn trace_spans(trace: &TraceToExport<'_>, options: SpanOptions) -> Vec<Span> {

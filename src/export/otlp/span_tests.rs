@@ -3,8 +3,9 @@
 
 use serde_json::json;
 
+use super::model::SpanOptions;
 use super::model::{AttrValue, SpanKind, root_span_id};
-use super::span::{SpanOptions, trace_spans};
+use super::span::trace_spans;
 use crate::export::body_text::TraceToExport;
 use crate::hop::{BodyCapture, Header, HopEnd, HopStart, HopState, Role, Transport};
 use crate::trace::RecordedHop;
