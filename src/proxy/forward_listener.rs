@@ -8,56 +8,53 @@ use std::time::Duration;
 
 use http::{Method, Request, Response, StatusCode};
 use hyper::body::Incoming;
-use hyper::server::conn::http1;
 use hyper::service::service_fn;
-use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::net::TcpListener;
 use tokio::task::JoinSet;
 
 use super::ProxyStats;
 use super::context::ProxyBody;
-use super::forward_proxy::{ForwardShared, forward_one, proxy_error, serve_until_stopped};
+use super::forward_proxy::{ForwardShared, forward_one, proxy_error};
+use crate::serve::{Shutdown, serve_http};
 
-/// Serves the forward listener until `stop`, then lets open exchanges finish within `grace`.
+/// Serves the forward listener until `stop` (with the one accept loop, `serve::serve_http`),
+/// then lets the tunnels and intercepted connections it opened finish within what is left of
+/// `grace`.
 pub async fn accept_loop(
     shared: Arc<ForwardShared>,
     listener: TcpListener,
     grace: Duration,
 ) -> ProxyStats {
-    let mut stop = shared.stop.clone();
-    let mut connections = JoinSet::new();
-    let mut stats = ProxyStats::default();
-    loop {
-        tokio::select! {
-            accepted = listener.accept() => {
-                let (stream, peer) = match accepted {
-                    Ok(pair) => pair,
-                    Err(error) => {
-                        // Out of file descriptors and the like: wait a little, keep serving.
-                        tracing::warn!(%error, "forward proxy: accept failed");
-                        tokio::time::sleep(Duration::from_millis(50)).await;
-                        continue;
-                    }
-                };
-                let _ = stream.set_nodelay(true);
-                stats.connections += 1;
-                connections.spawn(serve_proxy_connection(shared.clone(), stream, peer));
-                while connections.try_join_next().is_some() {}
+    let stopped_at = Arc::new(std::sync::Mutex::new(None));
+    let shutdown = {
+        let mut stop = shared.stop.clone();
+        let stopped_at = stopped_at.clone();
+        Shutdown::new(async move {
+            let _ = stop.wait_for(|stopped| *stopped).await;
+            if let Ok(mut at) = stopped_at.lock() {
+                *at = Some(tokio::time::Instant::now());
             }
-            _ = stop.changed() => break,
-        }
-    }
-    drop(listener);
-    let deadline = tokio::time::Instant::now() + grace;
-    // Proxy connections first: a CONNECT one of them is answering adds its task before it ends.
-    stats.cut_off = drain_until(&mut connections, deadline).await;
+        })
+    };
+    let serving = shared.clone();
+    let make_service = move |peer| {
+        let shared = serving.clone();
+        service_fn(move |request| on_proxy_request(shared.clone(), peer, request))
+    };
+    let mut stats = serve_http(listener, make_service, shutdown, grace).await;
+    // Tunnels and intercepted connections outlive the proxy connection that opened them.
+    let started = stopped_at
+        .lock()
+        .ok()
+        .and_then(|at| *at)
+        .unwrap_or_else(tokio::time::Instant::now);
     let mut upgraded = std::mem::take(
         &mut *shared
             .upgraded
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner),
     );
-    stats.cut_off += drain_until(&mut upgraded, deadline).await;
+    stats.cut_off += drain_until(&mut upgraded, started + grace).await;
     if stats.cut_off > 0 {
         tracing::warn!(
             open = stats.cut_off,
@@ -77,25 +74,6 @@ async fn drain_until(tasks: &mut JoinSet<()>, deadline: tokio::time::Instant) ->
     tasks.abort_all();
     while tasks.join_next().await.is_some() {}
     cut_off
-}
-
-async fn serve_proxy_connection(
-    shared: Arc<ForwardShared>,
-    stream: tokio::net::TcpStream,
-    peer: SocketAddr,
-) {
-    let mut stop = shared.stop.clone();
-    let service = {
-        let shared = shared.clone();
-        service_fn(move |request| on_proxy_request(shared.clone(), peer, request))
-    };
-    let connection = http1::Builder::new()
-        .timer(TokioTimer::new())
-        .preserve_header_case(true)
-        .keep_alive(true)
-        .serve_connection(TokioIo::new(stream), service)
-        .with_upgrades();
-    serve_until_stopped(connection, &mut stop).await;
 }
 
 async fn on_proxy_request(
