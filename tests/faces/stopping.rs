@@ -104,8 +104,16 @@ fn request_in_background(proxy: SocketAddr) -> std::thread::JoinHandle<String> {
     })
 }
 
-#[test]
-fn tracer_proxy_finishes_the_hop_in_flight_on_sigterm_and_exits_0() {
+/// A `tracer proxy` with one request waiting on a slow upstream: the proxy, its answer to come,
+/// the switch that lets the upstream answer, and the folder that holds the database.
+struct ProxyMidRequest {
+    proxy: Child,
+    answer: std::thread::JoinHandle<String>,
+    release: mpsc::Sender<()>,
+    _dir: tempfile::TempDir,
+}
+
+fn proxy_with_a_request_in_flight() -> ProxyMidRequest {
     let dir = tempfile::tempdir().unwrap();
     let (upstream, release, arrived) = slow_upstream();
     let listen = free_port();
@@ -118,13 +126,24 @@ fn tracer_proxy_finishes_the_hop_in_flight_on_sigterm_and_exits_0() {
     wait_listening(listen, &mut proxy);
     let answer = request_in_background(listen);
     arrived.recv_timeout(Duration::from_secs(30)).unwrap();
-    signal(&proxy, Signal::SIGTERM);
+    ProxyMidRequest {
+        proxy,
+        answer,
+        release,
+        _dir: dir,
+    }
+}
+
+#[test]
+fn tracer_proxy_finishes_the_hop_in_flight_on_sigterm_and_exits_0() {
+    let running = proxy_with_a_request_in_flight();
+    signal(&running.proxy, Signal::SIGTERM);
     std::thread::sleep(Duration::from_millis(300));
-    release.send(()).unwrap();
-    let (output, _) = finish(proxy, Duration::from_secs(60));
+    running.release.send(()).unwrap();
+    let (output, _) = finish(running.proxy, Duration::from_secs(60));
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(0), "{stderr}");
-    assert!(answer.join().unwrap().ends_with("{\"ok\":true}"));
+    assert!(running.answer.join().unwrap().ends_with("{\"ok\":true}"));
     assert!(
         stderr.contains("tracer: SIGTERM: finishing in-flight work"),
         "{stderr}"
@@ -134,18 +153,8 @@ fn tracer_proxy_finishes_the_hop_in_flight_on_sigterm_and_exits_0() {
 
 #[test]
 fn a_second_signal_cuts_the_proxys_grace_period_short() {
-    let dir = tempfile::tempdir().unwrap();
-    let (upstream, _never, arrived) = slow_upstream();
-    let listen = free_port();
-    let route = format!("model={listen}=http://{upstream}");
-    let mut proxy = spawn(
-        TRACER,
-        &["--db", "t.db", "proxy", "--route", &route],
-        dir.path(),
-    );
-    wait_listening(listen, &mut proxy);
-    let _answer = request_in_background(listen);
-    arrived.recv_timeout(Duration::from_secs(30)).unwrap();
+    let running = proxy_with_a_request_in_flight();
+    let proxy = running.proxy;
     signal(&proxy, Signal::SIGINT);
     std::thread::sleep(Duration::from_millis(300));
     signal(&proxy, Signal::SIGINT);
