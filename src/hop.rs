@@ -2,7 +2,6 @@
 //!
 //! Plain data with no sqlx, hyper or ratatui types, so every layer can agree on it.
 
-pub use crate::wire::ids::random_hex_id;
 use std::fmt;
 use std::str::FromStr;
 use std::time::{SystemTime, UNIX_EPOCH};

@@ -1,8 +1,8 @@
 //! tracer: a wire inspector for AI agents.
 //!
 //! Module map (arrows point down only):
-//! - `hop`: the record of one hop, shared by every layer.
-//! - `wire`: protocol shapes and dialect readers; pure, no sockets, no SQL.
+//! - `hop`: the record of one hop, shared by every layer (it uses nothing else in the crate).
+//! - `wire`: protocol shapes and dialect readers (over `hop`'s record); pure, no sockets, no SQL.
 //! - `store`: SQLite (all SQL, migrations, the batching writer).
 //! - `trace`: grouping hops into traces, numbering and explaining messages; pure but for its
 //!   thin `correlate` driver.

@@ -21,7 +21,8 @@ use super::headers::{
 use super::tee::{BodyOutcome, Captured, HopClock, TeeBody, settle_unpolled};
 use super::{Route, upgrade};
 use crate::hop::Sink;
-use crate::hop::{BodyCapture, HopEnd, HopStart, HopState, Role, Transport, random_hex_id};
+use crate::hop::{BodyCapture, HopEnd, HopStart, HopState, Role, Transport};
+use crate::wire::ids::random_hex_id;
 
 /// Ends a hop as aborted if the request handling is dropped before it hands the hop over
 /// (the client went away while waiting for the upstream's response head).

@@ -5,7 +5,8 @@ use http::{HeaderMap, HeaderValue};
 
 use http::Uri;
 
-use crate::hop::{Header, random_hex_id};
+use crate::hop::Header;
+use crate::wire::ids::random_hex_id;
 use crate::wire::trace_context::TraceParent;
 
 /// What a secret header's value is replaced with in the record.

@@ -24,7 +24,8 @@ use super::headers::record_headers;
 use super::prefixed::Prefixed;
 use super::tee::HopClock;
 use crate::ca::CertAuthority;
-use crate::hop::{BodyCapture, HopEnd, HopStart, HopState, Role, Transport, random_hex_id};
+use crate::hop::{BodyCapture, HopEnd, HopStart, HopState, Role, Transport};
+use crate::wire::ids::random_hex_id;
 
 pub async fn on_connect(
     shared: Arc<ForwardShared>,

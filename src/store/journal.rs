@@ -39,7 +39,7 @@ const RELEASE_STEP: u64 = 8 * 1024 * 1024;
 impl Appender {
     /// Creates this process's journal beside `db` and locks it.
     pub fn create(db: &Path) -> std::io::Result<Appender> {
-        let path = journal_path(db, &crate::hop::random_hex_id(6));
+        let path = journal_path(db, &crate::wire::ids::random_hex_id(6));
         let file = OpenOptions::new()
             .create_new(true)
             .read(true)
