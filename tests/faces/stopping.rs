@@ -69,6 +69,24 @@ fn spawn(program: &str, args: &[&str], dir: &Path) -> Child {
         .unwrap()
 }
 
+/// Starts `program` listening on `listen`, sends it `signal` once it accepts connections, and
+/// returns its stderr after checking it exited 0 within 30 s.
+fn listens_then_stops(
+    program: &str,
+    args: &[&str],
+    dir: &Path,
+    listen: SocketAddr,
+    sig: Signal,
+) -> String {
+    let mut child = spawn(program, args, dir);
+    wait_listening(listen, &mut child);
+    signal(&child, sig);
+    let (output, _) = finish(child, Duration::from_secs(30));
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    stderr
+}
+
 /// Serves one HTTP request slowly: answers only when `release` is sent (or never).
 fn slow_upstream() -> (SocketAddr, mpsc::Sender<()>, mpsc::Receiver<()>) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
@@ -214,16 +232,8 @@ fn serve_replay_exits_0_on_sigterm() {
     let dir = tempfile::tempdir().unwrap();
     let listen = free_port();
     let sample = concat!(env!("CARGO_MANIFEST_DIR"), "/sample-traces/buy-milk.json");
-    let mut replay = spawn(
-        TRACER,
-        &["serve-replay", sample, "--listen", &listen.to_string()],
-        dir.path(),
-    );
-    wait_listening(listen, &mut replay);
-    signal(&replay, Signal::SIGTERM);
-    let (output, _) = finish(replay, Duration::from_secs(30));
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    let args = ["serve-replay", sample, "--listen", &listen.to_string()];
+    let stderr = listens_then_stops(TRACER, &args, dir.path(), listen, Signal::SIGTERM);
     assert!(
         stderr.contains("tracer serve-replay: SIGTERM: finishing"),
         "{stderr}"
@@ -238,13 +248,13 @@ fn notes_server_exits_0_on_sigterm_and_leaves_no_temp_files() {
     let stale = dir.path().join("data/.db.2147483000.0.tmp");
     std::fs::write(&stale, "half a write").unwrap();
     let listen = free_port();
-    let mut server = spawn(NOTES_SERVER, &["--listen", &listen.to_string()], dir.path());
+    let args = ["--listen", &listen.to_string()];
+    let mut server = spawn(NOTES_SERVER, &args, dir.path());
     wait_listening(listen, &mut server);
     assert!(!stale.exists(), "the stale temp file is removed at start");
     signal(&server, Signal::SIGTERM);
     let (output, _) = finish(server, Duration::from_secs(30));
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
     let leftovers: Vec<_> = std::fs::read_dir(dir.path().join("data"))
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
@@ -257,12 +267,8 @@ fn notes_server_exits_0_on_sigterm_and_leaves_no_temp_files() {
 fn notes_agent_exits_0_on_sigterm() {
     let dir = tempfile::tempdir().unwrap();
     let listen = free_port();
-    let mut agent = spawn(NOTES_AGENT, &["--listen", &listen.to_string()], dir.path());
-    wait_listening(listen, &mut agent);
-    signal(&agent, Signal::SIGTERM);
-    let (output, _) = finish(agent, Duration::from_secs(30));
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    let args = ["--listen", &listen.to_string()];
+    let stderr = listens_then_stops(NOTES_AGENT, &args, dir.path(), listen, Signal::SIGTERM);
     assert!(
         stderr.contains("notes-agent: SIGTERM: finishing"),
         "{stderr}"
