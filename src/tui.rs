@@ -54,9 +54,10 @@ pub fn require_terminal(command: &'static str) -> Result<(), TuiError> {
 pub async fn run(app: App, store: Option<Store>, export_dir: PathBuf) -> Result<(), TuiError> {
     let (sender, mut actions) = unbounded_channel();
     let effects = Effects::new(store, export_dir, sender.clone());
+    // Heard before the screen changes: a signal at any moment from here on restores the terminal.
+    let signals = event::spawn_stop_signals(sender.clone());
     let mut guard = TerminalGuard::enter().map_err(|e| TuiError::Terminal(e.to_string()))?;
     let input = event::spawn_input(sender.clone());
-    let signals = event::spawn_stop_signals(sender.clone());
     let ticks = event::spawn_ticks(sender, Instant::now());
     let mut app = app;
     let outcome = run_loop(guard.terminal(), &mut app, &effects, &mut actions).await;

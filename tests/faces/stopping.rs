@@ -313,8 +313,9 @@ fn tracer_tui_restores_the_terminal_and_exits_0_on_sigterm() {
             .unwrap();
         store.close().await;
     });
-    // `script` gives the TUI a terminal of its own; its exit status is the TUI's.
-    let command = format!("{TRACER} --db t.db tui");
+    // `script` gives the TUI a terminal of its own; its exit status is the TUI's. `exec`, so that
+    // no shell stands between them whatever `$SHELL` is.
+    let command = format!("exec {TRACER} --db t.db tui");
     let mut tui = Command::new("script")
         .args(["-qefc", &command, "/dev/null"])
         .current_dir(dir.path())
@@ -324,22 +325,9 @@ fn tracer_tui_restores_the_terminal_and_exits_0_on_sigterm() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    // Wait until the TUI process exists, then signal it (not `script`).
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let pid = loop {
-        let found = Command::new("pgrep")
-            .args(["-f", "-P", &tui.id().to_string(), "tracer --db t.db tui"])
-            .output()
-            .unwrap();
-        let text = String::from_utf8_lossy(&found.stdout).trim().to_string();
-        if let Ok(pid) = text.parse::<i32>() {
-            break pid;
-        }
-        assert!(Instant::now() < deadline, "the TUI never started");
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    std::thread::sleep(Duration::from_millis(500));
-    kill(Pid::from_raw(pid), Signal::SIGTERM).unwrap();
+    // Signal the TUI process itself (not `script`), once it has a handler for SIGTERM.
+    let pid = wait_for_child_catching_sigterm(tui.id(), Duration::from_secs(30));
+    kill(pid, Signal::SIGTERM).unwrap();
     let stdin = tui.stdin.take();
     let (output, _) = finish(tui, Duration::from_secs(30));
     drop(stdin);
@@ -397,5 +385,34 @@ fn the_three_binaries_say_what_failed_in_one_line() {
             .output()
             .unwrap();
         assert_eq!(output.status.code(), Some(2), "{program}");
+    }
+}
+
+/// The child of `parent` running tracer's binary, once it catches SIGTERM (per /proc's `SigCgt`).
+fn wait_for_child_catching_sigterm(parent: u32, limit: Duration) -> Pid {
+    let tracer = std::fs::canonicalize(TRACER).unwrap();
+    let deadline = Instant::now() + limit;
+    loop {
+        let children = std::fs::read_to_string(format!("/proc/{parent}/task/{parent}/children"))
+            .unwrap_or_default();
+        for child in children.split_whitespace() {
+            let exe = std::fs::read_link(format!("/proc/{child}/exe")).ok();
+            let status =
+                std::fs::read_to_string(format!("/proc/{child}/status")).unwrap_or_default();
+            let caught = status
+                .lines()
+                .find_map(|line| line.strip_prefix("SigCgt:"))
+                .and_then(|mask| u64::from_str_radix(mask.trim(), 16).ok())
+                .unwrap_or(0);
+            let sigterm_bit = 1u64 << (Signal::SIGTERM as u64 - 1);
+            if exe.as_deref() == Some(tracer.as_path()) && caught & sigterm_bit != 0 {
+                return Pid::from_raw(child.parse().unwrap());
+            }
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the TUI never started listening for SIGTERM"
+        );
+        std::thread::sleep(Duration::from_millis(20));
     }
 }
