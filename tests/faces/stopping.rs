@@ -172,13 +172,18 @@ fn tracer_proxy_finishes_the_hop_in_flight_on_sigterm_and_exits_0() {
 #[test]
 fn a_second_signal_cuts_the_proxys_grace_period_short() {
     let running = proxy_with_a_request_in_flight();
-    let proxy = running.proxy;
+    let mut proxy = running.proxy;
+    let stderr = StderrWatch::new(&mut proxy);
     signal(&proxy, Signal::SIGINT);
-    std::thread::sleep(Duration::from_millis(300));
+    // The second Ctrl-C only after the first was heard: two at once may arrive as one.
+    stderr.wait_for(
+        "tracer: Ctrl-C: finishing in-flight work",
+        Duration::from_secs(30),
+    );
     signal(&proxy, Signal::SIGINT);
     // The grace period is 30 s; the second Ctrl-C ends it now.
     let (output, took) = finish(proxy, Duration::from_secs(25));
-    let stderr = String::from_utf8_lossy(&output.stderr);
+    let stderr = stderr.all();
     assert_eq!(output.status.code(), Some(0), "{stderr}");
     assert!(took < Duration::from_secs(20), "took {took:?}: {stderr}");
     assert!(
@@ -186,6 +191,52 @@ fn a_second_signal_cuts_the_proxys_grace_period_short() {
         "{stderr}"
     );
     assert!(stderr.contains("1 connections cut off"), "{stderr}");
+}
+
+/// A child's stderr, read as it comes on a thread of its own.
+struct StderrWatch {
+    text: std::sync::Arc<std::sync::Mutex<String>>,
+    reader: Option<std::thread::JoinHandle<()>>,
+}
+
+impl StderrWatch {
+    fn new(child: &mut Child) -> Self {
+        let mut stderr = child.stderr.take().unwrap();
+        let text = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+        let sink = text.clone();
+        let reader = std::thread::spawn(move || {
+            let mut buffer = [0u8; 4096];
+            while let Ok(n @ 1..) = stderr.read(&mut buffer) {
+                sink.lock()
+                    .unwrap()
+                    .push_str(&String::from_utf8_lossy(&buffer[..n]));
+            }
+        });
+        Self {
+            text,
+            reader: Some(reader),
+        }
+    }
+
+    fn wait_for(&self, wanted: &str, limit: Duration) {
+        let deadline = Instant::now() + limit;
+        while !self.text.lock().unwrap().contains(wanted) {
+            assert!(
+                Instant::now() < deadline,
+                "never said {wanted:?}: {}",
+                self.text.lock().unwrap()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Everything it said, once the child has exited.
+    fn all(mut self) -> String {
+        if let Some(reader) = self.reader.take() {
+            reader.join().unwrap();
+        }
+        self.text.lock().unwrap().clone()
+    }
 }
 
 #[test]
