@@ -120,7 +120,8 @@ impl EvalOutcome {
     }
 }
 
-/// Asks every question `settings.runs` times, storing each verdict; stops early on `stop`.
+/// Asks the whole set `settings.runs` times, in order each time, storing each verdict; stops early
+/// on `stop`.
 pub async fn run_eval(
     store: &Store,
     questions: &[Question],
@@ -138,16 +139,15 @@ pub async fn run_eval(
         })
         .await?;
     let mut progress = Progress::new(questions.len() * settings.runs as usize, "passed");
-    let mut results = Vec::new();
-    let (mut any_trace, mut nothing_recorded) = (false, false);
-    'questions: for question in questions {
-        let mut attempts = Vec::new();
-        for attempt in 1..=settings.runs {
+    // A run is one pass over the whole set in order: a set whose questions build on each other
+    // (one notes file) is asked as written each time, not one question N times in a row.
+    let mut attempts: Vec<Vec<Attempt>> = questions.iter().map(|_| Vec::new()).collect();
+    let mut nothing_recorded = false;
+    let mut any_trace = false;
+    'runs: for attempt in 1..=settings.runs {
+        for (question, asked) in questions.iter().zip(attempts.iter_mut()) {
             if stop.raised() {
-                if !attempts.is_empty() {
-                    results.push(QuestionResult::new(question.id.clone(), attempts));
-                }
-                break 'questions;
+                break 'runs;
             }
             let label = if settings.runs > 1 {
                 format!("{} (run {attempt})", question.id)
@@ -157,12 +157,7 @@ pub async fn run_eval(
             progress.start(&label);
             let judged = tokio::select! {
                 judged = ask_and_judge(store, question, settings) => judged?,
-                () = stop.abandoned() => {
-                    if !attempts.is_empty() {
-                        results.push(QuestionResult::new(question.id.clone(), attempts));
-                    }
-                    break 'questions;
-                }
+                () = stop.abandoned() => break 'runs,
             };
             let verdict = match judged.reasons.first() {
                 None => "pass".to_string(),
@@ -186,16 +181,19 @@ pub async fn run_eval(
             let unrecorded =
                 judged.trace.is_none() && judged.reasons.iter().any(|r| r.reason == "no_trace");
             any_trace |= judged.trace.is_some();
-            attempts.push(judged);
+            asked.push(judged);
             if unrecorded && !any_trace {
                 // Every other question would wait for a trace that is not coming either.
                 nothing_recorded = true;
-                results.push(QuestionResult::new(question.id.clone(), attempts));
-                break 'questions;
+                break 'runs;
             }
         }
-        results.push(QuestionResult::new(question.id.clone(), attempts));
     }
+    let results: Vec<QuestionResult> = questions
+        .iter()
+        .zip(attempts)
+        .map(|(question, runs)| QuestionResult::new(question.id.clone(), runs))
+        .collect();
     progress.end();
     if nothing_recorded {
         eprintln!(

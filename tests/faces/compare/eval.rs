@@ -284,6 +284,75 @@ async fn the_openai_face_of_the_agent_is_judged_from_the_same_wire() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn runs_are_passes_over_the_whole_set_in_order() {
+    // A set whose questions build on each other is asked as written in each run: add, then
+    // read; add, then read. (Asked A, A, B, B the second add would get the read's answer.)
+    let replies = vec![
+        Reply::call("append", json!({"content": "buy milk"})),
+        Reply::text("I added buy milk."),
+        Reply::call("read", json!({})),
+        Reply::text("Your notes say buy milk."),
+        Reply::call("append", json!({"content": "buy milk"})),
+        Reply::text("I added buy milk."),
+        Reply::call("read", json!({})),
+        Reply::text("Your notes say buy milk."),
+    ];
+    let model = ScriptedModel::start(Dialect::Ollama, replies).await;
+    let system = System::start(Setup {
+        model: model.base_url.clone(),
+        mcp: None,
+        max_steps: 5,
+    });
+    let set = system.dir.path().join("set.toml");
+    std::fs::write(
+        &set,
+        r#"
+[[question]]
+id = "add"
+ask = "Add buy milk to my notes"
+calls = [{ tool = "append", args = { content = { contains = "milk" } } }]
+
+[[question]]
+id = "read"
+ask = "What is in my notes?"
+calls = [{ tool = "read" }]
+"#,
+    )
+    .unwrap();
+    let out = system
+        .tracer(&[
+            "eval",
+            set.to_str().unwrap(),
+            "--agent",
+            &system.agent,
+            "--runs",
+            "2",
+            "--json",
+        ])
+        .await;
+    assert!(out.status.success(), "{out:?}");
+    let doc = json(&out);
+    assert_eq!(
+        (doc["passed"].clone(), doc["total"].clone()),
+        (json!(2), json!(2)),
+        "{doc}"
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let order: Vec<&str> = ["add (run 1)", "read (run 1)", "add (run 2)", "read (run 2)"]
+        .into_iter()
+        .filter(|label| stderr.contains(label))
+        .collect();
+    assert_eq!(order.len(), 4, "{stderr}");
+    let at = |label: &str| stderr.find(label).unwrap();
+    assert!(
+        at("add (run 1)") < at("read (run 1)")
+            && at("read (run 1)") < at("add (run 2)")
+            && at("add (run 2)") < at("read (run 2)"),
+        "{stderr}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn an_agent_not_behind_the_proxy_stops_the_run_with_what_to_fix() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("t.db");
