@@ -17,7 +17,7 @@ use crate::reference::agent::outbound::http_client;
 use crate::replay::source::LoadedTrace;
 use crate::wire::dialect::{self, Dialect, Reading};
 use crate::wire::mcp::Tool;
-use crate::wire::trace_context::TraceContext;
+use crate::wire::trace_context::{TraceContext, TraceParent};
 
 #[derive(Debug, thiserror::Error)]
 pub enum StepError {
@@ -144,7 +144,11 @@ pub async fn resend(
 ) -> Vec<StepAnswer> {
     let body = &serde_json::to_vec(&request.body).unwrap_or_default();
     let answers = repeat(times, "as recorded", stop, move || async move {
-        let answer = match post_json(url, body.clone(), None, timeout).await {
+        // Each re-sent request opens a trace of its own: through a proxy route it is recorded
+        // apart from the trace it came from (without a traceparent, grouping by time would add
+        // it to whatever trace was last active).
+        let parent = TraceParent::new_root();
+        let answer = match post_json(url, body.clone(), Some(&parent), timeout).await {
             Err(error) => StepAnswer {
                 calls: Vec::new(),
                 content: String::new(),

@@ -1,7 +1,7 @@
 //! `tracer rerun`: the agent request sent again through the live proxy route (a new trace and
 //! the diff), `--times` tallies, and `--step` with `--tools-from` seeing an edited description.
 
-use serde_json::json;
+use serde_json::{Value, json};
 
 use super::doubles::{careless_mcp, description_reading_model};
 use super::system::{Setup, System, free_port, json, stdout, tracer_in};
@@ -144,14 +144,21 @@ async fn a_step_rerun_with_tools_from_sees_the_edited_description() {
     );
     assert_eq!(diff["tool_calls_a"][0]["name"], "write");
 
-    let hops_before = json(
+    let hops_of = |hops: &Value, trace: &str| {
+        hops.as_array()
+            .unwrap()
+            .iter()
+            .filter(|h| h["trace_id"].as_str().is_some_and(|t| t.starts_with(trace)))
+            .count()
+    };
+    let listed = json(
         &system
             .tracer(&["ls", "--hops", "--json", "-n", "500"])
             .await,
-    )
-    .as_array()
-    .unwrap()
-    .len();
+    );
+    let hops_before = listed.as_array().unwrap().len();
+    let original_hops = hops_of(&listed, &original);
+    assert!(original_hops >= 3, "{listed}");
     // The same request, unchanged: the model still picks write.
     let out = system
         .tracer(&[
@@ -214,7 +221,19 @@ async fn a_step_rerun_with_tools_from_sees_the_edited_description() {
                 .await,
         );
         let count = hops.as_array().unwrap().len();
-        if count == hops_before + 3 {
+        let grouped = hops
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|h| h["trace_id"].is_string());
+        if count == hops_before + 3 && grouped {
+            // Each re-sent request is a trace of its own, none joined the original.
+            assert_eq!(hops_of(&hops, &original), original_hops, "{hops}");
+            let new_traces: std::collections::HashSet<&str> = hops.as_array().unwrap()[..3]
+                .iter()
+                .map(|h| h["trace_id"].as_str().unwrap())
+                .collect();
+            assert_eq!(new_traces.len(), 3, "{hops}");
             break;
         }
         assert!(count < hops_before + 3, "{count} hops: {hops}");
