@@ -108,10 +108,46 @@ async fn run_with(store: &Store, args: &RerunArgs) -> anyhow::Result<ExitCode> {
                 ))?;
             }
         }
-        _ if args.json => emit_json(&runs_json(&view, &to, &outcomes))?,
-        _ => emit(&render_runs(&view, &to, &outcomes))?,
+        _ if args.json => {
+            let mut doc = runs_json(&view, &to, &outcomes);
+            doc["times"] = json!(args.times);
+            doc["state"] = json!(run_state(outcomes.len(), args.times));
+            emit_json(&doc)?;
+        }
+        _ => emit(&format!(
+            "{}{}",
+            render_runs(&view, &to, &outcomes),
+            stopped_early(outcomes.len(), args.times)
+        ))?,
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(finished(outcomes.len(), args.times))
+}
+
+/// `complete`, or `partial` when Ctrl-C stopped the runs before all were made.
+fn run_state(made: usize, times: u32) -> &'static str {
+    if made < times as usize {
+        "partial"
+    } else {
+        "complete"
+    }
+}
+
+/// The line that says the runs were cut short, if they were.
+fn stopped_early(made: usize, times: u32) -> String {
+    if made < times as usize {
+        format!("stopped by Ctrl-C: {made} of {times} runs made\n")
+    } else {
+        String::new()
+    }
+}
+
+/// Exit 0, or 130 (as after Ctrl-C) when the runs were cut short.
+fn finished(made: usize, times: u32) -> ExitCode {
+    if made < times as usize {
+        ExitCode::from(130)
+    } else {
+        ExitCode::SUCCESS
+    }
 }
 
 async fn rerun_one_step(
@@ -159,9 +195,11 @@ async fn rerun_one_step(
             })).collect::<Vec<_>>(),
             "tally": rows,
             "total": answered,
+            "times": args.times,
+            "state": run_state(answers.len(), args.times),
         });
         emit_json(&doc)?;
-        return Ok(ExitCode::SUCCESS);
+        return Ok(finished(answers.len(), args.times));
     }
     let recorded: Vec<String> = request.recorded.iter().map(|c| c.display()).collect();
     let mut text = format!(
@@ -186,6 +224,7 @@ async fn rerun_one_step(
             text.push_str(&format!("run {} failed: {error}\n", index + 1));
         }
     }
+    text.push_str(&stopped_early(answers.len(), args.times));
     emit(&text)?;
-    Ok(ExitCode::SUCCESS)
+    Ok(finished(answers.len(), args.times))
 }

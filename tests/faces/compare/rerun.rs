@@ -325,3 +325,52 @@ async fn a_proxy_announces_its_routes_while_it_serves_and_retires_them_when_it_s
     assert!(store.served_routes_named("front").await.unwrap().is_empty());
     store.close().await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn ctrl_c_stops_rerun_times_after_the_run_in_flight_and_says_so() {
+    let model = ScriptedModel::start(Dialect::Ollama, answer("append", "buy milk")).await;
+    let system = System::start(Setup {
+        model: model.base_url.clone(),
+        mcp: None,
+        max_steps: 5,
+    });
+    let original = system.ask("Add buy milk to my notes").await;
+    // The model of the re-runs never answers: the run in flight ends by its timeout.
+    let hang = Reply {
+        hang: true,
+        ..Reply::default()
+    };
+    let silent = ScriptedModel::start(Dialect::Ollama, vec![hang]).await;
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_tracer"))
+        .arg("--db")
+        .arg(&system.db)
+        .args(["rerun", &original, "--step", "1", "--model-url"])
+        .arg(&silent.base_url)
+        .args(["--times", "3", "--timeout", "2", "--json"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + super::system::LIMIT;
+    while silent.received().is_empty() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the re-run never reached the model"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    let out = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap())
+        .await
+        .unwrap();
+    assert_eq!(out.status.code(), Some(130), "{out:?}");
+    let doc = json(&out);
+    assert_eq!(doc["state"], "partial", "{doc}");
+    assert_eq!(doc["times"], 3, "{doc}");
+    assert_eq!(doc["runs"].as_array().unwrap().len(), 1, "{doc}");
+    assert_eq!(silent.received().len(), 1, "no run started after Ctrl-C");
+}
