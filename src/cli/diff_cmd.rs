@@ -29,7 +29,7 @@ pub async fn run(db: &Path, args: DiffArgs) -> anyhow::Result<ExitCode> {
     let store = if is_file(&args.a) && is_file(&args.b) {
         None
     } else {
-        let store = Store::open(db).await?;
+        let store = Store::open_existing(db).await?;
         group_new_hops(&store).await?;
         Some(store)
     };

@@ -67,7 +67,7 @@ async fn load(store: &Store, id: &str) -> anyhow::Result<LoadedTrace> {
 }
 
 pub async fn run(db: &Path, args: RerunArgs) -> anyhow::Result<ExitCode> {
-    let store = Store::open(db).await?;
+    let store = Store::open_existing(db).await?;
     let result = run_with(&store, &args).await;
     store.close().await;
     result

@@ -27,10 +27,8 @@ impl Store {
             path: path.to_path_buf(),
             message,
         };
-        if !path.is_file() {
-            return Err(open_err(
-                "no such file (record some traffic first, or pass --db)".into(),
-            ));
+        if super::open_check::inspect(path).await? == super::open_check::Found::Missing {
+            return Err(StoreError::Missing(path.to_path_buf()));
         }
         let options = SqliteConnectOptions::new()
             .filename(path)

@@ -286,7 +286,7 @@ fn a_missing_database_is_refused_and_not_created() {
     assert_eq!(output.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
-        stderr.contains("nothing-here.db") && stderr.contains("no such file"),
+        stderr.contains("nothing-here.db") && stderr.contains("no database at"),
         "{stderr}"
     );
     assert!(!db.exists());

@@ -21,15 +21,20 @@ fn tracer(db: &Path, args: &[&str]) -> (bool, String) {
 
 /// Every command that opens the database, recording ones included (`tui` needs a terminal
 /// before it looks at the database; `replay --plain` takes the same path to it).
-const COMMANDS: [&[&str]; 7] = [
+/// The reading commands, then one that records.
+const COMMANDS: [&[&str]; 10] = [
     &["ls"],
     &["ls", "--hops"],
     &["show", "abc"],
     &["export", "abc"],
     &["replay", "abc", "--plain"],
     &["correlate"],
+    &["diff", "abc", "def"],
+    &["rerun", "abc"],
+    &["mcp", "--stdio"],
     &["proxy", "--route", "model=127.0.0.1:0=http://127.0.0.1:9"],
 ];
+const READING: usize = 9;
 
 fn beside(db: &Path, suffix: &str) -> std::path::PathBuf {
     std::path::PathBuf::from(format!("{}{suffix}", db.display()))
@@ -108,7 +113,7 @@ fn a_file_that_is_not_sqlite_is_left_as_it_was() {
 fn reading_commands_on_a_missing_database_say_so_and_create_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("missing/dir/x.db");
-    for args in &COMMANDS[..6] {
+    for args in &COMMANDS[..READING] {
         let (ok, stderr) = tracer(&db, args);
         assert!(!ok, "{args:?}");
         assert_eq!(
