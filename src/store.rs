@@ -10,6 +10,7 @@ pub mod hop_insert;
 pub mod hops;
 pub mod journal;
 mod journal_codec;
+mod journal_intake;
 mod open_check;
 pub mod proxy_routes;
 pub mod reader;
@@ -118,12 +119,15 @@ impl Store {
     }
 
     /// Opens a database that must exist already (the reading commands): a missing file is an
-    /// error, and nothing is created.
+    /// error, and nothing is created. Journals that killed recorders left are taken in.
     pub async fn open_existing(path: &Path) -> Result<Store> {
         if open_check::inspect(path).await? == open_check::Found::Missing {
             return Err(StoreError::Missing(path.to_path_buf()));
         }
-        Store::open(path).await
+        let store = Store::open(path).await?;
+        // What a killed recorder left in its journal belongs in what is read now.
+        journal_intake::take_in_left_journals(&store).await;
+        Ok(store)
     }
 
     pub fn pool(&self) -> &SqlitePool {

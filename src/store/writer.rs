@@ -17,17 +17,18 @@ use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 
 use super::journal::{Appender, JournalReader, ReadBatch};
+use super::journal_intake::take_in;
 use super::write_tx::WriterConn;
 use super::writer_batch::{BatchWrite, write_batch};
 use super::{Store, StoreError};
 use crate::hop::{HopEnd, HopEvent, HopSink, HopStart, RequestDone, ServerLogLine};
 
 /// Journal bytes per transaction at most (at least one event is always taken).
-const MAX_BATCH_BYTES: usize = 4 * 1024 * 1024;
+pub(super) const MAX_BATCH_BYTES: usize = 4 * 1024 * 1024;
 /// Events per transaction at most.
-const MAX_BATCH_EVENTS: usize = 4096;
+pub(super) const MAX_BATCH_EVENTS: usize = 4096;
 /// How long the writer's statements wait for another process's write lock before retrying.
-const WRITER_BUSY_TIMEOUT: Duration = Duration::from_secs(1);
+pub(super) const WRITER_BUSY_TIMEOUT: Duration = Duration::from_secs(1);
 /// After the last handle is gone, how long a failing database is retried before the rest is
 /// left in the journal for the next recorder.
 const FINAL_DRAIN: Duration = Duration::from_secs(5);
@@ -322,41 +323,9 @@ impl Writer {
         }
     }
 
-    /// Takes in the journals of processes that are gone; a journal the database will not take
-    /// now is left for a later recorder.
+    /// Takes in the journals of processes that are gone (see [`super::journal_intake`]).
     async fn take_in(&mut self, orphans: Vec<(PathBuf, std::fs::File)>) {
-        for (path, file) in orphans {
-            let mut reader = JournalReader::from_file(file);
-            let limit = reader.file_len();
-            let mut failures = 0;
-            while reader.pos < limit && failures < 3 {
-                let mut batch = match reader.read(limit, MAX_BATCH_BYTES, MAX_BATCH_EVENTS) {
-                    Ok(batch) if !batch.events.is_empty() => batch,
-                    _ => break,
-                };
-                let work = BatchWrite {
-                    events: &mut batch.events,
-                    lost_ends: &[],
-                    losses: 0,
-                };
-                match write_batch(&mut self.db, work).await {
-                    Ok(done) => {
-                        self.report.hops_taken_in += done.hops_inserted;
-                        reader.pos = batch.end;
-                    }
-                    Err(error) => {
-                        failures += 1;
-                        tracing::warn!(%error, journal = %path.display(), "taking in a journal");
-                        tokio::time::sleep(Duration::from_millis(200)).await;
-                    }
-                }
-            }
-            if failures < 3
-                && let Err(error) = std::fs::remove_file(&path)
-            {
-                tracing::warn!(%error, journal = %path.display(), "removing a taken-in journal");
-            }
-        }
+        self.report.hops_taken_in += take_in(&mut self.db, orphans).await;
     }
 }
 
