@@ -327,6 +327,48 @@ fn notes_agent_exits_0_on_sigterm() {
 }
 
 #[test]
+fn notes_agent_answers_the_request_in_flight_before_it_exits_on_sigterm() {
+    let dir = tempfile::tempdir().unwrap();
+    // The agent's first call of a request (MCP tools/list) waits on an upstream held back.
+    let (upstream, release, arrived) = slow_upstream();
+    let listen = free_port();
+    let mcp = format!("http://{upstream}/mcp");
+    let args = [
+        "--listen",
+        &listen.to_string(),
+        "--mcp",
+        &mcp,
+        "--model-url",
+        "http://127.0.0.1:9",
+    ];
+    let mut agent = spawn(NOTES_AGENT, &args, dir.path());
+    wait_listening(listen, &mut agent);
+    let answer = std::thread::spawn(move || {
+        let mut stream = TcpStream::connect(listen).unwrap();
+        stream
+            .write_all(b"POST /agent HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 16\r\nconnection: close\r\n\r\n{\"message\":\"hi\"}")
+            .unwrap();
+        let mut answer = String::new();
+        let _ = stream.read_to_string(&mut answer);
+        answer
+    });
+    arrived.recv_timeout(Duration::from_secs(30)).unwrap();
+    let stderr = StderrWatch::new(&mut agent);
+    signal(&agent, Signal::SIGTERM);
+    stderr.wait_for("notes-agent: SIGTERM: finishing", Duration::from_secs(30));
+    // Stopping, the agent still has its request in flight: let the upstream answer.
+    release.send(()).unwrap();
+    let (output, _) = finish(agent, Duration::from_secs(60));
+    let stderr = stderr.all();
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    let answer = answer.join().unwrap();
+    assert!(
+        answer.starts_with("HTTP/1.1 "),
+        "the request in flight got its answer: {answer:?}; {stderr}"
+    );
+}
+
+#[test]
 fn tracer_wrap_passes_sigterm_on_and_exits_as_its_server_does() {
     let dir = tempfile::tempdir().unwrap();
     // notes-server on stdio stops on SIGTERM with exit 0; wrap passes the signal and the code on.

@@ -239,7 +239,10 @@ async fn a_lock_held_past_the_stop_leaves_the_rest_in_the_journal_for_the_next_r
         .unwrap();
     assert!(listed.status.success(), "{listed:?}");
     let hops: serde_json::Value = serde_json::from_slice(&listed.stdout).unwrap();
-    assert!(hops.as_array().unwrap().len() as i64 > rows, "ls saw the journal's hops");
+    assert!(
+        hops.as_array().unwrap().len() as i64 > rows,
+        "ls saw the journal's hops"
+    );
     assert!(process::journals(&db).is_empty());
     let complete: std::collections::HashSet<u64> = recorded(&db)
         .await
