@@ -1,4 +1,4 @@
-//! A trace as steps (DESIGN.md: one model call and the tool calls it asked for), read from the
+//! A trace as steps (a step: one model call and the tool calls it asked for), read from the
 //! recorded hops with the dialect readers: calls, results, replies, message counts, time, tokens.
 
 use serde::Serialize;

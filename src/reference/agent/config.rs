@@ -15,8 +15,9 @@ pub const DEFAULT_MODEL: &str = "qwen2.5:7b";
 /// The article's MCP server, used only when no `--mcp`/`--mcp-cmd` is given.
 pub const DEFAULT_MCP_URL: &str = "http://127.0.0.1:8080/mcp";
 
-/// Seed 004's rules, kept short and strict so a small model can follow them. The one change:
-/// an argument mistake may be fixed once, because the MCP server reports those for the model.
+/// The default system prompt: rules in the style of a tool-using agent's prompt, short
+/// and strict so a small model can follow them; an argument mistake may be fixed once, because
+/// the MCP server reports those for the model.
 pub const DEFAULT_SYSTEM_PROMPT: &str = "\
 You are an assistant that can use tools. Follow these rules:
 - If the request matches what a tool does, call the tool. Never invent what a tool would return.
