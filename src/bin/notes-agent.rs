@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use tracer::reference::agent::cli::AgentArgs;
-use tracer::reference::agent::{Agent, McpServerSpec};
+use tracer::reference::agent::{Agent, ConfigError, McpServerSpec};
 
 fn main() -> ExitCode {
     let (args, matches) = AgentArgs::parse_with_order();
@@ -20,7 +20,12 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("notes-agent: {error:#}");
-            ExitCode::FAILURE
+            // A flag's value that cannot work is a usage mistake, as for clap's own checks.
+            if error.downcast_ref::<ConfigError>().is_some() {
+                ExitCode::from(2)
+            } else {
+                ExitCode::FAILURE
+            }
         }
     }
 }

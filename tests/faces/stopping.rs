@@ -438,11 +438,18 @@ fn the_three_binaries_say_what_failed_in_one_line() {
     let taken = TcpListener::bind("127.0.0.1:0").unwrap();
     let taken_addr = taken.local_addr().unwrap().to_string();
     let taken_route = format!("model={taken_addr}=http://127.0.0.1:9");
-    let cases: [(&str, Vec<&str>, String); 3] = [
+    std::fs::write(dir.path().join("plain"), "x").unwrap();
+    let cases: [(&str, Vec<&str>, String); 4] = [
         (
             NOTES_SERVER,
             vec![],
             "notes-server: cannot open the notes file data/db: it is a directory\n".to_string(),
+        ),
+        (
+            NOTES_SERVER,
+            vec!["--file", "plain/notes"],
+            "notes-server: cannot open the notes file plain/notes: plain is a file, not a folder\n"
+                .to_string(),
         ),
         (
             NOTES_AGENT,
@@ -479,6 +486,17 @@ fn the_three_binaries_say_what_failed_in_one_line() {
             .unwrap();
         assert_eq!(output.status.code(), Some(2), "{program}");
     }
+    // So is a flag's value that cannot work.
+    let output = Command::new(NOTES_AGENT)
+        .args(["--mcp", "notaurl"])
+        .env("RUST_LOG", "off")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&output.stderr),
+        "notes-agent: --mcp `notaurl` is not a usable URL: it must start with http://\n"
+    );
 }
 
 /// The child of `parent` running tracer's binary, once it catches SIGTERM (per /proc's `SigCgt`).

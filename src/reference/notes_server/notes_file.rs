@@ -62,6 +62,12 @@ impl NotesFile {
             return Err(unusable("it is a directory".into()));
         }
         if let Some(folder) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            if let Some(file) = folder.ancestors().find(|a| a.is_file()) {
+                return Err(unusable(format!(
+                    "{} is a file, not a folder",
+                    file.display()
+                )));
+            }
             tokio::fs::create_dir_all(folder)
                 .await
                 .map_err(|e| unusable(format!("cannot create its folder: {e}")))?;
