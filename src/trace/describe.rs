@@ -124,6 +124,12 @@ pub fn explain_response(hop: &RecordedHop, reading: &HopReading) -> Explained {
     match end.and_then(|e| e.state) {
         Some(HopState::InFlight) => return Explained::new(Case::InFlight, &[]),
         None if end.is_none() => return Explained::new(Case::InFlight, &[]),
+        // An interception whose TLS handshake the client refused: nothing reached the upstream.
+        Some(HopState::Failed)
+            if hop.start.method == "CONNECT" && hop.start.url.starts_with("https://") =>
+        {
+            return Explained::new(Case::InterceptRefused, &[("error", error)]);
+        }
         Some(HopState::Failed) => return Explained::new(Case::Failed, &[("error", error)]),
         Some(HopState::Aborted) => return Explained::new(Case::Aborted, &[("error", error)]),
         _ => {}

@@ -37,6 +37,7 @@ pub enum Case {
     Tunnel,
     TunnelClosed,
     InterceptHandshake,
+    InterceptRefused,
     InFlight,
     Failed,
     Aborted,
@@ -51,7 +52,7 @@ pub enum Case {
 
 impl Case {
     /// Every case, for checks that the table is complete.
-    pub const ALL: [Case; 41] = [
+    pub const ALL: [Case; 42] = [
         Case::AgentRequest,
         Case::AgentReply,
         Case::AgentError,
@@ -84,6 +85,7 @@ impl Case {
         Case::Tunnel,
         Case::TunnelClosed,
         Case::InterceptHandshake,
+        Case::InterceptRefused,
         Case::InFlight,
         Case::Failed,
         Case::Aborted,

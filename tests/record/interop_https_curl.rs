@@ -233,6 +233,10 @@ async fn curl_through_the_forward_proxy_is_decrypted_tunnelled_or_told_untrusted
         "{text}"
     );
     assert!(text.contains("rejected tracer's certificate"), "{text}");
+    // Said as what it is: the client refused the handshake; no upstream, no 502.
+    assert!(text.contains("handshake refused: the client rejected"), "{text}");
+    assert!(!text.contains("502"), "{text}");
+    eprintln!("{text}");
 
     let plain_hop = &hops[3];
     // --host-role wins over the request (a GET would be `other`).

@@ -215,6 +215,14 @@ pub const CASES: &[CaseText] = &[
          certificate from tracer's own CA, so that it can read and record what follows.",
     ),
     row(
+        Case::InterceptRefused,
+        "intercept_refused",
+        "handshake refused: {error}",
+        "The client did not accept the certificate tracer made for this host, so nothing was \
+         decrypted, forwarded or answered: the client saw a TLS error. It does not trust tracer's \
+         CA yet; the line above says how to make it.",
+    ),
+    row(
         Case::InFlight,
         "in_flight",
         "waiting for the response…",
