@@ -276,10 +276,48 @@ async fn a_full_disk_loses_only_counted_hops_and_recording_resumes() {
     load.wait_for(at_free + 500).await;
     let exit = proxy.terminate().await;
     let answered = load.stop().await;
-    let rows = scalar(&db, "select count(*) from hops").await;
-    let in_flight = scalar(&db, "select count(*) from hops where state = 'in_flight'").await;
+    assert_lost_only_counted_and_resumed(&db, &answered, &exit).await;
+}
+
+#[tokio::test]
+async fn a_file_size_limit_loses_only_counted_hops_and_recording_resumes() {
+    // The full disk again, without root: writes past a file size limit fail (EFBIG) for the
+    // journal and the database alike, until the limit is lifted.
+    let upstream = upstream().await;
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("t.db");
+    let proxy = ProxyProcess::start_limitable(&db, upstream).await;
+    let load = Load::start(proxy.addr, 4);
+    load.wait_for(300).await;
+    assert!(
+        proxy.limit_file_size(Some(1)),
+        "prlimit could not set the limit"
+    );
+    let at_full = load.answered();
+    load.wait_for(at_full + 500).await;
+    assert!(
+        proxy.limit_file_size(None),
+        "prlimit could not lift the limit"
+    );
+    let at_free = load.answered();
+    load.wait_for(at_free + 500).await;
+    let exit = proxy.terminate().await;
+    let answered = load.stop().await;
+    assert_lost_only_counted_and_resumed(&db, &answered, &exit).await;
+}
+
+/// After writes failed for a while and then succeeded again: the exit line, the rows and the
+/// counter agree, nothing is left in flight, every answered request missing from the rows was
+/// counted, and the last 100 answers are complete rows.
+async fn assert_lost_only_counted_and_resumed(
+    db: &std::path::Path,
+    answered: &[u64],
+    exit: &process::ExitLine,
+) {
+    let rows = scalar(db, "select count(*) from hops").await;
+    let in_flight = scalar(db, "select count(*) from hops where state = 'in_flight'").await;
     let counted = scalar(
-        &db,
+        db,
         "select value from counters where name = 'hops_not_written'",
     )
     .await;
@@ -291,7 +329,7 @@ async fn a_full_disk_loses_only_counted_hops_and_recording_resumes() {
     );
     assert_eq!(in_flight, 0, "no row is left in flight");
     assert!(counted > 0, "a full disk loses hops (and counts them)");
-    let complete: std::collections::HashSet<u64> = recorded(&db)
+    let complete: std::collections::HashSet<u64> = recorded(db)
         .await
         .into_iter()
         .filter(|(_, state)| state == "complete")
@@ -303,7 +341,7 @@ async fn a_full_disk_loses_only_counted_hops_and_recording_resumes() {
         "{missing} answered requests are not complete rows, {counted} counted as lost"
     );
     // Recording resumed once the disk had room: the last answers are all complete rows.
-    let mut last: Vec<u64> = answered.clone();
+    let mut last: Vec<u64> = answered.to_vec();
     last.sort_unstable();
     let tail = &last[last.len() - 100..];
     assert!(

@@ -1,5 +1,5 @@
 //! `tracer proxy` as a child process, an upstream for it, and the faults a test inflicts on the
-//! database: a lock held by another connection, an immutable file.
+//! database: a lock held by another connection, an immutable file, a file size limit.
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -28,9 +28,39 @@ pub struct ProxyProcess {
 
 impl ProxyProcess {
     pub async fn start(db: &Path, upstream: SocketAddr) -> ProxyProcess {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_tracer"))
+        let mut command = Command::new(env!("CARGO_BIN_EXE_tracer"));
+        command.arg("--db").arg(db);
+        Self::start_with(command, upstream).await
+    }
+
+    /// The same, in a process that ignores SIGXFSZ, so a file size limit set on it later
+    /// (`limit_file_size`) fails its writes with EFBIG, as a full disk fails them with ENOSPC.
+    pub async fn start_limitable(db: &Path, upstream: SocketAddr) -> ProxyProcess {
+        let mut command = Command::new("sh");
+        command
+            .args(["-c", "trap '' XFSZ; exec \"$0\" \"$@\""])
+            .arg(env!("CARGO_BIN_EXE_tracer"))
             .arg("--db")
-            .arg(db)
+            .arg(db);
+        Self::start_with(command, upstream).await
+    }
+
+    /// Sets the soft limit on the size of files the process writes (`None`: no limit), with
+    /// util-linux's `prlimit`; false when that cannot be done here.
+    pub fn limit_file_size(&self, bytes: Option<u64>) -> bool {
+        let Some(pid) = self.child.id() else {
+            return false;
+        };
+        let soft = bytes.map_or("unlimited".to_string(), |b| b.to_string());
+        std::process::Command::new("prlimit")
+            .arg(format!("--pid={pid}"))
+            .arg(format!("--fsize={soft}:"))
+            .status()
+            .is_ok_and(|status| status.success())
+    }
+
+    async fn start_with(mut command: Command, upstream: SocketAddr) -> ProxyProcess {
+        let mut child = command
             .arg("proxy")
             .arg("--route")
             .arg(format!("model:test=127.0.0.1:0=http://{upstream}"))
