@@ -1,6 +1,7 @@
 //! The live exporter and a trace that grows: a forward-proxy trace (no agent hop) whose second
 //! model call comes after its first spans were sent hangs under the root already sent, so the
-//! receiver holds one root and the tree `export --format otlp` writes.
+//! receiver holds one root and the tree `export --format otlp` writes. And `export
+//! --push-traces-url` re-sends to a receiver the live side named by its full traces URL.
 
 use std::collections::{HashMap, HashSet};
 use std::net::SocketAddr;
@@ -13,8 +14,8 @@ use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
 use serde_json::Value;
 
-use super::otlp_receiver::{ReceivedSpan, Receiver};
-use super::otlp_tracer::{TracerProxy, trace_ids, tracer};
+use super::otlp_receiver::{ReceivedSpan, Receiver, Reply};
+use super::otlp_tracer::{TracerProxy, export_rows, trace_ids, tracer};
 
 const WAIT: Duration = Duration::from_secs(30);
 
@@ -143,4 +144,84 @@ async fn a_trace_that_grows_after_its_spans_were_sent_keeps_one_root() {
         })
         .collect();
     assert_eq!(written, tree_of(&spans));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn push_traces_url_resends_to_the_traces_url_the_live_exporter_used() {
+    let receiver = Receiver::start().await;
+    receiver.otherwise(Reply::Status(400, None));
+    let model = chat_model().await;
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("{}/ingest/otlp", receiver.base_url());
+    let proxy = TracerProxy::start_route(
+        dir.path(),
+        "model",
+        model,
+        &["--otlp-traces-url", &url, "--otlp-delay", "0.2"],
+        &[],
+    );
+    chat(&proxy).await;
+    let db = dir.path().join("tracer.db");
+    let deadline = std::time::Instant::now() + WAIT;
+    while export_rows(&db).await.1 < 2 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the 400 never counted"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let stderr = proxy.stop().await;
+    let command = format!("tracer export --all --format otlp --push-traces-url {url}");
+    assert!(stderr.contains(&command), "{stderr}");
+    let ls = tracer(&db, &[]).arg("ls").output().unwrap();
+    let listing = String::from_utf8(ls.stdout).unwrap();
+    assert!(
+        listing.contains(&format!(
+            "2 spans were not exported to {url} ({command} sends them)"
+        )),
+        "{listing}"
+    );
+
+    receiver.otherwise(Reply::Ok);
+    let push = tracer(&db, &[])
+        .args([
+            "export",
+            "--all",
+            "--format",
+            "otlp",
+            "--push-traces-url",
+            &url,
+        ])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&push.stderr);
+    assert!(push.status.success(), "{said}");
+    assert!(said.contains(&format!("2 spans sent to {url}")), "{said}");
+    assert_eq!(receiver.accepted_spans().len(), 2);
+    assert!(receiver.requests().iter().all(|r| r.path == "/ingest/otlp"));
+    let (rows, counter) = export_rows(&db).await;
+    assert_eq!(
+        (rows.get("sent").copied(), rows.len(), counter),
+        (Some(2), 1, 0)
+    );
+    let ls = tracer(&db, &[]).arg("ls").output().unwrap();
+    assert!(
+        !String::from_utf8(ls.stdout)
+            .unwrap()
+            .contains("not exported")
+    );
+    // A span a receiver took and rejected (partial success) is counted, and no push resends it.
+    let store = tracer::store::Store::open(&db).await.unwrap();
+    store
+        .add_to_counter(tracer::store::exports::SPANS_NOT_EXPORTED, 1)
+        .await
+        .unwrap();
+    store.close().await;
+    let ls = tracer(&db, &[]).arg("ls").output().unwrap();
+    let listing = String::from_utf8(ls.stdout).unwrap();
+    assert!(
+        listing.contains("1 spans were rejected by an OpenTelemetry receiver")
+            && !listing.contains("not exported to"),
+        "{listing}"
+    );
 }
