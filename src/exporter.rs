@@ -54,8 +54,8 @@ impl ExportReport {
         );
         if self.not_exported > 0 {
             line.push_str(&format!(
-                " (send them later: tracer export --all --format otlp --push {})",
-                self.url
+                " (send them later: {})",
+                push::push_command(&self.url)
             ));
         }
         line

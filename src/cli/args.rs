@@ -38,17 +38,29 @@ pub struct ExportArgs {
     pub protobuf: bool,
 
     /// With --format otlp: send the spans to an OpenTelemetry receiver instead of writing them
-    /// (a base URL; /v1/traces is appended). Spans it already has are skipped
-    #[arg(long, value_name = "URL", conflicts_with_all = ["output", "protobuf"])]
+    /// (a base URL; /v1/traces is appended, as for --otlp). Spans it already has are skipped
+    #[arg(long, value_name = "URL", group = "push_to", conflicts_with_all = ["output", "protobuf"])]
     pub push: Option<String>,
 
+    /// As --push, to this traces URL used as given (as --otlp-traces-url and
+    /// OTEL_EXPORTER_OTLP_TRACES_ENDPOINT are)
+    #[arg(long, value_name = "URL", group = "push_to", conflicts_with_all = ["output", "protobuf"])]
+    pub push_traces_url: Option<String>,
+
     /// A header on every --push request, e.g. "Authorization=Basic ..." (repeatable)
-    #[arg(long = "otlp-header", value_name = "K=V", requires = "push")]
+    #[arg(long = "otlp-header", value_name = "K=V", requires = "push_to")]
     pub otlp_headers: Vec<String>,
 
     /// With --format otlp: include message contents (prompts, answers, tool arguments, results)
     #[arg(long)]
     pub otlp_content: bool,
+}
+
+impl ExportArgs {
+    /// Whether the spans go to a receiver (`--push` or `--push-traces-url`).
+    pub fn pushes(&self) -> bool {
+        self.push.is_some() || self.push_traces_url.is_some()
+    }
 }
 
 #[derive(Debug, Args)]

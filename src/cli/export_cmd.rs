@@ -123,6 +123,7 @@ fn check_otlp_flags(args: &ExportArgs) -> anyhow::Result<()> {
     let otlp_only = [
         (args.protobuf, "--protobuf"),
         (args.push.is_some(), "--push"),
+        (args.push_traces_url.is_some(), "--push-traces-url"),
         (args.otlp_content, "--otlp-content"),
     ];
     if let Some((_, flag)) = otlp_only
@@ -156,7 +157,7 @@ async fn export(store: &Store, args: &ExportArgs) -> anyhow::Result<ExitCode> {
             bail!("give a trace id (or a prefix of one), or --all");
         };
         let trace = load(store, id).await?;
-        if args.push.is_some() || args.protobuf {
+        if args.pushes() || args.protobuf {
             return otlp_out(store, args, &[trace.view()], spans).await;
         }
         let text = render(args.format, &[trace.view()], Some(&trace.log), spans);
@@ -175,7 +176,7 @@ async fn export(store: &Store, args: &ExportArgs) -> anyhow::Result<ExitCode> {
     }
     if args.format.holds_many() {
         let views: Vec<TraceToExport<'_>> = traces.iter().map(LoadedTrace::view).collect();
-        if args.push.is_some() || args.protobuf {
+        if args.pushes() || args.protobuf {
             return otlp_out(store, args, &views, spans).await;
         }
         write_out(
@@ -226,12 +227,14 @@ async fn otlp_out(
     traces: &[TraceToExport<'_>],
     spans: SpanOptions,
 ) -> anyhow::Result<ExitCode> {
-    let Some(url) = &args.push else {
+    if !args.pushes() {
         write_bytes(args.output.as_deref(), &otlp_protobuf(traces, spans))?;
         return Ok(ExitCode::SUCCESS);
-    };
+    }
+    // The same two ways as the live exporter, so a push reaches the target it recorded.
     let flags = OtlpFlags {
-        base: Some(url.clone()),
+        base: args.push.clone(),
+        traces_url: args.push_traces_url.clone(),
         headers: args.otlp_headers.clone(),
         content: spans.content,
         ..OtlpFlags::default()

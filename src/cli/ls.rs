@@ -6,6 +6,7 @@ use std::process::ExitCode;
 
 use super::LsArgs;
 use crate::export::hop_log::TraceEntry;
+use crate::exporter::push::push_command;
 use crate::store::exports::SPANS_NOT_EXPORTED;
 use crate::store::traces::TraceRow;
 use crate::store::{HOPS_NOT_WRITTEN, HopListing, Store};
@@ -43,10 +44,21 @@ pub async fn run(db: &Path, args: LsArgs) -> anyhow::Result<ExitCode> {
         println!("{not_written} hops were carried but not written (store busy or failing)");
     }
     if not_exported > 0 && !args.json {
-        println!(
-            "{not_exported} spans were not exported to an OpenTelemetry receiver \
-             (tracer export --all --format otlp --push URL sends them)"
-        );
+        // Per receiver, named as a push reaches it again; the rest a receiver took and rejected.
+        let targets = store.failed_targets().await?;
+        let failed: i64 = targets.iter().map(|(_, spans)| spans).sum();
+        for (target, spans) in targets {
+            println!(
+                "{spans} spans were not exported to {target} ({} sends them)",
+                push_command(&target)
+            );
+        }
+        if not_exported > failed {
+            println!(
+                "{} spans were rejected by an OpenTelemetry receiver (a push does not send them again)",
+                not_exported - failed
+            );
+        }
     }
     store.close().await;
     Ok(ExitCode::SUCCESS)

@@ -7,13 +7,24 @@ use std::time::Duration;
 use tokio::sync::watch;
 
 use super::client::OtlpClient;
-use super::config::OtlpConfig;
+use super::config::{OtlpConfig, traces_url_of};
 use super::sender::{Queued, Tally, key_of, send_batch};
 use super::watch::ended_spans;
 use crate::export::body_text::TraceToExport;
 use crate::export::otlp::trace_spans;
 use crate::store::exports::SpanKey;
 use crate::store::{Result, Store};
+
+/// The command that sends again what `target` (a traces URL, as `otlp_spans` holds it) did not
+/// get: `--push BASE` when appending `/v1/traces` to a base gives the target back, else
+/// `--push-traces-url TARGET`, used as given, as the live exporter used it.
+pub fn push_command(target: &str) -> String {
+    let how = match target.strip_suffix("/v1/traces") {
+        Some(base) if !base.is_empty() && traces_url_of(base) == target => format!("--push {base}"),
+        _ => format!("--push-traces-url {target}"),
+    };
+    format!("tracer export --all --format otlp {how}")
+}
 
 /// How long one batch of a push is retried.
 const PUSH_RETRY_FOR: Duration = Duration::from_secs(15);
@@ -93,4 +104,26 @@ pub async fn push(
     report.sent = tally.sent.load(Ordering::Relaxed);
     report.not_exported = tally.not_exported.load(Ordering::Relaxed);
     Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::push_command;
+
+    #[test]
+    fn the_command_names_the_target_the_way_that_gives_it_back() {
+        let all = "tracer export --all --format otlp";
+        assert_eq!(
+            push_command("http://127.0.0.1:6006/v1/traces"),
+            format!("{all} --push http://127.0.0.1:6006")
+        );
+        assert_eq!(
+            push_command("http://h:4318/ingest/otlp"),
+            format!("{all} --push-traces-url http://h:4318/ingest/otlp")
+        );
+        assert_eq!(
+            push_command("http://h/v1/traces/v1/traces"),
+            format!("{all} --push-traces-url http://h/v1/traces/v1/traces")
+        );
+    }
 }

@@ -197,6 +197,16 @@ impl Store {
         Ok(())
     }
 
+    /// The receivers some spans could not be delivered to, with how many, by target.
+    pub async fn failed_targets(&self) -> Result<Vec<(String, i64)>> {
+        Ok(sqlx::query_as(
+            "select target, count(*) from otlp_spans where state = 'failed'
+             group by target order by target",
+        )
+        .fetch_all(self.pool())
+        .await?)
+    }
+
     /// Spans per state for `target` (all receivers when None), e.g. `{"sent": 12, "failed": 2}`.
     pub async fn span_counts(&self, target: Option<&str>) -> Result<HashMap<String, i64>> {
         let rows: Vec<(String, i64)> = sqlx::query_as(

@@ -1,5 +1,6 @@
 //! `tracer proxy` as a process for the exporter tests: an agent route in front of a tiny agent
-//! (each `POST /agent` is a trace of one hop), flags and environment as a user gives them.
+//! (each `POST /agent` is a trace of one hop), or one route of another role, flags and
+//! environment as a user gives them.
 
 use std::io::{BufRead, BufReader, Read};
 use std::net::SocketAddr;
@@ -48,6 +49,8 @@ pub async fn tiny_agent() -> SocketAddr {
 pub struct TracerProxy {
     child: Option<Child>,
     pub agent: String,
+    /// The route's listening address (`127.0.0.1:PORT`).
+    pub listen: String,
     pub db: PathBuf,
     stderr: Arc<Mutex<String>>,
 }
@@ -82,12 +85,23 @@ pub fn tracer(db: &Path, env: &[(&str, &str)]) -> Command {
 impl TracerProxy {
     /// Starts `tracer proxy` in front of `agent` with `args` (e.g. `--otlp URL`).
     pub fn start(dir: &Path, agent: SocketAddr, args: &[&str], env: &[(&str, &str)]) -> Self {
+        Self::start_route(dir, "agent", agent, args, env)
+    }
+
+    /// Starts `tracer proxy` with one route of `role` in front of `upstream`.
+    pub fn start_route(
+        dir: &Path,
+        role: &str,
+        upstream: SocketAddr,
+        args: &[&str],
+        env: &[(&str, &str)],
+    ) -> Self {
         let db = dir.join("tracer.db");
         let mut child = tracer(&db, env)
             .args([
                 "proxy",
                 "--route",
-                &format!("agent=127.0.0.1:0=http://{agent}"),
+                &format!("{role}=127.0.0.1:0=http://{upstream}"),
             ])
             .args(args)
             .stdout(Stdio::piped())
@@ -112,7 +126,7 @@ impl TracerProxy {
         let mut listen = None;
         for line in lines.by_ref() {
             let line = line.unwrap();
-            if line.trim_start().starts_with("agent ") {
+            if line.trim_start().starts_with(&format!("{role} ")) {
                 listen = line.split_whitespace().nth(2).map(str::to_string);
             }
             if line.starts_with("Ctrl-C") {
@@ -124,6 +138,7 @@ impl TracerProxy {
         TracerProxy {
             child: Some(child),
             agent: format!("http://{listen}/agent"),
+            listen,
             db,
             stderr,
         }

@@ -1,6 +1,8 @@
 //! The one span builder: a trace's hops as spans, shared by the OTLP file export, `--push` and
-//! the live exporter. Each hop is one span under tracer's trace id; the agent hop (or, when the
-//! host was not fronted, a synthesized root) is the parent of the others.
+//! the live exporter. Each hop is one span under tracer's trace id; the agent hop that opened the
+//! trace, else a synthesized root, is the parent of the others. The root is there even for one
+//! hop and its span id comes from the trace id, so a trace that grows after its first spans were
+//! sent hangs its new spans under the root already sent: one root per trace, live or from a file.
 
 use super::model::{
     Attribute, Span, SpanEvent, SpanKind, SpanOptions, otlp_span_id, otlp_trace_id, root_span_id,
@@ -24,21 +26,23 @@ pub fn trace_spans(trace: &TraceToExport<'_>, options: SpanOptions) -> Vec<Span>
         })
         .flatten()
         .collect();
+    // The agent hop is the root only when it opened the trace (started first): an agent hop that
+    // joins later (by traceparent) may come after spans already sent under the synthesized root.
     let agent = trace
         .hops
         .iter()
-        .filter(|hop| hop.start.role == Role::Agent)
-        .min_by_key(|hop| hop.start.started_unix_ns);
+        .min_by_key(|hop| hop.start.started_unix_ns)
+        .filter(|hop| hop.start.role == Role::Agent);
     let mut spans = Vec::new();
     let parent = match agent {
         Some(hop) => Some(otlp_span_id(&hop.start.id)),
-        None if trace.hops.len() > 1 => {
+        None if trace.hops.is_empty() => None,
+        None => {
             let root = root_span(trace, &trace_id, &readings, options);
             let id = root.span_id.clone();
             spans.push(root);
             Some(id)
         }
-        None => None,
     };
     let mut order: Vec<usize> = (0..trace.hops.len()).collect();
     order.sort_by_key(|&i| trace.hops[i].start.started_unix_ns);
@@ -70,7 +74,8 @@ pub fn trace_spans(trace: &TraceToExport<'_>, options: SpanOptions) -> Vec<Span>
 }
 
 /// The root of a trace no agent hop opened: the agent's turn (when a model was asked), else
-/// the discovery the hops did; it spans the first start to the last end.
+/// the discovery the hops did; it spans the first start to the last end of the hops given (the
+/// live exporter sends it once, with the hops known then).
 fn root_span(
     trace: &TraceToExport<'_>,
     trace_id: &str,

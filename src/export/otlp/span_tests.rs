@@ -163,19 +163,65 @@ fn mcp_targets_name_prompts_and_resources() {
         hops: &hops,
     };
     let spans = trace_spans(&trace, SpanOptions::default());
-    assert_eq!(spans.len(), 1, "one hop: no root");
-    assert_eq!(spans[0].name, "prompts/get summarize");
-    assert_eq!(text(&spans[0], "gen_ai.prompt.name"), Some("summarize"));
-    assert_eq!(text(&spans[0], "jsonrpc.request.id"), Some("1"));
-    assert_eq!(
-        text(&spans[0], "server.port"),
-        None,
-        "server.port is an integer"
-    );
+    assert_eq!(spans.len(), 2, "one hop under its synthesized root");
+    assert_eq!(spans[0].name, "discovery");
+    let span = &spans[1];
+    assert_eq!(span.name, "prompts/get summarize");
+    assert_eq!(text(span, "gen_ai.prompt.name"), Some("summarize"));
+    assert_eq!(text(span, "jsonrpc.request.id"), Some("1"));
+    assert_eq!(text(span, "server.port"), None, "server.port is an integer");
     assert!(
-        spans[0]
-            .attributes
+        span.attributes
             .iter()
             .any(|a| a.key == "server.port" && a.value == AttrValue::Int(9000))
     );
+}
+
+#[test]
+fn a_trace_that_grows_keeps_its_root_and_every_parent() {
+    let all = model_then_tool();
+    let id = "0af7651916cd43dd8448eb211c80319c";
+    let first = trace_spans(
+        &TraceToExport {
+            id,
+            title: None,
+            hops: &all[..1],
+        },
+        SpanOptions::default(),
+    );
+    // One hop: the root is there already, and the chat span hangs under it.
+    assert_eq!(first.len(), 2);
+    assert_eq!(first[0].span_id, root_span_id(id));
+    assert_eq!(first[1].parent_span_id, Some(root_span_id(id)));
+    // An agent hop joining later (by traceparent) does not take the root's place.
+    let mut grown = all.clone();
+    grown.push(hop(
+        "d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4",
+        Role::Agent,
+        "/agent",
+        20,
+        json!({"message": "sub-task"}),
+        json!({"reply": "done"}),
+    ));
+    let later = trace_spans(
+        &TraceToExport {
+            id,
+            title: None,
+            hops: &grown,
+        },
+        SpanOptions::default(),
+    );
+    assert_eq!(later.len(), 4);
+    let roots: Vec<&str> = later
+        .iter()
+        .filter(|s| s.parent_span_id.is_none())
+        .map(|s| s.span_id.as_str())
+        .collect();
+    assert_eq!(roots, [root_span_id(id)]);
+    for (before, after) in first.iter().zip(&later) {
+        assert_eq!(
+            (&before.span_id, &before.parent_span_id),
+            (&after.span_id, &after.parent_span_id)
+        );
+    }
 }
