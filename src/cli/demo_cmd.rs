@@ -60,6 +60,10 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
             "step through it, message by message",
         ),
         (
+            format!("tracer --db {db} export {short} --format html -o buy-milk.html"),
+            "a page to open in a browser",
+        ),
+        (
             format!("tracer --db {db} export {short} --format md"),
             "a handout (json, har, otlp and mermaid too)",
         ),
