@@ -7,6 +7,7 @@ pub mod evidence;
 pub mod explain;
 pub mod group;
 pub mod lanes;
+pub mod live_group;
 pub mod numbering;
 pub mod summary;
 mod text_match;

@@ -2,6 +2,7 @@
 
 use std::collections::HashMap;
 
+use futures_util::StreamExt;
 use sqlx::SqliteConnection;
 
 use super::hop_columns::{HopRow, StoredHop};
@@ -37,9 +38,41 @@ impl Store {
         .await?)
     }
 
+    /// When the latest hop started, if there is one.
+    pub async fn latest_start(&self) -> Result<Option<i64>> {
+        Ok(
+            sqlx::query_scalar("select max(request_started_unix_ns) from hops")
+                .fetch_one(self.pool())
+                .await?,
+        )
+    }
+
+    /// Hops stored after `seq` (in arrival order) and the hops `again` names by seq, in start
+    /// order: what a live grouper has not seen, or saw unfinished.
+    pub fn hops_after_seq<'a>(
+        &'a self,
+        seq: i64,
+        again: &[i64],
+    ) -> impl futures_util::Stream<Item = Result<StoredHop>> + 'a {
+        let again = serde_json::to_string(again).unwrap_or_else(|_| "[]".into());
+        sqlx::query_as::<_, HopRow>(
+            "select * from hops
+             where seq > ?1 or seq in (select value from json_each(?2))
+             order by request_started_unix_ns, seq",
+        )
+        .bind(seq)
+        .bind(again)
+        .fetch(self.pool())
+        .map(|row| StoredHop::try_from(row?))
+    }
+
     /// The hops grouping needs to place new ones: those started at or after `since_ns`, and every
-    /// hop of a trace not yet ended; in start order.
-    pub async fn hops_for_grouping(&self, since_ns: i64) -> Result<Vec<StoredHop>> {
+    /// hop of a trace not yet ended; in start order, one at a time, so a caller that keeps a
+    /// little of each (grouping keeps its trace input) never holds the whole window's bodies.
+    pub fn hops_for_grouping(
+        &self,
+        since_ns: i64,
+    ) -> impl futures_util::Stream<Item = Result<StoredHop>> + '_ {
         sqlx::query_as::<_, HopRow>(
             "select * from hops
              where request_started_unix_ns >= ?1
@@ -47,11 +80,8 @@ impl Store {
              order by request_started_unix_ns, seq",
         )
         .bind(since_ns)
-        .fetch_all(self.pool())
-        .await?
-        .into_iter()
-        .map(StoredHop::try_from)
-        .collect()
+        .fetch(self.pool())
+        .map(|row| StoredHop::try_from(row?))
     }
 
     /// Every stored trace, newest first.

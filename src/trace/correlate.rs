@@ -6,7 +6,9 @@
 //! a look-back before the earliest unassigned hop, and those of traces not yet ended. Running it
 //! twice changes nothing the second time.
 
-use super::group::{GroupOptions, Grouper, TraceKind};
+use futures_util::TryStreamExt;
+
+use super::group::{GroupOptions, Grouper, TraceDraft, TraceKind};
 use super::{RecordedHop, TraceInput};
 use crate::hop::{HopState, Role};
 use crate::store::hops::StoredHop;
@@ -52,27 +54,35 @@ pub enum GroupScope {
 
 /// Groups new hops every `period` until `stop` resolves, so live views see traces as they
 /// happen; a pass is never cut in half. Failures are logged and retried on the next tick.
+/// Between passes it rests at least `PASS_REST` times as long as the last pass took, so under
+/// sustained load (a long window to replay) grouping takes a bounded share of the CPU and lags
+/// instead of crowding out the traffic it records.
 pub async fn group_until(
     store: Store,
     period: std::time::Duration,
     stop: impl std::future::Future<Output = ()>,
 ) {
-    let mut ticks = tokio::time::interval(period);
-    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     tokio::pin!(stop);
+    let mut rest = std::time::Duration::ZERO;
+    let mut live = super::live_group::LiveGrouping::new();
     loop {
         tokio::select! {
             // A pass that waited on a locked database must not start another after the stop.
             biased;
             _ = &mut stop => return,
-            _ = ticks.tick() => {
-                if let Err(error) = group_new_hops(&store).await {
+            _ = tokio::time::sleep(rest) => {
+                let started = std::time::Instant::now();
+                if let Err(error) = live.pass(&store).await {
                     tracing::warn!(%error, "grouping hops into traces");
                 }
+                rest = period.max(started.elapsed() * PASS_REST);
             }
         }
     }
 }
+
+/// How many times a live grouping pass's own duration it rests before the next.
+const PASS_REST: u32 = 4;
 
 /// The hops of one stored trace, in start order, as the trace code reads them.
 pub async fn recorded_hops(store: &Store, trace_id: &str) -> Result<Vec<RecordedHop>> {
@@ -108,48 +118,77 @@ pub async fn correlate(
     };
     let kinds = store.trace_kinds().await?;
     let lookback = LOOKBACK_NS.max(options.window_ns);
-    let hops = store
-        .hops_for_grouping(earliest.saturating_sub(lookback))
-        .await?;
+    let mut hops = std::pin::pin!(store.hops_for_grouping(earliest.saturating_sub(lookback)));
     let mut grouper = Grouper::new(options);
     let mut report = CorrelateReport::default();
     let mut assignments = Vec::new();
-    for stored in hops {
-        let trace_id = stored.trace_id.clone();
-        let waiting = stored.state == HopState::InFlight
-            && stored.end.request_ended_unix_ns.is_none()
-            && stored.start.role != Role::Agent;
-        let input: TraceInput = RecordedHop::from(stored).trace_input();
-        match trace_id {
-            Some(trace_id) => {
-                let kind = match kinds.get(&trace_id).map(String::as_str) {
-                    Some("setup") => TraceKind::Setup,
-                    _ => TraceKind::Request,
-                };
-                grouper.place(&input, &trace_id, kind);
-                report.kept += 1;
-            }
-            None if waiting => report.waiting += 1,
-            None => {
-                let assignment = grouper.assign(&input);
-                assignments.push((assignment.hop_id, assignment.trace_id));
+    while let Some(stored) = hops.try_next().await? {
+        match feed(&mut grouper, stored, |id| kinds.get(id).cloned()).0 {
+            Fed::Placed(_) => report.kept += 1,
+            Fed::Waiting => report.waiting += 1,
+            Fed::Assigned { hop, trace } => {
+                assignments.push((hop, trace));
                 report.assigned += 1;
             }
         }
     }
-    let traces: Vec<TraceRow> = grouper
-        .traces()
-        .into_iter()
-        .map(|draft| TraceRow {
-            id: draft.id,
-            title: draft.title,
-            kind: draft.kind.as_str().to_string(),
-            started_unix_ns: draft.started_ns,
-            ended_unix_ns: draft.ended_ns,
-            created_by: CREATED_BY.to_string(),
-        })
-        .collect();
+    let traces: Vec<TraceRow> = grouper.traces().into_iter().map(trace_row).collect();
     report.traces = traces.len();
     store.write_grouping(&traces, &assignments).await?;
     Ok(report)
+}
+
+/// What feeding one stored hop to a grouper did.
+pub(crate) enum Fed {
+    /// It had a trace already (grouped earlier, or by another process).
+    Placed(String),
+    /// Its request is still arriving: left for a later pass.
+    Waiting,
+    /// Given a trace now.
+    Assigned { hop: String, trace: String },
+}
+
+/// Feeds one hop (in start order) to `grouper`: placed in the trace it has, left waiting, or
+/// assigned. `kind_of` names the kind of a stored trace. Returns the hop's trace input too.
+pub(crate) fn feed(
+    grouper: &mut Grouper,
+    stored: StoredHop,
+    kind_of: impl Fn(&str) -> Option<String>,
+) -> (Fed, TraceInput) {
+    let trace_id = stored.trace_id.clone();
+    let waiting = stored.state == HopState::InFlight
+        && stored.end.request_ended_unix_ns.is_none()
+        && stored.start.role != Role::Agent;
+    let input: TraceInput = RecordedHop::from(stored).trace_input();
+    let fed = match trace_id {
+        Some(trace_id) => {
+            let kind = match kind_of(&trace_id).as_deref() {
+                Some("setup") => TraceKind::Setup,
+                _ => TraceKind::Request,
+            };
+            grouper.place(&input, &trace_id, kind);
+            Fed::Placed(trace_id)
+        }
+        None if waiting => Fed::Waiting,
+        None => {
+            let assignment = grouper.assign(&input);
+            Fed::Assigned {
+                hop: assignment.hop_id,
+                trace: assignment.trace_id,
+            }
+        }
+    };
+    (fed, input)
+}
+
+/// A trace as the grouper drafted it, as a row to write.
+pub(crate) fn trace_row(draft: TraceDraft) -> TraceRow {
+    TraceRow {
+        id: draft.id,
+        title: draft.title,
+        kind: draft.kind.as_str().to_string(),
+        started_unix_ns: draft.started_ns,
+        ended_unix_ns: draft.ended_ns,
+        created_by: CREATED_BY.to_string(),
+    }
 }

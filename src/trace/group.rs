@@ -6,10 +6,11 @@
 
 use std::collections::HashMap;
 
+mod refresh;
 mod state;
 mod types;
 
-use state::TraceState;
+use state::{Spans, TraceState};
 pub use types::{Assignment, GroupOptions, Grouping, Reason, TraceDraft, TraceKind};
 
 use super::evidence::{CallKey, TraceInput};
@@ -26,6 +27,8 @@ pub struct Grouper {
     by_id: HashMap<String, usize>,
     seen_agent: bool,
     seen_request_trace: bool,
+    /// Traces that took a hop (or learned more of one) since `take_changed` last asked.
+    changed: std::collections::BTreeSet<usize>,
 }
 
 impl Grouper {
@@ -301,8 +304,8 @@ impl Grouper {
                 ended_ns: None,
                 hop_ids: Vec::new(),
             },
-            spans: Vec::new(),
-            agent_spans: Vec::new(),
+            spans: Spans::default(),
+            agent_spans: Spans::default(),
             asked: Vec::new(),
             results: Vec::new(),
             peers: Vec::new(),
@@ -316,17 +319,13 @@ impl Grouper {
         let Some(state) = self.traces.get_mut(index) else {
             return;
         };
-        let span = (input.started_ns, input.ended_ns);
-        state.spans.push(span);
+        self.changed.insert(index);
+        state.spans.push(input.started_ns, input.ended_ns);
         state.draft.hop_ids.push(input.hop_id.clone());
         state.draft.started_ns = state.draft.started_ns.min(input.started_ns);
-        state.draft.ended_ns = if state.spans.iter().any(|(_, end)| end.is_none()) {
-            None
-        } else {
-            state.spans.iter().filter_map(|(_, end)| *end).max()
-        };
+        state.draft.ended_ns = state.spans.ended();
         if input.role == Some(Role::Agent) {
-            state.agent_spans.push(span);
+            state.agent_spans.push(input.started_ns, input.ended_ns);
             self.seen_agent = true;
             if state.draft.title.is_none() {
                 state.draft.title = input.user_text.clone();

@@ -172,3 +172,98 @@ async fn correlate_assigns_once_waits_for_in_flight_hops_and_rebuilds_the_same()
     let before: Vec<Option<String>> = hops.into_iter().map(|h| h.trace_id).collect();
     assert_eq!(after, before);
 }
+
+#[tokio::test]
+async fn live_grouping_reads_only_what_is_new_and_learns_answers_that_come_later() {
+    use tracer::hop::RequestDone;
+    use tracer::trace::live_group::LiveGrouping;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = Store::open(&dir.path().join("t.db")).await.expect("store");
+    // Two users at once; both model calls are still answering when the first pass runs.
+    let mut conn = store.pool().acquire().await.expect("connection");
+    for (id, at, text) in [("a1", 0, "Add milk"), ("b1", 10, "Add eggs")] {
+        hops::insert_start(&mut conn, &start(id, Role::Model, "/api/chat", at))
+            .await
+            .expect("start");
+        let done = RequestDone {
+            id: format!("{id:0>32}"),
+            request_body: BodyCapture::whole(chat(text).to_string().into_bytes()),
+            request_ended_unix_ns: BASE + (at + 1) * MS,
+        };
+        hops::apply_request_done(&mut conn, &done)
+            .await
+            .expect("request");
+    }
+    drop(conn);
+    let mut live = LiveGrouping::new();
+    let first = live.pass(&store).await.expect("first pass");
+    assert_eq!((first.assigned, first.kept, first.traces), (2, 0, 2));
+
+    // The answers come (each asks for a tool), then the two tool calls, eggs first.
+    let mut conn = store.pool().acquire().await.expect("connection");
+    hops::apply_end(&mut conn, &end("a1", 100, chat("Add milk"), asks("milk")))
+        .await
+        .expect("end");
+    hops::apply_end(&mut conn, &end("b1", 120, chat("Add eggs"), asks("eggs")))
+        .await
+        .expect("end");
+    drop(conn);
+    record(
+        &store,
+        start("b2", Role::Mcp, "/mcp", 130),
+        Some(end("b2", 135, call("eggs"), success())),
+    )
+    .await;
+    record(
+        &store,
+        start("a2", Role::Mcp, "/mcp", 140),
+        Some(end("a2", 145, call("milk"), success())),
+    )
+    .await;
+    let second = live.pass(&store).await.expect("second pass");
+    assert_eq!(
+        (second.assigned, second.kept),
+        (2, 0),
+        "only the new hops are grouped; nothing already grouped is read again as new"
+    );
+    let hops = store.all_hops().await.expect("hops");
+    let trace_of = |id: &str| {
+        hops.iter()
+            .find(|h| h.start.id.ends_with(id))
+            .and_then(|h| h.trace_id.clone())
+            .expect("grouped")
+    };
+    // Each tool call joined the model call that asked for it: learned from answers that
+    // arrived after those model calls were grouped.
+    assert_eq!(trace_of("a2"), trace_of("a1"));
+    assert_eq!(trace_of("b2"), trace_of("b1"));
+    assert_ne!(trace_of("a1"), trace_of("b1"));
+    let milk = store.trace(&trace_of("a1")).await.expect("trace");
+    assert_eq!(
+        milk.ended_unix_ns,
+        Some(BASE + 145 * MS),
+        "its end follows its hops"
+    );
+
+    let idle = live.pass(&store).await.expect("idle pass");
+    assert_eq!(
+        idle,
+        Default::default(),
+        "nothing new: nothing read or written"
+    );
+
+    // A full replay of the same hops decides the same.
+    let rebuilt = correlate(&store, GroupOptions::default(), GroupScope::Rebuild)
+        .await
+        .expect("rebuild");
+    assert_eq!(rebuilt.assigned, 4);
+    let after: Vec<Option<String>> = store
+        .all_hops()
+        .await
+        .expect("hops")
+        .into_iter()
+        .map(|h| h.trace_id)
+        .collect();
+    let before: Vec<Option<String>> = hops.iter().map(|h| h.trace_id.clone()).collect();
+    assert_eq!(after, before);
+}

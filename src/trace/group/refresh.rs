@@ -1,0 +1,48 @@
+//! What a grouper kept from pass to pass needs besides deciding: learning a hop's response
+//! once it has ended, and naming the traces that changed since it was last asked.
+
+use super::{Grouper, TraceDraft};
+use crate::hop::Role;
+use crate::trace::evidence::TraceInput;
+
+impl Grouper {
+    /// The traces that took a hop, or learned more of one, since the last call.
+    pub fn take_changed(&mut self) -> Vec<TraceDraft> {
+        let changed = std::mem::take(&mut self.changed);
+        changed
+            .into_iter()
+            .filter_map(|index| self.traces.get(index))
+            .map(|state| state.draft.clone())
+            .collect()
+    }
+
+    /// A hop of `trace_id` fed while in flight (`before`) has more now (`after`): its end, and
+    /// what its response says (the tool calls a model asked for, an MCP result). A replay of
+    /// every hop would have read the same from the finished hop.
+    pub fn refresh(&mut self, trace_id: &str, before: &TraceInput, after: &TraceInput) {
+        let Some(&index) = self.by_id.get(trace_id) else {
+            return;
+        };
+        let Some(state) = self.traces.get_mut(index) else {
+            return;
+        };
+        if before.ended_ns.is_none()
+            && let Some(end) = after.ended_ns
+        {
+            state.spans.end(before.started_ns, end);
+            if before.role == Some(Role::Agent) {
+                state.agent_spans.end(before.started_ns, end);
+            }
+            state.draft.ended_ns = state.spans.ended();
+        }
+        for call in &after.asked_calls {
+            if !before.asked_calls.contains(call) {
+                state.asked.push((call.clone(), false));
+            }
+        }
+        if before.mcp_result.is_none() {
+            state.results.extend(after.mcp_result.iter().cloned());
+        }
+        self.changed.insert(index);
+    }
+}
