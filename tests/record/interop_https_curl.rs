@@ -234,7 +234,10 @@ async fn curl_through_the_forward_proxy_is_decrypted_tunnelled_or_told_untrusted
     );
     assert!(text.contains("rejected tracer's certificate"), "{text}");
     // Said as what it is: the client refused the handshake; no upstream, no 502.
-    assert!(text.contains("handshake refused: the client rejected"), "{text}");
+    assert!(
+        text.contains("handshake refused: the client rejected"),
+        "{text}"
+    );
     assert!(!text.contains("502"), "{text}");
     eprintln!("{text}");
 
