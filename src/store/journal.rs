@@ -72,13 +72,22 @@ impl Appender {
 
     /// Appends one frame already encoded.
     pub fn append_frame(&self, frame: &[u8]) -> std::io::Result<()> {
+        self.append_parts(frame, &[])
+    }
+
+    /// Appends one frame encoded in two parts (a head, then bytes borrowed from elsewhere).
+    pub fn append_parts(&self, head: &[u8], rest: &[u8]) -> std::io::Result<()> {
         let mut state = self
             .inner
             .lock()
             .map_err(|_| std::io::Error::other("journal lock poisoned"))?;
-        match state.file.write_all(frame) {
+        let written = state
+            .file
+            .write_all(head)
+            .and_then(|()| state.file.write_all(rest));
+        match written {
             Ok(()) => {
-                state.len += frame.len() as u64;
+                state.len += (head.len() + rest.len()) as u64;
                 Ok(())
             }
             Err(error) => {

@@ -40,7 +40,7 @@ impl Store {
     /// The hops grouping needs to place new ones: those started at or after `since_ns`, and every
     /// hop of a trace not yet ended; in start order.
     pub async fn hops_for_grouping(&self, since_ns: i64) -> Result<Vec<StoredHop>> {
-        sqlx::query_as::<_, HopRow>(
+        let rows = sqlx::query_as::<_, HopRow>(
             "select * from hops
              where request_started_unix_ns >= ?1
                 or trace_id in (select id from traces where ended_unix_ns is null)
@@ -48,10 +48,8 @@ impl Store {
         )
         .bind(since_ns)
         .fetch_all(self.pool())
-        .await?
-        .into_iter()
-        .map(StoredHop::try_from)
-        .collect()
+        .await?;
+        super::body_pieces::stored_hops(self.pool(), rows).await
     }
 
     /// Every stored trace, newest first.
@@ -87,15 +85,13 @@ impl Store {
 
     /// The hops of one trace, in start order.
     pub async fn trace_hops(&self, trace_id: &str) -> Result<Vec<StoredHop>> {
-        sqlx::query_as::<_, HopRow>(
+        let rows = sqlx::query_as::<_, HopRow>(
             "select * from hops where trace_id = ?1 order by request_started_unix_ns, seq",
         )
         .bind(trace_id)
         .fetch_all(self.pool())
-        .await?
-        .into_iter()
-        .map(StoredHop::try_from)
-        .collect()
+        .await?;
+        super::body_pieces::stored_hops(self.pool(), rows).await
     }
 
     /// Writes traces (keeping a title already stored) and hops' trace ids in one transaction.

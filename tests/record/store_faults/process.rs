@@ -28,12 +28,18 @@ pub struct ProxyProcess {
 
 impl ProxyProcess {
     pub async fn start(db: &Path, upstream: SocketAddr) -> ProxyProcess {
+        Self::start_with(db, upstream, &[]).await
+    }
+
+    /// The same, with more arguments for `tracer proxy` (e.g. `--max-body`).
+    pub async fn start_with(db: &Path, upstream: SocketAddr, args: &[&str]) -> ProxyProcess {
         let mut child = Command::new(env!("CARGO_BIN_EXE_tracer"))
             .arg("--db")
             .arg(db)
             .arg("proxy")
             .arg("--route")
             .arg(format!("model:test=127.0.0.1:0=http://{upstream}"))
+            .args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
