@@ -228,6 +228,47 @@ pub enum HopEvent {
     RequestDone(Box<RequestDone>),
     /// A line a wrapped stdio server wrote to stderr.
     ServerLog(Box<ServerLogLine>),
+    /// A piece of a big kept body, handed over as soon as it filled.
+    BodyPiece(Box<BodyPiece>),
+}
+
+/// Kept bodies reach the store in pieces of about this size once they grow past it, so a big
+/// body never exists whole on the recording path; smaller bodies travel whole with their event.
+pub const BODY_PIECE_BYTES: usize = 256 * 1024;
+
+/// Which body of a hop a piece belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BodySide {
+    Request,
+    Response,
+}
+
+impl BodySide {
+    /// The side as stored (`hop_body_pieces.side`) and journaled.
+    pub fn code(self) -> u8 {
+        match self {
+            BodySide::Request => 0,
+            BodySide::Response => 1,
+        }
+    }
+
+    pub fn from_code(code: u8) -> Option<BodySide> {
+        match code {
+            0 => Some(BodySide::Request),
+            1 => Some(BodySide::Response),
+            _ => None,
+        }
+    }
+}
+
+/// One piece of a kept body: the kept body is its pieces in `seq` order, then the bytes its
+/// `BodyCapture` still holds (the tail).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BodyPiece {
+    pub id: String,
+    pub side: BodySide,
+    pub seq: u32,
+    pub bytes: Vec<u8>,
 }
 
 /// A hop's request, complete while its response is still awaited.
@@ -274,6 +315,12 @@ pub trait HopSink: Send + Sync {
     fn end(&self, end: HopEnd);
     /// A wrapped server wrote a line on stderr.
     fn log_line(&self, line: ServerLogLine);
+    /// A piece of a hop's kept body (`seq` counts from 0 per side). False when it was not kept:
+    /// the capturing side then keeps those bytes, and the rest, in the body it sends at the end.
+    fn body_piece(&self, id: &str, side: BodySide, seq: u32, bytes: &[u8]) -> bool {
+        let _ = (id, side, seq, bytes);
+        false
+    }
 
     /// Hands over one event, whichever it is.
     fn send(&self, event: HopEvent) {
@@ -284,6 +331,9 @@ pub trait HopSink: Send + Sync {
             HopEvent::Ended(end) => self.end(*end),
             HopEvent::RequestDone(done) => self.request_done(*done),
             HopEvent::ServerLog(line) => self.log_line(*line),
+            HopEvent::BodyPiece(piece) => {
+                self.body_piece(&piece.id, piece.side, piece.seq, &piece.bytes);
+            }
         }
     }
 }

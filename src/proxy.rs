@@ -14,6 +14,7 @@ mod intercept;
 mod prefixed;
 mod server;
 mod tee;
+mod tee_pieces;
 pub mod tls;
 mod upgrade;
 

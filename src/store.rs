@@ -2,6 +2,7 @@
 //!
 //! All SQL lives under `store/`; callers get typed functions, never SQL strings.
 
+pub mod body_pieces;
 pub mod browse;
 pub mod eval_rows;
 pub mod exports;

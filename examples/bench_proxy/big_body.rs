@@ -41,6 +41,11 @@ pub async fn measure(proxy: SocketAddr) -> anyhow::Result<BigBody> {
         .await?;
     let uploaded: u64 = String::from_utf8_lossy(&answer.to_bytes()).parse()?;
     let upload = started.elapsed();
+    // The connection takes the next request once it has settled after the last answer.
+    sender
+        .ready()
+        .await
+        .map_err(|e| anyhow::anyhow!("the connection after the upload: {e}"))?;
     let started = Instant::now();
     let request = http::Request::get("/big")
         .header("host", proxy.to_string())

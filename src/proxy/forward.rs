@@ -18,10 +18,10 @@ use super::headers::{
     ensure_traceparent, join_upstream, record_headers, redact_query, strip_for_upstream,
     strip_hop_by_hop,
 };
-use super::tee::{BodyOutcome, Captured, HopClock, TeeBody, settle_unpolled};
+use super::tee::{BodyOutcome, Captured, HopClock, PieceOut, TeeBody, settle_unpolled};
 use super::{Route, upgrade};
 use crate::hop::Sink;
-use crate::hop::{BodyCapture, HopEnd, HopStart, HopState, Role, Transport};
+use crate::hop::{BodyCapture, BodySide, HopEnd, HopStart, HopState, Role, Transport};
 use crate::wire::ids::random_hex_id;
 
 /// Ends a hop as aborted if the request handling is dropped before it hands the hop over
@@ -199,6 +199,9 @@ pub async fn handle_at(
     let recorder = ctx.recorder.clone();
     let redact = settings.redact;
     let mut request_seen = request_seen;
+    let pieces = end
+        .is_some()
+        .then(|| PieceOut::new(ctx.recorder.clone(), id.clone(), BodySide::Response));
     let response_body = TeeBody::with_callback(
         upstream_body,
         clock,
@@ -220,6 +223,10 @@ pub async fn handle_at(
             }
         },
     );
+    let response_body = match pieces {
+        Some(out) => response_body.with_pieces(out),
+        None => response_body,
+    };
     let response_body = if status == 304 && response_parts.headers.contains_key(CONTENT_LENGTH) {
         // hyper drops the Content-Length of a bodiless answer unless its body might have bytes.
         super::bodiless::KeepLength(response_body).boxed_unsync()
@@ -273,6 +280,9 @@ fn tee_request(
 ) -> (TeeBody<RequestBody>, RequestWatch) {
     let was_empty = body.is_end_stream();
     let (tx, rx) = tokio::sync::oneshot::channel();
+    let pieces = recorder
+        .clone()
+        .map(|sink| PieceOut::new(sink, id.clone(), BodySide::Request));
     let tee = TeeBody::with_callback(body, clock, max_body, 0, move |seen| {
         let seen = settle_unpolled(seen, was_empty);
         if let Some(recorder) = recorder
@@ -282,6 +292,10 @@ fn tee_request(
         }
         let _ = tx.send(Some(seen));
     });
+    let tee = match pieces {
+        Some(out) => tee.with_pieces(out),
+        None => tee,
+    };
     (tee, rx)
 }
 

@@ -9,6 +9,7 @@ use bytes::Bytes;
 use http_body::{Body, Frame, SizeHint};
 use http_body_util::BodyExt;
 
+pub use super::tee_pieces::PieceOut;
 use crate::hop::{BodyCapture, Chunk};
 
 /// The shared clock of one hop: a monotonic start and the wall time it corresponds to.
@@ -52,7 +53,11 @@ pub type Leftover = http_body_util::combinators::UnsyncBoxBody<Bytes, String>;
 
 /// What the tee saw, sent when the body ends.
 pub struct Captured {
+    /// What was kept and not handed over in pieces (the tail, or the whole body when small);
+    /// its total length and truncation flag are the whole body's.
     pub body: BodyCapture,
+    /// Bytes kept and handed over in pieces before `body.bytes`.
+    pub pieced: usize,
     pub outcome: BodyOutcome,
     pub chunks: Vec<Chunk>,
     pub chunks_truncated: bool,
@@ -69,6 +74,7 @@ impl Captured {
     fn empty() -> Self {
         Captured {
             body: BodyCapture::default(),
+            pieced: 0,
             outcome: BodyOutcome::Complete,
             chunks: Vec::new(),
             chunks_truncated: false,
@@ -89,7 +95,7 @@ impl Captured {
             while let Some(Ok(frame)) = rest.frame().await {
                 if let Some(data) = frame.data_ref() {
                     self.body.total_len += data.len() as u64;
-                    let room = max_body.saturating_sub(self.body.bytes.len());
+                    let room = max_body.saturating_sub(self.pieced + self.body.bytes.len());
                     let keep = room.min(data.len());
                     self.body.bytes.extend_from_slice(&data[..keep]);
                     self.body.truncated |= keep < data.len();
@@ -114,6 +120,8 @@ where
     /// 0 means chunk timing is not kept (request bodies).
     max_chunks: usize,
     seen: Captured,
+    /// Where the kept bytes go in pieces as they fill (None: they stay in the capture).
+    pieces: Option<PieceOut>,
     /// Called once, synchronously, when the body ends or is dropped.
     done: Option<Box<dyn FnOnce(Captured) + Send>>,
 }
@@ -154,8 +162,16 @@ where
             max_body,
             max_chunks,
             seen: Captured::empty(),
+            pieces: None,
             done: Some(Box::new(done)),
         }
+    }
+
+    /// Hands the kept bytes to `out` in pieces whenever they fill one, so a big body is never
+    /// kept whole here.
+    pub fn with_pieces(mut self, out: PieceOut) -> Self {
+        self.pieces = Some(out);
+        self
     }
 
     fn observe(&mut self, data: &Bytes) {
@@ -167,11 +183,24 @@ where
             seen.first_byte_unix_ns = Some(self.clock.now_unix_ns());
         }
         seen.body.total_len += data.len() as u64;
-        let room = self.max_body.saturating_sub(seen.body.bytes.len());
+        let room = self
+            .max_body
+            .saturating_sub(seen.pieced + seen.body.bytes.len());
         let keep = room.min(data.len());
         seen.body.bytes.extend_from_slice(&data[..keep]);
         if keep < data.len() {
             seen.body.truncated = true;
+        }
+        if let Some(out) = self.pieces.as_mut()
+            && seen.body.bytes.len() >= out.piece_bytes
+        {
+            if out.hand_over(&seen.body.bytes) {
+                seen.pieced += seen.body.bytes.len();
+                seen.body.bytes.clear();
+            } else {
+                // Not kept there: the rest stays here, after the pieces already handed over.
+                self.pieces = None;
+            }
         }
         if self.max_chunks > 0 {
             if seen.chunks.len() < self.max_chunks {

@@ -75,6 +75,9 @@ pub struct HopRow {
     pub response_chunks: Option<String>,
     pub response_chunks_truncated: Option<bool>,
     pub response_trailers: Option<String>,
+    /// Which bodies have pieces in `hop_body_pieces` (bit 1 request, bit 2 response): the row's
+    /// body columns then hold only what follows the pieces.
+    pub body_pieces: i64,
 }
 
 /// A hop read back: the start, the end (when it ended), and where it sits.

@@ -2,6 +2,7 @@
 
 use sqlx::SqliteConnection;
 
+use super::body_pieces::{stored_hop, stored_hops};
 use super::hop_columns::{EndColumns, HopRow, len_i64};
 pub use super::hop_columns::{StoredHop, headers_from_json, headers_to_json};
 use super::hop_insert::{NewHopRow, insert_new_hops};
@@ -185,7 +186,7 @@ impl Store {
         .fetch_all(self.pool())
         .await?;
         match <[HopRow; 1]>::try_from(rows) {
-            Ok([row]) => row.try_into(),
+            Ok([row]) => stored_hop(self.pool(), row).await,
             Err(rows) if rows.is_empty() => Err(StoreError::NotFound(format!("hop {id}"))),
             Err(_) => Err(StoreError::NotFound(format!(
                 "a single hop for the ambiguous prefix {id}"
@@ -195,12 +196,10 @@ impl Store {
 
     /// Every hop in arrival order (for re-grouping and tests).
     pub async fn all_hops(&self) -> Result<Vec<StoredHop>> {
-        sqlx::query_as::<_, HopRow>("select * from hops order by seq")
+        let rows = sqlx::query_as::<_, HopRow>("select * from hops order by seq")
             .fetch_all(self.pool())
-            .await?
-            .into_iter()
-            .map(StoredHop::try_from)
-            .collect()
+            .await?;
+        stored_hops(self.pool(), rows).await
     }
 
     /// A wrapped server's stderr lines, oldest first.

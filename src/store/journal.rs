@@ -33,6 +33,10 @@ struct AppendState {
     released: u64,
 }
 
+/// Bytes of body pieces a batch takes at most (past the first piece): big bodies reach SQLite a
+/// few pieces at a time, so the writer never holds much of one.
+const MAX_PIECE_BYTES: usize = 1024 * 1024;
+
 /// Consumed bytes that are given back to the disk at once, at least.
 const RELEASE_STEP: u64 = 8 * 1024 * 1024;
 
@@ -72,13 +76,22 @@ impl Appender {
 
     /// Appends one frame already encoded.
     pub fn append_frame(&self, frame: &[u8]) -> std::io::Result<()> {
+        self.append_parts(frame, &[])
+    }
+
+    /// Appends one frame encoded in two parts (a head, then bytes borrowed from elsewhere).
+    pub fn append_parts(&self, head: &[u8], rest: &[u8]) -> std::io::Result<()> {
         let mut state = self
             .inner
             .lock()
             .map_err(|_| std::io::Error::other("journal lock poisoned"))?;
-        match state.file.write_all(frame) {
+        let written = state
+            .file
+            .write_all(head)
+            .and_then(|()| state.file.write_all(rest));
+        match written {
             Ok(()) => {
-                state.len += frame.len() as u64;
+                state.len += (head.len() + rest.len()) as u64;
                 Ok(())
             }
             Err(error) => {
@@ -208,7 +221,8 @@ impl JournalReader {
     }
 
     /// Reads frames from `pos` up to `limit` (the file's whole-frame length), at most
-    /// `max_bytes` (but always at least one frame) and `max_events`.
+    /// `max_bytes` (but always at least one frame) and `max_events`, and body pieces up to about
+    /// `MAX_PIECE_BYTES`.
     pub fn read(
         &self,
         limit: u64,
@@ -218,8 +232,12 @@ impl JournalReader {
         let mut at = self.pos;
         let mut events = Vec::new();
         let mut read = 0usize;
+        let mut piece_bytes = 0usize;
         let mut header = [0u8; FRAME_HEADER];
-        while at + FRAME_HEADER as u64 <= limit && events.len() < max_events {
+        while at + FRAME_HEADER as u64 <= limit
+            && events.len() < max_events
+            && piece_bytes < MAX_PIECE_BYTES
+        {
             self.file.read_exact_at(&mut header, at)?;
             let len = u32::from_le_bytes(header) as usize;
             let frame_end = at + (FRAME_HEADER + len) as u64;
@@ -230,7 +248,12 @@ impl JournalReader {
             self.file
                 .read_exact_at(&mut payload, at + FRAME_HEADER as u64)?;
             match journal_codec::decode(&payload) {
-                Ok(event) => events.push(event),
+                Ok(event) => {
+                    if let HopEvent::BodyPiece(piece) = &event {
+                        piece_bytes += piece.bytes.len();
+                    }
+                    events.push(event)
+                }
                 Err(error) => {
                     return Ok(ReadBatch {
                         events,
@@ -279,6 +302,29 @@ impl JournalReader {
 mod tests {
     use super::*;
     use std::os::unix::fs::MetadataExt;
+
+    #[test]
+    fn a_batch_takes_about_a_mebibyte_of_body_pieces() {
+        let dir = tempfile::tempdir().unwrap();
+        let journal = Appender::create(&dir.path().join("t.db")).unwrap();
+        let piece = vec![7u8; 300 * 1024];
+        for seq in 0..10 {
+            let event = HopEvent::BodyPiece(Box::new(crate::hop::BodyPiece {
+                id: "h".into(),
+                side: crate::hop::BodySide::Request,
+                seq,
+                bytes: piece.clone(),
+            }));
+            journal.append(&event).unwrap();
+        }
+        let reader = JournalReader::open(journal.path()).unwrap();
+        let batch = reader.read(journal.written(), 64 << 20, 4096).unwrap();
+        assert_eq!(
+            batch.events.len(),
+            4,
+            "1 MiB of pieces, then the one that passes it"
+        );
+    }
 
     #[test]
     fn consumed_bytes_give_their_disk_space_back() {

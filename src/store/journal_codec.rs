@@ -2,7 +2,8 @@
 //! integers little-endian, strings and bytes length-prefixed. Decoding never trusts a length.
 
 use crate::hop::{
-    BodyCapture, Chunk, Header, HopEnd, HopEvent, HopStart, HopState, RequestDone, ServerLogLine,
+    BodyCapture, BodyPiece, BodySide, Chunk, Header, HopEnd, HopEvent, HopStart, HopState,
+    RequestDone, ServerLogLine,
 };
 
 /// Bytes before a frame's payload: its length.
@@ -12,6 +13,7 @@ const STARTED: u8 = 1;
 const ENDED: u8 = 2;
 const REQUEST_DONE: u8 = 3;
 const SERVER_LOG: u8 = 4;
+const BODY_PIECE: u8 = 5;
 
 /// Whether a frame's payload is a hop's start (without decoding the rest).
 pub fn is_start(payload: &[u8]) -> bool {
@@ -67,6 +69,10 @@ pub fn encode(event: &HopEvent, out: &mut Vec<u8>) {
             w.i64(line.logged_unix_ns);
             w.str(&line.line);
         }
+        HopEvent::BodyPiece(piece) => {
+            w.body_piece_head(&piece.id, piece.side, piece.seq, piece.bytes.len());
+            w.0.extend_from_slice(&piece.bytes);
+        }
     }
     let len = u32::try_from(out.len() - at - FRAME_HEADER).unwrap_or(u32::MAX);
     out[at..at + FRAME_HEADER].copy_from_slice(&len.to_le_bytes());
@@ -79,6 +85,17 @@ pub fn encode_request_done(id: &str, body: &BodyCapture, ended_unix_ns: i64, out
     Writer(out).request_done(id, body, ended_unix_ns);
     let len = u32::try_from(out.len() - at - FRAME_HEADER).unwrap_or(u32::MAX);
     out[at..at + FRAME_HEADER].copy_from_slice(&len.to_le_bytes());
+}
+
+/// Appends the head of one framed body piece of `len` bytes: the frame is whole once exactly
+/// those bytes follow it (the caller writes them from where they are, with no copy in between).
+pub fn encode_body_piece_head(id: &str, side: BodySide, seq: u32, len: usize, out: &mut Vec<u8>) {
+    let at = out.len();
+    out.extend_from_slice(&[0; FRAME_HEADER]);
+    Writer(out).body_piece_head(id, side, seq, len);
+    let payload = out.len() - at - FRAME_HEADER + len;
+    let frame_len = u32::try_from(payload).unwrap_or(u32::MAX);
+    out[at..at + FRAME_HEADER].copy_from_slice(&frame_len.to_le_bytes());
 }
 
 /// Decodes one frame's payload (the bytes after its length).
@@ -146,6 +163,12 @@ pub fn decode(payload: &[u8]) -> Result<HopEvent, String> {
             logged_unix_ns: r.i64()?,
             line: r.string()?,
         })),
+        BODY_PIECE => HopEvent::BodyPiece(Box::new(BodyPiece {
+            id: r.string()?,
+            side: BodySide::from_code(r.u8()?).ok_or("unknown body side")?,
+            seq: u32::try_from(r.u64()?).map_err(|e| e.to_string())?,
+            bytes: r.bytes()?,
+        })),
         other => return Err(format!("unknown event kind {other}")),
     };
     if r.0.is_empty() {
@@ -163,6 +186,13 @@ impl Writer<'_> {
         self.str(id);
         self.body(body);
         self.i64(ended_unix_ns);
+    }
+    fn body_piece_head(&mut self, id: &str, side: BodySide, seq: u32, len: usize) {
+        self.u8(BODY_PIECE);
+        self.str(id);
+        self.u8(side.code());
+        self.u64(u64::from(seq));
+        self.u64(len as u64);
     }
     fn u8(&mut self, v: u8) {
         self.0.push(v);
@@ -319,6 +349,12 @@ mod tests {
                 logged_unix_ns: 3,
                 line: "hello".into(),
             })),
+            HopEvent::BodyPiece(Box::new(BodyPiece {
+                id: "a".into(),
+                side: BodySide::Response,
+                seq: 2,
+                bytes: vec![0, 9, 255],
+            })),
         ];
         for event in events {
             let mut out = Vec::new();
@@ -328,5 +364,27 @@ mod tests {
             assert_eq!(decode(&out[FRAME_HEADER..]).unwrap(), event);
             assert!(decode(&out[FRAME_HEADER..out.len() - 1]).is_err());
         }
+    }
+
+    #[test]
+    fn a_piece_head_and_its_bytes_make_the_frame_a_piece_event_makes() {
+        let piece = BodyPiece {
+            id: "hop".into(),
+            side: BodySide::Request,
+            seq: 7,
+            bytes: b"piece bytes".to_vec(),
+        };
+        let mut whole = Vec::new();
+        encode(&HopEvent::BodyPiece(Box::new(piece.clone())), &mut whole);
+        let mut split = Vec::new();
+        encode_body_piece_head(
+            &piece.id,
+            piece.side,
+            piece.seq,
+            piece.bytes.len(),
+            &mut split,
+        );
+        split.extend_from_slice(&piece.bytes);
+        assert_eq!(split, whole);
     }
 }

@@ -78,13 +78,28 @@ impl Store {
     /// newest first, at most `limit`.
     pub async fn hops_with_body_text(&self, text: &str, limit: i64) -> Result<Vec<BodyMatch>> {
         let needle = text.to_lowercase();
+        // A body stored in pieces is searched whole: its pieces in order, then the row's bytes.
         let rows = sqlx::query(
-            "select id, trace_id,
-                    instr(lower(cast(coalesce(request_body, x'') as text)), ?1) > 0 as in_request,
-                    instr(lower(cast(coalesce(response_body, x'') as text)), ?1) > 0 as in_response
-             from hops
-             where instr(lower(cast(coalesce(request_body, x'') as text)), ?1) > 0
-                or instr(lower(cast(coalesce(response_body, x'') as text)), ?1) > 0
+            "with bodies as (
+                 select h.id, h.trace_id, h.seq, h.request_started_unix_ns,
+                     lower(cast(case when h.body_pieces & 1
+                         then coalesce((select group_concat(p.bytes, '' order by p.seq)
+                                        from hop_body_pieces p
+                                        where p.hop_id = h.id and p.side = 0), '')
+                              || coalesce(h.request_body, x'')
+                         else coalesce(h.request_body, x'') end as text)) as request_text,
+                     lower(cast(case when h.body_pieces & 2
+                         then coalesce((select group_concat(p.bytes, '' order by p.seq)
+                                        from hop_body_pieces p
+                                        where p.hop_id = h.id and p.side = 1), '')
+                              || coalesce(h.response_body, x'')
+                         else coalesce(h.response_body, x'') end as text)) as response_text
+                 from hops h)
+             select id, trace_id,
+                    instr(request_text, ?1) > 0 as in_request,
+                    instr(response_text, ?1) > 0 as in_response
+             from bodies
+             where instr(request_text, ?1) > 0 or instr(response_text, ?1) > 0
              order by request_started_unix_ns desc, seq desc
              limit ?2",
         )

@@ -2,7 +2,7 @@
 
 use std::collections::HashMap;
 
-use futures_util::StreamExt;
+use futures_util::TryStreamExt;
 use sqlx::SqliteConnection;
 
 use super::hop_columns::{HopRow, StoredHop};
@@ -55,6 +55,7 @@ impl Store {
         again: &[i64],
     ) -> impl futures_util::Stream<Item = Result<StoredHop>> + 'a {
         let again = serde_json::to_string(again).unwrap_or_else(|_| "[]".into());
+        let pool = self.pool();
         sqlx::query_as::<_, HopRow>(
             "select * from hops
              where seq > ?1 or seq in (select value from json_each(?2))
@@ -62,8 +63,9 @@ impl Store {
         )
         .bind(seq)
         .bind(again)
-        .fetch(self.pool())
-        .map(|row| StoredHop::try_from(row?))
+        .fetch(pool)
+        .map_err(StoreError::from)
+        .and_then(move |row| super::body_pieces::stored_hop(pool, row))
     }
 
     /// The hops grouping needs to place new ones: those started at or after `since_ns`, and every
@@ -73,6 +75,7 @@ impl Store {
         &self,
         since_ns: i64,
     ) -> impl futures_util::Stream<Item = Result<StoredHop>> + '_ {
+        let pool = self.pool();
         sqlx::query_as::<_, HopRow>(
             "select * from hops
              where request_started_unix_ns >= ?1
@@ -80,8 +83,9 @@ impl Store {
              order by request_started_unix_ns, seq",
         )
         .bind(since_ns)
-        .fetch(self.pool())
-        .map(|row| StoredHop::try_from(row?))
+        .fetch(pool)
+        .map_err(StoreError::from)
+        .and_then(move |row| super::body_pieces::stored_hop(pool, row))
     }
 
     /// Every stored trace, newest first.
@@ -117,15 +121,13 @@ impl Store {
 
     /// The hops of one trace, in start order.
     pub async fn trace_hops(&self, trace_id: &str) -> Result<Vec<StoredHop>> {
-        sqlx::query_as::<_, HopRow>(
+        let rows = sqlx::query_as::<_, HopRow>(
             "select * from hops where trace_id = ?1 order by request_started_unix_ns, seq",
         )
         .bind(trace_id)
         .fetch_all(self.pool())
-        .await?
-        .into_iter()
-        .map(StoredHop::try_from)
-        .collect()
+        .await?;
+        super::body_pieces::stored_hops(self.pool(), rows).await
     }
 
     /// Writes traces (keeping a title already stored) and hops' trace ids in one transaction.

@@ -115,6 +115,13 @@ impl HopSink for RecorderHandle {
         self.appended(self.shared.journal.append_frame(&frame));
     }
 
+    /// Journals one piece of a big body straight from the tee's bytes (no copy of them).
+    fn body_piece(&self, id: &str, side: crate::hop::BodySide, seq: u32, bytes: &[u8]) -> bool {
+        let mut head = Vec::with_capacity(64 + id.len());
+        super::journal_codec::encode_body_piece_head(id, side, seq, bytes.len(), &mut head);
+        self.appended(self.shared.journal.append_parts(&head, bytes))
+    }
+
     /// Records a wrapped server's stderr line.
     fn log_line(&self, line: ServerLogLine) {
         self.append(&HopEvent::ServerLog(Box::new(line)));

@@ -7,8 +7,8 @@ use std::collections::{HashMap, HashSet};
 use sqlx::SqliteConnection;
 
 use super::write_tx::WriterConn;
-use super::{HOPS_NOT_WRITTEN, Result, hop_insert, hops};
-use crate::hop::{HopEnd, HopEvent, RequestDone, ServerLogLine};
+use super::{HOPS_NOT_WRITTEN, Result, body_pieces, hop_insert, hops};
+use crate::hop::{BodyPiece, HopEnd, HopEvent, RequestDone, ServerLogLine};
 
 /// What a row whose end was lost says.
 pub const END_LOST: &str =
@@ -50,8 +50,13 @@ pub async fn write_batch(db: &mut WriterConn, work: BatchWrite<'_>) -> Result<Ba
 
 async fn apply(conn: &mut SqliteConnection, work: BatchWrite<'_>) -> Result<BatchDone> {
     let mut moved = take_update_bodies(work.events);
+    let pieces = take_pieces(work.events);
     let changes = coalesce(work.events);
     let inserted = hop_insert::insert_new_hops(conn, &changes.new_hops).await?;
+    // After the new rows: a piece is kept only for a hop that has one.
+    for piece in &pieces {
+        body_pieces::insert_piece(conn, piece).await?;
+    }
     // A hop already stored (a journal taken in again) gets its request and end as updates.
     for hop in changes
         .new_hops
@@ -130,6 +135,22 @@ fn take_update_bodies(events: &mut [HopEvent]) -> HashMap<String, (Vec<u8>, Vec<
     moved
 }
 
+/// Moves the body pieces out of the events, in journal order (their bytes are bound as they are).
+fn take_pieces(events: &mut [HopEvent]) -> Vec<BodyPiece> {
+    events
+        .iter_mut()
+        .filter_map(|event| match event {
+            HopEvent::BodyPiece(piece) => Some(BodyPiece {
+                id: piece.id.clone(),
+                side: piece.side,
+                seq: piece.seq,
+                bytes: std::mem::take(&mut piece.bytes),
+            }),
+            _ => None,
+        })
+        .collect()
+}
+
 fn request_key(id: &str) -> String {
     format!("request {id}")
 }
@@ -171,6 +192,8 @@ fn coalesce(batch: &[HopEvent]) -> Changes<'_> {
                 None => changes.updates.push(Update::End(end)),
             },
             HopEvent::ServerLog(line) => changes.logs.push(line),
+            // Taken out before (`take_pieces`).
+            HopEvent::BodyPiece(_) => {}
         }
     }
     changes

@@ -160,3 +160,63 @@ async fn starts_and_ends_become_one_completed_row() {
     assert_eq!(hop.state, HopState::Complete);
     assert_eq!(hop.end.status, Some(200));
 }
+
+#[tokio::test]
+async fn pieces_then_the_tail_read_back_whole_and_a_replayed_batch_adds_nothing() {
+    use crate::hop::{BodyCapture, BodyPiece, BodySide};
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("t.db")).await.unwrap();
+    let (handle, task) = Recorder::spawn(store.clone()).unwrap();
+    assert!(handle.start(start("a")));
+    let up: Vec<u8> = (0..1000u32).map(|i| (i % 251) as u8).collect();
+    let down: Vec<u8> = (0..700u32).map(|i| (i * 3 % 256) as u8).collect();
+    for (seq, piece) in up[..900].chunks(300).enumerate() {
+        assert!(handle.body_piece("a", BodySide::Request, seq as u32, piece));
+    }
+    assert!(handle.body_piece("a", BodySide::Response, 0, &down[..400]));
+    let tail = |bytes: &[u8], total: usize| BodyCapture {
+        bytes: bytes.to_vec(),
+        total_len: total as u64,
+        truncated: false,
+    };
+    handle.end(HopEnd {
+        request_body: tail(&up[900..], up.len()),
+        response_body: tail(&down[400..], down.len()),
+        request_ended_unix_ns: Some(2),
+        ..complete("a")
+    });
+    drop(handle);
+    task.await.unwrap();
+    let hop = store.hop("a").await.unwrap();
+    assert_eq!(hop.end.request_body, BodyCapture::whole(up.clone()));
+    assert_eq!(hop.end.response_body, BodyCapture::whole(down.clone()));
+
+    // The same events again, as a journal taken in twice would give them.
+    let piece = |seq: u32, bytes: &[u8]| {
+        HopEvent::BodyPiece(Box::new(BodyPiece {
+            id: "a".into(),
+            side: BodySide::Request,
+            seq,
+            bytes: bytes.to_vec(),
+        }))
+    };
+    let mut events = vec![
+        HopEvent::Started(Box::new(start("a"))),
+        piece(0, &up[..300]),
+        piece(1, &up[300..600]),
+    ];
+    let mut db = WriterConn::new(&store, WRITER_BUSY_TIMEOUT);
+    let work = BatchWrite {
+        events: &mut events,
+        lost_ends: &[],
+        losses: 0,
+    };
+    assert_eq!(write_batch(&mut db, work).await.unwrap().hops_inserted, 0);
+    db.discard().await;
+    let pieces: i64 = sqlx::query_scalar("select count(*) from hop_body_pieces")
+        .fetch_one(store.pool())
+        .await
+        .unwrap();
+    assert_eq!(pieces, 4);
+    assert_eq!(store.hop("a").await.unwrap(), hop);
+}

@@ -14,6 +14,7 @@ mod interop_peers;
 #[path = "../support/trace_hops.rs"]
 mod trace_hops;
 
+mod big_bodies;
 mod cli;
 mod correlate;
 mod dialects_cloud;

@@ -3,7 +3,7 @@
 //! must agree, and no hop whose response completed may be missing.
 
 mod load;
-mod process;
+pub(crate) mod process;
 
 use std::time::Duration;
 

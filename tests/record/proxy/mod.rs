@@ -2,7 +2,7 @@
 //! in SQLite with its bodies, timings and failures.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod harness;
+pub(crate) mod harness;
 mod streaming;
 
 use std::io::Write;

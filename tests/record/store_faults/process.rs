@@ -28,9 +28,14 @@ pub struct ProxyProcess {
 
 impl ProxyProcess {
     pub async fn start(db: &Path, upstream: SocketAddr) -> ProxyProcess {
+        Self::start_with(db, upstream, &[]).await
+    }
+
+    /// The same, with more arguments for `tracer proxy` (e.g. `--max-body`).
+    pub async fn start_with(db: &Path, upstream: SocketAddr, args: &[&str]) -> ProxyProcess {
         let mut command = Command::new(env!("CARGO_BIN_EXE_tracer"));
         command.arg("--db").arg(db);
-        Self::start_with(command, upstream).await
+        Self::spawn(command, upstream, args).await
     }
 
     /// The same, in a process that ignores SIGXFSZ, so a file size limit set on it later
@@ -42,7 +47,7 @@ impl ProxyProcess {
             .arg(env!("CARGO_BIN_EXE_tracer"))
             .arg("--db")
             .arg(db);
-        Self::start_with(command, upstream).await
+        Self::spawn(command, upstream, &[]).await
     }
 
     /// Sets the soft limit on the size of files the process writes (`None`: no limit), with
@@ -59,11 +64,12 @@ impl ProxyProcess {
             .is_ok_and(|status| status.success())
     }
 
-    async fn start_with(mut command: Command, upstream: SocketAddr) -> ProxyProcess {
+    async fn spawn(mut command: Command, upstream: SocketAddr, args: &[&str]) -> ProxyProcess {
         let mut child = command
             .arg("proxy")
             .arg("--route")
             .arg(format!("model:test=127.0.0.1:0=http://{upstream}"))
+            .args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
