@@ -71,12 +71,23 @@ async fn run_tracer_child(upstream: &str, db: &Path, capacity: usize) -> anyhow:
     if capacity == 0 {
         writer.abort();
     }
+    // Live grouping, as `tracer proxy` runs it (it reads back what the writer wrote).
+    let (stop_grouping, grouping_stopped) = tokio::sync::oneshot::channel::<()>();
+    let grouping = tokio::spawn(tracer::trace::correlate::group_until(
+        store.clone(),
+        Duration::from_millis(250),
+        async move {
+            let _ = grouping_stopped.await;
+        },
+    ));
     let stats = proxy.run(recorder, stdin_closed_or_ctrl_c()).await;
     let report = match writer.await {
         Ok(report) => report,
         Err(error) if error.is_cancelled() => WriterReport::default(),
         Err(error) => return Err(error).context("waiting for the store writer"),
     };
+    let _ = stop_grouping.send(());
+    let _ = grouping.await;
     store.close().await;
     println!(
         "DONE hops_written={} hops_not_written={} connections={} cut_off={}",

@@ -6,14 +6,25 @@ use crate::hop::Role;
 use crate::trace::evidence::TraceInput;
 
 impl Grouper {
-    /// The traces that took a hop, or learned more of one, since the last call.
+    /// The traces that took a hop, or learned more of one, since the last call, each with the
+    /// hops it took since then (handed over, not kept: a grouper kept for the life of a proxy
+    /// must not hold every hop id it ever saw).
     pub fn take_changed(&mut self) -> Vec<TraceDraft> {
-        let changed = std::mem::take(&mut self.changed);
-        changed
-            .into_iter()
-            .filter_map(|index| self.traces.get(index))
-            .map(|state| state.draft.clone())
-            .collect()
+        let mut drafts = Vec::new();
+        for index in std::mem::take(&mut self.changed) {
+            let Some(state) = self.traces.get_mut(index) else {
+                continue;
+            };
+            drafts.push(TraceDraft {
+                id: state.draft.id.clone(),
+                title: state.draft.title.clone(),
+                kind: state.draft.kind,
+                started_ns: state.draft.started_ns,
+                ended_ns: state.draft.ended_ns,
+                hop_ids: std::mem::take(&mut state.draft.hop_ids),
+            });
+        }
+        drafts
     }
 
     /// A hop of `trace_id` fed while in flight (`before`) has more now (`after`): its end, and
