@@ -65,7 +65,7 @@ impl Store {
         .bind(again)
         .fetch(pool)
         .map_err(StoreError::from)
-        .and_then(move |row| super::body_pieces::stored_hop(pool, row))
+        .and_then(move |row| super::body_pieces::stored_hop_for_grouping(pool, row))
     }
 
     /// The hops grouping needs to place new ones: those started at or after `since_ns`, and every
@@ -85,7 +85,7 @@ impl Store {
         .bind(since_ns)
         .fetch(pool)
         .map_err(StoreError::from)
-        .and_then(move |row| super::body_pieces::stored_hop(pool, row))
+        .and_then(move |row| super::body_pieces::stored_hop_for_grouping(pool, row))
     }
 
     /// Every stored trace, newest first.
