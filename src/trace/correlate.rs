@@ -54,8 +54,8 @@ pub enum GroupScope {
 
 /// Groups new hops every `period` until `stop` resolves, so live views see traces as they
 /// happen; a pass is never cut in half. Failures are logged and retried on the next tick.
-/// Between passes it rests at least `PASS_REST` times as long as the last pass took, so under
-/// sustained load (a long window to replay) grouping takes a bounded share of the CPU and lags
+/// Between passes it rests `PASS_REST` times as long as the last pass took (at most
+/// `MAX_REST`), so under sustained load grouping takes a bounded share of the CPU and lags
 /// instead of crowding out the traffic it records.
 pub async fn group_until(
     store: Store,
@@ -75,7 +75,7 @@ pub async fn group_until(
                 if let Err(error) = live.pass(&store).await {
                     tracing::warn!(%error, "grouping hops into traces");
                 }
-                rest = period.max(started.elapsed() * PASS_REST);
+                rest = period.max(started.elapsed() * PASS_REST).min(MAX_REST);
             }
         }
     }
@@ -83,6 +83,8 @@ pub async fn group_until(
 
 /// How many times a live grouping pass's own duration it rests before the next.
 const PASS_REST: u32 = 4;
+/// The longest rest, so a long pass (a backlog taken at once) is not followed by a long lag.
+const MAX_REST: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// The hops of one stored trace, in start order, as the trace code reads them.
 pub async fn recorded_hops(store: &Store, trace_id: &str) -> Result<Vec<RecordedHop>> {
