@@ -156,12 +156,19 @@ impl Store {
             .execute(&mut *tx)
             .await?;
         }
-        for (hop_id, trace_id) in assignments {
-            sqlx::query("update hops set trace_id = ?2 where id = ?1")
-                .bind(hop_id)
-                .bind(trace_id)
-                .execute(&mut *tx)
-                .await?;
+        // One statement per thousand assignments, not one per hop: each statement is a round
+        // trip to SQLite's worker thread.
+        for chunk in assignments.chunks(1000) {
+            let pairs = serde_json::to_string(chunk)
+                .map_err(|e| StoreError::Malformed(format!("assignments: {e}")))?;
+            sqlx::query(
+                "update hops set trace_id = pair.value ->> 1
+                 from json_each(?1) as pair
+                 where hops.id = pair.value ->> 0",
+            )
+            .bind(pairs)
+            .execute(&mut *tx)
+            .await?;
         }
         tx.commit().await?;
         Ok(())
