@@ -12,7 +12,7 @@ use crate::store::hops::StoredHop;
 use crate::store::{Result, Store};
 
 /// The live grouper and what it remembers between passes.
-#[derive(Default)]
+#[derive(Debug, Default)]
 pub struct LiveGrouping {
     /// None until the first pass has replayed the window.
     grouper: Option<Grouper>,

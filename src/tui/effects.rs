@@ -10,7 +10,8 @@ use super::action::{Action, Effect, PollToken};
 use super::facts::TraceFacts;
 use crate::replay::source;
 use crate::store::Store;
-use crate::trace::correlate::{group_new_hops, recorded_hops};
+use crate::trace::correlate::recorded_hops;
+use crate::trace::live_group::LiveGrouping;
 
 /// How many of the newest traces the first poll sends ahead of the whole list.
 const FIRST_SCREEN: i64 = 200;
@@ -19,6 +20,8 @@ const FIRST_SCREEN: i64 = 200;
 #[derive(Debug, Clone)]
 pub struct Effects {
     store: Option<Store>,
+    /// One grouper for the TUI's life: each poll groups only what arrived since the last.
+    grouping: std::sync::Arc<tokio::sync::Mutex<LiveGrouping>>,
     /// The folder exports are written to.
     export_dir: PathBuf,
     results: UnboundedSender<Action>,
@@ -32,6 +35,7 @@ impl Effects {
     ) -> Self {
         Self {
             store,
+            grouping: Default::default(),
             export_dir,
             results,
         }
@@ -44,8 +48,9 @@ impl Effects {
         };
         let results = self.results.clone();
         let export_dir = self.export_dir.clone();
+        let grouping = self.grouping.clone();
         tokio::spawn(async move {
-            let action = run(&store, effect, &export_dir, &results).await;
+            let action = run(&store, &grouping, effect, &export_dir, &results).await;
             if let Some(action) = action {
                 // The loop has gone (quitting): nobody needs the result.
                 let _ = results.send(action);
@@ -56,6 +61,7 @@ impl Effects {
 
 async fn run(
     store: &Store,
+    grouping: &tokio::sync::Mutex<LiveGrouping>,
     effect: Effect,
     export_dir: &std::path::Path,
     results: &UnboundedSender<Action>,
@@ -80,7 +86,7 @@ async fn run(
                     Err(error) => return failed("reading the database", &error),
                 }
             }
-            match poll(store, last).await {
+            match poll(store, grouping, last).await {
                 Ok(action) => Some(action),
                 Err(error) => failed("reading the database", &error),
             }
@@ -113,14 +119,19 @@ async fn run(
     }
 }
 
-/// Groups hops that have no trace yet, then reads the list if anything changed since `last`.
-async fn poll(store: &Store, last: Option<PollToken>) -> crate::store::Result<Action> {
-    let grouped = match store.earliest_unassigned_start().await? {
-        Some(_) => {
-            let report = group_new_hops(store).await?;
+/// Groups hops that have no trace yet (unless the last poll's grouping is still at it), then
+/// reads the list if anything changed since `last`.
+async fn poll(
+    store: &Store,
+    grouping: &tokio::sync::Mutex<LiveGrouping>,
+    last: Option<PollToken>,
+) -> crate::store::Result<Action> {
+    let grouped = match (store.earliest_unassigned_start().await?, grouping.try_lock()) {
+        (Some(_), Ok(mut grouping)) => {
+            let report = grouping.pass(store).await?;
             report.assigned + report.traces
         }
-        None => 0,
+        _ => 0,
     };
     let hops = store.hop_count().await?;
     if let Some(last) = last
