@@ -126,7 +126,10 @@ async fn poll(
     grouping: &tokio::sync::Mutex<LiveGrouping>,
     last: Option<PollToken>,
 ) -> crate::store::Result<Action> {
-    let grouped = match (store.earliest_unassigned_start().await?, grouping.try_lock()) {
+    let grouped = match (
+        store.earliest_unassigned_start().await?,
+        grouping.try_lock(),
+    ) {
         (Some(_), Ok(mut grouping)) => {
             let report = grouping.pass(store).await?;
             report.assigned + report.traces
