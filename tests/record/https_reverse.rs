@@ -130,6 +130,9 @@ async fn https_upstreams_are_byte_exact_pooled_and_use_h2_by_alpn() {
         let proxy = TracerProcess::spawn(&db, &args, &[], 3);
         let listen = proxy.listen_of("cloud");
 
+        // An HTTP/1.1 connection goes back to tracer's pool a moment after its answer has
+        // ended; each request waits that moment so the test counts pooling, not that race.
+        let settle = || tokio::time::sleep(std::time::Duration::from_millis(100));
         let (status, headers, body) = post(listen, "/v1/chat/completions").await;
         assert_eq!(status, StatusCode::OK);
         assert_eq!(body, JSON.as_bytes(), "JSON byte-exact");
@@ -137,11 +140,14 @@ async fn https_upstreams_are_byte_exact_pooled_and_use_h2_by_alpn() {
         let host = headers["x-seen-host"].to_str().unwrap();
         assert_eq!(host, format!("{HOST}:{}", upstream.addr.port()));
 
+        settle().await;
         let (status, _, body) = post(listen, "/v1/stream").await;
         assert_eq!(status, StatusCode::OK);
         assert_eq!(body, SSE.concat().as_bytes(), "SSE byte-exact");
+        settle().await;
         let (_, _, body) = post(listen, "/v1/chat/completions").await;
         assert_eq!(body, JSON.as_bytes());
+        settle().await;
         let (status, _, body) = post(listen, "/v1/messages").await;
         assert_eq!(status, StatusCode::OK);
         assert_eq!(body, ANTHROPIC, "Anthropic stream byte-exact");
