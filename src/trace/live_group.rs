@@ -101,6 +101,7 @@ impl LiveGrouping {
         assignments: &mut Vec<(String, String)>,
     ) -> Result<()> {
         let mut hops = std::pin::pin!(store.hops_after_seq(self.cursor, again));
+        let mut kinds_read = false;
         while let Some(stored) = hops.try_next().await? {
             if let Some((trace, before)) = self.unfinished.remove(&stored.seq) {
                 let seq = stored.seq;
@@ -111,10 +112,14 @@ impl LiveGrouping {
                 }
                 continue;
             }
+            // A trace another process made: its kind, read once a pass at most.
             if let Some(trace) = &stored.trace_id
+                && !kinds_read
                 && !self.kinds.contains_key(trace)
+                && !grouper.knows(trace)
             {
                 self.kinds = store.trace_kinds().await?;
+                kinds_read = true;
             }
             self.waiting.remove(&stored.seq);
             self.feed(grouper, stored, report, assignments);

@@ -267,3 +267,50 @@ async fn live_grouping_reads_only_what_is_new_and_learns_answers_that_come_later
     let before: Vec<Option<String>> = hops.iter().map(|h| h.trace_id.clone()).collect();
     assert_eq!(after, before);
 }
+
+#[tokio::test]
+async fn live_grouping_waits_for_a_request_still_arriving_and_groups_it_once_it_has() {
+    use tracer::hop::RequestDone;
+    use tracer::trace::live_group::LiveGrouping;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = Store::open(&dir.path().join("t.db")).await.expect("store");
+    record(
+        &store,
+        start("a1", Role::Model, "/api/chat", 0),
+        Some(end("a1", 100, chat("Add milk"), asks("milk"))),
+    )
+    .await;
+    // A tool call whose request body is still arriving.
+    let mut conn = store.pool().acquire().await.expect("connection");
+    hops::insert_start(&mut conn, &start("a2", Role::Mcp, "/mcp", 110))
+        .await
+        .expect("start");
+    drop(conn);
+    let mut live = LiveGrouping::new();
+    let first = live.pass(&store).await.expect("first pass");
+    assert_eq!((first.assigned, first.waiting), (1, 1));
+    let second = live.pass(&store).await.expect("second pass");
+    assert_eq!((second.assigned, second.waiting), (0, 1), "still arriving");
+
+    let mut conn = store.pool().acquire().await.expect("connection");
+    let done = RequestDone {
+        id: format!("{:0>32}", "a2"),
+        request_body: BodyCapture::whole(call("milk").to_string().into_bytes()),
+        request_ended_unix_ns: BASE + 111 * MS,
+    };
+    hops::apply_request_done(&mut conn, &done)
+        .await
+        .expect("request");
+    hops::apply_end(&mut conn, &end("a2", 115, call("milk"), success()))
+        .await
+        .expect("end");
+    drop(conn);
+    let third = live.pass(&store).await.expect("third pass");
+    assert_eq!((third.assigned, third.waiting), (1, 0));
+    let hops = store.all_hops().await.expect("hops");
+    assert_eq!(
+        hops[0].trace_id, hops[1].trace_id,
+        "the call joined its model call"
+    );
+    assert!(hops[1].trace_id.is_some());
+}

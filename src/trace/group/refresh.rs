@@ -6,6 +6,11 @@ use crate::hop::Role;
 use crate::trace::evidence::TraceInput;
 
 impl Grouper {
+    /// Whether a trace of that id is known (opened here, or placed).
+    pub fn knows(&self, trace_id: &str) -> bool {
+        self.by_id.contains_key(trace_id)
+    }
+
     /// The traces that took a hop, or learned more of one, since the last call, each with the
     /// hops it took since then (handed over, not kept: a grouper kept for the life of a proxy
     /// must not hold every hop id it ever saw).
