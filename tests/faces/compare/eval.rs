@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use super::system::{Setup, System, json, stdout};
+use super::system::{Setup, System, ctrl_c, json, output_of, stdout, tracer_asking};
 use crate::scripted_model::{Dialect, Reply, ScriptedModel};
 
 const QUESTIONS: &str = r#"
@@ -196,30 +196,10 @@ async fn ctrl_c_stops_after_the_question_in_flight_and_keeps_a_partial_run() {
     });
     let set = system.dir.path().join("set.toml");
     std::fs::write(&set, QUESTIONS).unwrap();
-    let child = std::process::Command::new(env!("CARGO_BIN_EXE_tracer"))
-        .arg("--db")
-        .arg(&system.db)
-        .args(["eval", set.to_str().unwrap(), "--agent", &system.agent])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let deadline = std::time::Instant::now() + super::system::LIMIT;
-    while model.received().is_empty() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the question never reached the model"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
-    nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(child.id() as i32),
-        nix::sys::signal::Signal::SIGINT,
-    )
-    .unwrap();
-    let out = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap())
-        .await
-        .unwrap();
+    let args = ["eval", set.to_str().unwrap(), "--agent", &system.agent];
+    let child = tracer_asking(&system.db, &args, &model).await;
+    ctrl_c(&child);
+    let out = output_of(child).await;
     assert_eq!(out.status.code(), Some(130), "{out:?}");
     let text = stdout(&out);
     assert!(
@@ -402,25 +382,9 @@ async fn a_second_ctrl_c_abandons_the_question_in_flight() {
     });
     let set = system.dir.path().join("set.toml");
     std::fs::write(&set, QUESTIONS).unwrap();
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_tracer"))
-        .arg("--db")
-        .arg(&system.db)
-        .args(["eval", set.to_str().unwrap(), "--agent", &system.agent])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let deadline = std::time::Instant::now() + super::system::LIMIT;
-    while model.received().is_empty() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the question never reached the model"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
-    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
-    let interrupt = || nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
-    interrupt();
+    let args = ["eval", set.to_str().unwrap(), "--agent", &system.agent];
+    let mut child = tracer_asking(&system.db, &args, &model).await;
+    ctrl_c(&child);
     let stderr = child.stderr.take().unwrap();
     let (lines_tx, lines_rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
@@ -439,10 +403,8 @@ async fn a_second_ctrl_c_abandons_the_question_in_flight() {
         first.contains("stopping after the question in flight"),
         "{first}"
     );
-    interrupt();
-    let out = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap())
-        .await
-        .unwrap();
+    ctrl_c(&child);
+    let out = output_of(child).await;
     assert_eq!(out.status.code(), Some(130), "{out:?}");
     let rest: Vec<String> = lines_rx.try_iter().collect();
     assert!(rest.iter().any(|l| l.contains("stopping now")), "{rest:?}");

@@ -4,7 +4,9 @@
 use serde_json::{Value, json};
 
 use super::doubles::{careless_mcp, description_reading_model};
-use super::system::{Setup, System, free_port, json, stdout, tracer_in};
+use super::system::{
+    Setup, System, ctrl_c, free_port, json, output_of, stdout, tracer_asking, tracer_in,
+};
 use crate::scripted_model::{Dialect, Reply, ScriptedModel};
 
 fn answer(tool: &str, content: &str) -> Vec<Reply> {
@@ -341,32 +343,22 @@ async fn ctrl_c_stops_rerun_times_after_the_run_in_flight_and_says_so() {
         ..Reply::default()
     };
     let silent = ScriptedModel::start(Dialect::Ollama, vec![hang]).await;
-    let child = std::process::Command::new(env!("CARGO_BIN_EXE_tracer"))
-        .arg("--db")
-        .arg(&system.db)
-        .args(["rerun", &original, "--step", "1", "--model-url"])
-        .arg(&silent.base_url)
-        .args(["--times", "3", "--timeout", "2", "--json"])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let deadline = std::time::Instant::now() + super::system::LIMIT;
-    while silent.received().is_empty() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the re-run never reached the model"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
-    nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(child.id() as i32),
-        nix::sys::signal::Signal::SIGINT,
-    )
-    .unwrap();
-    let out = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap())
-        .await
-        .unwrap();
+    let args = [
+        "rerun",
+        &original,
+        "--step",
+        "1",
+        "--model-url",
+        &silent.base_url,
+        "--times",
+        "3",
+        "--timeout",
+        "2",
+        "--json",
+    ];
+    let child = tracer_asking(&system.db, &args, &silent).await;
+    ctrl_c(&child);
+    let out = output_of(child).await;
     assert_eq!(out.status.code(), Some(130), "{out:?}");
     let doc = json(&out);
     assert_eq!(doc["state"], "partial", "{doc}");

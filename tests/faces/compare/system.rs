@@ -208,3 +208,39 @@ pub fn json(output: &Output) -> serde_json::Value {
         )
     })
 }
+
+/// `tracer --db DB ARGS` as a child process, returned once `model` has been asked something
+/// (a run is in flight), ready for a Ctrl-C.
+pub async fn tracer_asking(
+    db: &Path,
+    args: &[&str],
+    model: &crate::scripted_model::ScriptedModel,
+) -> Child {
+    let child = Command::new(env!("CARGO_BIN_EXE_tracer"))
+        .arg("--db")
+        .arg(db)
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + LIMIT;
+    while model.received().is_empty() {
+        assert!(Instant::now() < deadline, "the run never reached the model");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    child
+}
+
+/// Sends a child Ctrl-C (SIGINT).
+pub fn ctrl_c(child: &Child) {
+    let pid = nix::unistd::Pid::from_raw(i32::try_from(child.id()).unwrap());
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
+}
+
+/// Waits for a child off the runtime's threads and returns what it printed.
+pub async fn output_of(child: Child) -> Output {
+    tokio::task::spawn_blocking(move || child.wait_with_output().unwrap())
+        .await
+        .unwrap()
+}
