@@ -46,6 +46,19 @@ async fn record(store: &Store, start: HopStart, end: Option<HopEnd>) {
     }
 }
 
+/// The hop's request body has been read whole at `at_ms`; its answer has not come yet.
+async fn request_read(store: &Store, id: &str, at_ms: i64, body: serde_json::Value) {
+    let done = tracer::hop::RequestDone {
+        id: format!("{id:0>32}"),
+        request_body: BodyCapture::whole(body.to_string().into_bytes()),
+        request_ended_unix_ns: BASE + at_ms * MS,
+    };
+    let mut conn = store.pool().acquire().await.expect("connection");
+    hops::apply_request_done(&mut conn, &done)
+        .await
+        .expect("request");
+}
+
 fn chat(text: &str) -> serde_json::Value {
     json!({"model": "qwen2.5:7b", "messages": [{"role": "user", "content": text}], "stream": false})
 }
@@ -175,26 +188,14 @@ async fn correlate_assigns_once_waits_for_in_flight_hops_and_rebuilds_the_same()
 
 #[tokio::test]
 async fn live_grouping_reads_only_what_is_new_and_learns_answers_that_come_later() {
-    use tracer::hop::RequestDone;
     use tracer::trace::live_group::LiveGrouping;
     let dir = tempfile::tempdir().expect("tempdir");
     let store = Store::open(&dir.path().join("t.db")).await.expect("store");
     // Two users at once; both model calls are still answering when the first pass runs.
-    let mut conn = store.pool().acquire().await.expect("connection");
     for (id, at, text) in [("a1", 0, "Add milk"), ("b1", 10, "Add eggs")] {
-        hops::insert_start(&mut conn, &start(id, Role::Model, "/api/chat", at))
-            .await
-            .expect("start");
-        let done = RequestDone {
-            id: format!("{id:0>32}"),
-            request_body: BodyCapture::whole(chat(text).to_string().into_bytes()),
-            request_ended_unix_ns: BASE + (at + 1) * MS,
-        };
-        hops::apply_request_done(&mut conn, &done)
-            .await
-            .expect("request");
+        record(&store, start(id, Role::Model, "/api/chat", at), None).await;
+        request_read(&store, id, at + 1, chat(text)).await;
     }
-    drop(conn);
     let mut live = LiveGrouping::new();
     let first = live.pass(&store).await.expect("first pass");
     assert_eq!((first.assigned, first.kept, first.traces), (2, 0, 2));
@@ -270,7 +271,6 @@ async fn live_grouping_reads_only_what_is_new_and_learns_answers_that_come_later
 
 #[tokio::test]
 async fn live_grouping_waits_for_a_request_still_arriving_and_groups_it_once_it_has() {
-    use tracer::hop::RequestDone;
     use tracer::trace::live_group::LiveGrouping;
     let dir = tempfile::tempdir().expect("tempdir");
     let store = Store::open(&dir.path().join("t.db")).await.expect("store");
@@ -281,26 +281,15 @@ async fn live_grouping_waits_for_a_request_still_arriving_and_groups_it_once_it_
     )
     .await;
     // A tool call whose request body is still arriving.
-    let mut conn = store.pool().acquire().await.expect("connection");
-    hops::insert_start(&mut conn, &start("a2", Role::Mcp, "/mcp", 110))
-        .await
-        .expect("start");
-    drop(conn);
+    record(&store, start("a2", Role::Mcp, "/mcp", 110), None).await;
     let mut live = LiveGrouping::new();
     let first = live.pass(&store).await.expect("first pass");
     assert_eq!((first.assigned, first.waiting), (1, 1));
     let second = live.pass(&store).await.expect("second pass");
     assert_eq!((second.assigned, second.waiting), (0, 1), "still arriving");
 
+    request_read(&store, "a2", 111, call("milk")).await;
     let mut conn = store.pool().acquire().await.expect("connection");
-    let done = RequestDone {
-        id: format!("{:0>32}", "a2"),
-        request_body: BodyCapture::whole(call("milk").to_string().into_bytes()),
-        request_ended_unix_ns: BASE + 111 * MS,
-    };
-    hops::apply_request_done(&mut conn, &done)
-        .await
-        .expect("request");
     hops::apply_end(&mut conn, &end("a2", 115, call("milk"), success()))
         .await
         .expect("end");
