@@ -6,8 +6,6 @@
 //! a look-back before the earliest unassigned hop, and those of traces not yet ended. Running it
 //! twice changes nothing the second time.
 
-use futures_util::TryStreamExt;
-
 use super::group::{GroupOptions, Grouper, TraceDraft, TraceKind};
 use super::{RecordedHop, TraceInput};
 use crate::hop::{HopState, Role};
@@ -115,29 +113,13 @@ pub async fn correlate(
     if scope == GroupScope::Rebuild {
         store.clear_grouping(CREATED_BY).await?;
     }
-    let Some(earliest) = store.earliest_unassigned_start().await? else {
+    if store.earliest_unassigned_start().await?.is_none() {
         return Ok(CorrelateReport::default());
-    };
-    let kinds = store.trace_kinds().await?;
-    let lookback = LOOKBACK_NS.max(options.window_ns);
-    let mut hops = std::pin::pin!(store.hops_for_grouping(earliest.saturating_sub(lookback)));
-    let mut grouper = Grouper::new(options);
-    let mut report = CorrelateReport::default();
-    let mut assignments = Vec::new();
-    while let Some(stored) = hops.try_next().await? {
-        match feed(&mut grouper, stored, |id| kinds.get(id).cloned()).0 {
-            Fed::Placed(_) => report.kept += 1,
-            Fed::Waiting => report.waiting += 1,
-            Fed::Assigned { hop, trace } => {
-                assignments.push((hop, trace));
-                report.assigned += 1;
-            }
-        }
     }
-    let traces: Vec<TraceRow> = grouper.traces().into_iter().map(trace_row).collect();
-    report.traces = traces.len();
-    store.write_grouping(&traces, &assignments).await?;
-    Ok(report)
+    // One pass of a fresh live grouper is the replay of the window.
+    super::live_group::LiveGrouping::with_options(options)
+        .pass(store)
+        .await
 }
 
 /// What feeding one stored hop to a grouper did.

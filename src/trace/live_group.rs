@@ -14,6 +14,7 @@ use crate::store::{Result, Store};
 /// The live grouper and what it remembers between passes.
 #[derive(Debug, Default)]
 pub struct LiveGrouping {
+    options: GroupOptions,
     /// None until the first pass has replayed the window.
     grouper: Option<Grouper>,
     /// The highest `seq` fed so far.
@@ -31,13 +32,20 @@ impl LiveGrouping {
         Self::default()
     }
 
-    /// One pass: the first replays the window as `group_new_hops` does; each later one reads
+    pub fn with_options(options: GroupOptions) -> Self {
+        Self {
+            options,
+            ..Self::default()
+        }
+    }
+
+    /// One pass: the first replays the window (what `group_new_hops` runs); each later one reads
     /// only hops stored since, and those left waiting or unfinished. Writes what changed. After
     /// any failure the next pass starts again from the database.
     pub async fn pass(&mut self, store: &Store) -> Result<CorrelateReport> {
         let outcome = self.pass_or_fail(store).await;
         if outcome.is_err() {
-            *self = Self::default();
+            *self = Self::with_options(self.options);
         }
         outcome
     }
@@ -75,7 +83,7 @@ impl LiveGrouping {
         report: &mut CorrelateReport,
         assignments: &mut Vec<(String, String)>,
     ) -> Result<Grouper> {
-        let mut grouper = Grouper::new(GroupOptions::default());
+        let mut grouper = Grouper::new(self.options);
         let since = match store.earliest_unassigned_start().await? {
             Some(start) => Some(start),
             None => store.latest_start().await?,
@@ -84,7 +92,7 @@ impl LiveGrouping {
             return Ok(grouper);
         };
         self.kinds = store.trace_kinds().await?;
-        let lookback = LOOKBACK_NS.max(GroupOptions::default().window_ns);
+        let lookback = LOOKBACK_NS.max(self.options.window_ns);
         let mut hops = std::pin::pin!(store.hops_for_grouping(since.saturating_sub(lookback)));
         while let Some(stored) = hops.try_next().await? {
             self.feed(&mut grouper, stored, report, assignments);
