@@ -9,6 +9,7 @@ pub mod group;
 pub mod lanes;
 pub mod live_group;
 pub mod numbering;
+pub mod readiness;
 pub mod summary;
 mod text_match;
 pub mod timing;
