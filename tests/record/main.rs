@@ -23,6 +23,7 @@ mod dialects_model;
 mod dialects_robust;
 mod foreign_files;
 mod grouping;
+mod grouping_evidence;
 mod grouping_proxy;
 mod hop_log;
 mod http_shapes;
