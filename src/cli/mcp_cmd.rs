@@ -40,7 +40,7 @@ pub async fn run(db: &Path, args: McpArgs) -> anyhow::Result<ExitCode> {
         .await
         .with_context(|| format!("cannot listen on {}", args.listen))?;
     let address = listener.local_addr()?;
-    eprintln!(
+    crate::say!(
         "tracer mcp: {} (read-only) at http://{address}/mcp; Ctrl-C stops",
         db.display()
     );

@@ -63,7 +63,7 @@ pub async fn run(db: &Path, args: ProxyArgs) -> anyhow::Result<ExitCode> {
         let ca_dir = ca_dir(args.ca_dir.as_deref())?;
         let (ca, created) = CertAuthority::load_or_create(&ca_dir)?;
         if created == Created::New {
-            eprintln!(
+            crate::say!(
                 "tracer: created a CA in {}: clients must trust it (`tracer ca --env`)",
                 ca_dir.display()
             );
@@ -96,14 +96,14 @@ pub async fn run(db: &Path, args: ProxyArgs) -> anyhow::Result<ExitCode> {
     if report.journal_left.is_none()
         && let Err(error) = group_new_hops(&store).await
     {
-        eprintln!("tracer: grouping the last hops into traces: {error:#}");
+        crate::say!("tracer: grouping the last hops into traces: {error:#}");
     }
     if let Some(exporter) = exporter {
         let report = exporter.finish(crate::exporter::FINISH_GRACE).await;
-        eprintln!("tracer: {}", report.line());
+        crate::say!("tracer: {}", report.line());
     }
     store.close().await;
-    eprintln!(
+    crate::say!(
         "tracer: stopped after {} connections; {}{}",
         stats.connections,
         report.summary(),

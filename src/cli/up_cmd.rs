@@ -23,7 +23,7 @@ pub async fn run(db: &Path, args: UpArgs) -> anyhow::Result<ExitCode> {
         ModelUpstream::Recorded
     } else {
         if let Some(advice) = model_server_advice(&ollama, &args.model).await {
-            eprintln!("{advice}");
+            crate::say!("{advice}");
         }
         ModelUpstream::Url(ollama.clone())
     };
@@ -72,10 +72,10 @@ pub async fn run(db: &Path, args: UpArgs) -> anyhow::Result<ExitCode> {
     crate::proxy::announce::retire_announced(&store, announced).await;
     if let Some(exporter) = exporter {
         let report = exporter.finish(crate::exporter::FINISH_GRACE).await;
-        eprintln!("tracer up: {}", report.line());
+        crate::say!("tracer up: {}", report.line());
     }
     store.close().await;
-    eprintln!("tracer up: stopped; {}", report.summary());
+    crate::say!("tracer up: stopped; {}", report.summary());
     Ok(ExitCode::SUCCESS)
 }
 

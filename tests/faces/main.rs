@@ -38,6 +38,7 @@ mod otlp_receiver;
 mod otlp_tracer;
 mod serve_replay;
 mod stopping;
+mod stopping_pipes;
 mod topology;
 mod trace_cli;
 mod tui;
