@@ -11,6 +11,7 @@ mod forward_proxy;
 pub mod forward_roles;
 mod headers;
 mod intercept;
+mod loop_guard;
 mod prefixed;
 mod server;
 mod tee;
