@@ -15,6 +15,7 @@ mod interop_peers;
 mod trace_hops;
 
 mod big_bodies;
+mod ca_checks;
 mod cli;
 mod correlate;
 mod dialects_cloud;
