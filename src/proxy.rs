@@ -17,6 +17,7 @@ mod server;
 mod tee;
 mod tee_pieces;
 pub mod tls;
+mod tunnel;
 mod upgrade;
 
 use std::net::SocketAddr;
@@ -27,7 +28,9 @@ use serde::Deserialize;
 
 use crate::hop::Role;
 
-pub use forward_proxy::ForwardSettings;
+pub use forward_proxy::{
+    DEFAULT_HANDSHAKE_TIMEOUT, ForwardLimits, ForwardSettings, default_max_connections,
+};
 pub use headers::{REDACTED, is_redacted_header, redact_query};
 pub use server::{Proxy, ProxyStats};
 

@@ -40,6 +40,12 @@ pub async fn run(db: &Path, args: McpArgs) -> anyhow::Result<ExitCode> {
         .await
         .with_context(|| format!("cannot listen on {}", args.listen))?;
     let address = listener.local_addr()?;
+    if crate::serve::reachable_from_elsewhere(address) {
+        crate::say!(
+            "tracer mcp: warning: listening on {address}, not a loopback address: anyone who \
+             can reach it can read every recorded trace (bodies included), unauthenticated"
+        );
+    }
     crate::say!(
         "tracer mcp: {} (read-only) at http://{address}/mcp; Ctrl-C stops",
         db.display()

@@ -43,6 +43,13 @@ pub async fn run(db: &Path, args: UpArgs) -> anyhow::Result<ExitCode> {
     let store = Store::open(db).await?;
     let topology = Topology::start(spec, store.clone()).await?;
     let announced = crate::proxy::announce::announce_in_background(&store, topology.routes.clone());
+    if crate::serve::reachable_from_elsewhere(at(args.agent_port)) {
+        crate::say!(
+            "tracer up: warning: listening on {}, not a loopback address: anyone who can reach \
+             it can use the agent, the notes tools and the model unauthenticated",
+            args.host
+        );
+    }
     println!("tracer up: recording to {}", db.display());
     print!("{}", route_table(&topology.routes));
     if args.recorded {

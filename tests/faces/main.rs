@@ -31,6 +31,7 @@ mod interop_phoenix;
 mod interop_tracer;
 mod mcp_agent;
 mod mcp_server;
+mod open_listeners;
 mod otlp_grow;
 mod otlp_live;
 mod otlp_push;

@@ -29,6 +29,7 @@ mod hop_log;
 mod http_shapes;
 mod https_ca;
 mod https_forward_edges;
+mod https_forward_limits;
 mod https_reverse;
 mod https_support;
 mod interop_https_curl;
