@@ -255,7 +255,7 @@ pub struct ProxyArgs {
     #[arg(
         long,
         value_name = "SECONDS",
-        default_value_t = 10.0,
+        default_value_t = crate::proxy::DEFAULT_HANDSHAKE_TIMEOUT.as_secs_f64(),
         requires = "forward"
     )]
     pub handshake_timeout: f64,
