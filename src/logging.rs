@@ -15,6 +15,25 @@ pub fn init_stderr(verbose: u8) {
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        // A stderr that cannot be written (a closed pipe) loses the line, never panics.
+        .log_internal_errors(false)
         .with_target(false)
         .try_init();
+}
+
+/// Writes one line to stderr, ignoring a stderr that cannot be written (a closed pipe: `| tee`
+/// killed by the same Ctrl-C): a message is never worth a panic, least of all on the way out.
+pub fn say_line(args: std::fmt::Arguments<'_>) {
+    use std::io::Write;
+    let mut err = std::io::stderr().lock();
+    let _ = err.write_fmt(args).and_then(|()| err.write_all(b"\n"));
+    let _ = err.flush();
+}
+
+/// `eprintln!` that never panics: see [`say_line`].
+#[macro_export]
+macro_rules! say {
+    ($($arg:tt)*) => {
+        $crate::logging::say_line(format_args!($($arg)*))
+    };
 }

@@ -146,6 +146,13 @@ impl std::ops::AddAssign for ServeStats {
     }
 }
 
+/// Whether a listener on `addr` can be reached from other machines (anything but loopback,
+/// `0.0.0.0` and `::` included): tracer's listeners have no authentication, so their commands
+/// warn when one is.
+pub fn reachable_from_elsewhere(addr: SocketAddr) -> bool {
+    !addr.ip().to_canonical().is_loopback()
+}
+
 /// Serves HTTP/1.1 (keep-alive, upgrades) on `listener`, one task per connection, with the
 /// service `make_service` builds for each peer. When `shutdown` asks, stops accepting, asks every
 /// connection to finish its exchange in flight and waits up to `grace` for them.
@@ -157,6 +164,44 @@ pub async fn serve_http<M, S, B>(
 ) -> ServeStats
 where
     M: FnMut(SocketAddr) -> S,
+    S: Service<Request<Incoming>, Response = Response<B>> + Send + 'static,
+    S::Future: Send + 'static,
+    S::Error: Into<Box<dyn StdError + Send + Sync>>,
+    B: Body + Send + 'static,
+    B::Data: Send,
+    B::Error: Into<Box<dyn StdError + Send + Sync>>,
+{
+    let admit = move |peer| Admission::Serve(make_service(peer));
+    serve_http_admitting(listener, admit, shutdown, grace).await
+}
+
+/// What a listener does with a connection it has just accepted.
+pub enum Admission<S> {
+    /// Serve it with this service.
+    Serve(S),
+    /// Write these bytes (a whole HTTP response), read what the client sent until it closes
+    /// (briefly), and close; `held` is kept until then.
+    Refuse {
+        answer: bytes::Bytes,
+        held: Option<tokio::sync::OwnedSemaphorePermit>,
+    },
+    /// Close it at once.
+    Close,
+}
+
+/// How long a refused connection is given to take its answer.
+const REFUSAL_TIME: Duration = Duration::from_secs(2);
+
+/// [`serve_http`], with `admit` deciding for each accepted connection whether it is served
+/// (a listener with a bound on its connections refuses those beyond it).
+pub async fn serve_http_admitting<M, S, B>(
+    listener: TcpListener,
+    mut admit: M,
+    shutdown: impl Into<Shutdown>,
+    grace: Duration,
+) -> ServeStats
+where
+    M: FnMut(SocketAddr) -> Admission<S>,
     S: Service<Request<Incoming>, Response = Response<B>> + Send + 'static,
     S::Future: Send + 'static,
     S::Error: Into<Box<dyn StdError + Send + Sync>>,
@@ -187,8 +232,18 @@ where
                 };
                 let _ = stream.set_nodelay(true);
                 stats.connections += 1;
-                let service = make_service(peer);
-                connections.spawn(serve_connection(stream, peer, service, stop_rx.clone()));
+                match admit(peer) {
+                    Admission::Serve(service) => {
+                        connections.spawn(serve_connection(stream, peer, service, stop_rx.clone()));
+                    }
+                    Admission::Refuse { answer, held } => {
+                        connections.spawn(async move {
+                            let _ = tokio::time::timeout(REFUSAL_TIME, refuse(stream, &answer)).await;
+                            drop(held);
+                        });
+                    }
+                    Admission::Close => drop(stream),
+                }
                 // Reap finished connection tasks so the set stays small.
                 while connections.try_join_next().is_some() {}
             }
@@ -213,6 +268,17 @@ where
         while connections.join_next().await.is_some() {}
     }
     stats
+}
+
+/// Answers a connection that is not served, so that the client reads why rather than a reset.
+async fn refuse(mut stream: tokio::net::TcpStream, answer: &[u8]) -> std::io::Result<()> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    stream.write_all(answer).await?;
+    stream.shutdown().await?;
+    // Closing with the request unread would reset the connection, answer and all.
+    let mut sink = [0u8; 4096];
+    while stream.read(&mut sink).await? > 0 {}
+    Ok(())
 }
 
 async fn serve_connection<S, B>(

@@ -14,12 +14,14 @@ fn main() -> ExitCode {
         tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into());
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
+        // A stderr that cannot be written (a closed pipe) loses the line, never panics.
+        .log_internal_errors(false)
         .with_env_filter(filter)
         .init();
     match run(args, &matches) {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
-            eprintln!("notes-agent: {error:#}");
+            tracer::say!("notes-agent: {error:#}");
             // A flag's value that cannot work is a usage mistake, as for clap's own checks.
             if error.downcast_ref::<ConfigError>().is_some() {
                 ExitCode::from(2)

@@ -249,6 +249,21 @@ pub struct ProxyArgs {
     /// Forward mode: the CA's directory (as for `tracer ca`)
     #[arg(long, value_name = "DIR", requires = "forward")]
     pub ca_dir: Option<PathBuf>,
+
+    /// Forward mode: seconds a client has after its CONNECT to an intercepted host to complete
+    /// its TLS handshake; then the connection is closed (and recorded as failed)
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        default_value_t = crate::proxy::DEFAULT_HANDSHAKE_TIMEOUT.as_secs_f64(),
+        requires = "forward"
+    )]
+    pub handshake_timeout: f64,
+
+    /// Forward mode: connections open at once (with their tunnels); beyond it a new one is
+    /// answered 503 and closed (default: a quarter of the open-file limit, 16 to 1024)
+    #[arg(long, value_name = "N", requires = "forward", value_parser = clap::value_parser!(u32).range(1..))]
+    pub forward_max_connections: Option<u32>,
 }
 
 #[derive(Debug, Args)]

@@ -23,7 +23,7 @@ pub async fn run(db: &Path, args: UpArgs) -> anyhow::Result<ExitCode> {
         ModelUpstream::Recorded
     } else {
         if let Some(advice) = model_server_advice(&ollama, &args.model).await {
-            eprintln!("{advice}");
+            crate::say!("{advice}");
         }
         ModelUpstream::Url(ollama.clone())
     };
@@ -43,6 +43,13 @@ pub async fn run(db: &Path, args: UpArgs) -> anyhow::Result<ExitCode> {
     let store = Store::open(db).await?;
     let topology = Topology::start(spec, store.clone()).await?;
     let announced = crate::proxy::announce::announce_in_background(&store, topology.routes.clone());
+    if crate::serve::reachable_from_elsewhere(at(args.agent_port)) {
+        crate::say!(
+            "tracer up: warning: listening on {}, not a loopback address: anyone who can reach \
+             it can use the agent, the notes tools and the model unauthenticated",
+            args.host
+        );
+    }
     println!("tracer up: recording to {}", db.display());
     print!("{}", route_table(&topology.routes));
     if args.recorded {
@@ -72,10 +79,10 @@ pub async fn run(db: &Path, args: UpArgs) -> anyhow::Result<ExitCode> {
     crate::proxy::announce::retire_announced(&store, announced).await;
     if let Some(exporter) = exporter {
         let report = exporter.finish(crate::exporter::FINISH_GRACE).await;
-        eprintln!("tracer up: {}", report.line());
+        crate::say!("tracer up: {}", report.line());
     }
     store.close().await;
-    eprintln!("tracer up: stopped; {}", report.summary());
+    crate::say!("tracer up: stopped; {}", report.summary());
     Ok(ExitCode::SUCCESS)
 }
 

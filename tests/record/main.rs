@@ -15,6 +15,7 @@ mod interop_peers;
 mod trace_hops;
 
 mod big_bodies;
+mod ca_checks;
 mod cli;
 mod correlate;
 mod dialects_cloud;
@@ -29,6 +30,7 @@ mod hop_log;
 mod http_shapes;
 mod https_ca;
 mod https_forward_edges;
+mod https_forward_limits;
 mod https_reverse;
 mod https_support;
 mod interop_https_curl;
