@@ -202,7 +202,10 @@ where
         () = tokio::time::sleep(grace) => false,
         () = cut_short => false,
     };
-    if !finished {
+    // Connections that ended while the grace period was cut short are not cut off: only those
+    // still open are counted and warned of (a stop before any connection says nothing).
+    while connections.try_join_next().is_some() {}
+    if !finished && !connections.is_empty() {
         stats.cut_off = connections.len() as u64;
         tracing::warn!(
             ?local,

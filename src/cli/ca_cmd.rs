@@ -1,6 +1,7 @@
 //! `tracer ca`: create (once) and locate tracer's CA; `--env` prints the trust variables that
 //! point clients at the system's roots plus that CA.
 
+use super::stdout_text::{out, outln};
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -26,9 +27,9 @@ pub fn run(args: CaArgs) -> anyhow::Result<ExitCode> {
     }
     if args.env {
         let bundle = ca.write_bundle()?;
-        print!("{}", env_lines(&bundle));
+        out!("{}", env_lines(&bundle))?;
     } else {
-        println!("{}", ca.cert_path().display());
+        outln!("{}", ca.cert_path().display())?;
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -1,6 +1,7 @@
 //! `tracer correlate [--rebuild]`: group recorded hops into traces (the incremental pass the
 //! other commands run is `trace::correlate::group_new_hops`).
 
+use super::stdout_text::outln;
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -18,7 +19,7 @@ pub async fn run(db: &Path, args: CorrelateArgs) -> anyhow::Result<ExitCode> {
     };
     let report = correlate(&store, GroupOptions::default(), mode).await?;
     store.close().await;
-    println!("{}", describe(&report, args.rebuild));
+    outln!("{}", describe(&report, args.rebuild))?;
     Ok(ExitCode::SUCCESS)
 }
 

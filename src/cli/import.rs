@@ -1,5 +1,6 @@
 //! `tracer import FILE`: read a JSON hop log into the database, all or nothing.
 
+use super::stdout_text::outln;
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -19,9 +20,9 @@ pub async fn run(db: &Path, args: ImportArgs) -> anyhow::Result<ExitCode> {
     store.close().await;
     let trace_id = imported.with_context(|| format!("importing {file}"))?;
     let title = log.title().map(|t| format!(" \"{t}\"")).unwrap_or_default();
-    println!(
+    outln!(
         "imported trace {trace_id}{title} ({} hops) from {file}",
         log.hops().len()
-    );
+    )?;
     Ok(ExitCode::SUCCESS)
 }

@@ -1,6 +1,7 @@
 //! `tracer proxy`: open the store, bind the routes, print the route table, serve until Ctrl-C,
 //! grouping recorded hops into traces as they arrive (the proxy itself never sees the store).
 
+use super::stdout_text::{out, outln};
 use std::path::Path;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -77,7 +78,7 @@ pub async fn run(db: &Path, args: ProxyArgs) -> anyhow::Result<ExitCode> {
             })
             .await?;
     }
-    print_route_table(&proxy.routes(), proxy.forward_addr(), &intercept, db);
+    print_route_table(&proxy.routes(), proxy.forward_addr(), &intercept, db)?;
     let announced = announce_in_background(&store, proxy.routes());
     let exporter = start_exporter(otlp, &store, false);
 
@@ -167,8 +168,8 @@ fn print_route_table(
     forward: Option<std::net::SocketAddr>,
     intercept: &[HostPattern],
     db: &Path,
-) {
-    println!("tracer proxy: recording to {}", db.display());
+) -> std::io::Result<()> {
+    outln!("tracer proxy: recording to {}", db.display())?;
     let forward_row = forward.map(|addr| {
         let hosts = if intercept.is_empty() {
             "every host".to_string()
@@ -186,6 +187,6 @@ fn print_route_table(
             format!("HTTPS_PROXY=http://{addr} (decrypts: {hosts})"),
         ]
     });
-    print!("{}", table_of(routes, forward_row));
-    println!("Ctrl-C to stop.");
+    out!("{}", table_of(routes, forward_row))?;
+    outln!("Ctrl-C to stop.")
 }

@@ -1,6 +1,7 @@
 //! `tracer replay <id | file.json>`: a trace message by message, in the TUI or (`--plain`) as
 //! text on stdout.
 
+use super::stdout_text::out;
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -23,7 +24,7 @@ pub async fn run(db: &Path, args: ReplayArgs) -> anyhow::Result<ExitCode> {
         (trace?, db.display().to_string())
     };
     if args.plain {
-        print!("{}", steps_text(&trace));
+        out!("{}", steps_text(&trace))?;
         return Ok(ExitCode::SUCCESS);
     }
     let app = App::replay(source_name, trace, args.speed);
