@@ -19,7 +19,7 @@ fn mermaid_text(text: &str) -> String {
     let mut out = String::new();
     for c in shorten(text, ARROW_TEXT_MAX).chars() {
         match c {
-            '#' | ';' | '%' | '{' | '}' | '<' | '>' | '&' | '"' | '\'' | '`' | '\\' => {
+            '#' | ';' | '%' | '{' | '}' | '<' | '>' | '&' | '"' | '\'' | '`' => {
                 out.push_str(&format!("#{};", u32::from(c)));
             }
             other => out.push(other),

@@ -21,14 +21,17 @@ mod scripted_model;
 #[path = "../reference/notes_agent/scripted_replies.rs"]
 mod scripted_replies;
 
+mod closed_stdout;
 mod compare;
 mod demo;
 mod exports;
+mod hostile;
 mod html_export;
 mod interop_chromium;
 mod interop_mcp;
 mod interop_phoenix;
 mod interop_tracer;
+mod log_lines;
 mod mcp_agent;
 mod mcp_server;
 mod otlp_grow;
