@@ -125,12 +125,24 @@ fn text_faces_show_hostile_content_as_visible_escapes() {
         ("ls", vec!["ls"], true),
         ("ls --hops", vec!["ls", "--hops"], false),
         ("show", vec!["show", HOSTILE_ID], true),
-        ("replay --plain", vec!["replay", HOSTILE_ID, "--plain"], true),
+        (
+            "replay --plain",
+            vec!["replay", HOSTILE_ID, "--plain"],
+            true,
+        ),
         ("replay FILE --plain", vec!["replay", file, "--plain"], true),
         ("diff", vec!["diff", BUY_MILK, HOSTILE_ID], true),
         ("export md", vec!["export", HOSTILE_ID, "-f", "md"], true),
-        ("export mermaid", vec!["export", HOSTILE_ID, "-f", "mermaid"], true),
-        ("export html", vec!["export", HOSTILE_ID, "-f", "html"], true),
+        (
+            "export mermaid",
+            vec!["export", HOSTILE_ID, "-f", "mermaid"],
+            true,
+        ),
+        (
+            "export html",
+            vec!["export", HOSTILE_ID, "-f", "html"],
+            true,
+        ),
     ];
     for (face, args, shows) in faces {
         let text = stdout(&db, &args);
@@ -145,10 +157,19 @@ fn text_faces_show_hostile_content_as_visible_escapes() {
     let ls = stdout(&db, &["ls"]);
     assert!(ls.contains("append\\u{202e}"), "{ls}");
     let show = stdout(&db, &["show", HOSTILE_ID]);
-    assert!(show.contains("tools: append\\u{202e}exe.txt\\x1b]0;owned\\x07"), "{show}");
+    assert!(
+        show.contains("tools: append\\u{202e}exe.txt\\x1b]0;owned\\x07"),
+        "{show}"
+    );
     // The title's newlines are escapes too: nothing forges a line of its own.
     assert!(!show.lines().any(|l| l.starts_with("# Forged")), "{show}");
-    assert!(show.lines().next().unwrap().contains("\\x0a# Forged heading"), "{show}");
+    assert!(
+        show.lines()
+            .next()
+            .unwrap()
+            .contains("\\x0a# Forged heading"),
+        "{show}"
+    );
 }
 
 #[test]
@@ -180,7 +201,14 @@ fn the_markdown_handout_carries_no_live_html_and_no_injected_heading() {
     let dir = tempfile::tempdir().unwrap();
     let (_, db) = hostile_db(dir.path());
     let out = dir.path().join("handout.md");
-    let args = ["export", HOSTILE_ID, "-f", "md", "-o", out.to_str().unwrap()];
+    let args = [
+        "export",
+        HOSTILE_ID,
+        "-f",
+        "md",
+        "-o",
+        out.to_str().unwrap(),
+    ];
     stdout(&db, &args);
     let md = std::fs::read_to_string(&out).unwrap();
     assert_no_raw_controls("handout file", &md);
@@ -221,7 +249,10 @@ fn mermaid_labels_carry_no_directive_and_cannot_leave_their_arrow() {
             assert!(!text.contains(forbidden), "{forbidden} in {line}");
         }
     }
-    assert!(diagram.contains("themeCSS"), "the text itself is kept: {diagram}");
+    assert!(
+        diagram.contains("themeCSS"),
+        "the text itself is kept: {diagram}"
+    );
     // The handout's own mermaid block is the same diagram.
     let md = stdout(&db, &["export", HOSTILE_ID, "-f", "md"]);
     assert!(md.contains(&diagram), "{md}");

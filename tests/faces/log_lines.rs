@@ -60,7 +60,10 @@ fn answer(stream: TcpStream, status: &str) {
 /// Fails on a colour code, or on a line of the error page standing as a line of its own.
 #[track_caller]
 fn assert_plain_lines(stderr: &str) {
-    assert!(!stderr.contains('\u{1b}'), "an escape on a pipe:\n{stderr:?}");
+    assert!(
+        !stderr.contains('\u{1b}'),
+        "an escape on a pipe:\n{stderr:?}"
+    );
     for line in stderr.lines() {
         assert!(
             !line.starts_with('<'),
