@@ -26,6 +26,7 @@ mod compare;
 mod demo;
 mod exports;
 mod hostile;
+mod html_csp;
 mod html_export;
 mod interop_chromium;
 mod interop_mcp;
