@@ -245,7 +245,7 @@ fn mermaid_labels_carry_no_directive_and_cannot_leave_their_arrow() {
         let (arrow, label) = line.split_once(": ").unwrap();
         assert!(arrow.contains("->>"), "a line that is not an arrow: {line}");
         let text = without_entities(label);
-        for forbidden in ['%', '{', '}', '<', '>', '\'', '"', ';'] {
+        for forbidden in ['%', '<', '>', '&', ';'] {
             assert!(!text.contains(forbidden), "{forbidden} in {line}");
         }
     }

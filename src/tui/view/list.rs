@@ -12,7 +12,7 @@ use crate::trace::TraceStatus;
 use crate::trace::explain::human_duration;
 use crate::tui::app::App;
 use crate::tui::keymap::Screen;
-use crate::wire::safe_text::one_line;
+use crate::wire::safe_text::{multi_line, one_line};
 
 pub fn render(app: &mut App, frame: &mut Frame, area: Rect) {
     let list = &mut app.list;
@@ -36,7 +36,7 @@ pub fn render(app: &mut App, frame: &mut Frame, area: Rect) {
                 app.filter.text
             )
         };
-        let paragraph = Paragraph::new(one_line(&text).into_owned())
+        let paragraph = Paragraph::new(multi_line(&text).into_owned())
             .wrap(Wrap { trim: true })
             .style(Style::default().fg(Color::Gray));
         frame.render_widget(paragraph, inset(area));
