@@ -1,11 +1,11 @@
 //! `tracer ca`: create (once) and locate tracer's CA; `--env` prints the trust variables that
 //! point clients at the system's roots plus that CA.
 
-use super::stdout_text::{out, outln};
 use std::path::Path;
 use std::process::ExitCode;
 
 use super::CaArgs;
+use super::stdout_text::{out, outln};
 use crate::ca::{CertAuthority, Created, KEY_FILE, ca_dir};
 
 /// The variables that Python (ssl, httpx, requests), Node and curl read for their roots.

@@ -1,11 +1,11 @@
 //! `tracer correlate [--rebuild]`: group recorded hops into traces (the incremental pass the
 //! other commands run is `trace::correlate::group_new_hops`).
 
-use super::stdout_text::outln;
 use std::path::Path;
 use std::process::ExitCode;
 
 use super::CorrelateArgs;
+use super::stdout_text::outln;
 use crate::store::Store;
 use crate::trace::GroupOptions;
 use crate::trace::correlate::{CorrelateReport, GroupScope, correlate};

@@ -1,11 +1,11 @@
 //! `tracer demo`: run the article end to end and print its numbered trace.
 
-use super::stdout_text::{out, outln};
 use std::path::Path;
 use std::process::ExitCode;
 
 use super::DemoArgs;
 use super::show::render;
+use super::stdout_text::{out, outln};
 use crate::demo::{ModelSource, run as run_demo};
 use crate::export::hop_log::HopLog;
 use crate::reference::agent::config::ollama_base_url;

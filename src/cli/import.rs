@@ -1,14 +1,15 @@
 //! `tracer import FILE`: read a JSON hop log into the database, all or nothing.
 
-use super::stdout_text::outln;
 use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::Context;
 
 use super::ImportArgs;
+use super::stdout_text::outln;
 use crate::export::hop_log::HopLog;
 use crate::store::Store;
+use crate::wire::safe_text::one_line;
 
 pub async fn run(db: &Path, args: ImportArgs) -> anyhow::Result<ExitCode> {
     let file = args.file.display().to_string();
@@ -19,9 +20,13 @@ pub async fn run(db: &Path, args: ImportArgs) -> anyhow::Result<ExitCode> {
     let imported = log.import(&store).await;
     store.close().await;
     let trace_id = imported.with_context(|| format!("importing {file}"))?;
-    let title = log.title().map(|t| format!(" \"{t}\"")).unwrap_or_default();
+    let title = log
+        .title()
+        .map(|t| format!(" \"{}\"", one_line(t)))
+        .unwrap_or_default();
     outln!(
-        "imported trace {trace_id}{title} ({} hops) from {file}",
+        "imported trace {}{title} ({} hops) from {file}",
+        one_line(&trace_id),
         log.hops().len()
     )?;
     Ok(ExitCode::SUCCESS)

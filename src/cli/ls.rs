@@ -1,11 +1,11 @@
 //! `tracer ls`: traces newest first (or, with `--hops`, the raw hops), as a table or one JSON
 //! document. Hops not yet grouped (e.g. written by `tracer wrap`) are grouped first.
 
-use super::stdout_text::{emit_json, out, outln};
 use std::path::Path;
 use std::process::ExitCode;
 
 use super::LsArgs;
+use super::stdout_text::{emit_json, out, outln};
 use crate::export::hop_log::TraceEntry;
 use crate::exporter::push::push_command;
 use crate::store::exports::SPANS_NOT_EXPORTED;

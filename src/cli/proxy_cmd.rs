@@ -1,7 +1,6 @@
 //! `tracer proxy`: open the store, bind the routes, print the route table, serve until Ctrl-C,
 //! grouping recorded hops into traces as they arrive (the proxy itself never sees the store).
 
-use super::stdout_text::{out, outln};
 use std::path::Path;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -10,6 +9,7 @@ use anyhow::{Context, bail};
 use tokio::sync::oneshot;
 
 use super::ProxyArgs;
+use super::stdout_text::{out, outln};
 use crate::ca::{CertAuthority, Created, ca_dir};
 use crate::exporter::start_configured as start_exporter;
 use crate::proxy::ForwardSettings;

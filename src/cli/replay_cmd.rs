@@ -1,11 +1,11 @@
 //! `tracer replay <id | file.json>`: a trace message by message, in the TUI or (`--plain`) as
 //! text on stdout.
 
-use super::stdout_text::out;
 use std::path::Path;
 use std::process::ExitCode;
 
 use super::ReplayArgs;
+use super::stdout_text::out;
 use crate::replay::plain::steps_text;
 use crate::replay::source;
 use crate::store::Store;

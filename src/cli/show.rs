@@ -1,11 +1,11 @@
 //! `tracer show ID`: one trace as numbered, explained messages, or (`--json`) its JSON hop log.
 
-use super::stdout_text::{emit_json_text, out};
 use std::path::Path;
 use std::process::ExitCode;
 
 use super::ShowArgs;
 use super::ls::clock_time;
+use super::stdout_text::{emit_json_text, out};
 use crate::export::hop_log::{HopLog, MessageEntry};
 use crate::replay::plain::wrap;
 use crate::store::Store;

@@ -1,12 +1,12 @@
 //! `tracer up`: the article's topology with tracer in the middle, until Ctrl-C.
 
-use super::stdout_text::{out, outln};
 use std::net::{IpAddr, SocketAddr};
 use std::path::Path;
 use std::process::ExitCode;
 
 use super::UpArgs;
 use super::proxy_cmd::route_table;
+use super::stdout_text::{out, outln};
 use crate::demo::ollama_has_model;
 use crate::exporter::start_configured as start_exporter;
 use crate::reference::agent::config::ollama_base_url;

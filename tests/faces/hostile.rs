@@ -87,6 +87,10 @@ pub fn hostile_db(dir: &Path) -> (PathBuf, PathBuf) {
     for source in [&file, &sample] {
         let output = tracer(&db).arg("import").arg(source).output().unwrap();
         assert!(output.status.success(), "{output:?}");
+        // What `import` says is one line, whatever the title holds.
+        let said = String::from_utf8(output.stdout).unwrap();
+        assert_no_raw_controls("import", &said);
+        assert_eq!(said.lines().count(), 1, "{said}");
     }
     (file, db)
 }
