@@ -1,6 +1,7 @@
 //! Log lines on a pipe: no colour codes (stderr is not a terminal), and a failure is one line
 //! even when the peer answers with a multi-line error page (the OTLP push warning, notes-agent's
-//! upstream warning), and `tracer up` with a taken port says only that.
+//! upstream warning), and `tracer up` with a taken port says only that. On a terminal (under
+//! `script`) there is colour, unless `NO_COLOR` is set.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -184,4 +185,38 @@ fn tracer_up_with_a_taken_port_says_only_that() {
             "tracer: route `agent`: cannot listen on 127.0.0.1:{port}: Address already in use (os error 98)\n"
         )
     );
+}
+
+/// `tracer export --push` to a refusing receiver under `script`, which gives it a terminal; what
+/// the terminal showed.
+fn push_on_a_terminal(no_color: Option<&str>) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let db = crate::sample_db::sample_db(dir.path());
+    let receiver = error_page_server("400 Bad Request");
+    let command = format!(
+        "exec {TRACER} --db {} export {BUY_MILK} -f otlp --push http://{receiver}",
+        db.display()
+    );
+    let mut script = Command::new("script");
+    script
+        .args(["-qefc", &command, "/dev/null"])
+        .env("TERM", "xterm")
+        .env_remove("RUST_LOG")
+        .env_remove("NO_COLOR")
+        .stdin(Stdio::null());
+    if let Some(value) = no_color {
+        script.env("NO_COLOR", value);
+    }
+    let output = script.output().unwrap();
+    let shown = String::from_utf8_lossy(&output.stdout).to_string();
+    assert!(shown.contains("OTLP export failed"), "{shown:?}");
+    shown
+}
+
+#[test]
+fn colour_only_on_a_terminal_and_never_with_no_color() {
+    assert!(push_on_a_terminal(None).contains("\u{1b}["), "colour on a terminal");
+    assert!(push_on_a_terminal(Some("")).contains("\u{1b}["), "an empty NO_COLOR is unset");
+    let plain = push_on_a_terminal(Some("1"));
+    assert!(!plain.contains('\u{1b}'), "NO_COLOR=1: {plain:?}");
 }
