@@ -215,8 +215,14 @@ fn push_on_a_terminal(no_color: Option<&str>) -> String {
 
 #[test]
 fn colour_only_on_a_terminal_and_never_with_no_color() {
-    assert!(push_on_a_terminal(None).contains("\u{1b}["), "colour on a terminal");
-    assert!(push_on_a_terminal(Some("")).contains("\u{1b}["), "an empty NO_COLOR is unset");
+    assert!(
+        push_on_a_terminal(None).contains("\u{1b}["),
+        "colour on a terminal"
+    );
+    assert!(
+        push_on_a_terminal(Some("")).contains("\u{1b}["),
+        "an empty NO_COLOR is unset"
+    );
     let plain = push_on_a_terminal(Some("1"));
     assert!(!plain.contains('\u{1b}'), "NO_COLOR=1: {plain:?}");
 }
