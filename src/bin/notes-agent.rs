@@ -10,14 +10,7 @@ use tracer::reference::agent::{Agent, ConfigError, McpServerSpec};
 
 fn main() -> ExitCode {
     let (args, matches) = AgentArgs::parse_with_order();
-    let filter =
-        tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into());
-    tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        // A stderr that cannot be written (a closed pipe) loses the line, never panics.
-        .log_internal_errors(false)
-        .with_env_filter(filter)
-        .init();
+    tracer::logging::init_stderr_with("info");
     match run(args, &matches) {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {

@@ -5,6 +5,7 @@ use std::process::ExitCode;
 
 use super::DemoArgs;
 use super::show::render;
+use super::stdout_text::{out, outln};
 use crate::demo::{ModelSource, run as run_demo};
 use crate::export::hop_log::HopLog;
 use crate::reference::agent::config::ollama_base_url;
@@ -20,39 +21,39 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
     };
     let ollama =
         (!args.recorded).then(|| ollama_base_url(std::env::var("OLLAMA_HOST").ok().as_deref()));
-    println!("tracer demo: working in {}", dir.display());
+    outln!("tracer demo: working in {}", dir.display())?;
     let outcome = run_demo(&dir, ollama.as_deref(), &args.model).await?;
     match &outcome.model {
-        ModelSource::LiveOllama { url } => println!("model: live Ollama at {url} ({})", args.model),
-        ModelSource::Recorded => println!(
+        ModelSource::LiveOllama { url } => outln!("model: live Ollama at {url} ({})", args.model)?,
+        ModelSource::Recorded => outln!(
             "model: the recorded buy-milk model (sample-traces/buy-milk.json, built in){}",
             if args.recorded {
                 ""
             } else {
                 "; no Ollama with the model answered"
             }
-        ),
+        )?,
     }
-    println!();
-    println!("you: {}", crate::demo::BUY_MILK_MESSAGE);
-    println!(
+    outln!()?;
+    outln!("you: {}", crate::demo::BUY_MILK_MESSAGE)?;
+    outln!(
         "agent: {}",
         outcome.reply["reply"].as_str().unwrap_or("(no reply)")
-    );
-    println!(
+    )?;
+    outln!(
         "notes file {}: {:?}",
         outcome.notes.display(),
         std::fs::read_to_string(&outcome.notes).unwrap_or_default()
-    );
-    println!();
+    )?;
+    outln!()?;
     let store = Store::open(&outcome.db).await?;
     let log = HopLog::from_store(&store, &outcome.trace_id).await?;
-    print!("{}", render(&log));
+    out!("{}", render(&log))?;
     store.close().await;
     let db = display_path(&outcome.db);
     let short = &outcome.trace_id[..outcome.trace_id.len().min(8)];
-    println!();
-    println!("Next:");
+    outln!()?;
+    outln!("Next:")?;
     let commands = [
         (format!("tracer --db {db} tui"), "browse it live"),
         (
@@ -70,7 +71,7 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
     ];
     let width = commands.iter().map(|(c, _)| c.len()).max().unwrap_or(0);
     for (command, what) in commands {
-        println!("  {command:<width$}  # {what}");
+        outln!("  {command:<width$}  # {what}")?;
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -7,6 +7,7 @@ use anyhow::{Context, bail};
 use clap::ValueEnum;
 
 use super::ExportArgs;
+use super::stdout_text::{emit, emit_bytes, emit_json_text};
 use crate::export::body_text::TraceToExport;
 use crate::export::har::har_document;
 use crate::export::hop_log::HopLog;
@@ -99,21 +100,27 @@ async fn load(store: &Store, id: &str) -> anyhow::Result<LoadedTrace> {
     Ok(LoadedTrace { log, hops })
 }
 
-fn write_out(output: Option<&Path>, text: &str) -> anyhow::Result<()> {
-    write_bytes(output, text.as_bytes())
+/// A document to its file as it is, or to stdout made safe for a terminal (JSON with its
+/// DEL, C1 and bidi controls as `\uXXXX`, the same value; text with them as visible escapes).
+fn write_out(output: Option<&Path>, format: ExportFormat, text: &str) -> anyhow::Result<()> {
+    match (output, format) {
+        (Some(_), _) => write_bytes(output, text.as_bytes()),
+        (None, ExportFormat::Json | ExportFormat::Har | ExportFormat::Otlp) => {
+            emit_json_text(text).context("writing to stdout")
+        }
+        (None, ExportFormat::Mermaid | ExportFormat::Md | ExportFormat::Html) => {
+            emit(text).context("writing to stdout")
+        }
+    }
 }
 
+/// To a file, or to stdout where a reader that went away (`| head`) is not an error.
 fn write_bytes(output: Option<&Path>, bytes: &[u8]) -> anyhow::Result<()> {
-    use std::io::Write;
     match output {
         Some(path) => {
             std::fs::write(path, bytes).with_context(|| format!("writing {}", path.display()))
         }
-        None => {
-            let mut stdout = std::io::stdout().lock();
-            stdout.write_all(bytes).context("writing to stdout")?;
-            stdout.flush().context("writing to stdout")
-        }
+        None => emit_bytes(bytes).context("writing to stdout"),
     }
 }
 
@@ -161,7 +168,7 @@ async fn export(store: &Store, args: &ExportArgs) -> anyhow::Result<ExitCode> {
             return otlp_out(store, args, &[trace.view()], spans).await;
         }
         let text = render(args.format, &[trace.view()], Some(&trace.log), spans);
-        write_out(args.output.as_deref(), &text)?;
+        write_out(args.output.as_deref(), args.format, &text)?;
         return Ok(ExitCode::SUCCESS);
     }
     if args.id.is_some() {
@@ -181,6 +188,7 @@ async fn export(store: &Store, args: &ExportArgs) -> anyhow::Result<ExitCode> {
         }
         write_out(
             args.output.as_deref(),
+            args.format,
             &render(args.format, &views, None, spans),
         )?;
         return Ok(ExitCode::SUCCESS);
@@ -199,6 +207,7 @@ async fn export(store: &Store, args: &ExportArgs) -> anyhow::Result<ExitCode> {
         let path: PathBuf = dir.join(format!("{name}.{}", args.format.extension()));
         write_out(
             Some(&path),
+            args.format,
             &render(args.format, &[trace.view()], Some(&trace.log), spans),
         )?;
     }
@@ -213,7 +222,11 @@ async fn export(store: &Store, args: &ExportArgs) -> anyhow::Result<ExitCode> {
                 hops: trace.hops.clone(),
             })
             .collect();
-        write_out(Some(&dir.join("index.html")), &html_index(&entries))?;
+        write_out(
+            Some(&dir.join("index.html")),
+            args.format,
+            &html_index(&entries),
+        )?;
         written += 1;
     }
     eprintln!("wrote {written} files to {}", dir.display());
@@ -241,14 +254,15 @@ async fn otlp_out(
     };
     let config = resolve(&flags, |name| std::env::var(name).ok())?.context("no receiver URL")?;
     let report = push(store, config, traces).await?;
-    eprintln!("tracer export: {}", report.line());
     if report.not_exported > 0 {
+        // One line for the failure: what happened and what to do.
         eprintln!(
-            "tracer export: run the same command again to send the {} spans not exported",
-            report.not_exported
+            "tracer export: {}; run the same command again to send them",
+            report.line()
         );
         return Ok(ExitCode::FAILURE);
     }
+    eprintln!("tracer export: {}", report.line());
     Ok(ExitCode::SUCCESS)
 }
 

@@ -6,8 +6,10 @@ use std::process::ExitCode;
 use anyhow::Context;
 
 use super::ImportArgs;
+use super::stdout_text::outln;
 use crate::export::hop_log::HopLog;
 use crate::store::Store;
+use crate::wire::safe_text::one_line;
 
 pub async fn run(db: &Path, args: ImportArgs) -> anyhow::Result<ExitCode> {
     let file = args.file.display().to_string();
@@ -18,10 +20,14 @@ pub async fn run(db: &Path, args: ImportArgs) -> anyhow::Result<ExitCode> {
     let imported = log.import(&store).await;
     store.close().await;
     let trace_id = imported.with_context(|| format!("importing {file}"))?;
-    let title = log.title().map(|t| format!(" \"{t}\"")).unwrap_or_default();
-    println!(
-        "imported trace {trace_id}{title} ({} hops) from {file}",
+    let title = log
+        .title()
+        .map(|t| format!(" \"{}\"", one_line(t)))
+        .unwrap_or_default();
+    outln!(
+        "imported trace {}{title} ({} hops) from {file}",
+        one_line(&trace_id),
         log.hops().len()
-    );
+    )?;
     Ok(ExitCode::SUCCESS)
 }

@@ -5,6 +5,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use super::LsArgs;
+use super::stdout_text::{emit_json, out, outln};
 use crate::export::hop_log::TraceEntry;
 use crate::exporter::push::push_command;
 use crate::store::exports::SPANS_NOT_EXPORTED;
@@ -13,6 +14,7 @@ use crate::store::{HOPS_NOT_WRITTEN, HopListing, Store};
 use crate::trace::correlate::{group_new_hops, recorded_hops};
 use crate::trace::explain::{human_duration, shorten};
 use crate::trace::summarize;
+use crate::wire::safe_text::one_line;
 
 pub async fn run(db: &Path, args: LsArgs) -> anyhow::Result<ExitCode> {
     let store = Store::open_existing(db).await?;
@@ -22,42 +24,42 @@ pub async fn run(db: &Path, args: LsArgs) -> anyhow::Result<ExitCode> {
     if args.hops {
         let hops = store.recent_hops(args.limit).await?;
         if args.json {
-            println!("{}", serde_json::to_string_pretty(&hops)?);
+            emit_json(&serde_json::to_value(&hops)?)?;
         } else {
-            print!("{}", hop_table(&hops));
+            out!("{}", hop_table(&hops))?;
             if hops.is_empty() {
-                println!("no hops recorded in {} yet", db.display());
+                outln!("no hops recorded in {} yet", db.display())?;
             }
         }
     } else {
         let traces = list_traces(&store, args.limit).await?;
         if args.json {
-            println!("{}", serde_json::to_string_pretty(&traces)?);
+            emit_json(&serde_json::to_value(&traces)?)?;
         } else {
-            print!("{}", trace_table(&traces));
+            out!("{}", trace_table(&traces))?;
             if traces.is_empty() {
-                println!("no traces recorded in {} yet", db.display());
+                outln!("no traces recorded in {} yet", db.display())?;
             }
         }
     }
     if not_written > 0 && !args.json {
-        println!("{not_written} hops were carried but not written (store busy or failing)");
+        outln!("{not_written} hops were carried but not written (store busy or failing)")?;
     }
     if not_exported > 0 && !args.json {
         // Per receiver, named as a push reaches it again; the rest a receiver took and rejected.
         let targets = store.failed_targets().await?;
         let failed: i64 = targets.iter().map(|(_, spans)| spans).sum();
         for (target, spans) in targets {
-            println!(
+            outln!(
                 "{spans} spans were not exported to {target} ({} sends them)",
                 push_command(&target)
-            );
+            )?;
         }
         if not_exported > failed {
-            println!(
+            outln!(
                 "{} spans were rejected by an OpenTelemetry receiver (a push does not send them again)",
                 not_exported - failed
-            );
+            )?;
         }
     }
     store.close().await;
@@ -97,7 +99,7 @@ pub fn trace_table(traces: &[TraceEntry]) -> String {
         let tools = if trace.tools_used.is_empty() {
             "-".to_string()
         } else {
-            trace.tools_used.join(",")
+            one_line(&trace.tools_used.join(",")).into_owned()
         };
         out.push_str(&format!(
             "{:<8}  {:<12}  {:>4}  {:>8}  {:<14}  {:<16}  {}\n",
@@ -133,9 +135,9 @@ pub fn hop_table(hops: &[HopListing]) -> String {
             "{:<8}  {:<12}  {:<10}  {:<6}  {:<30}  {:<6}  {:<9}  {}\n",
             &hop.id[..hop.id.len().min(8)],
             clock_time(hop.request_started_unix_ns),
-            truncate(&hop.route, 10),
-            truncate(&hop.method, 6),
-            truncate(&hop.path, 30),
+            truncate(&one_line(&hop.route), 10),
+            truncate(&one_line(&hop.method), 6),
+            truncate(&one_line(&hop.path), 30),
             status,
             hop.state,
             time,

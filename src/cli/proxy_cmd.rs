@@ -9,6 +9,7 @@ use anyhow::{Context, bail};
 use tokio::sync::oneshot;
 
 use super::ProxyArgs;
+use super::stdout_text::{out, outln};
 use crate::ca::{CertAuthority, Created, ca_dir};
 use crate::exporter::start_configured as start_exporter;
 use crate::proxy::announce::{announce_in_background, retire_announced};
@@ -94,7 +95,7 @@ pub async fn run(db: &Path, args: ProxyArgs) -> anyhow::Result<ExitCode> {
             .await?;
     }
     warn_open_listeners(&proxy.routes(), proxy.forward_addr());
-    print_route_table(&proxy.routes(), proxy.forward_addr(), &intercept, db);
+    print_route_table(&proxy.routes(), proxy.forward_addr(), &intercept, db)?;
     let announced = announce_in_background(&store, proxy.routes());
     let exporter = start_exporter(otlp, &store, false);
 
@@ -205,8 +206,8 @@ fn print_route_table(
     forward: Option<std::net::SocketAddr>,
     intercept: &[HostPattern],
     db: &Path,
-) {
-    println!("tracer proxy: recording to {}", db.display());
+) -> std::io::Result<()> {
+    outln!("tracer proxy: recording to {}", db.display())?;
     let forward_row = forward.map(|addr| {
         let hosts = if intercept.is_empty() {
             "every host".to_string()
@@ -224,6 +225,6 @@ fn print_route_table(
             format!("HTTPS_PROXY=http://{addr} (decrypts: {hosts})"),
         ]
     });
-    print!("{}", table_of(routes, forward_row));
-    println!("Ctrl-C to stop.");
+    out!("{}", table_of(routes, forward_row))?;
+    outln!("Ctrl-C to stop.")
 }

@@ -5,11 +5,13 @@ use std::process::ExitCode;
 
 use super::ShowArgs;
 use super::ls::clock_time;
+use super::stdout_text::{emit_json_text, out};
 use crate::export::hop_log::{HopLog, MessageEntry};
 use crate::replay::plain::wrap;
 use crate::store::Store;
 use crate::trace::correlate::group_new_hops;
 use crate::trace::explain::{human_duration, plural};
+use crate::wire::safe_text::one_line;
 
 /// Explanations wrap at this many columns.
 const WIDTH: usize = 100;
@@ -23,9 +25,9 @@ pub async fn run(db: &Path, args: ShowArgs) -> anyhow::Result<ExitCode> {
     store.close().await;
     let log = log?;
     if args.json {
-        print!("{}", log.to_json_pretty());
+        emit_json_text(&log.to_json_pretty())?;
     } else {
-        print!("{}", render(&log));
+        out!("{}", render(&log))?;
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -35,7 +37,7 @@ pub fn render(log: &HopLog) -> String {
     let trace = log.trace();
     let mut out = format!("trace {}", trace.id);
     match (log.title(), trace.kind.as_str()) {
-        (Some(title), _) => out.push_str(&format!("  \"{title}\"")),
+        (Some(title), _) => out.push_str(&format!("  \"{}\"", one_line(title))),
         (None, "setup") => out.push_str("  (start-up discovery)"),
         (None, _) => {}
     }
@@ -50,7 +52,7 @@ pub fn render(log: &HopLog) -> String {
     }
     facts.push(trace.status.clone());
     if !trace.tools_used.is_empty() {
-        facts.push(format!("tools: {}", trace.tools_used.join(", ")));
+        facts.push(format!("tools: {}", one_line(&trace.tools_used.join(", "))));
     }
     out.push_str(&format!("  {}\n\n", facts.join(" · ")));
     let origin = log

@@ -6,6 +6,7 @@ use std::process::ExitCode;
 
 use super::UpArgs;
 use super::proxy_cmd::route_table;
+use super::stdout_text::{out, outln};
 use crate::demo::ollama_has_model;
 use crate::exporter::start_configured as start_exporter;
 use crate::reference::agent::config::ollama_base_url;
@@ -50,30 +51,30 @@ pub async fn run(db: &Path, args: UpArgs) -> anyhow::Result<ExitCode> {
             args.host
         );
     }
-    println!("tracer up: recording to {}", db.display());
-    print!("{}", route_table(&topology.routes));
+    outln!("tracer up: recording to {}", db.display())?;
+    out!("{}", route_table(&topology.routes))?;
     if args.recorded {
-        println!(
+        outln!(
             "model: the recorded buy-milk model built into tracer, on {} (it answers the article's request)",
             topology.model_upstream
-        );
+        )?;
     }
-    println!(
+    outln!(
         "notes-agent listens on {} (model {}, MCP through the proxy), notes-server on {} (notes in {})",
         internal(args.agent_internal_port),
         args.model,
         internal(args.mcp_internal_port),
         args.notes.display()
-    );
-    println!();
-    println!("Try:");
-    println!(
+    )?;
+    outln!()?;
+    outln!("Try:")?;
+    outln!(
         "  curl -s {} -H 'Content-Type: application/json' -d '{{\"message\":\"Add buy milk to my notes\"}}'",
         topology.agent_url()
-    );
-    println!("  tracer --db {} ls", db.display());
-    println!("  tracer --db {} tui", db.display());
-    println!("Ctrl-C to stop.");
+    )?;
+    outln!("  tracer --db {} ls", db.display())?;
+    outln!("  tracer --db {} tui", db.display())?;
+    outln!("Ctrl-C to stop.")?;
     let exporter = start_exporter(otlp, &store, false);
     let report = topology.run_until(shutdown).await?;
     crate::proxy::announce::retire_announced(&store, announced).await;

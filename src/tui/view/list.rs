@@ -12,6 +12,7 @@ use crate::trace::TraceStatus;
 use crate::trace::explain::human_duration;
 use crate::tui::app::App;
 use crate::tui::keymap::Screen;
+use crate::wire::safe_text::{multi_line, one_line};
 
 pub fn render(app: &mut App, frame: &mut Frame, area: Rect) {
     let list = &mut app.list;
@@ -35,7 +36,7 @@ pub fn render(app: &mut App, frame: &mut Frame, area: Rect) {
                 app.filter.text
             )
         };
-        let paragraph = Paragraph::new(text)
+        let paragraph = Paragraph::new(multi_line(&text).into_owned())
             .wrap(Wrap { trim: true })
             .style(Style::default().fg(Color::Gray));
         frame.render_widget(paragraph, inset(area));
@@ -77,14 +78,14 @@ pub fn render(app: &mut App, frame: &mut Frame, area: Rect) {
             if wide {
                 cells.push(Line::from(row.id.chars().take(8).collect::<String>()));
             }
-            cells.push(Line::from(title));
+            cells.push(Line::from(one_line(&title).into_owned()));
             cells.push(Line::from(hops));
             if wide {
                 cells.push(Line::from(duration));
             }
             cells.push(Line::from(status_cell));
             if wide {
-                cells.push(Line::from(tools));
+                cells.push(Line::from(one_line(&tools).into_owned()));
             }
             Row::new(cells)
         })
