@@ -32,7 +32,7 @@ fn main() -> ExitCode {
     match outcome {
         Ok(code) => code,
         Err(error) => {
-            eprintln!("tracer: {error:#}");
+            eprintln!("tracer: {}", tracer::cli::error_line::error_line(&error));
             ExitCode::FAILURE
         }
     }

@@ -31,6 +31,8 @@ mod interop_phoenix;
 mod interop_tracer;
 mod mcp_agent;
 mod mcp_server;
+mod newcomer;
+mod odd_databases;
 mod otlp_grow;
 mod otlp_live;
 mod otlp_push;

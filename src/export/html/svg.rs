@@ -9,7 +9,16 @@ use crate::trace::lanes::{Lanes, Tone};
 use crate::trace::timing::{Bar, Waterfall};
 use crate::trace::{Case, Direction, ExplainedMessage};
 
-const LANE_GAP: usize = 190;
+const LANE_GAP: usize = 230;
+/// A label starts this far right of its arrow's left end (clear of the number's circle).
+const LABEL_INSET: usize = 14;
+/// About how wide a character of a label is, in px.
+const CHAR_PX: usize = 7;
+
+/// How many characters a label starting at `left` has before the drawing's right edge.
+fn label_room(width: usize, left: usize) -> usize {
+    (width.saturating_sub(left + LABEL_INSET + 8) / CHAR_PX).max(12)
+}
 const MARGIN: usize = 70;
 const ROW: usize = 34;
 const TOP: usize = 54;
@@ -52,14 +61,17 @@ pub fn sequence_svg(messages: &[ExplainedMessage], lanes: &Lanes) -> String {
         } else {
             ""
         };
-        let room = (x1.abs_diff(x2) / 7).max(12);
+        // One arrow a row: its label may run from the arrow's left end to the drawing's right
+        // edge (about 7 px a character), not only over the arrow.
+        let left = x1.min(x2);
+        let room = label_room(width, left);
         let label = format!("{mark}{}", shorten(&message.summary, room));
-        let mid = (x1 + x2) / 2;
+        let start = left + LABEL_INSET;
         out.push_str(&format!(
             "<g class=\"arrow {}\" id=\"a{n}\" data-number=\"{n}\"><title>{n}. {} → {}: {}</title>\
              <line x1=\"{x1}\" y1=\"{y}\" x2=\"{x2}\" y2=\"{y}\" marker-end=\"url(#head)\"/>\
              <circle cx=\"{x1}\" cy=\"{y}\" r=\"10\"/><text class=\"num\" x=\"{x1}\" y=\"{}\" text-anchor=\"middle\">{n}</text>\
-             <text class=\"label\" x=\"{mid}\" y=\"{}\" text-anchor=\"middle\">{}</text></g>",
+             <text class=\"label\" x=\"{start}\" y=\"{}\">{}</text></g>",
             classes.join(" "),
             message.from,
             message.to,
@@ -175,4 +187,22 @@ fn bar_svg(bar: &Bar, y: usize, x: &dyn Fn(i64) -> f64, span: i64) -> String {
     }
     out.push_str("</g>");
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn labels_use_the_width_to_the_right_edge() {
+        // Four lanes: an arrow between the two on the left still gets most of the drawing.
+        let width = MARGIN * 2 + LANE_GAP * 3;
+        assert!(
+            label_room(width, MARGIN) >= 100,
+            "{}",
+            label_room(width, MARGIN)
+        );
+        assert!(label_room(width, MARGIN + LANE_GAP) >= 60);
+        assert_eq!(label_room(width, width), 12);
+    }
 }
