@@ -63,7 +63,7 @@ mod tests {
             "trace-0af7651916cd43dd8448eb211c80319c.json"
         );
         assert_eq!(file_name("../../etc/x"), "trace-______etc_x.json");
-        assert_eq!(file_name("/abs\\path"), "trace-_abs__path.json");
+        assert_eq!(file_name("/abs\\path"), "trace-_abs_path.json");
         let dir = Path::new("/exports");
         for id in ["../up", "/root/x", "a/../../b", "..", "c:\\x"] {
             let path = dir.join(file_name(id));
