@@ -1,7 +1,7 @@
 //! The rough edges of a newcomer's first hour: `show` and `export` read hop-log files as
 //! `replay` and `diff` do; `rerun FILE --step` needs no database; `ls -n 0` says what it did;
-//! a missing question set is named once; `ls` dates times that are not today's; the html
-//! handout's arrows carry their whole summaries.
+//! a missing question set is named once; `ls` dates times that are not today's, the TUI's list
+//! times across days; the html handout's arrows carry their whole summaries.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -11,6 +11,14 @@ use serde_json::json;
 
 use crate::sample_db::{BUY_MILK, sample_db};
 use crate::scripted_model::{Dialect, Reply, ScriptedModel};
+use crate::trace_hops::{BASE, MS, buy};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use tracer::store::traces::TraceRow;
+use tracer::trace::RecordedHop;
+use tracer::trace::dates::utc_date;
+use tracer::tui::action::{Action, PollToken};
+use tracer::tui::app::App;
 
 fn buy_milk_file() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-traces/buy-milk.json")
@@ -154,4 +162,47 @@ fn a_missing_question_set_is_named_once() {
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
     assert_eq!(stderr.matches("os error 2").count(), 1, "{stderr}");
     assert!(stderr.contains("nosuch.toml"), "{stderr}");
+}
+
+/// The TUI's list as drawn at 100×10 with these traces loaded.
+fn list_drawn(traces: &[(&[RecordedHop], &str)]) -> String {
+    let row = |hops: &[RecordedHop], title: &str| TraceRow {
+        id: hops[0].start.id.clone(),
+        title: Some(title.into()),
+        kind: "request".into(),
+        started_unix_ns: hops[0].start.started_unix_ns,
+        ended_unix_ns: None,
+        created_by: "correlate".into(),
+    };
+    let mut app = App::browser("tracer.db");
+    app.start();
+    app.update(Action::TracesLoaded {
+        rows: traces
+            .iter()
+            .map(|(hops, title)| row(hops, title))
+            .collect(),
+        token: PollToken::default(),
+        partial: false,
+    });
+    let mut terminal = Terminal::new(TestBackend::new(100, 10)).unwrap();
+    terminal
+        .draw(|frame| tracer::tui::view::render(&mut app, frame))
+        .unwrap();
+    format!("{:?}", terminal.backend())
+}
+
+#[test]
+fn the_tui_list_dates_its_times_when_traces_span_days() {
+    let day_ms = 86_400_000;
+    let today = buy("d", "today's milk", day_ms);
+    let yesterday = buy("e", "yesterday's milk", 0);
+    let shown = list_drawn(&[(&today, "today"), (&yesterday, "yesterday")]);
+    let (first, second) = (utc_date(BASE + day_ms * MS), utc_date(BASE));
+    assert_ne!(first, second);
+    assert!(shown.contains(&format!("{first} ")), "{shown}");
+    assert!(shown.contains(&format!("{second} ")), "{shown}");
+    // One day only: the times alone, as before.
+    let later = buy("f", "later milk", 5_000);
+    let shown = list_drawn(&[(&later, "later"), (&yesterday, "yesterday")]);
+    assert!(!shown.contains(&second), "{shown}");
 }

@@ -126,33 +126,6 @@ fn list_at_80_and_60_columns() {
 }
 
 #[test]
-fn a_list_across_days_dates_its_times() {
-    let day = 86_400_000;
-    let today = buy("d", "today's milk", day);
-    let yesterday = buy("e", "yesterday's milk", 0);
-    let mut app = App::browser("tracer.db");
-    app.start();
-    app.update(Action::TracesLoaded {
-        rows: vec![
-            row(&today, "Add today's milk to my notes"),
-            row(&yesterday, "Add yesterday's milk to my notes"),
-        ],
-        token: PollToken::default(),
-        partial: false,
-    });
-    let shown = format!("{:?}", draw(&mut app, 100, 10).backend());
-    let date = |ns: i64| tracer::trace::dates::utc_date(ns);
-    let (first, second) = (date(BASE + day * MS), date(BASE));
-    assert_ne!(first, second);
-    assert!(shown.contains(&format!("{first} ")), "{shown}");
-    assert!(shown.contains(&format!("{second} ")), "{shown}");
-    // One day only: the times alone, as before.
-    let mut app = loaded_app();
-    let shown = format!("{:?}", draw(&mut app, 100, 10).backend());
-    assert!(!shown.contains(&date(BASE)), "{shown}");
-}
-
-#[test]
 fn empty_database_and_before_the_first_poll() {
     let mut app = App::browser("tracer.db");
     insta::assert_snapshot!("loading_80x24", draw(&mut app, 80, 24).backend());
