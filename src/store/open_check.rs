@@ -1,8 +1,8 @@
 //! Looking at a database file before tracer changes anything in it: a file of another program
 //! is refused byte-identical (no WAL switch, no `-wal`/`-shm` left), a missing file is created
 //! only by commands that record, a path under a regular file is named as such, and a file whose
-//! schema holds what tracer's migrations never make (views, triggers, `traces` or `hops` that
-//! are not tables) is refused before any statement could run its code.
+//! schema holds what tracer's migrations never make (views, triggers, virtual tables, generated
+//! columns: `traces` or `hops` that are not plain tables) is refused before its code could run.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -76,7 +76,7 @@ pub async fn inspect(path: &Path) -> Result<Found> {
     let objects = objects.map_err(not_tracer)?;
     let foreign: Vec<String> = objects
         .iter()
-        .filter(|(kind, _)| kind == "view" || kind == "trigger")
+        .filter(|(kind, _)| FOREIGN_KINDS.contains(&kind.as_str()))
         .map(|(kind, name)| format!("{kind} {name}"))
         .collect();
     let tables: Vec<&str> = objects
@@ -85,8 +85,9 @@ pub async fn inspect(path: &Path) -> Result<Found> {
         .map(|(_, name)| name.as_str())
         .collect();
     if !foreign.is_empty() {
-        // Tracer's migrations make no view and no trigger: code in one would run on tracer's
-        // reads or writes (a recursive view never ends, a trigger acts on every insert).
+        // Tracer's migrations make no view, trigger, virtual table or generated column: code in
+        // one would run on tracer's reads or writes (a recursive view never ends, a trigger acts
+        // on every insert, a generated column computes on every read).
         return Err(not_tracer(format!(
             "it holds what tracer never makes: {}",
             foreign.join(", ")
@@ -104,14 +105,27 @@ pub async fn inspect(path: &Path) -> Result<Found> {
     )))
 }
 
-/// Every object of the schema as (type, name); a name that is not text is an error.
+/// Kinds of schema objects tracer's migrations never make.
+const FOREIGN_KINDS: [&str; 4] = ["view", "trigger", "virtual table", "generated column"];
+
+/// Every object of the schema as (kind, name): `table`, `index`, `view`, `trigger`, and
+/// `virtual table` or `generated column` (named `table.column`) where the schema has them. A
+/// name that is not text is an error.
 async fn schema_objects(
     conn: &mut sqlx::SqliteConnection,
 ) -> std::result::Result<Vec<(String, String)>, String> {
-    let rows = sqlx::query("select type, name from sqlite_master")
-        .fetch_all(&mut *conn)
-        .await
-        .map_err(|e| e.to_string())?;
+    let rows = sqlx::query(
+        "select case when type = 'table' and sql like 'create virtual table%'
+                     then 'virtual table' else type end as type, name
+         from sqlite_master
+         union all
+         select 'generated column', m.name || '.' || c.name
+         from sqlite_master m, pragma_table_xinfo(m.name) c
+         where m.type = 'table' and m.sql not like 'create virtual table%' and c.hidden in (2, 3)",
+    )
+    .fetch_all(&mut *conn)
+    .await
+    .map_err(|e| e.to_string())?;
     rows.iter()
         .map(|row| {
             let kind = row.try_get::<String, _>("type");

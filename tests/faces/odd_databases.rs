@@ -94,6 +94,28 @@ async fn a_recursive_view_in_place_of_traces_is_refused_not_run() {
 }
 
 #[tokio::test]
+async fn a_virtual_table_or_a_generated_column_is_refused_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let generated = sample_db(&dir.path().join("generated"));
+    sql(
+        &generated,
+        &["alter table counters add column big blob
+           generated always as (zeroblob(1000000000)) virtual"],
+    )
+    .await;
+    let stderr = failure(tracer(&generated).arg("ls"));
+    assert!(stderr.contains("generated column counters.big"), "{stderr}");
+    let virtual_table = sample_db(&dir.path().join("virtual"));
+    sql(
+        &virtual_table,
+        &["create virtual table notes_index using fts5(body)"],
+    )
+    .await;
+    let stderr = failure(tracer(&virtual_table).arg("ls"));
+    assert!(stderr.contains("virtual table notes_index"), "{stderr}");
+}
+
+#[tokio::test]
 async fn a_trigger_in_the_file_never_runs_on_tracers_writes() {
     let dir = tempfile::tempdir().unwrap();
     let db = sample_db(dir.path());
