@@ -26,8 +26,18 @@ pub async fn run(db: &Path, args: LsArgs) -> anyhow::Result<ExitCode> {
             println!("{}", serde_json::to_string_pretty(&hops)?);
         } else {
             print!("{}", hop_table(&hops));
-            if hops.is_empty() {
+            if hops.is_empty() && args.limit > 0 {
                 println!("no hops recorded in {} yet", db.display());
+            } else if hops.is_empty() {
+                println!(
+                    "-n {} lists no hops; {} in {} (tracer ls --hops -n N lists the newest N)",
+                    args.limit,
+                    plural(
+                        usize::try_from(store.hop_count().await?).unwrap_or(0),
+                        "hop"
+                    ),
+                    db.display()
+                );
             }
         }
     } else {

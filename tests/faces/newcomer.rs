@@ -128,6 +128,11 @@ fn ls_says_what_n_0_did_and_dates_what_is_not_today() {
         listed.contains("-n 0 lists no traces; 6 traces in"),
         "{listed}"
     );
+    let (listed, _) = success(tracer(&db).args(["ls", "--hops", "-n", "0"]));
+    assert!(
+        !listed.contains("yet") && listed.contains("-n 0 lists no hops; "),
+        "{listed}"
+    );
     // The samples were recorded on other days: each time carries its date.
     let (listed, _) = success(tracer(&db).arg("ls"));
     let first = listed.lines().nth(1).unwrap();
