@@ -72,12 +72,20 @@ fn show_and_export_read_a_hop_log_file_as_import_then_show_would() {
             .arg(&html),
     );
     let page = std::fs::read_to_string(&html).unwrap();
-    // The arrows' labels use the drawing's width: message 5's whole summary is on its arrow.
+    // The arrows' labels use the page's width: every summary of buy milk is whole on its arrow.
+    let labels: Vec<&str> = page
+        .split("<text class=\"label\"")
+        .skip(1)
+        .map(|rest| rest.split("</text>").next().unwrap())
+        .collect();
+    assert_eq!(labels.len(), 10, "{labels:?}");
+    assert!(labels.iter().all(|l| !l.contains('…')), "{labels:#?}");
     assert!(
-        page.contains(
-            "the model asks for tool append {&quot;content&quot;:&quot;buy milk&quot;} (it does not run it"
+        labels[4].ends_with(
+            "the model asks for tool append {&quot;content&quot;:&quot;buy milk&quot;} \
+             (it does not run it: the host will)"
         ),
-        "whole summaries on the arrows"
+        "{labels:#?}"
     );
     let pushed = tracer(&none)
         .args([
