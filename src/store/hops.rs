@@ -195,11 +195,12 @@ impl Store {
         }
     }
 
-    /// Every hop in arrival order (for re-grouping and tests).
+    /// Every hop in arrival order (for re-grouping and tests); unreadable rows skipped, counted.
     pub async fn all_hops(&self) -> Result<Vec<StoredHop>> {
-        let rows = sqlx::query_as::<_, HopRow>("select * from hops order by seq")
+        let rows = sqlx::query("select * from hops order by seq")
             .fetch_all(self.pool())
             .await?;
+        let rows: Vec<HopRow> = rows.iter().filter_map(|row| self.readable(row)).collect();
         stored_hops(self.pool(), rows).await
     }
 

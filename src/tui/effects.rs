@@ -3,6 +3,7 @@
 //! touches the screen, and the render loop never waits for it.
 
 use std::path::PathBuf;
+use std::sync::atomic::Ordering::Relaxed;
 
 use tokio::sync::mpsc::UnboundedSender;
 
@@ -12,6 +13,10 @@ use crate::replay::source;
 use crate::store::Store;
 use crate::trace::correlate::recorded_hops;
 use crate::trace::live_group::LiveGrouping;
+
+/// What the status bar says when the store skipped rows it could not read.
+const UNREADABLE_NOTE: &str =
+    "some rows of the database could not be read (wrong types or malformed JSON) and are skipped";
 
 /// How many of the newest traces the first poll sends ahead of the whole list.
 const FIRST_SCREEN: i64 = 200;
@@ -27,6 +32,8 @@ pub struct Effects {
     grouping: std::sync::Arc<tokio::sync::Mutex<LiveGrouping>>,
     /// The folder exports are written to.
     export_dir: PathBuf,
+    /// Whether the status bar has said that unreadable rows were skipped.
+    unreadable_said: std::sync::Arc<std::sync::atomic::AtomicBool>,
     results: UnboundedSender<Action>,
 }
 
@@ -41,6 +48,7 @@ impl Effects {
             waiting_for: None,
             grouping: Default::default(),
             export_dir,
+            unreadable_said: Default::default(),
             results,
         }
     }
@@ -65,6 +73,7 @@ impl Effects {
         let results = self.results.clone();
         let export_dir = self.export_dir.clone();
         let grouping = self.grouping.clone();
+        let unreadable_said = self.unreadable_said.clone();
         tokio::spawn(async move {
             let store = match (cell.get(), waiting_for) {
                 (Some(store), _) => store.clone(),
@@ -77,10 +86,15 @@ impl Effects {
                 },
                 (None, None) => return,
             };
+            let unreadable_before = store.unreadable_rows();
             let action = run(&store, &grouping, effect, &export_dir, &results).await;
             if let Some(action) = action {
                 // The loop has gone (quitting): nobody needs the result.
                 let _ = results.send(action);
+            }
+            // Rows that could not be read were skipped, not fatal: said once, in the status bar.
+            if store.unreadable_rows() > unreadable_before && !unreadable_said.swap(true, Relaxed) {
+                let _ = results.send(Action::Failed(UNREADABLE_NOTE.to_string()));
             }
         });
     }

@@ -174,6 +174,30 @@ async fn one_unreadable_row_is_skipped_and_counted_not_fatal() {
         stderr.contains("1 row of the database could not be read"),
         "{stderr}"
     );
+
+    // The TUI lists the rest too, and says so once in its status bar.
+    let store = Store::open(&db).await.unwrap();
+    let (sender, mut actions) = unbounded_channel();
+    let effects = Effects::new(Some(store.clone()), dir.path().to_path_buf(), sender);
+    effects.spawn(Effect::Poll { last: None });
+    let mut listed = None;
+    let mut said = None;
+    while listed.is_none() || said.is_none() {
+        match tokio::time::timeout(Duration::from_secs(30), actions.recv())
+            .await
+            .unwrap()
+            .unwrap()
+        {
+            Action::TracesLoaded { rows, .. } => listed = Some(rows),
+            Action::Failed(note) => said = Some(note),
+            other => panic!("{other:?}"),
+        }
+    }
+    let rows = listed.unwrap();
+    assert_eq!(rows.len(), sample_files().len() - 1);
+    assert!(rows.iter().all(|r| r.id != BUY_MILK));
+    assert!(said.unwrap().contains("could not be read"));
+    store.close().await;
 }
 
 #[tokio::test]
