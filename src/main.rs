@@ -32,7 +32,7 @@ fn main() -> ExitCode {
     match outcome {
         Ok(code) => code,
         Err(error) => {
-            tracer::say!("tracer: {error:#}");
+            tracer::say!("tracer: {}", tracer::cli::error_line::error_line(&error));
             ExitCode::FAILURE
         }
     }

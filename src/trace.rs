@@ -2,6 +2,7 @@
 //! explaining each message for a newcomer. Pure functions over recorded hops.
 
 pub mod correlate;
+pub mod dates;
 mod describe;
 pub mod evidence;
 pub mod explain;

@@ -17,8 +17,9 @@ pub struct CompletionsArgs {
 
 #[derive(Debug, Args)]
 pub struct ExportArgs {
-    /// The trace id, or an unambiguous prefix of it
-    #[arg(value_name = "ID", required_unless_present = "all")]
+    /// The trace id, or an unambiguous prefix of it, or a JSON hop-log file (read without a
+    /// database)
+    #[arg(value_name = "ID|FILE", required_unless_present = "all")]
     pub id: Option<String>,
 
     /// The format to write
@@ -296,7 +297,9 @@ pub struct LsArgs {
 
 #[derive(Debug, Args)]
 pub struct ShowArgs {
-    /// The trace's id, or an unambiguous prefix of it (as `tracer ls` shows)
+    /// The trace's id, or an unambiguous prefix of it (as `tracer ls` shows), or a JSON hop-log
+    /// file (read without a database)
+    #[arg(value_name = "ID|FILE")]
     pub id: String,
 
     /// Print the JSON hop log (docs/hop-log.md) instead of text

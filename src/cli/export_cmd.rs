@@ -1,4 +1,5 @@
-//! `tracer export`: one trace (or every trace) as a hop log, HAR, OTLP, Mermaid or Markdown.
+//! `tracer export`: one trace (or every trace, or a hop-log file) as a hop log, HAR, OTLP, Mermaid,
+//! Markdown or HTML.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -16,6 +17,7 @@ use crate::export::mermaid::{markdown_handout, mermaid};
 use crate::export::otlp::{SpanOptions, otlp_document, otlp_protobuf};
 use crate::exporter::config::{OtlpFlags, resolve};
 use crate::exporter::push::push;
+use crate::replay::source::is_file;
 use crate::store::Store;
 use crate::trace::RecordedHop;
 use crate::trace::correlate::group_new_hops;
@@ -147,6 +149,9 @@ fn check_otlp_flags(args: &ExportArgs) -> anyhow::Result<()> {
 
 pub async fn run(db: &Path, args: ExportArgs) -> anyhow::Result<ExitCode> {
     check_otlp_flags(&args)?;
+    if let Some(file) = args.id.as_deref().filter(|id| !args.all && is_file(id)) {
+        return export_file(file, &args);
+    }
     let store = Store::open_existing(db).await?;
     // Hops recorded since the last grouping get their trace first, as `tracer show` does.
     group_new_hops(&store).await?;
@@ -230,6 +235,30 @@ async fn export(store: &Store, args: &ExportArgs) -> anyhow::Result<ExitCode> {
         written += 1;
     }
     eprintln!("wrote {written} files to {}", dir.display());
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A hop-log file exported as `import` then `export` would: explained again from its hops.
+fn export_file(file: &str, args: &ExportArgs) -> anyhow::Result<ExitCode> {
+    if args.pushes() {
+        bail!("--push sends what the database holds: run tracer import {file} first");
+    }
+    let bytes = std::fs::read(file).with_context(|| format!("reading {file}"))?;
+    let log = HopLog::from_file(&bytes).with_context(|| file.to_string())?;
+    let hops = log.recorded_hops();
+    let trace = LoadedTrace { log, hops };
+    let spans = SpanOptions {
+        content: args.otlp_content,
+    };
+    if args.protobuf {
+        write_bytes(
+            args.output.as_deref(),
+            &otlp_protobuf(&[trace.view()], spans),
+        )?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let text = render(args.format, &[trace.view()], Some(&trace.log), spans);
+    write_out(args.output.as_deref(), args.format, &text)?;
     Ok(ExitCode::SUCCESS)
 }
 

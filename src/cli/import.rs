@@ -16,6 +16,7 @@ pub async fn run(db: &Path, args: ImportArgs) -> anyhow::Result<ExitCode> {
     let bytes = std::fs::read(&args.file).with_context(|| format!("reading {file}"))?;
     // The file is read and checked whole before the database is even opened.
     let log = HopLog::from_json(&bytes).with_context(|| file.clone())?;
+    log.check_importable_id().with_context(|| file.clone())?;
     let store = Store::open(db).await?;
     let imported = log.import(&store).await;
     store.close().await;

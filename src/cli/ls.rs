@@ -12,7 +12,8 @@ use crate::store::exports::SPANS_NOT_EXPORTED;
 use crate::store::traces::TraceRow;
 use crate::store::{HOPS_NOT_WRITTEN, HopListing, Store};
 use crate::trace::correlate::{group_new_hops, recorded_hops};
-use crate::trace::explain::{human_duration, shorten};
+use crate::trace::dates::{needs_dates, utc_date};
+use crate::trace::explain::{human_duration, plural, shorten};
 use crate::trace::summarize;
 use crate::wire::safe_text::one_line;
 
@@ -27,8 +28,18 @@ pub async fn run(db: &Path, args: LsArgs) -> anyhow::Result<ExitCode> {
             emit_json(&serde_json::to_value(&hops)?)?;
         } else {
             out!("{}", hop_table(&hops))?;
-            if hops.is_empty() {
+            if hops.is_empty() && args.limit > 0 {
                 outln!("no hops recorded in {} yet", db.display())?;
+            } else if hops.is_empty() {
+                outln!(
+                    "-n {} lists no hops; {} in {} (tracer ls --hops -n N lists the newest N)",
+                    args.limit,
+                    plural(
+                        usize::try_from(store.hop_count().await?).unwrap_or(0),
+                        "hop"
+                    ),
+                    db.display()
+                )?;
             }
         }
     } else {
@@ -38,9 +49,13 @@ pub async fn run(db: &Path, args: LsArgs) -> anyhow::Result<ExitCode> {
         } else {
             out!("{}", trace_table(&traces))?;
             if traces.is_empty() {
-                outln!("no traces recorded in {} yet", db.display())?;
+                outln!("{}", nothing_listed(&store, db, args.limit).await?)?;
             }
         }
+    }
+    let unreadable = store.unreadable_rows();
+    if unreadable > 0 {
+        eprintln!("{}", unreadable_note(unreadable));
     }
     if not_written > 0 && !args.json {
         outln!("{not_written} hops were carried but not written (store busy or failing)")?;
@@ -66,6 +81,29 @@ pub async fn run(db: &Path, args: LsArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// What an empty listing means: nothing recorded yet, or nothing asked for (`-n 0`).
+async fn nothing_listed(store: &Store, db: &Path, limit: i64) -> anyhow::Result<String> {
+    if limit > 0 {
+        return Ok(format!("no traces recorded in {} yet", db.display()));
+    }
+    let stored = store.traces().await?.len();
+    Ok(format!(
+        "-n {limit} lists no traces; {} in {} (tracer ls -n N lists the newest N)",
+        plural(stored, "trace"),
+        db.display()
+    ))
+}
+
+/// The one line that says rows were skipped because they could not be read.
+pub fn unreadable_note(rows: u64) -> String {
+    format!(
+        "tracer: {} of the database could not be read and {} skipped \
+         (a column holds the wrong type or malformed JSON)",
+        plural(usize::try_from(rows).unwrap_or(usize::MAX), "row"),
+        if rows == 1 { "was" } else { "were" }
+    )
+}
+
 /// The newest `limit` traces with what their hops say about them.
 pub async fn list_traces(store: &Store, limit: i64) -> anyhow::Result<Vec<TraceEntry>> {
     let rows: Vec<TraceRow> = store.traces().await?;
@@ -87,9 +125,12 @@ pub fn trace_table(traces: &[TraceEntry]) -> String {
     if traces.is_empty() {
         return out;
     }
-    out.push_str(
-        "ID        STARTED       HOPS  DURATION  STATUS          TOOLS             TITLE\n",
-    );
+    let dated = needs_dates(traces.iter().map(|t| t.started_unix_ns), Some(now_ns()));
+    out.push_str(&format!(
+        "ID        {:<width$}  HOPS  DURATION  STATUS          TOOLS             TITLE\n",
+        "STARTED",
+        width = started_width(dated)
+    ));
     for trace in traces {
         let title = match (&trace.title, trace.kind.as_str()) {
             (Some(title), _) => format!("\"{}\"", shorten(title, 60)),
@@ -102,9 +143,9 @@ pub fn trace_table(traces: &[TraceEntry]) -> String {
             one_line(&trace.tools_used.join(",")).into_owned()
         };
         out.push_str(&format!(
-            "{:<8}  {:<12}  {:>4}  {:>8}  {:<14}  {:<16}  {}\n",
+            "{:<8}  {:<width$}  {:>4}  {:>8}  {:<14}  {:<16}  {}\n",
             &trace.id[..trace.id.len().min(8)],
-            clock_time(trace.started_unix_ns),
+            started(trace.started_unix_ns, dated),
             trace.hop_count,
             trace
                 .duration_ns
@@ -112,6 +153,7 @@ pub fn trace_table(traces: &[TraceEntry]) -> String {
             trace.status,
             truncate(&tools, 16),
             title,
+            width = started_width(dated),
         ));
     }
     out
@@ -122,7 +164,15 @@ pub fn hop_table(hops: &[HopListing]) -> String {
     if hops.is_empty() {
         return out;
     }
-    out.push_str("ID        STARTED       ROUTE       METHOD  PATH                            STATUS  STATE      TIME\n");
+    let dated = needs_dates(
+        hops.iter().map(|h| h.request_started_unix_ns),
+        Some(now_ns()),
+    );
+    out.push_str(&format!(
+        "ID        {:<width$}  ROUTE       METHOD  PATH                            STATUS  STATE      TIME\n",
+        "STARTED",
+        width = started_width(dated)
+    ));
     for hop in hops {
         let status = hop
             .status
@@ -132,18 +182,38 @@ pub fn hop_table(hops: &[HopListing]) -> String {
             |end| format_ms(end - hop.request_started_unix_ns),
         );
         out.push_str(&format!(
-            "{:<8}  {:<12}  {:<10}  {:<6}  {:<30}  {:<6}  {:<9}  {}\n",
+            "{:<8}  {:<width$}  {:<10}  {:<6}  {:<30}  {:<6}  {:<9}  {}\n",
             &hop.id[..hop.id.len().min(8)],
-            clock_time(hop.request_started_unix_ns),
+            started(hop.request_started_unix_ns, dated),
             truncate(&one_line(&hop.route), 10),
             truncate(&one_line(&hop.method), 6),
             truncate(&one_line(&hop.path), 30),
             status,
             hop.state,
             time,
+            width = started_width(dated),
         ));
     }
     out
+}
+
+/// The STARTED cell: `HH:MM:SS.mmm`, after its date when the list spans days or is not today's.
+fn started(unix_ns: i64, dated: bool) -> String {
+    if dated {
+        format!("{} {}", utc_date(unix_ns), clock_time(unix_ns))
+    } else {
+        clock_time(unix_ns)
+    }
+}
+
+fn started_width(dated: bool) -> usize {
+    if dated { 23 } else { 12 }
+}
+
+fn now_ns() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
 }
 
 /// `HH:MM:SS.mmm` (UTC) of a Unix-nanosecond timestamp.

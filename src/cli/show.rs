@@ -1,13 +1,17 @@
-//! `tracer show ID`: one trace as numbered, explained messages, or (`--json`) its JSON hop log.
+//! `tracer show ID|FILE`: one trace (from the database, or a hop-log file) as numbered, explained
+//! messages, or (`--json`) its JSON hop log.
 
 use std::path::Path;
 use std::process::ExitCode;
+
+use anyhow::Context;
 
 use super::ShowArgs;
 use super::ls::clock_time;
 use super::stdout_text::{emit_json_text, out};
 use crate::export::hop_log::{HopLog, MessageEntry};
 use crate::replay::plain::wrap;
+use crate::replay::source::is_file;
 use crate::store::Store;
 use crate::trace::correlate::group_new_hops;
 use crate::trace::explain::{human_duration, plural};
@@ -19,11 +23,21 @@ const WIDTH: usize = 100;
 const INDENT: &str = "       ";
 
 pub async fn run(db: &Path, args: ShowArgs) -> anyhow::Result<ExitCode> {
-    let store = Store::open_existing(db).await?;
-    group_new_hops(&store).await?;
-    let log = HopLog::from_store(&store, &args.id).await;
-    store.close().await;
-    let log = log?;
+    let log = if is_file(&args.id) {
+        // A hop-log file is shown as `import` then `show` would show it, with no database.
+        let bytes = std::fs::read(&args.id).with_context(|| format!("reading {}", args.id))?;
+        HopLog::from_file(&bytes).with_context(|| args.id.clone())?
+    } else {
+        let store = Store::open_existing(db).await?;
+        group_new_hops(&store).await?;
+        let log = HopLog::from_store(&store, &args.id).await;
+        let unreadable = store.unreadable_rows();
+        store.close().await;
+        if unreadable > 0 {
+            eprintln!("{}", super::ls::unreadable_note(unreadable));
+        }
+        log?
+    };
     if args.json {
         emit_json_text(&log.to_json_pretty())?;
     } else {

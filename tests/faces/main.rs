@@ -36,6 +36,8 @@ mod interop_tracer;
 mod log_lines;
 mod mcp_agent;
 mod mcp_server;
+mod newcomer;
+mod odd_databases;
 mod open_listeners;
 mod otlp_grow;
 mod otlp_live;

@@ -9,6 +9,7 @@ use ratatui::widgets::{Paragraph, Row, Table, TableState, Wrap};
 
 use super::{NARROW, clock, fit};
 use crate::trace::TraceStatus;
+use crate::trace::dates::{needs_dates, utc_date};
 use crate::trace::explain::human_duration;
 use crate::tui::app::App;
 use crate::tui::keymap::Screen;
@@ -49,6 +50,9 @@ pub fn render(app: &mut App, frame: &mut Frame, area: Rect) {
         list.offset = list.selected + 1 - height;
     }
     let wide = area.width >= NARROW;
+    // Times alone are ambiguous once the list spans days: then each carries its date.
+    let dated = needs_dates(list.rows.iter().map(|row| row.started_unix_ns), None);
+    let time_width: u16 = if dated { 19 } else { 8 };
     let end = (list.offset + height).min(list.shown.len());
     let rows: Vec<Row> = list.shown[list.offset..end]
         .iter()
@@ -74,7 +78,16 @@ pub fn render(app: &mut App, frame: &mut Frame, area: Rect) {
                 Some(_) => Span::styled(status.as_str(), status_style(status)),
                 None => Span::raw("…"),
             };
-            let mut cells = vec![Line::from(clock(row.started_unix_ns))];
+            let time = if dated {
+                format!(
+                    "{} {}",
+                    utc_date(row.started_unix_ns),
+                    clock(row.started_unix_ns)
+                )
+            } else {
+                clock(row.started_unix_ns)
+            };
+            let mut cells = vec![Line::from(time)];
             if wide {
                 cells.push(Line::from(row.id.chars().take(8).collect::<String>()));
             }
@@ -94,7 +107,7 @@ pub fn render(app: &mut App, frame: &mut Frame, area: Rect) {
         (
             vec!["TIME", "ID", "TITLE", "HOPS", "TOOK", "STATUS", "TOOLS"],
             vec![
-                Constraint::Length(8),
+                Constraint::Length(time_width),
                 Constraint::Length(8),
                 Constraint::Fill(1),
                 Constraint::Length(4),
@@ -107,7 +120,7 @@ pub fn render(app: &mut App, frame: &mut Frame, area: Rect) {
         (
             vec!["TIME", "TITLE", "HOPS", "STATUS"],
             vec![
-                Constraint::Length(8),
+                Constraint::Length(time_width),
                 Constraint::Fill(1),
                 Constraint::Length(4),
                 Constraint::Length(14),
