@@ -12,6 +12,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use crate::agent_doubles as doubles;
+use crate::contention::Contention;
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -239,42 +240,6 @@ fn misplaced(hops: &[StoredHop]) -> String {
 
 fn percent(right: usize, total: usize) -> f64 {
     100.0 * right as f64 / total.max(1) as f64
-}
-
-/// Busy threads beside the proxy while this lives: CPU contention on purpose (the machine has
-/// two cores; three spinning threads leave the proxy, its grouper and the host fighting for them).
-struct Contention {
-    stop: Arc<std::sync::atomic::AtomicBool>,
-    threads: Vec<std::thread::JoinHandle<()>>,
-}
-
-impl Contention {
-    fn start(busy: usize) -> Contention {
-        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let threads = (0..busy)
-            .map(|_| {
-                let stop = stop.clone();
-                std::thread::spawn(move || {
-                    let mut x = 0u64;
-                    while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-                        x = std::hint::black_box(
-                            x.wrapping_mul(6364136223846793005).wrapping_add(1),
-                        );
-                    }
-                })
-            })
-            .collect();
-        Contention { stop, threads }
-    }
-}
-
-impl Drop for Contention {
-    fn drop(&mut self) {
-        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
-        for thread in self.threads.drain(..) {
-            let _ = thread.join();
-        }
-    }
 }
 
 /// `tracer correlate --rebuild` over the stopped proxy's database decides as live grouping did.

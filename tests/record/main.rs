@@ -6,6 +6,8 @@
 
 #[path = "../support/agent_doubles.rs"]
 mod agent_doubles;
+#[path = "../support/contention.rs"]
+mod contention;
 #[macro_use]
 #[path = "../support/dialect_hops.rs"]
 mod dialect_hops;
