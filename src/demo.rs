@@ -34,11 +34,13 @@ pub struct DemoOutcome {
     pub trace_id: String,
 }
 
-/// Runs the demo in `dir`. `ollama` is the base URL to try for a live model (None: recorded).
+/// Runs the demo in `dir`. `ollama` is the base URL to try for a live model (None: recorded);
+/// `redact` as `--no-redact` leaves it.
 pub async fn run(
     dir: &Path,
     ollama: Option<&str>,
     model_name: &str,
+    redact: bool,
 ) -> anyhow::Result<DemoOutcome> {
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     let db = dir.join("tracer.db");
@@ -66,6 +68,7 @@ pub async fn run(
         model: upstream,
         model_name: model_name.to_string(),
         notes_file: notes.clone(),
+        redact,
     };
     let topology = Topology::start(spec, store.clone()).await?;
     let reply = ask(&topology.agent_url(), BUY_MILK_MESSAGE).await;

@@ -55,16 +55,23 @@ impl Route {
         let mut parts = spec.splitn(3, '=');
         let (Some(who), Some(listen), Some(upstream)) = (parts.next(), parts.next(), parts.next())
         else {
-            return Err(RouteError::Shape { spec: spec.into() });
+            return Err(RouteError::Shape {
+                spec: crate::wire::redact::redact_userinfo(spec),
+            });
         };
         let (role, name) = match who.split_once(':') {
             Some((role, name)) => (role, name),
             None => (who, who),
         };
         Route::new(role, name, listen, upstream).map_err(|message| RouteError::Part {
-            spec: spec.into(),
+            spec: crate::wire::redact::redact_userinfo(spec),
             message,
         })
+    }
+
+    /// The upstream as it may be shown or stored: its userinfo (`user:password@`) redacted.
+    pub fn shown_upstream(&self) -> String {
+        crate::wire::redact::redact_userinfo(&self.upstream.to_string())
     }
 
     /// Builds a route from its parts, naming the part that is wrong.
@@ -92,8 +99,10 @@ impl Route {
     }
 }
 
-fn parse_upstream(text: &str) -> Result<http::Uri, String> {
-    let uri: http::Uri = text
+fn parse_upstream(given: &str) -> Result<http::Uri, String> {
+    // Errors show the URL without its userinfo.
+    let text = crate::wire::redact::redact_userinfo(given);
+    let uri: http::Uri = given
         .parse()
         .map_err(|e| format!("upstream `{text}` is not a URL: {e}"))?;
     match uri.scheme_str() {

@@ -7,5 +7,6 @@ pub mod jsonrpc;
 pub mod mcp;
 pub mod ollama;
 pub mod openai;
+pub mod redact;
 pub mod stream;
 pub mod trace_context;

@@ -28,6 +28,8 @@ pub struct WrapOptions {
     pub command: Vec<String>,
     pub db: PathBuf,
     pub max_body: usize,
+    /// Redact secret JSON fields in the kept copies (`--no-redact` turns it off).
+    pub redact: bool,
     /// Export traces to an OpenTelemetry receiver as they settle (`--otlp`).
     pub otlp: Option<crate::exporter::OtlpConfig>,
 }
@@ -70,7 +72,8 @@ pub async fn run(options: WrapOptions) -> anyhow::Result<i32> {
         &options.name,
         &command_line,
         options.max_body,
-    )));
+    )
+    .redacting(options.redact)));
     let recorder: Option<Sink> = recording
         .as_ref()
         .map(|(handle, _)| std::sync::Arc::new(handle.clone()) as Sink);

@@ -21,7 +21,13 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
     let ollama =
         (!args.recorded).then(|| ollama_base_url(std::env::var("OLLAMA_HOST").ok().as_deref()));
     println!("tracer demo: working in {}", dir.display());
-    let outcome = run_demo(&dir, ollama.as_deref(), &args.model).await?;
+    let outcome = run_demo(
+        &dir,
+        ollama.as_deref(),
+        &args.model,
+        args.redaction.redact(),
+    )
+    .await?;
     match &outcome.model {
         ModelSource::LiveOllama { url } => println!("model: live Ollama at {url} ({})", args.model),
         ModelSource::Recorded => println!(

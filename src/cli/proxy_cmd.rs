@@ -46,7 +46,7 @@ pub async fn run(db: &Path, args: ProxyArgs) -> anyhow::Result<ExitCode> {
     let settings = ProxySettings {
         max_body: args.max_body,
         upstream_timeout,
-        redact: !args.no_redact,
+        redact: args.redaction.redact(),
         upstream_tls: UpstreamTls {
             extra_cas: args.upstream_cas,
             resolve: args.resolve,
@@ -133,7 +133,7 @@ fn table_of(routes: &[Route], forward: Option<[String; 4]>) -> String {
                 r.name.clone(),
                 r.role.to_string(),
                 r.listen.to_string(),
-                r.upstream.to_string(),
+                r.shown_upstream(),
             ]
         })
         .collect();

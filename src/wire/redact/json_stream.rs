@@ -1,0 +1,114 @@
+//! Redacts JSON text (also NDJSON and server-sent events, whose data lines are JSON) as it
+//! streams: the string value of a secret field becomes `"[redacted]"`, so the text keeps its
+//! shape and still parses; everything else is kept byte for byte.
+
+use super::{REDACTED, is_secret_field};
+
+/// Field names longer than this are not secret names; only this much of one is remembered.
+const NAME_LIMIT: usize = 96;
+
+/// A redactor that can be fed the text in any number of pieces, split anywhere (inside a
+/// string, an escape or a name). It reads structure, not values: a secret inside a string that
+/// itself holds JSON (a tool result's text) is not looked into.
+#[derive(Debug, Default)]
+pub struct JsonRedactor {
+    in_string: bool,
+    escaped: bool,
+    /// Inside a secret string value: its bytes are dropped up to the closing quote.
+    dropping: bool,
+    /// The current (or last) string's content so far, raw (escapes kept), bounded.
+    string: Vec<u8>,
+    string_too_long: bool,
+    /// The last token was a string whose content names a secret field (if a `:` follows).
+    last_string_secret: bool,
+    last_was_string: bool,
+    /// A `:` followed a secret field name: a string value next is dropped.
+    value_is_secret: bool,
+}
+
+impl JsonRedactor {
+    /// Appends the redacted form of `bytes` to `out`.
+    pub fn feed(&mut self, bytes: &[u8], out: &mut Vec<u8>) {
+        for &byte in bytes {
+            if self.dropping {
+                self.drop_byte(byte, out);
+            } else if self.in_string {
+                self.string_byte(byte, out);
+            } else {
+                self.structure_byte(byte, out);
+            }
+        }
+    }
+
+    fn drop_byte(&mut self, byte: u8, out: &mut Vec<u8>) {
+        if self.escaped {
+            self.escaped = false;
+        } else if byte == b'\\' {
+            self.escaped = true;
+        } else if byte == b'"' {
+            out.push(b'"');
+            self.dropping = false;
+            self.in_string = false;
+            self.last_was_string = true;
+            self.last_string_secret = false;
+        }
+    }
+
+    fn string_byte(&mut self, byte: u8, out: &mut Vec<u8>) {
+        out.push(byte);
+        if self.escaped {
+            self.escaped = false;
+        } else if byte == b'\\' {
+            self.escaped = true;
+        } else if byte == b'"' {
+            self.in_string = false;
+            self.last_was_string = true;
+            self.last_string_secret = !self.string_too_long && names_secret(&self.string);
+            return;
+        }
+        if self.string.len() < NAME_LIMIT {
+            self.string.push(byte);
+        } else {
+            self.string_too_long = true;
+        }
+    }
+
+    fn structure_byte(&mut self, byte: u8, out: &mut Vec<u8>) {
+        out.push(byte);
+        match byte {
+            b' ' | b'\t' | b'\r' | b'\n' => {}
+            b'"' if self.value_is_secret => {
+                out.extend_from_slice(REDACTED.as_bytes());
+                self.value_is_secret = false;
+                self.in_string = true;
+                self.dropping = true;
+            }
+            b'"' => {
+                self.in_string = true;
+                self.string.clear();
+                self.string_too_long = false;
+                self.last_was_string = false;
+            }
+            b':' => {
+                self.value_is_secret = self.last_was_string && self.last_string_secret;
+                self.last_was_string = false;
+            }
+            _ => {
+                self.value_is_secret = false;
+                self.last_was_string = false;
+            }
+        }
+    }
+}
+
+/// Whether a string's raw content (escapes as written) is a secret field's name.
+fn names_secret(raw: &[u8]) -> bool {
+    let Ok(text) = std::str::from_utf8(raw) else {
+        return false;
+    };
+    if !text.contains('\\') {
+        return is_secret_field(text);
+    }
+    let quoted = format!("\"{text}\"");
+    serde_json::from_str::<String>(&quoted).is_ok_and(|name| is_secret_field(&name))
+}
