@@ -126,21 +126,23 @@ async fn stored_text(store: &Store) -> String {
     text
 }
 
-/// Every export of every trace in `db`, as the `tracer` binary writes them.
-fn exported_text(db: &std::path::Path) -> String {
+/// Every export of each of `traces` in `db`, as the `tracer` binary writes them.
+fn exported_text(db: &std::path::Path, traces: &[String]) -> String {
     let mut all = String::new();
-    for format in ["json", "har", "otlp", "md", "mermaid", "html"] {
-        let output = std::process::Command::new(env!("CARGO_BIN_EXE_tracer"))
-            .args(["--db", db.to_str().unwrap(), "export", "--all", "--format", format])
-            .output()
-            .unwrap();
-        assert!(
-            output.status.success(),
-            "export {format}: {}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-        assert!(!output.stdout.is_empty(), "export {format} wrote nothing");
-        all.push_str(&String::from_utf8_lossy(&output.stdout));
+    for trace in traces {
+        for format in ["json", "har", "otlp", "md", "mermaid", "html"] {
+            let output = std::process::Command::new(env!("CARGO_BIN_EXE_tracer"))
+                .args(["--db", db.to_str().unwrap(), "export", trace, "--format", format])
+                .output()
+                .unwrap();
+            assert!(
+                output.status.success(),
+                "export {format}: {}",
+                String::from_utf8_lossy(&output.stderr)
+            );
+            assert!(!output.stdout.is_empty(), "export {format} wrote nothing");
+            all.push_str(&String::from_utf8_lossy(&output.stdout));
+        }
     }
     all
 }
@@ -190,8 +192,10 @@ async fn secrets_in_headers_queries_and_json_bodies_are_redacted_in_the_record_o
 
     let (_, _, store, dir) = harness.stop().await;
     tracer::trace::correlate::group_new_hops(&store).await.unwrap();
+    let traces: Vec<String> = store.traces().await.unwrap().into_iter().map(|t| t.id).collect();
+    assert!(!traces.is_empty());
     store.close().await;
-    let exported = exported_text(&dir.path().join("tracer.db"));
+    let exported = exported_text(&dir.path().join("tracer.db"), &traces);
     assert!(exported.contains("corr-claude"), "exports keep correlation ids");
     assert_no_secret(&exported, "an export");
 }
