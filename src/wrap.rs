@@ -68,12 +68,10 @@ pub async fn run(options: WrapOptions) -> anyhow::Result<i32> {
         .map_err(|e| anyhow::anyhow!("starting `{program}`: {e}"))?;
     let pid = child.id().and_then(|id| i32::try_from(id).ok());
     let command_line = options.command.join(" ");
-    let observer = Arc::new(Mutex::new(StdioObserver::new(
-        &options.name,
-        &command_line,
-        options.max_body,
-    )
-    .redacting(options.redact)));
+    let observer = Arc::new(Mutex::new(
+        StdioObserver::new(&options.name, &command_line, options.max_body)
+            .redacting(options.redact),
+    ));
     let recorder: Option<Sink> = recording
         .as_ref()
         .map(|(handle, _)| std::sync::Arc::new(handle.clone()) as Sink);

@@ -30,7 +30,13 @@ mod tests {
         let url = to_basic_auth("http://ann:p%40ss@c:4318/v1/traces", &mut headers);
         assert_eq!(url, "http://c:4318/v1/traces");
         // base64("ann:p@ss")
-        assert_eq!(headers, [(AUTHORIZATION, HeaderValue::from_static("Basic YW5uOnBAc3M="))]);
+        assert_eq!(
+            headers,
+            [(
+                AUTHORIZATION,
+                HeaderValue::from_static("Basic YW5uOnBAc3M=")
+            )]
+        );
         let mut given = vec![(AUTHORIZATION, HeaderValue::from_static("Bearer t"))];
         assert_eq!(to_basic_auth("http://a:b@c/x", &mut given), "http://c/x");
         assert_eq!(given.len(), 1, "an explicit header wins");

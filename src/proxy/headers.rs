@@ -8,8 +8,8 @@ use http::{HeaderMap, HeaderValue};
 use http::Uri;
 
 use crate::hop::Header;
-use crate::wire::redact::BodyRedactor;
 use crate::wire::ids::random_hex_id;
+use crate::wire::redact::BodyRedactor;
 use crate::wire::trace_context::TraceParent;
 
 pub use crate::wire::redact::{REDACTED, redact_query};
@@ -43,7 +43,11 @@ pub fn record_url(url: &str, redact: bool) -> String {
 
 /// What a body's kept copy goes through, from its message's headers (none unless `redact`).
 pub fn body_redactor(headers: &HeaderMap, redact: bool) -> Option<BodyRedactor> {
-    let text = |name| headers.get(name).and_then(|v: &HeaderValue| v.to_str().ok());
+    let text = |name| {
+        headers
+            .get(name)
+            .and_then(|v: &HeaderValue| v.to_str().ok())
+    };
     redact
         .then(|| BodyRedactor::for_body(text(CONTENT_TYPE), text(CONTENT_ENCODING)))
         .flatten()

@@ -188,7 +188,7 @@ pub fn split_userinfo(url: &str) -> (String, Option<String>) {
     match rest[..authority_len].rfind('@') {
         Some(at) => (
             format!("{}{}", &url[..authority_start], &rest[at + 1..]),
-            Some(percent_decoded(rest[..at].as_bytes(), false)),
+            Some(percent_decoded(&rest.as_bytes()[..at], false)),
         ),
         None => (url.to_string(), None),
     }

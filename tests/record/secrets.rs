@@ -28,7 +28,10 @@ type Log = Arc<Mutex<Vec<Seen>>>;
 
 /// An upstream that logs each request and answers `content_type` + `answer`, with a
 /// `Location` that carries an OAuth code.
-async fn logging_upstream(content_type: &'static str, answer: &'static str) -> (std::net::SocketAddr, Log) {
+async fn logging_upstream(
+    content_type: &'static str,
+    answer: &'static str,
+) -> (std::net::SocketAddr, Log) {
     let log: Log = Arc::default();
     let kept = log.clone();
     let addr = spawn_upstream(move |request: Request<hyper::body::Incoming>| {
@@ -43,7 +46,10 @@ async fn logging_upstream(content_type: &'static str, answer: &'static str) -> (
             });
             Response::builder()
                 .header("content-type", content_type)
-                .header("location", "https://app.example/cb?code=SECRET-loc-code&state=st1")
+                .header(
+                    "location",
+                    "https://app.example/cb?code=SECRET-loc-code&state=st1",
+                )
                 .header("x-hub-signature-256", "sha256=SECRET-hub")
                 .header("x-request-id", "req-42")
                 .body(full(answer))
@@ -132,7 +138,14 @@ fn exported_text(db: &std::path::Path, traces: &[String]) -> String {
     for trace in traces {
         for format in ["json", "har", "otlp", "md", "mermaid", "html"] {
             let output = std::process::Command::new(env!("CARGO_BIN_EXE_tracer"))
-                .args(["--db", db.to_str().unwrap(), "export", trace, "--format", format])
+                .args([
+                    "--db",
+                    db.to_str().unwrap(),
+                    "export",
+                    trace,
+                    "--format",
+                    format,
+                ])
                 .output()
                 .unwrap();
             assert!(
@@ -149,8 +162,15 @@ fn exported_text(db: &std::path::Path, traces: &[String]) -> String {
 
 fn assert_no_secret(text: &str, what: &str) {
     if let Some(at) = text.find("SECRET") {
-        let from = text[..at].char_indices().rev().nth(80).map_or(0, |(i, _)| i);
-        panic!("{what} holds a secret: …{}…", &text[from..(at + 40).min(text.len())]);
+        let from = text[..at]
+            .char_indices()
+            .rev()
+            .nth(80)
+            .map_or(0, |(i, _)| i);
+        panic!(
+            "{what} holds a secret: …{}…",
+            &text[from..(at + 40).min(text.len())]
+        );
     }
 }
 
@@ -159,7 +179,10 @@ async fn secrets_in_headers_queries_and_json_bodies_are_redacted_in_the_record_o
     let (upstream, log) = logging_upstream("application/json", TOKEN_ANSWER).await;
     let harness = Harness::start_with_role(upstream, Role::Model, ProxySettings::default()).await;
     let answer = send(&harness, QUERY, "application/json", JSON_BODY).await;
-    assert_eq!(answer, TOKEN_ANSWER, "the client gets the answer byte for byte");
+    assert_eq!(
+        answer, TOKEN_ANSWER,
+        "the client gets the answer byte for byte"
+    );
     let seen = log.lock().unwrap()[0].clone();
     assert_eq!(seen.target, QUERY, "the upstream gets the query as sent");
     assert_eq!(seen.body, JSON_BODY, "the upstream gets the body as sent");
@@ -169,34 +192,71 @@ async fn secrets_in_headers_queries_and_json_bodies_are_redacted_in_the_record_o
 
     let hops = settled_hops(&harness.store, 1).await;
     let (hop, end) = (&hops[0].start, &hops[0].end);
-    for name in ["x-claude-code-session-id", "session-id", "thread-id", "x-request-id", "request-id"] {
+    for name in [
+        "x-claude-code-session-id",
+        "session-id",
+        "thread-id",
+        "x-request-id",
+        "request-id",
+    ] {
         let value = header(&hop.request_headers, name).unwrap();
         assert!(value.starts_with(b"corr-"), "correlation id {name} is kept");
     }
-    assert_eq!(header(&hop.request_headers, "mcp-session-id").unwrap(), b"[redacted]");
-    assert!(hop.path.ends_with("&model=kept") && hop.path.contains("code=[redacted]"), "{}", hop.path);
+    assert_eq!(
+        header(&hop.request_headers, "mcp-session-id").unwrap(),
+        b"[redacted]"
+    );
+    assert!(
+        hop.path.ends_with("&model=kept") && hop.path.contains("code=[redacted]"),
+        "{}",
+        hop.path
+    );
     let request: serde_json::Value = serde_json::from_slice(&end.request_body.bytes).unwrap();
     assert_eq!(request["auth"]["nested"][0]["password"], "[redacted]");
     assert_eq!(request["messages"][0]["content"], "hi");
-    assert_eq!((request["max_tokens"].as_i64(), request["key"].as_str()), (Some(64), Some("kept-key")));
-    assert_eq!(end.request_body.total_len, JSON_BODY.len() as u64, "the wire length is kept");
+    assert_eq!(
+        (request["max_tokens"].as_i64(), request["key"].as_str()),
+        (Some(64), Some("kept-key"))
+    );
+    assert_eq!(
+        end.request_body.total_len,
+        JSON_BODY.len() as u64,
+        "the wire length is kept"
+    );
     let response: serde_json::Value = serde_json::from_slice(&end.response_body.bytes).unwrap();
     assert_eq!(response["access_token"], "[redacted]");
-    assert_eq!((response["expires_in"].as_i64(), response["scope"].as_str()), (Some(3599), Some("openid")));
+    assert_eq!(
+        (response["expires_in"].as_i64(), response["scope"].as_str()),
+        (Some(3599), Some("openid"))
+    );
     assert_eq!(
         header(&end.response_headers, "location").unwrap(),
         b"https://app.example/cb?code=[redacted]&state=st1"
     );
-    assert_eq!(header(&end.response_headers, "x-request-id").unwrap(), b"req-42");
+    assert_eq!(
+        header(&end.response_headers, "x-request-id").unwrap(),
+        b"req-42"
+    );
     assert_no_secret(&stored_text(&harness.store).await, "the database");
 
     let (_, _, store, dir) = harness.stop().await;
-    tracer::trace::correlate::group_new_hops(&store).await.unwrap();
-    let traces: Vec<String> = store.traces().await.unwrap().into_iter().map(|t| t.id).collect();
+    tracer::trace::correlate::group_new_hops(&store)
+        .await
+        .unwrap();
+    let traces: Vec<String> = store
+        .traces()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|t| t.id)
+        .collect();
     assert!(!traces.is_empty());
     store.close().await;
     let exported = exported_text(&dir.path().join("tracer.db"), &traces);
-    assert!(exported.contains("corr-claude"), "exports keep correlation ids");
+    assert!(
+        exported.contains("corr-claude"),
+        "exports keep correlation ids"
+    );
     assert_no_secret(&exported, "an export");
 }
 
@@ -204,9 +264,19 @@ async fn secrets_in_headers_queries_and_json_bodies_are_redacted_in_the_record_o
 async fn oauth_form_requests_are_redacted_field_by_field() {
     let (upstream, log) = logging_upstream("application/json;charset=UTF-8", TOKEN_ANSWER).await;
     let harness = Harness::start(upstream, ProxySettings::default()).await;
-    let answer = send(&harness, "/token", "application/x-www-form-urlencoded", FORM_BODY).await;
+    let answer = send(
+        &harness,
+        "/token",
+        "application/x-www-form-urlencoded",
+        FORM_BODY,
+    )
+    .await;
     assert_eq!(answer, TOKEN_ANSWER);
-    assert_eq!(log.lock().unwrap()[0].body, FORM_BODY, "the upstream gets the form as sent");
+    assert_eq!(
+        log.lock().unwrap()[0].body,
+        FORM_BODY,
+        "the upstream gets the form as sent"
+    );
     let hops = settled_hops(&harness.store, 1).await;
     assert_eq!(
         String::from_utf8_lossy(&hops[0].end.request_body.bytes),
@@ -222,13 +292,23 @@ async fn oauth_form_requests_are_redacted_field_by_field() {
 async fn a_big_json_body_stored_in_pieces_is_redacted_across_the_pieces() {
     // About 1.5 MiB: six pieces of 256 KiB, with secrets on both sides of every cut.
     let items: Vec<String> = (0..12_000)
-        .map(|i| format!(r#"{{"n":{i},"password":"SECRET-big-{i:05}-padding-padding","note":"{}"}}"#, "x".repeat(60)))
+        .map(|i| {
+            format!(
+                r#"{{"n":{i},"password":"SECRET-big-{i:05}-padding-padding","note":"{}"}}"#,
+                "x".repeat(60)
+            )
+        })
         .collect();
-    let body: &'static str = Box::leak(format!(r#"{{"items":[{}]}}"#, items.join(",")).into_boxed_str());
+    let body: &'static str =
+        Box::leak(format!(r#"{{"items":[{}]}}"#, items.join(",")).into_boxed_str());
     let (upstream, log) = logging_upstream("application/json", "{}").await;
     let harness = Harness::start(upstream, ProxySettings::default()).await;
     send(&harness, "/big", "application/json", body).await;
-    assert_eq!(log.lock().unwrap()[0].body, body, "the upstream gets the body as sent");
+    assert_eq!(
+        log.lock().unwrap()[0].body,
+        body,
+        "the upstream gets the body as sent"
+    );
     let hops = settled_hops(&harness.store, 1).await;
     let kept = &hops[0].end.request_body;
     assert!(!kept.truncated);
@@ -257,7 +337,11 @@ async fn no_redact_keeps_the_record_byte_exact() {
     assert_eq!(end.request_body.bytes, JSON_BODY.as_bytes());
     assert_eq!(end.response_body.bytes, TOKEN_ANSWER.as_bytes());
     for (name, value) in HEADERS {
-        assert_eq!(header(&hop.request_headers, name).unwrap(), value.as_bytes(), "{name}");
+        assert_eq!(
+            header(&hop.request_headers, name).unwrap(),
+            value.as_bytes(),
+            "{name}"
+        );
     }
     harness.stop().await;
 }
@@ -267,12 +351,29 @@ async fn credentials_in_a_route_upstream_are_never_stored_or_answered() {
     let (upstream, log) = logging_upstream("application/json", "{}").await;
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(&dir.path().join("tracer.db")).await.unwrap();
-    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
     let routes = vec![
-        Route::new("model", "up", "127.0.0.1:0", &format!("http://user:SECRET-ui@{upstream}/base")).unwrap(),
-        Route::new("mcp", "down", "127.0.0.1:0", &format!("http://user:SECRET-down@{closed}")).unwrap(),
+        Route::new(
+            "model",
+            "up",
+            "127.0.0.1:0",
+            &format!("http://user:SECRET-ui@{upstream}/base"),
+        )
+        .unwrap(),
+        Route::new(
+            "mcp",
+            "down",
+            "127.0.0.1:0",
+            &format!("http://user:SECRET-down@{closed}"),
+        )
+        .unwrap(),
     ];
-    let proxy = tracer::proxy::Proxy::bind(routes, ProxySettings::default()).await.unwrap();
+    let proxy = tracer::proxy::Proxy::bind(routes, ProxySettings::default())
+        .await
+        .unwrap();
     let served = proxy.routes();
     let listens: Vec<_> = served.iter().map(|r| r.listen).collect();
     let (recorder, writer) = tracer::store::Recorder::spawn(store.clone()).unwrap();
@@ -282,26 +383,43 @@ async fn credentials_in_a_route_upstream_are_never_stored_or_answered() {
     }));
     tracer::proxy::announce::announce_routes(&store, &served).await;
     let announced = store.served_routes_named("up").await.unwrap();
-    assert_eq!(announced[0].upstream, format!("http://[redacted]@{upstream}/base"));
+    assert_eq!(
+        announced[0].upstream,
+        format!("http://[redacted]@{upstream}/base")
+    );
 
     let ok = client()
-        .request(Request::get(format!("http://{}/p?x=1", listens[0])).body(full("")).unwrap())
+        .request(
+            Request::get(format!("http://{}/p?x=1", listens[0]))
+                .body(full(""))
+                .unwrap(),
+        )
         .await
         .unwrap();
     assert_eq!(ok.status(), 200);
     assert_eq!(log.lock().unwrap()[0].target, "/base/p?x=1");
     let failed = client()
-        .request(Request::get(format!("http://{}/mcp", listens[1])).body(full("")).unwrap())
+        .request(
+            Request::get(format!("http://{}/mcp", listens[1]))
+                .body(full(""))
+                .unwrap(),
+        )
         .await
         .unwrap();
     assert_eq!(failed.status(), 502);
     let said = failed.into_body().collect().await.unwrap().to_bytes();
     let said = String::from_utf8_lossy(&said);
-    assert!(said.contains("[redacted]@127.0.0.1"), "the 502 names the upstream: {said}");
+    assert!(
+        said.contains("[redacted]@127.0.0.1"),
+        "the 502 names the upstream: {said}"
+    );
     assert_no_secret(&said, "the 502 answer");
     let hops = settled_hops(&store, 2).await;
     let up = hops.iter().find(|h| h.start.route == "up").unwrap();
-    assert_eq!(up.start.url, format!("http://[redacted]@{upstream}/base/p?x=1"));
+    assert_eq!(
+        up.start.url,
+        format!("http://[redacted]@{upstream}/base/p?x=1")
+    );
     assert_no_secret(&stored_text(&store).await, "the database");
     let _ = stop.send(());
     run.await.unwrap();

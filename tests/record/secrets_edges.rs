@@ -23,7 +23,10 @@ fn the_banner_and_the_routes_table_never_show_url_credentials() {
     let db = dir.path().join("tracer.db");
     let mut child = Command::new(env!("CARGO_BIN_EXE_tracer"))
         .args(["--db", db.to_str().unwrap(), "proxy"])
-        .args(["--route", "model=127.0.0.1:0=http://user:SECRET-route@127.0.0.1:9/v1"])
+        .args([
+            "--route",
+            "model=127.0.0.1:0=http://user:SECRET-route@127.0.0.1:9/v1",
+        ])
         .args(["--otlp", "http://collector:SECRET-otlp@127.0.0.1:9"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -34,16 +37,27 @@ fn the_banner_and_the_routes_table_never_show_url_credentials() {
     // The table is printed once the routes listen; its model row names the upstream.
     while !shown.contains("127.0.0.1:9/v1") {
         let mut line = String::new();
-        assert!(stdout.read_line(&mut line).unwrap() > 0, "no route table: {shown}");
+        assert!(
+            stdout.read_line(&mut line).unwrap() > 0,
+            "no route table: {shown}"
+        );
         shown.push_str(&line);
     }
-    assert!(shown.contains("http://[redacted]@127.0.0.1:9/v1"), "{shown}");
+    assert!(
+        shown.contains("http://[redacted]@127.0.0.1:9/v1"),
+        "{shown}"
+    );
     let pid = nix::unistd::Pid::from_raw(i32::try_from(child.id()).unwrap());
     nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).unwrap();
     let status = child.wait().unwrap();
     assert!(status.success(), "{status}");
     stdout.read_to_string(&mut shown).unwrap();
-    child.stderr.take().unwrap().read_to_string(&mut shown).unwrap();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut shown)
+        .unwrap();
     assert!(shown.contains("http://127.0.0.1:9/v1/traces"), "{shown}");
     assert_no_secret(&shown, "what tracer printed");
     // Nothing beside the database (the routes table, the journal) holds it either.
@@ -99,7 +113,10 @@ async fn an_absolute_form_request_with_userinfo_is_recorded_without_it() {
     let mut answer = String::new();
     raw.read_to_string(&mut answer).await.unwrap();
     assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
-    assert!(answer.ends_with("/p?token=SECRET-tok&q=1"), "the upstream got the query: {answer}");
+    assert!(
+        answer.ends_with("/p?token=SECRET-tok&q=1"),
+        "the upstream got the query: {answer}"
+    );
     let hops = super::proxy::harness::settled_hops(&store, 1).await;
     let start = &hops[0].start;
     assert_eq!(
@@ -111,7 +128,10 @@ async fn an_absolute_form_request_with_userinfo_is_recorded_without_it() {
         .iter()
         .map(|h| format!("{}: {}", h.name, String::from_utf8_lossy(&h.value)))
         .collect();
-    assert_no_secret(&format!("{} {} {headers:?}", start.path, start.url), "the hop");
+    assert_no_secret(
+        &format!("{} {} {headers:?}", start.path, start.url),
+        "the hop",
+    );
     let _ = stop.send(());
     run.await.unwrap();
     writer.await.unwrap();
@@ -129,9 +149,19 @@ fn wrap_cat(db: &std::path::Path, extra: &[&str], lines: &str) -> String {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    child.stdin.take().unwrap().write_all(lines.as_bytes()).unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(lines.as_bytes())
+        .unwrap();
     let mut out = String::new();
-    child.stdout.take().unwrap().read_to_string(&mut out).unwrap();
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut out)
+        .unwrap();
     assert!(child.wait().unwrap().success());
     out
 }
@@ -149,7 +179,11 @@ fn wrapped_stdio_lines_are_redacted_in_the_record_and_passed_on_untouched() {
     for (extra, redacted) in [(&[][..], true), (&["--no-redact"][..], false)] {
         let dir = tempfile::tempdir().unwrap();
         let db = dir.path().join("tracer.db");
-        assert_eq!(wrap_cat(&db, extra, STDIO_LINES), STDIO_LINES, "bytes pass untouched");
+        assert_eq!(
+            wrap_cat(&db, extra, STDIO_LINES),
+            STDIO_LINES,
+            "bytes pass untouched"
+        );
         let bodies = runtime.block_on(async {
             let store = Store::open(&db).await.unwrap();
             let hops = store.all_hops().await.unwrap();
@@ -166,7 +200,10 @@ fn wrapped_stdio_lines_are_redacted_in_the_record_and_passed_on_untouched() {
             assert!(bodies.contains(r#""password":"[redacted]""#), "{bodies}");
             assert!(bodies.contains(r#""user":"ann""#), "{bodies}");
         } else {
-            assert!(bodies.contains("SECRET-pw") && bodies.contains("SECRET-at"), "{bodies}");
+            assert!(
+                bodies.contains("SECRET-pw") && bodies.contains("SECRET-at"),
+                "{bodies}"
+            );
         }
     }
 }

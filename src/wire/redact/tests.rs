@@ -76,7 +76,10 @@ fn userinfo_is_redacted_wherever_a_url_has_one() {
         header_value("Location", b"https://app/cb?code=xyz&state=1"),
         b"https://app/cb?code=[redacted]&state=1"
     );
-    assert_eq!(header_value("X-Hub-Signature-256", b"sha256=ab"), b"[redacted]");
+    assert_eq!(
+        header_value("X-Hub-Signature-256", b"sha256=ab"),
+        b"[redacted]"
+    );
     assert_eq!(header_value("x-request-id", b"req-1"), b"req-1");
 }
 
@@ -103,12 +106,16 @@ fn json_fields_at_any_depth_keep_their_shape() {
         r#"["password", "x", {"a":"password","b":"kept"}]"#
     );
     // Escaped names are read as JSON reads them.
-    assert_eq!(json(r#"{"api\u005fkey":"s"}"#), r#"{"api\u005fkey":"[redacted]"}"#);
+    assert_eq!(
+        json(r#"{"api\u005fkey":"s"}"#),
+        r#"{"api\u005fkey":"[redacted]"}"#
+    );
 }
 
 #[test]
 fn pieces_split_anywhere_give_the_same_redaction() {
-    let cases: [(&str, fn() -> BodyRedactor); 2] = [
+    type Make = fn() -> BodyRedactor;
+    let cases: [(&str, Make); 2] = [
         (
             "data: {\"id_token\":\"abc\\\"def\",\"refresh_token\":\"r\"}\n\n{\"secret\": \"s\"}\n",
             || BodyRedactor::Json(JsonRedactor::default()),
@@ -149,7 +156,10 @@ fn bodies_get_a_redactor_by_type_and_none_when_compressed() {
     assert_eq!(kind(Some("text/event-stream"), None), "json");
     assert_eq!(kind(Some("application/x-ndjson"), None), "json");
     assert_eq!(kind(None, None), "json");
-    assert_eq!(kind(Some("application/x-www-form-urlencoded"), None), "form");
+    assert_eq!(
+        kind(Some("application/x-www-form-urlencoded"), None),
+        "form"
+    );
     assert_eq!(kind(Some("application/octet-stream"), None), "none");
     assert_eq!(kind(Some("text/plain"), None), "none");
     assert_eq!(kind(Some("application/json"), Some("gzip")), "none");
@@ -160,7 +170,13 @@ fn bodies_get_a_redactor_by_type_and_none_when_compressed() {
 fn userinfo_splits_off_decoded() {
     assert_eq!(
         split_userinfo("http://us%40r:p+w@h:4318/v1/traces"),
-        ("http://h:4318/v1/traces".to_string(), Some("us@r:p+w".to_string()))
+        (
+            "http://h:4318/v1/traces".to_string(),
+            Some("us@r:p+w".to_string())
+        )
     );
-    assert_eq!(split_userinfo("http://h/p@q"), ("http://h/p@q".to_string(), None));
+    assert_eq!(
+        split_userinfo("http://h/p@q"),
+        ("http://h/p@q".to_string(), None)
+    );
 }
