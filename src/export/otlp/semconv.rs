@@ -305,3 +305,19 @@ pub fn agent(
         draft.error = Some(("agent_error".into(), error));
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn url_full_never_carries_credentials() {
+        assert_eq!(
+            super::url_full("https://ann:pw@api.example/v1?x=1"),
+            "https://REDACTED:REDACTED@api.example/v1?x=1"
+        );
+        assert_eq!(
+            super::url_full("https://[redacted]@api.example/v1"),
+            "https://REDACTED:REDACTED@api.example/v1"
+        );
+        assert_eq!(super::url_full("http://h:1/p"), "http://h:1/p");
+    }
+}

@@ -18,34 +18,46 @@ pub struct FormRedactor {
 }
 
 impl FormRedactor {
-    /// Appends the redacted form of `bytes` to `out`.
+    /// Appends the redacted form of `bytes` to `out`; runs up to the next `&` or `=` are copied
+    /// (or dropped) whole.
     pub fn feed(&mut self, bytes: &[u8], out: &mut Vec<u8>) {
-        for &byte in bytes {
+        let mut at = 0;
+        while at < bytes.len() {
+            let rest = &bytes[at..];
+            let special: fn(&u8) -> bool = if self.in_value {
+                |b| *b == b'&'
+            } else {
+                |b| matches!(b, b'&' | b'=')
+            };
+            let run = rest.iter().position(special).unwrap_or(rest.len());
+            if run > 0 {
+                let run = &rest[..run];
+                if !self.dropping {
+                    out.extend_from_slice(run);
+                }
+                if !self.in_value {
+                    let room = NAME_LIMIT.saturating_sub(self.name.len());
+                    self.name.extend_from_slice(&run[..room.min(run.len())]);
+                    self.name_too_long |= run.len() > room;
+                }
+                at += run.len();
+                continue;
+            }
+            let byte = rest[0];
+            out.push(byte);
             if byte == b'&' {
-                out.push(byte);
                 self.name.clear();
                 self.name_too_long = false;
                 self.in_value = false;
                 self.dropping = false;
-            } else if self.in_value {
-                if !self.dropping {
-                    out.push(byte);
-                }
-            } else if byte == b'=' {
-                out.push(byte);
+            } else {
                 self.in_value = true;
                 if !self.name_too_long && is_secret_param(&percent_decoded(&self.name, true)) {
                     out.extend_from_slice(REDACTED.as_bytes());
                     self.dropping = true;
                 }
-            } else {
-                out.push(byte);
-                if self.name.len() < NAME_LIMIT {
-                    self.name.push(byte);
-                } else {
-                    self.name_too_long = true;
-                }
             }
+            at += 1;
         }
     }
 }

@@ -27,16 +27,57 @@ pub struct JsonRedactor {
 }
 
 impl JsonRedactor {
-    /// Appends the redacted form of `bytes` to `out`.
+    /// Appends the redacted form of `bytes` to `out`. Runs of ordinary bytes are copied whole;
+    /// only quotes, backslashes and colons are looked at one by one.
     pub fn feed(&mut self, bytes: &[u8], out: &mut Vec<u8>) {
-        for &byte in bytes {
-            if self.dropping {
-                self.drop_byte(byte, out);
-            } else if self.in_string {
-                self.string_byte(byte, out);
-            } else {
-                self.structure_byte(byte, out);
+        let mut at = 0;
+        while at < bytes.len() {
+            let rest = &bytes[at..];
+            if self.escaped {
+                // The byte after a backslash: never a quote that ends the string.
+                if !self.dropping {
+                    self.string_byte(rest[0], out);
+                } else {
+                    self.escaped = false;
+                }
+                at += 1;
+                continue;
             }
+            let special: fn(&u8) -> bool = if self.in_string {
+                |b| matches!(b, b'"' | b'\\')
+            } else {
+                |b| matches!(b, b'"' | b':')
+            };
+            let run = rest.iter().position(special).unwrap_or(rest.len());
+            if run > 0 {
+                self.ordinary_run(&rest[..run], out);
+                at += run;
+                continue;
+            }
+            if self.dropping {
+                self.drop_byte(rest[0], out);
+            } else if self.in_string {
+                self.string_byte(rest[0], out);
+            } else {
+                self.structure_byte(rest[0], out);
+            }
+            at += 1;
+        }
+    }
+
+    /// Bytes with no quote, backslash (in a string) or colon (outside one).
+    fn ordinary_run(&mut self, run: &[u8], out: &mut Vec<u8>) {
+        if self.dropping {
+            return;
+        }
+        out.extend_from_slice(run);
+        if self.in_string {
+            let room = NAME_LIMIT.saturating_sub(self.string.len());
+            self.string.extend_from_slice(&run[..room.min(run.len())]);
+            self.string_too_long |= run.len() > room;
+        } else if run.iter().any(|b| !b.is_ascii_whitespace()) {
+            self.value_is_secret = false;
+            self.last_was_string = false;
         }
     }
 

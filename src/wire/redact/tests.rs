@@ -105,6 +105,10 @@ fn json_fields_at_any_depth_keep_their_shape() {
         json(r#"["password", "x", {"a":"password","b":"kept"}]"#),
         r#"["password", "x", {"a":"password","b":"kept"}]"#
     );
+    assert_eq!(
+        json("{\"note\":\"a \\\"b\\\": password\", \"secret\" :\t\"s\", \"n\": [1, \"token\"]}"),
+        "{\"note\":\"a \\\"b\\\": password\", \"secret\" :\t\"[redacted]\", \"n\": [1, \"token\"]}"
+    );
     // Escaped names are read as JSON reads them.
     assert_eq!(
         json(r#"{"api\u005fkey":"s"}"#),
@@ -117,7 +121,7 @@ fn pieces_split_anywhere_give_the_same_redaction() {
     type Make = fn() -> BodyRedactor;
     let cases: [(&str, Make); 2] = [
         (
-            "data: {\"id_token\":\"abc\\\"def\",\"refresh_token\":\"r\"}\n\n{\"secret\": \"s\"}\n",
+            "data: {\"id_token\":\"abc\\\"def\",\"refresh_token\":\"r\"}\n\n{\"note\":\"a \\\"b\\\": password\",\n \"secret\" :\t\"s\", \"n\": [1, \"token\"]}\n",
             || BodyRedactor::Json(JsonRedactor::default()),
         ),
         (
@@ -141,6 +145,10 @@ fn pieces_split_anywhere_give_the_same_redaction() {
         }
         let whole = String::from_utf8(whole).unwrap();
         assert!(!whole.contains("rt&") && !whole.contains("\"s\"") && !whole.contains("cs"));
+        assert!(
+            !whole.contains("abc") && !whole.contains("\"r\""),
+            "{whole}"
+        );
     }
 }
 
