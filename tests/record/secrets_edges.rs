@@ -207,3 +207,87 @@ fn wrapped_stdio_lines_are_redacted_in_the_record_and_passed_on_untouched() {
         }
     }
 }
+
+fn free_port() -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.local_addr().unwrap().port().to_string()
+}
+
+/// `tracer up --recorded` (with `extra` flags) asked once with an API key; returns the agent
+/// hop's stored `x-api-key` once tracer has stopped.
+async fn up_records_key(extra: &[&str]) -> Vec<u8> {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("t.db");
+    let ports: Vec<String> = (0..5).map(|_| free_port()).collect();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tracer"))
+        .args(["--db", db.to_str().unwrap(), "up", "--recorded"])
+        .args(["--agent-port", &ports[0], "--mcp-port", &ports[1]])
+        .args([
+            "--model-port",
+            &ports[2],
+            "--agent-internal-port",
+            &ports[3],
+        ])
+        .args(["--mcp-internal-port", &ports[4]])
+        .args(["--notes", dir.path().join("notes.txt").to_str().unwrap()])
+        .args(extra)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    // The curl line is printed once everything listens.
+    while !lines
+        .next()
+        .unwrap()
+        .unwrap()
+        .trim_start()
+        .starts_with("curl ")
+    {}
+    std::thread::spawn(move || lines.for_each(drop));
+    let request = http::Request::post(format!("http://127.0.0.1:{}/agent", ports[0]))
+        .header("content-type", "application/json")
+        .header("x-api-key", "SECRET-up")
+        .body(super::proxy::harness::full(
+            r#"{"message":"Add buy milk to my notes"}"#,
+        ))
+        .unwrap();
+    let response = super::proxy::harness::client()
+        .request(request)
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    let pid = nix::unistd::Pid::from_raw(i32::try_from(child.id()).unwrap());
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
+    assert!(child.wait().unwrap().success());
+    let store = Store::open(&db).await.unwrap();
+    let hops = store.all_hops().await.unwrap();
+    let agent = hops
+        .iter()
+        .find(|h| h.start.role == tracer::hop::Role::Agent)
+        .unwrap();
+    super::proxy::harness::header(&agent.start.request_headers, "x-api-key")
+        .unwrap()
+        .to_vec()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tracer_up_redacts_unless_no_redact() {
+    assert_eq!(up_records_key(&[]).await, b"[redacted]");
+    assert_eq!(up_records_key(&["--no-redact"]).await, b"SECRET-up");
+}
+
+#[test]
+fn tracer_demo_takes_no_redact() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_tracer"))
+        .args(["demo", "--recorded", "--no-redact", "--dir"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
