@@ -45,7 +45,7 @@ const CORRELATION_HEADERS: [&str; 7] = [
 /// Headers whose value is a URL: its userinfo and secret query parameters are redacted.
 const URL_HEADERS: [&str; 3] = ["location", "content-location", "referer"];
 
-/// Query and form parameters whose values are secrets, as `normalized` spells them (`api_key`,
+/// Query and form parameters whose values are secrets, as `listed` spells them (`api_key`,
 /// `API-Key` and `apiKey` are all `apikey`).
 const SECRET_PARAMS: [&str; 29] = [
     "key",
@@ -79,7 +79,7 @@ const SECRET_PARAMS: [&str; 29] = [
     "otp",
 ];
 
-/// JSON fields whose string values are secrets, as `normalized` spells them. Shorter than the
+/// JSON fields whose string values are secrets, as `listed` spells them. Shorter than the
 /// parameter list: `key`, `code` and `sig` are ordinary field names in JSON.
 const SECRET_FIELDS: [&str; 22] = [
     "apikey",
@@ -106,12 +106,24 @@ const SECRET_FIELDS: [&str; 22] = [
     "subscriptionkey",
 ];
 
-/// A name as the lists above spell it: lowercase, without `_`, `-`, `.` and spaces.
-fn normalized(name: &str) -> String {
-    name.chars()
-        .filter(|c| !matches!(c, '_' | '-' | '.' | ' '))
-        .flat_map(char::to_lowercase)
-        .collect()
+/// Whether `name`, spelled as the lists above spell names (lowercase, without `_`, `-`, `.` and
+/// spaces: `api_key`, `API-Key` and `apiKey` are all `apikey`), is in `list`. No name on a list is
+/// longer than 32 letters, so longer names (and non-ASCII ones) are not looked at further.
+fn listed(name: &str, list: &[&str]) -> bool {
+    let mut spelled = [0u8; 32];
+    let mut len = 0;
+    for byte in name.bytes() {
+        if matches!(byte, b'_' | b'-' | b'.' | b' ') {
+            continue;
+        }
+        if len == spelled.len() || !byte.is_ascii() {
+            return false;
+        }
+        spelled[len] = byte.to_ascii_lowercase();
+        len += 1;
+    }
+    let spelled = &spelled[..len];
+    list.iter().any(|entry| entry.as_bytes() == spelled)
 }
 
 /// Whether a header's value is a secret that the record must not keep.
@@ -123,12 +135,12 @@ pub fn is_secret_header(name: &str) -> bool {
 
 /// Whether a query or form parameter (its name already percent-decoded) holds a secret.
 pub fn is_secret_param(decoded_name: &str) -> bool {
-    SECRET_PARAMS.contains(&normalized(decoded_name).as_str())
+    listed(decoded_name, &SECRET_PARAMS)
 }
 
 /// Whether a JSON field (its name unescaped) holds a secret when its value is a string.
 pub fn is_secret_field(name: &str) -> bool {
-    SECRET_FIELDS.contains(&normalized(name).as_str())
+    listed(name, &SECRET_FIELDS)
 }
 
 /// The record's copy of one header value: the marker for a secret header, the URL redacted for
@@ -204,12 +216,17 @@ pub fn redact_url(url: &str) -> String {
 pub enum BodyRedactor {
     Json(JsonRedactor),
     Form(FormRedactor),
+    /// A body without a type: JSON if its first byte that is not white space is `{` or `[`.
+    Sniff,
+    /// Decided to be no JSON: kept as it comes.
+    Verbatim,
 }
 
 impl BodyRedactor {
-    /// JSON (also `+json`, NDJSON and server-sent events, whose data lines are JSON) and
-    /// `application/x-www-form-urlencoded`; a body without a type is read as JSON. A compressed
-    /// body (`Content-Encoding` other than `identity`) gets none: its bytes are not text.
+    /// JSON (also `+json`, NDJSON and server-sent events, whose data lines are JSON),
+    /// `application/x-www-form-urlencoded`, and a body without a type that starts as JSON does.
+    /// A compressed body (`Content-Encoding` other than `identity`) gets none: its bytes are not
+    /// text.
     pub fn for_body(content_type: Option<&str>, content_encoding: Option<&str>) -> Option<Self> {
         let encoded = content_encoding
             .map(str::trim)
@@ -218,7 +235,7 @@ impl BodyRedactor {
             return None;
         }
         let Some(content_type) = content_type else {
-            return Some(BodyRedactor::Json(JsonRedactor::default()));
+            return Some(BodyRedactor::Sniff);
         };
         let mime = content_type
             .split(';')
@@ -244,9 +261,17 @@ impl BodyRedactor {
 
     /// Appends the redacted form of `bytes`, the next bytes of the body, to `out`.
     pub fn feed(&mut self, bytes: &[u8], out: &mut Vec<u8>) {
+        if let BodyRedactor::Sniff = self {
+            match bytes.iter().find(|b| !b.is_ascii_whitespace()) {
+                Some(b'{' | b'[') => *self = BodyRedactor::Json(JsonRedactor::default()),
+                Some(_) => *self = BodyRedactor::Verbatim,
+                None => {}
+            }
+        }
         match self {
             BodyRedactor::Json(json) => json.feed(bytes, out),
             BodyRedactor::Form(form) => form.feed(bytes, out),
+            BodyRedactor::Sniff | BodyRedactor::Verbatim => out.extend_from_slice(bytes),
         }
     }
 }

@@ -19,8 +19,7 @@ pub struct JsonRedactor {
     /// The current (or last) string's content so far, raw (escapes kept), bounded.
     string: Vec<u8>,
     string_too_long: bool,
-    /// The last token was a string whose content names a secret field (if a `:` follows).
-    last_string_secret: bool,
+    /// The last token was a string (a field name if a `:` follows; only then is it looked at).
     last_was_string: bool,
     /// A `:` followed a secret field name: a string value next is dropped.
     value_is_secret: bool,
@@ -90,8 +89,9 @@ impl JsonRedactor {
             out.push(b'"');
             self.dropping = false;
             self.in_string = false;
+            // A value's content is not kept: it can name no field.
+            self.string.clear();
             self.last_was_string = true;
-            self.last_string_secret = false;
         }
     }
 
@@ -104,7 +104,6 @@ impl JsonRedactor {
         } else if byte == b'"' {
             self.in_string = false;
             self.last_was_string = true;
-            self.last_string_secret = !self.string_too_long && names_secret(&self.string);
             return;
         }
         if self.string.len() < NAME_LIMIT {
@@ -131,7 +130,8 @@ impl JsonRedactor {
                 self.last_was_string = false;
             }
             b':' => {
-                self.value_is_secret = self.last_was_string && self.last_string_secret;
+                self.value_is_secret =
+                    self.last_was_string && !self.string_too_long && names_secret(&self.string);
                 self.last_was_string = false;
             }
             _ => {

@@ -157,13 +157,14 @@ fn bodies_get_a_redactor_by_type_and_none_when_compressed() {
     let kind = |t: Option<&str>, e: Option<&str>| match BodyRedactor::for_body(t, e) {
         Some(BodyRedactor::Json(_)) => "json",
         Some(BodyRedactor::Form(_)) => "form",
-        None => "none",
+        Some(BodyRedactor::Sniff) => "sniff",
+        Some(BodyRedactor::Verbatim) | None => "none",
     };
     assert_eq!(kind(Some("application/json; charset=utf-8"), None), "json");
     assert_eq!(kind(Some("application/vnd.api+json"), None), "json");
     assert_eq!(kind(Some("text/event-stream"), None), "json");
     assert_eq!(kind(Some("application/x-ndjson"), None), "json");
-    assert_eq!(kind(None, None), "json");
+    assert_eq!(kind(None, None), "sniff");
     assert_eq!(
         kind(Some("application/x-www-form-urlencoded"), None),
         "form"
@@ -187,4 +188,26 @@ fn userinfo_splits_off_decoded() {
         split_userinfo("http://h/p@q"),
         ("http://h/p@q".to_string(), None)
     );
+}
+
+#[test]
+fn a_body_without_a_type_is_redacted_when_it_starts_as_json() {
+    let run = |pieces: &[&str]| {
+        let mut redactor = BodyRedactor::for_body(None, None).unwrap();
+        let mut out = Vec::new();
+        for piece in pieces {
+            redactor.feed(piece.as_bytes(), &mut out);
+        }
+        String::from_utf8(out).unwrap()
+    };
+    assert_eq!(
+        run(&["  ", "\n {\"token\":", "\"t\"}"]),
+        "  \n {\"token\":\"[redacted]\"}"
+    );
+    assert_eq!(
+        run(&["[{\"password\":\"p\"}]"]),
+        "[{\"password\":\"[redacted]\"}]"
+    );
+    let binary = "GIF89a \"token\":\"t\"";
+    assert_eq!(run(&[binary]), binary, "not JSON: kept as it came");
 }
