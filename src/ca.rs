@@ -13,6 +13,8 @@ use rcgen::{
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
 use rustls::sign::CertifiedKey;
 
+mod checks;
+
 /// The CA certificate (install this one in clients).
 pub const CERT_FILE: &str = "tracer-ca.pem";
 /// The CA's private key (mode 0600; never give it away).
@@ -95,12 +97,22 @@ impl CertAuthority {
             create(dir, &cert_path, &key_path)?;
             Created::New
         };
+        checks::check_dir(dir)?;
+        checks::check_key_file(&key_path)?;
+        checks::check_cert_file(&cert_path)?;
         let cert_pem = read(&cert_path)?;
         let key_pem = read(&key_path)?;
         let key = KeyPair::from_pem(&key_pem).map_err(|e| CaError::Bad {
             path: key_path.display().to_string(),
             message: format!("not a private key: {e}"),
         })?;
+        let ca_der = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(key.serialize_der()));
+        let ca_signer =
+            rustls::crypto::ring::sign::any_supported_type(&ca_der).map_err(|e| CaError::Bad {
+                path: key_path.display().to_string(),
+                message: format!("not a usable private key: {e}"),
+            })?;
+        checks::check_pair(&cert_path, first_pem_cert(cert_pem.as_bytes()), ca_signer)?;
         let issuer = Issuer::new(ca_params(), key);
         let leaf_key = KeyPair::generate().map_err(|e| mint_error("*", e))?;
         let der = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(leaf_key.serialize_der()));
@@ -179,9 +191,7 @@ impl CertAuthority {
                 text.push_str(&pem("CERTIFICATE", cert.as_ref()));
             }
         }
-        let temp = self.dir.join(format!("{BUNDLE_FILE}.tmp"));
-        std::fs::write(&temp, text).map_err(|e| io_error(&temp, e))?;
-        std::fs::rename(&temp, &path).map_err(|e| io_error(&path, e))?;
+        write_atomically(&self.dir, &path, text.as_bytes())?;
         Ok(path)
     }
 }
@@ -216,6 +226,8 @@ fn create(dir: &Path, cert_path: &Path, key_path: &Path) -> Result<(), CaError> 
         .mode(0o700)
         .create(dir)
         .map_err(|e| io_error(dir, e))?;
+    // A directory that was already there may be open to others: no key goes into it then.
+    checks::check_dir(dir)?;
     let key = KeyPair::generate().map_err(|e| mint_error("the CA", e))?;
     let mut params = ca_params();
     let now = time::OffsetDateTime::now_utc();
@@ -233,6 +245,29 @@ fn create(dir: &Path, cert_path: &Path, key_path: &Path) -> Result<(), CaError> 
     std::io::Write::write_all(&mut file, key.serialize_pem().as_bytes())
         .map_err(|e| io_error(key_path, e))?;
     std::fs::write(cert_path, cert.pem()).map_err(|e| io_error(cert_path, e))
+}
+
+/// Replaces `path` with `bytes` at once: written to a new file of a fresh random name in `dir`
+/// (created exclusively, so a link planted there is never followed), then renamed over `path`
+/// (which replaces a link at `path` rather than writing through it).
+fn write_atomically(dir: &Path, path: &Path, bytes: &[u8]) -> Result<(), CaError> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let name = format!(".{BUNDLE_FILE}.{}.tmp", crate::wire::ids::random_hex_id(8));
+    let temp = dir.join(name);
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o644)
+        .open(&temp)
+        .map_err(|e| io_error(&temp, e))?;
+    let written = std::io::Write::write_all(&mut file, bytes)
+        .and_then(|()| file.sync_all())
+        .and_then(|()| std::fs::rename(&temp, path));
+    written.map_err(|e| {
+        // The file is ours (made just now, exclusively): it goes.
+        let _ = std::fs::remove_file(&temp);
+        io_error(path, e)
+    })
 }
 
 fn read(path: &Path) -> Result<String, CaError> {

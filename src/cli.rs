@@ -6,6 +6,7 @@ mod completions_cmd;
 mod correlate_cmd;
 mod demo_cmd;
 mod diff_cmd;
+pub mod error_line;
 mod eval_cmd;
 pub mod export_cmd;
 mod import;
@@ -34,9 +35,9 @@ pub use args::*;
 #[derive(Debug, Parser)]
 #[command(name = "tracer", version, propagate_version = true)]
 pub struct Cli {
-    /// The tracer database
-    #[arg(long, global = true, env = "TRACER_DB", default_value = "tracer.db")]
-    pub db: PathBuf,
+    /// The tracer database [default: tracer.db; `tracer demo`: one in its --dir]
+    #[arg(long, global = true, env = "TRACER_DB")]
+    pub db: Option<PathBuf>,
 
     /// More logging on stderr (-v info, -vv debug, -vvv trace); RUST_LOG wins when set
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
@@ -104,6 +105,10 @@ pub enum Command {
     /// With --times N, tally the tool calls across runs. With --step K --model-url URL, re-send
     /// the recorded model request of step K instead (optionally with another --model, or the
     /// tool list fetched fresh --tools-from an MCP server) and tally which tools the model asks for.
+    ///
+    /// A re-run of the agent request runs the agent's tools again, for real: what they change (a
+    /// notes file, a ticket) changes again; it says so on stderr. --step sends only the model
+    /// request and runs no tool.
     Rerun(rerun_cmd::RerunArgs),
     /// Ask an agent a TOML question set and judge each answer from its recorded trace
     ///
@@ -136,27 +141,31 @@ impl Command {
     }
 }
 
+/// The database when neither `--db` nor `TRACER_DB` names one.
+pub const DEFAULT_DB: &str = "tracer.db";
+
 /// Runs the parsed command line.
 pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    let db = cli.db.clone().unwrap_or_else(|| PathBuf::from(DEFAULT_DB));
     match cli.command {
-        Command::Demo(args) => demo_cmd::run(args).await,
-        Command::Proxy(args) => proxy_cmd::run(&cli.db, args).await,
+        Command::Demo(args) => demo_cmd::run(cli.db, args).await,
+        Command::Proxy(args) => proxy_cmd::run(&db, args).await,
         Command::Ca(args) => ca_cmd::run(args),
-        Command::Ls(args) => ls::run(&cli.db, args).await,
-        Command::Up(args) => up_cmd::run(&cli.db, args).await,
-        Command::Show(args) => show::run(&cli.db, args).await,
-        Command::Import(args) => import::run(&cli.db, args).await,
-        Command::Correlate(args) => correlate_cmd::run(&cli.db, args).await,
-        Command::Wrap(args) => wrap_cmd::run(cli.db, args).await,
-        Command::Export(args) => export_cmd::run(&cli.db, args).await,
+        Command::Ls(args) => ls::run(&db, args).await,
+        Command::Up(args) => up_cmd::run(&db, args).await,
+        Command::Show(args) => show::run(&db, args).await,
+        Command::Import(args) => import::run(&db, args).await,
+        Command::Correlate(args) => correlate_cmd::run(&db, args).await,
+        Command::Wrap(args) => wrap_cmd::run(db, args).await,
+        Command::Export(args) => export_cmd::run(&db, args).await,
         Command::ServeReplay(args) => serve_replay_cmd::run(args).await,
-        Command::Tui(args) => tui_cmd::run(&cli.db, args).await,
-        Command::Replay(args) => replay_cmd::run(&cli.db, args).await,
-        Command::Diff(args) => diff_cmd::run(&cli.db, args).await,
-        Command::Rerun(args) => rerun_cmd::run(&cli.db, args).await,
-        Command::Eval(args) => eval_cmd::run(&cli.db, args).await,
+        Command::Tui(args) => tui_cmd::run(&db, args).await,
+        Command::Replay(args) => replay_cmd::run(&db, args).await,
+        Command::Diff(args) => diff_cmd::run(&db, args).await,
+        Command::Rerun(args) => rerun_cmd::run(&db, args).await,
+        Command::Eval(args) => eval_cmd::run(&db, args).await,
         Command::Completions(args) => completions_cmd::run(args),
-        Command::Mcp(args) => mcp_cmd::run(&cli.db, args).await,
+        Command::Mcp(args) => mcp_cmd::run(&db, args).await,
     }
 }
 

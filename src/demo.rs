@@ -34,18 +34,22 @@ pub struct DemoOutcome {
     pub trace_id: String,
 }
 
-/// Runs the demo in `dir`. `ollama` is the base URL to try for a live model (None: recorded);
-/// `redact` as `--no-redact` leaves it.
+/// Runs the demo in `dir`, recording into `db` (None: `tracer.db` in `dir`). `ollama` is the
+/// base URL to try for a live model (None: recorded); `redact` as `--no-redact` leaves it.
 pub async fn run(
     dir: &Path,
+    db: Option<&Path>,
     ollama: Option<&str>,
     model_name: &str,
     redact: bool,
 ) -> anyhow::Result<DemoOutcome> {
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    let db = dir.join("tracer.db");
+    let db = db.map_or_else(|| dir.join("tracer.db"), Path::to_path_buf);
     let notes = dir.join("notes.txt");
     let store = Store::open(&db).await?;
+    // A database given with --db may hold traces already: the demo's is the one it adds.
+    let before: std::collections::HashSet<String> =
+        store.traces().await?.into_iter().map(|t| t.id).collect();
 
     let live = match ollama {
         Some(url) if ollama_has_model(url, model_name).await => Some(url.to_string()),
@@ -78,7 +82,7 @@ pub async fn run(
         .traces()
         .await?
         .into_iter()
-        .find(|trace| trace.kind == "request")
+        .find(|trace| trace.kind == "request" && !before.contains(&trace.id))
         .map(|trace| trace.id)
         .context("the demo recorded no trace")?;
     store.close().await;

@@ -10,7 +10,7 @@ fn main() -> ExitCode {
         // A full-screen UI owns the terminal: its logs go to a file.
         Some(path) => {
             if let Err(error) = tracer::tui::log_to_file(&path) {
-                eprintln!("tracer: logging to {}: {error}", path.display());
+                tracer::say!("tracer: logging to {}: {error}", path.display());
                 return ExitCode::FAILURE;
             }
         }
@@ -22,7 +22,7 @@ fn main() -> ExitCode {
     {
         Ok(runtime) => runtime,
         Err(error) => {
-            eprintln!("tracer: starting the async runtime: {error}");
+            tracer::say!("tracer: starting the async runtime: {error}");
             return ExitCode::FAILURE;
         }
     };
@@ -32,7 +32,7 @@ fn main() -> ExitCode {
     match outcome {
         Ok(code) => code,
         Err(error) => {
-            eprintln!("tracer: {error:#}");
+            tracer::say!("tracer: {}", tracer::cli::error_line::error_line(&error));
             ExitCode::FAILURE
         }
     }

@@ -11,11 +11,13 @@ mod forward_proxy;
 pub mod forward_roles;
 mod headers;
 mod intercept;
+mod loop_guard;
 mod prefixed;
 mod server;
 mod tee;
 mod tee_pieces;
 pub mod tls;
+mod tunnel;
 mod upgrade;
 
 use std::net::SocketAddr;
@@ -26,7 +28,9 @@ use serde::Deserialize;
 
 use crate::hop::Role;
 
-pub use forward_proxy::ForwardSettings;
+pub use forward_proxy::{
+    DEFAULT_HANDSHAKE_TIMEOUT, ForwardLimits, ForwardSettings, default_max_connections,
+};
 pub use headers::{REDACTED, is_redacted_header, redact_query};
 pub use server::{Proxy, ProxyStats};
 

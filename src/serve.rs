@@ -146,6 +146,13 @@ impl std::ops::AddAssign for ServeStats {
     }
 }
 
+/// Whether a listener on `addr` can be reached from other machines (anything but loopback,
+/// `0.0.0.0` and `::` included): tracer's listeners have no authentication, so their commands
+/// warn when one is.
+pub fn reachable_from_elsewhere(addr: SocketAddr) -> bool {
+    !addr.ip().to_canonical().is_loopback()
+}
+
 /// Serves HTTP/1.1 (keep-alive, upgrades) on `listener`, one task per connection, with the
 /// service `make_service` builds for each peer. When `shutdown` asks, stops accepting, asks every
 /// connection to finish its exchange in flight and waits up to `grace` for them.
@@ -157,6 +164,44 @@ pub async fn serve_http<M, S, B>(
 ) -> ServeStats
 where
     M: FnMut(SocketAddr) -> S,
+    S: Service<Request<Incoming>, Response = Response<B>> + Send + 'static,
+    S::Future: Send + 'static,
+    S::Error: Into<Box<dyn StdError + Send + Sync>>,
+    B: Body + Send + 'static,
+    B::Data: Send,
+    B::Error: Into<Box<dyn StdError + Send + Sync>>,
+{
+    let admit = move |peer| Admission::Serve(make_service(peer));
+    serve_http_admitting(listener, admit, shutdown, grace).await
+}
+
+/// What a listener does with a connection it has just accepted.
+pub enum Admission<S> {
+    /// Serve it with this service.
+    Serve(S),
+    /// Write these bytes (a whole HTTP response), read what the client sent until it closes
+    /// (briefly), and close; `held` is kept until then.
+    Refuse {
+        answer: bytes::Bytes,
+        held: Option<tokio::sync::OwnedSemaphorePermit>,
+    },
+    /// Close it at once.
+    Close,
+}
+
+/// How long a refused connection is given to take its answer.
+const REFUSAL_TIME: Duration = Duration::from_secs(2);
+
+/// [`serve_http`], with `admit` deciding for each accepted connection whether it is served
+/// (a listener with a bound on its connections refuses those beyond it).
+pub async fn serve_http_admitting<M, S, B>(
+    listener: TcpListener,
+    mut admit: M,
+    shutdown: impl Into<Shutdown>,
+    grace: Duration,
+) -> ServeStats
+where
+    M: FnMut(SocketAddr) -> Admission<S>,
     S: Service<Request<Incoming>, Response = Response<B>> + Send + 'static,
     S::Future: Send + 'static,
     S::Error: Into<Box<dyn StdError + Send + Sync>>,
@@ -187,8 +232,18 @@ where
                 };
                 let _ = stream.set_nodelay(true);
                 stats.connections += 1;
-                let service = make_service(peer);
-                connections.spawn(serve_connection(stream, peer, service, stop_rx.clone()));
+                match admit(peer) {
+                    Admission::Serve(service) => {
+                        connections.spawn(serve_connection(stream, peer, service, stop_rx.clone()));
+                    }
+                    Admission::Refuse { answer, held } => {
+                        connections.spawn(async move {
+                            let _ = tokio::time::timeout(REFUSAL_TIME, refuse(stream, &answer)).await;
+                            drop(held);
+                        });
+                    }
+                    Admission::Close => drop(stream),
+                }
                 // Reap finished connection tasks so the set stays small.
                 while connections.try_join_next().is_some() {}
             }
@@ -202,7 +257,10 @@ where
         () = tokio::time::sleep(grace) => false,
         () = cut_short => false,
     };
-    if !finished {
+    // Connections that ended while the grace period was cut short are not cut off: only those
+    // still open are counted and warned of (a stop before any connection says nothing).
+    while connections.try_join_next().is_some() {}
+    if !finished && !connections.is_empty() {
         stats.cut_off = connections.len() as u64;
         tracing::warn!(
             ?local,
@@ -213,6 +271,17 @@ where
         while connections.join_next().await.is_some() {}
     }
     stats
+}
+
+/// Answers a connection that is not served, so that the client reads why rather than a reset.
+async fn refuse(mut stream: tokio::net::TcpStream, answer: &[u8]) -> std::io::Result<()> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    stream.write_all(answer).await?;
+    stream.shutdown().await?;
+    // Closing with the request unread would reset the connection, answer and all.
+    let mut sink = [0u8; 4096];
+    while stream.read(&mut sink).await? > 0 {}
+    Ok(())
 }
 
 async fn serve_connection<S, B>(
@@ -244,5 +313,63 @@ async fn serve_connection<S, B>(
     };
     if let Err(error) = ended {
         tracing::debug!(%peer, %error, "connection ended with an error");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::convert::Infallible;
+    use std::sync::{Arc, Mutex};
+
+    use bytes::Bytes;
+    use http_body_util::Full;
+
+    use super::*;
+
+    /// What the log lines said, kept in memory.
+    #[derive(Clone, Default)]
+    struct Logged(Arc<Mutex<Vec<u8>>>);
+
+    impl std::io::Write for Logged {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(bytes);
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_stop_cut_short_with_no_connection_open_warns_of_nothing() {
+        let logged = Logged::default();
+        let writer = logged.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_writer(move || writer.clone())
+            .with_ansi(false)
+            .finish();
+        tracing::subscriber::with_default(subscriber, || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            // The stop and its cut are both there at once: which the wait sees first is
+            // chance, so the stop is tried many times.
+            for _ in 0..64 {
+                let stats = runtime.block_on(async {
+                    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+                    let shutdown = Shutdown::new(async {}).cut_short_by(async {});
+                    let make_service = |_| {
+                        hyper::service::service_fn(|_request| async {
+                            Ok::<_, Infallible>(Response::new(Full::new(Bytes::new())))
+                        })
+                    };
+                    serve_http(listener, make_service, shutdown, Duration::from_secs(30)).await
+                });
+                assert_eq!(stats.cut_off, 0);
+            }
+        });
+        let text = String::from_utf8(logged.0.lock().unwrap().clone()).unwrap();
+        assert!(!text.contains("cutting off"), "{text}");
     }
 }

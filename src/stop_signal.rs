@@ -53,12 +53,14 @@ pub fn shutdown_on_signals(who: &str) -> Shutdown {
     let (second_tx, second_rx) = tokio::sync::oneshot::channel::<()>();
     let who = who.to_string();
     tokio::spawn(async move {
+        // The stop is asked before it is told: a stderr that cannot be written (a closed pipe)
+        // never keeps a process from stopping.
         let (_, name) = signals.next().await;
-        eprintln!("{who}: {name}: finishing in-flight work (again to stop now)");
         let _ = first_tx.send(());
+        crate::say!("{who}: {name}: finishing in-flight work (again to stop now)");
         let (_, name) = signals.next().await;
-        eprintln!("{who}: {name} again: stopping now");
         let _ = second_tx.send(());
+        crate::say!("{who}: {name} again: stopping now");
     });
     // A sender dropped without sending (the runtime is ending) stops nothing.
     Shutdown::new(async move {

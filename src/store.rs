@@ -3,6 +3,7 @@
 //! All SQL lives under `store/`; callers get typed functions, never SQL strings.
 
 pub mod body_pieces;
+mod body_search;
 pub mod browse;
 pub mod eval_rows;
 pub mod exports;
@@ -70,6 +71,9 @@ pub type Result<T, E = StoreError> = std::result::Result<T, E>;
 pub struct Store {
     pool: SqlitePool,
     path: PathBuf,
+    /// Rows that could not be read (a column of the wrong type, malformed JSON): skipped by the
+    /// readers, so one bad row never hides the rest, and counted here.
+    unreadable: std::sync::Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl Store {
@@ -93,7 +97,9 @@ impl Store {
             .journal_mode(SqliteJournalMode::Wal)
             .synchronous(SqliteSynchronous::Normal)
             .busy_timeout(BUSY_TIMEOUT)
-            .foreign_keys(true);
+            .foreign_keys(true)
+            // Functions named in the schema run only when SQLite deems them harmless.
+            .pragma("trusted_schema", "OFF");
         let pool = SqlitePoolOptions::new()
             .max_connections(4)
             .connect_with(options)
@@ -102,6 +108,7 @@ impl Store {
         let store = Store {
             pool,
             path: path.to_path_buf(),
+            unreadable: Default::default(),
         };
         store.check_is_tracer().await?;
         MIGRATOR
@@ -137,6 +144,17 @@ impl Store {
 
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// How many rows the readers of this handle skipped because they could not be read.
+    pub fn unreadable_rows(&self) -> u64 {
+        self.unreadable.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Counts one row a reader skipped.
+    fn skip_unreadable(&self) {
+        self.unreadable
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// Closes the pool, checkpointing the WAL.

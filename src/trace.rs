@@ -2,6 +2,7 @@
 //! explaining each message for a newcomer. Pure functions over recorded hops.
 
 pub mod correlate;
+pub mod dates;
 mod describe;
 pub mod evidence;
 pub mod explain;
@@ -9,12 +10,14 @@ pub mod group;
 pub mod lanes;
 pub mod live_group;
 pub mod numbering;
+pub mod readiness;
 pub mod summary;
 mod text_match;
 pub mod timing;
 
 use crate::hop::{HopEnd, HopStart, Role};
 use crate::wire::dialect::{self, HopReading, ModelRequest, Reading};
+use crate::wire::safe_text::one_line;
 
 pub use describe::{explain_request, explain_response};
 pub use evidence::{CallKey, TraceInput};
@@ -139,11 +142,12 @@ pub fn explain_trace(hops: &[RecordedHop]) -> Vec<ExplainedMessage> {
             from,
             to,
             at_unix_ns: message.at_ns,
-            head,
+            // Words for a person, made of recorded text: no control or bidi character as it is.
+            head: one_line(&head).into_owned(),
             dialect: reading.dialect.as_str(),
             case: explained.case,
-            summary: explained.summary,
-            explanation: explained.explanation,
+            summary: one_line(&explained.summary).into_owned(),
+            explanation: one_line(&explained.explanation).into_owned(),
         });
     }
     out

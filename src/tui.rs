@@ -52,8 +52,24 @@ pub fn require_terminal(command: &'static str) -> Result<(), TuiError> {
 
 /// Runs `app` on the real terminal until it quits. Effects read `store` (None for a file).
 pub async fn run(app: App, store: Option<Store>, export_dir: PathBuf) -> Result<(), TuiError> {
-    let (sender, mut actions) = unbounded_channel();
+    let (sender, actions) = unbounded_channel();
     let effects = Effects::new(store, export_dir, sender.clone());
+    run_with(app, effects, sender, actions).await
+}
+
+/// Runs `app` over a database that may not exist yet: the list waits for its first traces.
+pub async fn run_waiting(app: App, db: PathBuf, export_dir: PathBuf) -> Result<(), TuiError> {
+    let (sender, actions) = unbounded_channel();
+    let effects = Effects::waiting_for(db, export_dir, sender.clone());
+    run_with(app, effects, sender, actions).await
+}
+
+async fn run_with(
+    app: App,
+    effects: Effects,
+    sender: tokio::sync::mpsc::UnboundedSender<Action>,
+    mut actions: tokio::sync::mpsc::UnboundedReceiver<Action>,
+) -> Result<(), TuiError> {
     // Heard before the screen changes: a signal at any moment from here on restores the terminal.
     let signals = event::spawn_stop_signals(sender.clone());
     let mut guard = TerminalGuard::enter().map_err(|e| TuiError::Terminal(e.to_string()))?;

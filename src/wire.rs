@@ -1,4 +1,5 @@
-//! Protocol shapes and dialect readers (MCP, JSON-RPC, Ollama, OpenAI, Anthropic, streams); pure.
+//! Protocol shapes and dialect readers (MCP, JSON-RPC, Ollama, OpenAI, Anthropic, streams), and
+//! recorded text made safe to print (`safe_text`); pure.
 
 pub mod agent_api;
 pub mod dialect;
@@ -8,5 +9,6 @@ pub mod mcp;
 pub mod ollama;
 pub mod openai;
 pub mod redact;
+pub mod safe_text;
 pub mod stream;
 pub mod trace_context;

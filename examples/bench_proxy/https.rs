@@ -62,6 +62,7 @@ async fn run_child(
                 intercept: Vec::new(),
                 host_roles: Vec::new(),
                 ca: Arc::new(ca),
+                limits: tracer::proxy::ForwardLimits::default(),
             })
             .await?;
         let listen = proxy.forward_addr().context("no forward listener")?;

@@ -10,16 +10,11 @@ use tracer::reference::agent::{Agent, ConfigError, McpServerSpec};
 
 fn main() -> ExitCode {
     let (args, matches) = AgentArgs::parse_with_order();
-    let filter =
-        tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into());
-    tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_env_filter(filter)
-        .init();
+    tracer::logging::init_stderr_with("info");
     match run(args, &matches) {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
-            eprintln!("notes-agent: {error:#}");
+            tracer::say!("notes-agent: {error:#}");
             // A flag's value that cannot work is a usage mistake, as for clap's own checks.
             if error.downcast_ref::<ConfigError>().is_some() {
                 ExitCode::from(2)

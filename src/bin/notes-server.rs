@@ -31,13 +31,7 @@ struct Args {
 
 fn main() -> ExitCode {
     let args = Args::parse();
-    tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
-        )
-        .init();
+    tracer::logging::init_stderr_with("info");
     let outcome = tokio::runtime::Runtime::new()
         .context("cannot start the async runtime")
         .and_then(|runtime| {
@@ -49,7 +43,7 @@ fn main() -> ExitCode {
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
-            eprintln!("notes-server: {error:#}");
+            tracer::say!("notes-server: {error:#}");
             ExitCode::FAILURE
         }
     }

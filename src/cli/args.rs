@@ -17,8 +17,9 @@ pub struct CompletionsArgs {
 
 #[derive(Debug, Args)]
 pub struct ExportArgs {
-    /// The trace id, or an unambiguous prefix of it
-    #[arg(value_name = "ID", required_unless_present = "all")]
+    /// The trace id, or an unambiguous prefix of it, or a JSON hop-log file (read without a
+    /// database)
+    #[arg(value_name = "ID|FILE", required_unless_present = "all")]
     pub id: Option<String>,
 
     /// The format to write
@@ -270,6 +271,21 @@ pub struct ProxyArgs {
     /// Forward mode: the CA's directory (as for `tracer ca`)
     #[arg(long, value_name = "DIR", requires = "forward")]
     pub ca_dir: Option<PathBuf>,
+
+    /// Forward mode: seconds a client has after its CONNECT to an intercepted host to complete
+    /// its TLS handshake; then the connection is closed (and recorded as failed)
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        default_value_t = crate::proxy::DEFAULT_HANDSHAKE_TIMEOUT.as_secs_f64(),
+        requires = "forward"
+    )]
+    pub handshake_timeout: f64,
+
+    /// Forward mode: connections open at once (with their tunnels); beyond it a new one is
+    /// answered 503 and closed (default: a quarter of the open-file limit, 16 to 1024)
+    #[arg(long, value_name = "N", requires = "forward", value_parser = clap::value_parser!(u32).range(1..))]
+    pub forward_max_connections: Option<u32>,
 }
 
 #[derive(Debug, Args)]
@@ -302,7 +318,9 @@ pub struct LsArgs {
 
 #[derive(Debug, Args)]
 pub struct ShowArgs {
-    /// The trace's id, or an unambiguous prefix of it (as `tracer ls` shows)
+    /// The trace's id, or an unambiguous prefix of it (as `tracer ls` shows), or a JSON hop-log
+    /// file (read without a database)
+    #[arg(value_name = "ID|FILE")]
     pub id: String,
 
     /// Print the JSON hop log (docs/hop-log.md) instead of text

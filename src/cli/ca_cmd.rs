@@ -5,6 +5,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use super::CaArgs;
+use super::stdout_text::{out, outln};
 use crate::ca::{CertAuthority, Created, KEY_FILE, ca_dir};
 
 /// The variables that Python (ssl, httpx, requests), Node and curl read for their roots.
@@ -26,9 +27,9 @@ pub fn run(args: CaArgs) -> anyhow::Result<ExitCode> {
     }
     if args.env {
         let bundle = ca.write_bundle()?;
-        print!("{}", env_lines(&bundle));
+        out!("{}", env_lines(&bundle))?;
     } else {
-        println!("{}", ca.cert_path().display());
+        outln!("{}", ca.cert_path().display())?;
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -5,6 +5,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use super::CorrelateArgs;
+use super::stdout_text::outln;
 use crate::store::Store;
 use crate::trace::GroupOptions;
 use crate::trace::correlate::{CorrelateReport, GroupScope, correlate};
@@ -18,7 +19,7 @@ pub async fn run(db: &Path, args: CorrelateArgs) -> anyhow::Result<ExitCode> {
     };
     let report = correlate(&store, GroupOptions::default(), mode).await?;
     store.close().await;
-    println!("{}", describe(&report, args.rebuild));
+    outln!("{}", describe(&report, args.rebuild))?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -1,4 +1,5 @@
-//! `tracer export`: one trace (or every trace) as a hop log, HAR, OTLP, Mermaid or Markdown.
+//! `tracer export`: one trace (or every trace, or a hop-log file) as a hop log, HAR, OTLP, Mermaid,
+//! Markdown or HTML.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -7,6 +8,7 @@ use anyhow::{Context, bail};
 use clap::ValueEnum;
 
 use super::ExportArgs;
+use super::stdout_text::{emit, emit_bytes, emit_json_text};
 use crate::export::body_text::TraceToExport;
 use crate::export::har::har_document;
 use crate::export::hop_log::HopLog;
@@ -15,6 +17,7 @@ use crate::export::mermaid::{markdown_handout, mermaid};
 use crate::export::otlp::{SpanOptions, otlp_document, otlp_protobuf};
 use crate::exporter::config::{OtlpFlags, resolve};
 use crate::exporter::push::push;
+use crate::replay::source::is_file;
 use crate::store::Store;
 use crate::trace::RecordedHop;
 use crate::trace::correlate::group_new_hops;
@@ -99,21 +102,27 @@ async fn load(store: &Store, id: &str) -> anyhow::Result<LoadedTrace> {
     Ok(LoadedTrace { log, hops })
 }
 
-fn write_out(output: Option<&Path>, text: &str) -> anyhow::Result<()> {
-    write_bytes(output, text.as_bytes())
+/// A document to its file as it is, or to stdout made safe for a terminal (JSON with its
+/// DEL, C1 and bidi controls as `\uXXXX`, the same value; text with them as visible escapes).
+fn write_out(output: Option<&Path>, format: ExportFormat, text: &str) -> anyhow::Result<()> {
+    match (output, format) {
+        (Some(_), _) => write_bytes(output, text.as_bytes()),
+        (None, ExportFormat::Json | ExportFormat::Har | ExportFormat::Otlp) => {
+            emit_json_text(text).context("writing to stdout")
+        }
+        (None, ExportFormat::Mermaid | ExportFormat::Md | ExportFormat::Html) => {
+            emit(text).context("writing to stdout")
+        }
+    }
 }
 
+/// To a file, or to stdout where a reader that went away (`| head`) is not an error.
 fn write_bytes(output: Option<&Path>, bytes: &[u8]) -> anyhow::Result<()> {
-    use std::io::Write;
     match output {
         Some(path) => {
             std::fs::write(path, bytes).with_context(|| format!("writing {}", path.display()))
         }
-        None => {
-            let mut stdout = std::io::stdout().lock();
-            stdout.write_all(bytes).context("writing to stdout")?;
-            stdout.flush().context("writing to stdout")
-        }
+        None => emit_bytes(bytes).context("writing to stdout"),
     }
 }
 
@@ -140,6 +149,9 @@ fn check_otlp_flags(args: &ExportArgs) -> anyhow::Result<()> {
 
 pub async fn run(db: &Path, args: ExportArgs) -> anyhow::Result<ExitCode> {
     check_otlp_flags(&args)?;
+    if let Some(file) = args.id.as_deref().filter(|id| !args.all && is_file(id)) {
+        return export_file(file, &args);
+    }
     let store = Store::open_existing(db).await?;
     // Hops recorded since the last grouping get their trace first, as `tracer show` does.
     group_new_hops(&store).await?;
@@ -161,7 +173,7 @@ async fn export(store: &Store, args: &ExportArgs) -> anyhow::Result<ExitCode> {
             return otlp_out(store, args, &[trace.view()], spans).await;
         }
         let text = render(args.format, &[trace.view()], Some(&trace.log), spans);
-        write_out(args.output.as_deref(), &text)?;
+        write_out(args.output.as_deref(), args.format, &text)?;
         return Ok(ExitCode::SUCCESS);
     }
     if args.id.is_some() {
@@ -181,6 +193,7 @@ async fn export(store: &Store, args: &ExportArgs) -> anyhow::Result<ExitCode> {
         }
         write_out(
             args.output.as_deref(),
+            args.format,
             &render(args.format, &views, None, spans),
         )?;
         return Ok(ExitCode::SUCCESS);
@@ -199,6 +212,7 @@ async fn export(store: &Store, args: &ExportArgs) -> anyhow::Result<ExitCode> {
         let path: PathBuf = dir.join(format!("{name}.{}", args.format.extension()));
         write_out(
             Some(&path),
+            args.format,
             &render(args.format, &[trace.view()], Some(&trace.log), spans),
         )?;
     }
@@ -213,10 +227,38 @@ async fn export(store: &Store, args: &ExportArgs) -> anyhow::Result<ExitCode> {
                 hops: trace.hops.clone(),
             })
             .collect();
-        write_out(Some(&dir.join("index.html")), &html_index(&entries))?;
+        write_out(
+            Some(&dir.join("index.html")),
+            args.format,
+            &html_index(&entries),
+        )?;
         written += 1;
     }
     eprintln!("wrote {written} files to {}", dir.display());
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A hop-log file exported as `import` then `export` would: explained again from its hops.
+fn export_file(file: &str, args: &ExportArgs) -> anyhow::Result<ExitCode> {
+    if args.pushes() {
+        bail!("--push sends what the database holds: run tracer import {file} first");
+    }
+    let bytes = std::fs::read(file).with_context(|| format!("reading {file}"))?;
+    let log = HopLog::from_file(&bytes).with_context(|| file.to_string())?;
+    let hops = log.recorded_hops();
+    let trace = LoadedTrace { log, hops };
+    let spans = SpanOptions {
+        content: args.otlp_content,
+    };
+    if args.protobuf {
+        write_bytes(
+            args.output.as_deref(),
+            &otlp_protobuf(&[trace.view()], spans),
+        )?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let text = render(args.format, &[trace.view()], Some(&trace.log), spans);
+    write_out(args.output.as_deref(), args.format, &text)?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -241,14 +283,15 @@ async fn otlp_out(
     };
     let config = resolve(&flags, |name| std::env::var(name).ok())?.context("no receiver URL")?;
     let report = push(store, config, traces).await?;
-    eprintln!("tracer export: {}", report.line());
     if report.not_exported > 0 {
+        // One line for the failure: what happened and what to do.
         eprintln!(
-            "tracer export: run the same command again to send the {} spans not exported",
-            report.not_exported
+            "tracer export: {}; run the same command again to send them",
+            report.line()
         );
         return Ok(ExitCode::FAILURE);
     }
+    eprintln!("tracer export: {}", report.line());
     Ok(ExitCode::SUCCESS)
 }
 

@@ -5,14 +5,17 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use super::LsArgs;
+use super::stdout_text::{emit_json, out, outln};
 use crate::export::hop_log::TraceEntry;
 use crate::exporter::push::push_command;
 use crate::store::exports::SPANS_NOT_EXPORTED;
 use crate::store::traces::TraceRow;
 use crate::store::{HOPS_NOT_WRITTEN, HopListing, Store};
 use crate::trace::correlate::{group_new_hops, recorded_hops};
-use crate::trace::explain::{human_duration, shorten};
+use crate::trace::dates::{needs_dates, utc_date};
+use crate::trace::explain::{human_duration, plural, shorten};
 use crate::trace::summarize;
+use crate::wire::safe_text::one_line;
 
 pub async fn run(db: &Path, args: LsArgs) -> anyhow::Result<ExitCode> {
     let store = Store::open_existing(db).await?;
@@ -22,46 +25,83 @@ pub async fn run(db: &Path, args: LsArgs) -> anyhow::Result<ExitCode> {
     if args.hops {
         let hops = store.recent_hops(args.limit).await?;
         if args.json {
-            println!("{}", serde_json::to_string_pretty(&hops)?);
+            emit_json(&serde_json::to_value(&hops)?)?;
         } else {
-            print!("{}", hop_table(&hops));
-            if hops.is_empty() {
-                println!("no hops recorded in {} yet", db.display());
+            out!("{}", hop_table(&hops))?;
+            if hops.is_empty() && args.limit > 0 {
+                outln!("no hops recorded in {} yet", db.display())?;
+            } else if hops.is_empty() {
+                outln!(
+                    "-n {} lists no hops; {} in {} (tracer ls --hops -n N lists the newest N)",
+                    args.limit,
+                    plural(
+                        usize::try_from(store.hop_count().await?).unwrap_or(0),
+                        "hop"
+                    ),
+                    db.display()
+                )?;
             }
         }
     } else {
         let traces = list_traces(&store, args.limit).await?;
         if args.json {
-            println!("{}", serde_json::to_string_pretty(&traces)?);
+            emit_json(&serde_json::to_value(&traces)?)?;
         } else {
-            print!("{}", trace_table(&traces));
+            out!("{}", trace_table(&traces))?;
             if traces.is_empty() {
-                println!("no traces recorded in {} yet", db.display());
+                outln!("{}", nothing_listed(&store, db, args.limit).await?)?;
             }
         }
     }
+    let unreadable = store.unreadable_rows();
+    if unreadable > 0 {
+        eprintln!("{}", unreadable_note(unreadable));
+    }
     if not_written > 0 && !args.json {
-        println!("{not_written} hops were carried but not written (store busy or failing)");
+        outln!("{not_written} hops were carried but not written (store busy or failing)")?;
     }
     if not_exported > 0 && !args.json {
         // Per receiver, named as a push reaches it again; the rest a receiver took and rejected.
         let targets = store.failed_targets().await?;
         let failed: i64 = targets.iter().map(|(_, spans)| spans).sum();
         for (target, spans) in targets {
-            println!(
+            outln!(
                 "{spans} spans were not exported to {target} ({} sends them)",
                 push_command(&target)
-            );
+            )?;
         }
         if not_exported > failed {
-            println!(
+            outln!(
                 "{} spans were rejected by an OpenTelemetry receiver (a push does not send them again)",
                 not_exported - failed
-            );
+            )?;
         }
     }
     store.close().await;
     Ok(ExitCode::SUCCESS)
+}
+
+/// What an empty listing means: nothing recorded yet, or nothing asked for (`-n 0`).
+async fn nothing_listed(store: &Store, db: &Path, limit: i64) -> anyhow::Result<String> {
+    if limit > 0 {
+        return Ok(format!("no traces recorded in {} yet", db.display()));
+    }
+    let stored = store.traces().await?.len();
+    Ok(format!(
+        "-n {limit} lists no traces; {} in {} (tracer ls -n N lists the newest N)",
+        plural(stored, "trace"),
+        db.display()
+    ))
+}
+
+/// The one line that says rows were skipped because they could not be read.
+pub fn unreadable_note(rows: u64) -> String {
+    format!(
+        "tracer: {} of the database could not be read and {} skipped \
+         (a column holds the wrong type or malformed JSON)",
+        plural(usize::try_from(rows).unwrap_or(usize::MAX), "row"),
+        if rows == 1 { "was" } else { "were" }
+    )
 }
 
 /// The newest `limit` traces with what their hops say about them.
@@ -85,9 +125,12 @@ pub fn trace_table(traces: &[TraceEntry]) -> String {
     if traces.is_empty() {
         return out;
     }
-    out.push_str(
-        "ID        STARTED       HOPS  DURATION  STATUS          TOOLS             TITLE\n",
-    );
+    let dated = needs_dates(traces.iter().map(|t| t.started_unix_ns), Some(now_ns()));
+    out.push_str(&format!(
+        "ID        {:<width$}  HOPS  DURATION  STATUS          TOOLS             TITLE\n",
+        "STARTED",
+        width = started_width(dated)
+    ));
     for trace in traces {
         let title = match (&trace.title, trace.kind.as_str()) {
             (Some(title), _) => format!("\"{}\"", shorten(title, 60)),
@@ -97,12 +140,12 @@ pub fn trace_table(traces: &[TraceEntry]) -> String {
         let tools = if trace.tools_used.is_empty() {
             "-".to_string()
         } else {
-            trace.tools_used.join(",")
+            one_line(&trace.tools_used.join(",")).into_owned()
         };
         out.push_str(&format!(
-            "{:<8}  {:<12}  {:>4}  {:>8}  {:<14}  {:<16}  {}\n",
+            "{:<8}  {:<width$}  {:>4}  {:>8}  {:<14}  {:<16}  {}\n",
             &trace.id[..trace.id.len().min(8)],
-            clock_time(trace.started_unix_ns),
+            started(trace.started_unix_ns, dated),
             trace.hop_count,
             trace
                 .duration_ns
@@ -110,6 +153,7 @@ pub fn trace_table(traces: &[TraceEntry]) -> String {
             trace.status,
             truncate(&tools, 16),
             title,
+            width = started_width(dated),
         ));
     }
     out
@@ -120,7 +164,15 @@ pub fn hop_table(hops: &[HopListing]) -> String {
     if hops.is_empty() {
         return out;
     }
-    out.push_str("ID        STARTED       ROUTE       METHOD  PATH                            STATUS  STATE      TIME\n");
+    let dated = needs_dates(
+        hops.iter().map(|h| h.request_started_unix_ns),
+        Some(now_ns()),
+    );
+    out.push_str(&format!(
+        "ID        {:<width$}  ROUTE       METHOD  PATH                            STATUS  STATE      TIME\n",
+        "STARTED",
+        width = started_width(dated)
+    ));
     for hop in hops {
         let status = hop
             .status
@@ -130,18 +182,38 @@ pub fn hop_table(hops: &[HopListing]) -> String {
             |end| format_ms(end - hop.request_started_unix_ns),
         );
         out.push_str(&format!(
-            "{:<8}  {:<12}  {:<10}  {:<6}  {:<30}  {:<6}  {:<9}  {}\n",
+            "{:<8}  {:<width$}  {:<10}  {:<6}  {:<30}  {:<6}  {:<9}  {}\n",
             &hop.id[..hop.id.len().min(8)],
-            clock_time(hop.request_started_unix_ns),
-            truncate(&hop.route, 10),
-            truncate(&hop.method, 6),
-            truncate(&hop.path, 30),
+            started(hop.request_started_unix_ns, dated),
+            truncate(&one_line(&hop.route), 10),
+            truncate(&one_line(&hop.method), 6),
+            truncate(&one_line(&hop.path), 30),
             status,
             hop.state,
             time,
+            width = started_width(dated),
         ));
     }
     out
+}
+
+/// The STARTED cell: `HH:MM:SS.mmm`, after its date when the list spans days or is not today's.
+fn started(unix_ns: i64, dated: bool) -> String {
+    if dated {
+        format!("{} {}", utc_date(unix_ns), clock_time(unix_ns))
+    } else {
+        clock_time(unix_ns)
+    }
+}
+
+fn started_width(dated: bool) -> usize {
+    if dated { 23 } else { 12 }
+}
+
+fn now_ns() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
 }
 
 /// `HH:MM:SS.mmm` (UTC) of a Unix-nanosecond timestamp.

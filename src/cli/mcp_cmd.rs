@@ -36,15 +36,23 @@ pub async fn run(db: &Path, args: McpArgs) -> anyhow::Result<ExitCode> {
         server.store().close().await;
         return Ok(ExitCode::SUCCESS);
     }
+    // Heard from before anything listens: a signal never finds the default action.
+    let shutdown = shutdown_on_signals("tracer mcp");
     let listener = tokio::net::TcpListener::bind(&args.listen)
         .await
         .with_context(|| format!("cannot listen on {}", args.listen))?;
     let address = listener.local_addr()?;
-    eprintln!(
+    if crate::serve::reachable_from_elsewhere(address) {
+        crate::say!(
+            "tracer mcp: warning: listening on {address}, not a loopback address: anyone who \
+             can reach it can read every recorded trace (bodies included), unauthenticated"
+        );
+    }
+    crate::say!(
         "tracer mcp: {} (read-only) at http://{address}/mcp; Ctrl-C stops",
         db.display()
     );
-    serve_http(listener, server.clone(), shutdown_on_signals("tracer mcp"))
+    serve_http(listener, server.clone(), shutdown)
         .await
         .context("serving MCP over HTTP")?;
     server.store().close().await;

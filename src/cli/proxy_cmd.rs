@@ -9,12 +9,13 @@ use anyhow::{Context, bail};
 use tokio::sync::oneshot;
 
 use super::ProxyArgs;
+use super::stdout_text::{out, outln};
 use crate::ca::{CertAuthority, Created, ca_dir};
 use crate::exporter::start_configured as start_exporter;
-use crate::proxy::ForwardSettings;
 use crate::proxy::announce::{announce_in_background, retire_announced};
 use crate::proxy::forward_roles::HostPattern;
 use crate::proxy::tls::UpstreamTls;
+use crate::proxy::{ForwardLimits, ForwardSettings, default_max_connections};
 use crate::proxy::{Proxy, ProxySettings, Route, check_routes, routes_from_file};
 use crate::stop_signal::shutdown_on_signals;
 use crate::store::{Recorder, Store};
@@ -60,10 +61,25 @@ pub async fn run(db: &Path, args: ProxyArgs) -> anyhow::Result<ExitCode> {
     let intercept = args.intercept;
     let mut proxy = Proxy::bind(routes, settings).await?;
     if let Some(listen) = args.forward {
+        let handshake_timeout = Duration::try_from_secs_f64(args.handshake_timeout)
+            .ok()
+            .filter(|timeout| !timeout.is_zero())
+            .ok_or_else(|| {
+                anyhow::anyhow!(
+                    "--handshake-timeout must be a positive number of seconds, not {}",
+                    args.handshake_timeout
+                )
+            })?;
+        let limits = ForwardLimits {
+            handshake_timeout,
+            max_connections: args
+                .forward_max_connections
+                .map_or_else(default_max_connections, |n| n as usize),
+        };
         let ca_dir = ca_dir(args.ca_dir.as_deref())?;
         let (ca, created) = CertAuthority::load_or_create(&ca_dir)?;
         if created == Created::New {
-            eprintln!(
+            crate::say!(
                 "tracer: created a CA in {}: clients must trust it (`tracer ca --env`)",
                 ca_dir.display()
             );
@@ -74,10 +90,12 @@ pub async fn run(db: &Path, args: ProxyArgs) -> anyhow::Result<ExitCode> {
                 intercept: intercept.clone(),
                 host_roles: args.host_role,
                 ca: std::sync::Arc::new(ca),
+                limits,
             })
             .await?;
     }
-    print_route_table(&proxy.routes(), proxy.forward_addr(), &intercept, db);
+    warn_open_listeners(&proxy.routes(), proxy.forward_addr());
+    print_route_table(&proxy.routes(), proxy.forward_addr(), &intercept, db)?;
     let announced = announce_in_background(&store, proxy.routes());
     let exporter = start_exporter(otlp, &store, false);
 
@@ -96,14 +114,14 @@ pub async fn run(db: &Path, args: ProxyArgs) -> anyhow::Result<ExitCode> {
     if report.journal_left.is_none()
         && let Err(error) = group_new_hops(&store).await
     {
-        eprintln!("tracer: grouping the last hops into traces: {error:#}");
+        crate::say!("tracer: grouping the last hops into traces: {error:#}");
     }
     if let Some(exporter) = exporter {
         let report = exporter.finish(crate::exporter::FINISH_GRACE).await;
-        eprintln!("tracer: {}", report.line());
+        crate::say!("tracer: {}", report.line());
     }
     store.close().await;
-    eprintln!(
+    crate::say!(
         "tracer: stopped after {} connections; {}{}",
         stats.connections,
         report.summary(),
@@ -117,6 +135,27 @@ pub async fn run(db: &Path, args: ProxyArgs) -> anyhow::Result<ExitCode> {
         }
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// One warning line on stderr for each listener other machines can reach: none of them asks
+/// who is calling.
+fn warn_open_listeners(routes: &[Route], forward: Option<std::net::SocketAddr>) {
+    use crate::serve::reachable_from_elsewhere as open;
+    for route in routes.iter().filter(|route| open(route.listen)) {
+        crate::say!(
+            "tracer: warning: route `{}` listens on {}, not a loopback address: anyone who can \
+             reach it can send through it to {} unauthenticated, and it records what they send",
+            route.name,
+            route.listen,
+            route.upstream
+        );
+    }
+    if let Some(addr) = forward.filter(|addr| open(*addr)) {
+        crate::say!(
+            "tracer: warning: the forward proxy listens on {addr}, not a loopback address: it is \
+             an open proxy to any host for anyone who can reach it, unauthenticated"
+        );
+    }
 }
 
 /// The table printed at start: what listens where, and where it forwards.
@@ -167,8 +206,8 @@ fn print_route_table(
     forward: Option<std::net::SocketAddr>,
     intercept: &[HostPattern],
     db: &Path,
-) {
-    println!("tracer proxy: recording to {}", db.display());
+) -> std::io::Result<()> {
+    outln!("tracer proxy: recording to {}", db.display())?;
     let forward_row = forward.map(|addr| {
         let hosts = if intercept.is_empty() {
             "every host".to_string()
@@ -186,6 +225,6 @@ fn print_route_table(
             format!("HTTPS_PROXY=http://{addr} (decrypts: {hosts})"),
         ]
     });
-    print!("{}", table_of(routes, forward_row));
-    println!("Ctrl-C to stop.");
+    out!("{}", table_of(routes, forward_row))?;
+    outln!("Ctrl-C to stop.")
 }

@@ -5,6 +5,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use super::ReplayArgs;
+use super::stdout_text::out;
 use crate::replay::plain::steps_text;
 use crate::replay::source;
 use crate::store::Store;
@@ -23,7 +24,7 @@ pub async fn run(db: &Path, args: ReplayArgs) -> anyhow::Result<ExitCode> {
         (trace?, db.display().to_string())
     };
     if args.plain {
-        print!("{}", steps_text(&trace));
+        out!("{}", steps_text(&trace))?;
         return Ok(ExitCode::SUCCESS);
     }
     let app = App::replay(source_name, trace, args.speed);

@@ -67,6 +67,14 @@ async fn load(store: &Store, id: &str) -> anyhow::Result<LoadedTrace> {
 }
 
 pub async fn run(db: &Path, args: RerunArgs) -> anyhow::Result<ExitCode> {
+    if let (Some(step), Some(model_url)) = (args.step, &args.model_url)
+        && is_file(&args.id)
+    {
+        // One model step re-sent from a hop-log file writes nothing: no database is needed.
+        let original = source::from_file(&args.id).await?;
+        let stop = StopFlag::listen("the run in flight");
+        return rerun_one_step(&original, &args, step as usize, model_url, &stop).await;
+    }
     let store = Store::open_existing(db).await?;
     let result = run_with(&store, &args).await;
     store.close().await;
@@ -86,8 +94,9 @@ async fn run_with(store: &Store, args: &RerunArgs) -> anyhow::Result<ExitCode> {
             .await?
             .ok_or_else(|| RerunError::NoLiveRoute(entry.route.clone()))?,
     };
-    let outcomes = rerun_agent(store, &entry, &to, args.times, args.timeout, &stop).await?;
     let view = view_of(&original);
+    eprintln!("{}", tools_run_again(&view.calls()));
+    let outcomes = rerun_agent(store, &entry, &to, args.times, args.timeout, &stop).await?;
     match (args.times, outcomes.first()) {
         (1, Some(outcome)) => {
             let new = outcome.view.clone().with_context(|| {
@@ -121,6 +130,21 @@ async fn run_with(store: &Store, args: &RerunArgs) -> anyhow::Result<ExitCode> {
         ))?,
     }
     Ok(finished(outcomes.len(), args.times))
+}
+
+/// The warning a re-run owes its user: the agent runs its tools again, for real.
+fn tools_run_again(calls: &[crate::compare::steps::Call]) -> String {
+    let mut names: Vec<&str> = calls.iter().map(|c| c.name.as_str()).collect();
+    names.dedup();
+    let original = if names.is_empty() {
+        "the original called none".to_string()
+    } else {
+        format!("the original called {}", names.join(", "))
+    };
+    format!(
+        "tracer rerun: the agent runs its tools again, for real ({original}): what they change \
+         (a notes file, a ticket, a mail) changes again"
+    )
 }
 
 /// `complete`, or `partial` when Ctrl-C stopped the runs before all were made.

@@ -49,15 +49,17 @@ pub async fn run(args: ServeReplayArgs) -> anyhow::Result<ExitCode> {
         .await
         .with_context(|| format!("listening on {}", args.listen))?;
     let address = listener.local_addr()?;
-    eprintln!(
+    crate::say!(
         "tracer serve-replay: answering as the recorded {role} of trace {} ({} recorded requests) on http://{address}",
         log.trace_id(),
         server.recordings().len()
     );
     for recording in server.recordings() {
-        eprintln!(
+        crate::say!(
             "  hop {:>2}  {} {}",
-            recording.number, recording.method, recording.path
+            recording.number,
+            recording.method,
+            recording.path
         );
     }
     Arc::new(server).serve(listener, shutdown).await?;

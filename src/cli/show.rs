@@ -1,15 +1,21 @@
-//! `tracer show ID`: one trace as numbered, explained messages, or (`--json`) its JSON hop log.
+//! `tracer show ID|FILE`: one trace (from the database, or a hop-log file) as numbered, explained
+//! messages, or (`--json`) its JSON hop log.
 
 use std::path::Path;
 use std::process::ExitCode;
 
+use anyhow::Context;
+
 use super::ShowArgs;
 use super::ls::clock_time;
+use super::stdout_text::{emit_json_text, out};
 use crate::export::hop_log::{HopLog, MessageEntry};
 use crate::replay::plain::wrap;
+use crate::replay::source::is_file;
 use crate::store::Store;
 use crate::trace::correlate::group_new_hops;
 use crate::trace::explain::{human_duration, plural};
+use crate::wire::safe_text::one_line;
 
 /// Explanations wrap at this many columns.
 const WIDTH: usize = 100;
@@ -17,15 +23,25 @@ const WIDTH: usize = 100;
 const INDENT: &str = "       ";
 
 pub async fn run(db: &Path, args: ShowArgs) -> anyhow::Result<ExitCode> {
-    let store = Store::open_existing(db).await?;
-    group_new_hops(&store).await?;
-    let log = HopLog::from_store(&store, &args.id).await;
-    store.close().await;
-    let log = log?;
-    if args.json {
-        print!("{}", log.to_json_pretty());
+    let log = if is_file(&args.id) {
+        // A hop-log file is shown as `import` then `show` would show it, with no database.
+        let bytes = std::fs::read(&args.id).with_context(|| format!("reading {}", args.id))?;
+        HopLog::from_file(&bytes).with_context(|| args.id.clone())?
     } else {
-        print!("{}", render(&log));
+        let store = Store::open_existing(db).await?;
+        group_new_hops(&store).await?;
+        let log = HopLog::from_store(&store, &args.id).await;
+        let unreadable = store.unreadable_rows();
+        store.close().await;
+        if unreadable > 0 {
+            eprintln!("{}", super::ls::unreadable_note(unreadable));
+        }
+        log?
+    };
+    if args.json {
+        emit_json_text(&log.to_json_pretty())?;
+    } else {
+        out!("{}", render(&log))?;
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -35,7 +51,7 @@ pub fn render(log: &HopLog) -> String {
     let trace = log.trace();
     let mut out = format!("trace {}", trace.id);
     match (log.title(), trace.kind.as_str()) {
-        (Some(title), _) => out.push_str(&format!("  \"{title}\"")),
+        (Some(title), _) => out.push_str(&format!("  \"{}\"", one_line(title))),
         (None, "setup") => out.push_str("  (start-up discovery)"),
         (None, _) => {}
     }
@@ -50,7 +66,7 @@ pub fn render(log: &HopLog) -> String {
     }
     facts.push(trace.status.clone());
     if !trace.tools_used.is_empty() {
-        facts.push(format!("tools: {}", trace.tools_used.join(", ")));
+        facts.push(format!("tools: {}", one_line(&trace.tools_used.join(", "))));
     }
     out.push_str(&format!("  {}\n\n", facts.join(" · ")));
     let origin = log

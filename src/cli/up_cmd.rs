@@ -6,6 +6,7 @@ use std::process::ExitCode;
 
 use super::UpArgs;
 use super::proxy_cmd::route_table;
+use super::stdout_text::{out, outln};
 use crate::demo::ollama_has_model;
 use crate::exporter::start_configured as start_exporter;
 use crate::reference::agent::config::ollama_base_url;
@@ -23,7 +24,7 @@ pub async fn run(db: &Path, args: UpArgs) -> anyhow::Result<ExitCode> {
         ModelUpstream::Recorded
     } else {
         if let Some(advice) = model_server_advice(&ollama, &args.model).await {
-            eprintln!("{advice}");
+            crate::say!("{advice}");
         }
         ModelUpstream::Url(ollama.clone())
     };
@@ -44,39 +45,46 @@ pub async fn run(db: &Path, args: UpArgs) -> anyhow::Result<ExitCode> {
     let store = Store::open(db).await?;
     let topology = Topology::start(spec, store.clone()).await?;
     let announced = crate::proxy::announce::announce_in_background(&store, topology.routes.clone());
-    println!("tracer up: recording to {}", db.display());
-    print!("{}", route_table(&topology.routes));
-    if args.recorded {
-        println!(
-            "model: the recorded buy-milk model built into tracer, on {} (it answers the article's request)",
-            topology.model_upstream
+    if crate::serve::reachable_from_elsewhere(at(args.agent_port)) {
+        crate::say!(
+            "tracer up: warning: listening on {}, not a loopback address: anyone who can reach \
+             it can use the agent, the notes tools and the model unauthenticated",
+            args.host
         );
     }
-    println!(
+    outln!("tracer up: recording to {}", db.display())?;
+    out!("{}", route_table(&topology.routes))?;
+    if args.recorded {
+        outln!(
+            "model: the recorded buy-milk model built into tracer, on {} (it answers the article's request)",
+            topology.model_upstream
+        )?;
+    }
+    outln!(
         "notes-agent listens on {} (model {}, MCP through the proxy), notes-server on {} (notes in {})",
         internal(args.agent_internal_port),
         args.model,
         internal(args.mcp_internal_port),
         args.notes.display()
-    );
-    println!();
-    println!("Try:");
-    println!(
+    )?;
+    outln!()?;
+    outln!("Try:")?;
+    outln!(
         "  curl -s {} -H 'Content-Type: application/json' -d '{{\"message\":\"Add buy milk to my notes\"}}'",
         topology.agent_url()
-    );
-    println!("  tracer --db {} ls", db.display());
-    println!("  tracer --db {} tui", db.display());
-    println!("Ctrl-C to stop.");
+    )?;
+    outln!("  tracer --db {} ls", db.display())?;
+    outln!("  tracer --db {} tui", db.display())?;
+    outln!("Ctrl-C to stop.")?;
     let exporter = start_exporter(otlp, &store, false);
     let report = topology.run_until(shutdown).await?;
     crate::proxy::announce::retire_announced(&store, announced).await;
     if let Some(exporter) = exporter {
         let report = exporter.finish(crate::exporter::FINISH_GRACE).await;
-        eprintln!("tracer up: {}", report.line());
+        crate::say!("tracer up: {}", report.line());
     }
     store.close().await;
-    eprintln!("tracer up: stopped; {}", report.summary());
+    crate::say!("tracer up: stopped; {}", report.summary());
     Ok(ExitCode::SUCCESS)
 }
 

@@ -3,13 +3,14 @@
 use super::diff::{Diff, StepPair};
 use super::steps::{RunView, Step, StepCall};
 use crate::trace::explain::{human_duration, plural, shorten};
+use crate::wire::safe_text::one_line;
 
 /// How much of a tool result or reply is shown on one line.
 const TEXT_WIDTH: usize = 70;
 
 /// The whole diff as text, summary first.
 pub fn render(diff: &Diff) -> String {
-    let mut out = format!("{}\n\n", diff.summary);
+    let mut out = format!("{}\n\n", one_line(&diff.summary));
     out.push_str(&run_line("A", &diff.a));
     out.push_str(&run_line("B", &diff.b));
     for pair in diff.steps() {
@@ -21,7 +22,7 @@ pub fn render(diff: &Diff) -> String {
     out.push_str(if same { "  (same)\n" } else { "  (differs)\n" });
     for (side, run) in [("A", &diff.a), ("B", &diff.b)] {
         let text = match (&run.reply, &run.agent_error) {
-            (_, Some(error)) => format!("error: {error}"),
+            (_, Some(error)) => format!("error: {}", one_line(error)),
             (Some(reply), None) => format!("\"{}\"", shorten(reply, TEXT_WIDTH)),
             (None, None) => "(none)".to_string(),
         };
@@ -48,7 +49,11 @@ fn run_line(side: &str, run: &RunView) -> String {
         .as_deref()
         .map(|t| format!("  \"{}\"", shorten(t, 40)))
         .unwrap_or_default();
-    format!("{side}  {}{title}  {}\n", run.trace, facts.join(" · "))
+    format!(
+        "{side}  {}{title}  {}\n",
+        one_line(&run.trace),
+        facts.join(" · ")
+    )
 }
 
 fn tokens((input, output): (Option<u64>, Option<u64>)) -> Option<String> {
@@ -105,7 +110,7 @@ fn step_facts(step: &Step) -> String {
         facts.push(tokens);
     }
     if let Some(error) = &step.error {
-        facts.push(format!("model error: {error}"));
+        facts.push(format!("model error: {}", one_line(error)));
     }
     facts.join(", ")
 }

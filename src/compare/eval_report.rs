@@ -119,10 +119,35 @@ pub fn render_run(outcome: &EvalOutcome) -> String {
         })
         .collect();
     let mut out = table(&["QUESTION", "RESULT", "TRACE", "REASONS"], &rows);
+    out.push_str(&agent_errors(outcome));
     out.push('\n');
     out.push_str(&total_line(outcome));
     out.push('\n');
     out
+}
+
+/// The agents' own words for the answers that failed with `agent_error`, whole: the table cuts
+/// its REASONS column, and "HTTP 502" alone says nothing of why.
+fn agent_errors(outcome: &EvalOutcome) -> String {
+    let lines: Vec<String> = outcome
+        .questions
+        .iter()
+        .filter_map(|q| {
+            let reason = q
+                .runs
+                .iter()
+                .flat_map(|a| &a.reasons)
+                .find(|r| r.reason == "agent_error")?;
+            Some(format!("  {}: {}\n", q.id, reason.message))
+        })
+        .collect();
+    if lines.is_empty() {
+        return String::new();
+    }
+    format!(
+        "\nagent errors, as the agent said them:\n{}",
+        lines.concat()
+    )
 }
 
 /// `tracer eval --list` as text.
@@ -295,6 +320,40 @@ pub fn compare_json(a: &EvalOutcome, b: &EvalOutcome) -> Value {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
+    #[test]
+    fn an_agent_error_is_printed_whole_under_the_table() {
+        let said = "the agent failed: HTTP 502: model ollama (http://127.0.0.1:11435/api/chat) \
+                    failed: answered 422 Unprocessable Entity: no recorded POST /api/chat carries \
+                    this request (message 1 (user): got \"Put eggs on my shopping list\")";
+        let attempt = Attempt {
+            pass: false,
+            reasons: vec![Reason::new("agent_error", said)],
+            trace: Some("505dd8e4".repeat(4)),
+            calls: Vec::new(),
+            reply: None,
+        };
+        let outcome = EvalOutcome {
+            run: 1,
+            label: None,
+            state: "complete".into(),
+            total: 1,
+            questions: vec![QuestionResult::new("add-eggs".into(), vec![attempt])],
+        };
+        let text = render_run(&outcome);
+        assert!(
+            text.contains("agent_error: the agent failed: HTTP 502"),
+            "{text}"
+        );
+        assert!(
+            text.contains(&format!(
+                "agent errors, as the agent said them:\n  add-eggs: {said}\n"
+            )),
+            "{text}"
+        );
+    }
+
     #[test]
     fn utc_time_reads_the_calendar() {
         assert_eq!(super::utc_time(0), "1970-01-01 00:00");

@@ -120,6 +120,16 @@ fn duration(hop: &RecordedHop) -> Option<i64> {
 }
 
 /// Why a hop has no usable answer, if so.
+/// The words of an error answer: `{"error": "…"}`, `{"error": {"message": "…"}}`, else the
+/// whole answer.
+fn error_text(value: &Value) -> String {
+    let error = &value["error"];
+    match (error.as_str(), error["message"].as_str()) {
+        (Some(text), _) | (None, Some(text)) => text.to_string(),
+        _ => format!("it answered {value}"),
+    }
+}
+
 fn hop_failure(hop: &RecordedHop) -> Option<String> {
     let Some(end) = hop.end.as_ref() else {
         return Some("no answer was recorded".into());
@@ -251,21 +261,27 @@ pub fn run_view(trace: &str, title: Option<String>, hops: &[RecordedHop]) -> Run
     let (mut reply, mut agent_error, mut step_limit_reached) = (None, None, false);
     if let Some(index) = entry {
         let hop = ordered[index];
-        agent_error = hop_failure(hop);
-        match readings[index].response.as_ref().map(|r| &r.reading) {
+        let failure = hop_failure(hop);
+        // What the agent itself said went wrong, kept beside the status: "HTTP 502" alone
+        // drops the agent's own clear reason.
+        let said = match readings[index].response.as_ref().map(|r| &r.reading) {
             Some(Reading::AgentReply(answer)) => {
                 reply = Some(answer.reply.clone());
-                agent_error = agent_error.or_else(|| answer.error.clone());
+                answer.error.clone()
             }
             Some(Reading::ModelResponse(answer)) => {
                 reply = Some(answer.message.content.clone());
-                agent_error = agent_error.or_else(|| answer.error.clone());
+                answer.error.clone()
             }
-            Some(Reading::Json(value)) => {
-                agent_error = agent_error.or_else(|| Some(format!("it answered {value}")));
+            Some(Reading::Json(value)) => Some(error_text(value)),
+            _ => None,
+        };
+        agent_error = match (failure, said) {
+            (Some(status), Some(said)) if status.starts_with("HTTP ") => {
+                Some(format!("{status}: {said}"))
             }
-            _ => {}
-        }
+            (failure, said) => failure.or(said),
+        };
         step_limit_reached = reports_step_limit(hop);
     } else {
         reply = steps.last().map(|s| s.content.clone());

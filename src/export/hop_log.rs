@@ -167,8 +167,30 @@ impl HopLog {
         trace_id_or_prefix: &str,
     ) -> Result<HopLog, HopLogError> {
         let (row, hops) = load_trace(store, trace_id_or_prefix).await?;
-        let summary = summarize(&hops);
-        let explained = explain_trace(&hops);
+        Ok(HopLog::from_recorded(row, &hops))
+    }
+
+    /// A hop-log file read and explained again from its hops, as if it had been imported and
+    /// exported (`tracer show FILE`, `tracer export FILE`): the same document `import` then
+    /// `export` would give, without a database.
+    pub fn from_file(bytes: &[u8]) -> Result<HopLog, HopLogError> {
+        let log = HopLog::from_json(bytes)?;
+        let hops = log.recorded_hops_checked()?;
+        let row = TraceRow {
+            id: log.trace.id.clone(),
+            title: log.trace.title.clone(),
+            kind: log.trace.kind.clone(),
+            started_unix_ns: log.trace.started_unix_ns,
+            ended_unix_ns: log.trace.ended_unix_ns,
+            created_by: IMPORTED_BY.to_string(),
+        };
+        Ok(HopLog::from_recorded(row, &hops))
+    }
+
+    /// The hop log of a trace row and its hops, each message explained.
+    pub fn from_recorded(row: TraceRow, hops: &[RecordedHop]) -> HopLog {
+        let summary = summarize(hops);
+        let explained = explain_trace(hops);
         let mut numbers = vec![0; hops.len()];
         let messages: Vec<MessageEntry> = explained
             .iter()
@@ -198,13 +220,13 @@ impl HopLog {
             })
             .collect();
         hop_entries.sort_by_key(|hop| hop.number);
-        Ok(HopLog {
+        HopLog {
             format: FORMAT.to_string(),
             version: VERSION,
             trace: TraceEntry::new(row, summary),
             messages,
             hops: hop_entries,
-        })
+        }
     }
 
     /// Reads a hop log, saying what is wrong when the bytes are not one.

@@ -13,16 +13,18 @@ use crate::trace::explain::{human_duration, plural};
 use crate::trace::lanes::{Tone, lanes};
 use crate::trace::timing::{Bar, waterfall};
 use crate::trace::{Case, Direction, ExplainedMessage, RecordedHop, explain_trace, summarize};
+use crate::wire::safe_text::multi_line;
 
 const CSS: &str = include_str!("html/page.css");
 const JS: &str = include_str!("html/page.js");
 /// Stream chunks listed per message.
 const CHUNK_ROWS: usize = 100;
 
-/// Text made safe for HTML element content and attribute values.
+/// Text made safe for HTML element content and attribute values: markup characters as
+/// entities, control and bidi characters (but newlines and tabs) as visible escapes.
 pub fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
+    for c in multi_line(text).chars() {
         match c {
             '&' => out.push_str("&amp;"),
             '<' => out.push_str("&lt;"),
@@ -35,7 +37,35 @@ pub fn escape(text: &str) -> String {
     out
 }
 
+/// `'sha256-…'`: a CSP source allowing exactly this inline script or style.
+fn csp_hash(code: &str) -> String {
+    use base64::Engine;
+    let digest = ring::digest::digest(&ring::digest::SHA256, code.as_bytes());
+    format!(
+        "'sha256-{}'",
+        base64::engine::general_purpose::STANDARD.encode(digest.as_ref())
+    )
+}
+
+/// The page's Content-Security-Policy: nothing fetched, nothing sent, no plugin, no frame; only
+/// the page's own inline style and (with `script`) its own inline script run, by their hashes.
+pub fn content_security_policy(script: bool) -> String {
+    let script_src = if script {
+        csp_hash(JS)
+    } else {
+        "'none'".to_string()
+    };
+    format!(
+        "default-src 'none'; style-src {}; script-src {script_src}; img-src 'none'; \
+         connect-src 'none'; font-src 'none'; object-src 'none'; media-src 'none'; \
+         frame-src 'none'; worker-src 'none'; manifest-src 'none'; base-uri 'none'; \
+         form-action 'none'",
+        csp_hash(CSS)
+    )
+}
+
 fn page(title: &str, body: &str, script: bool) -> String {
+    let csp = content_security_policy(script);
     let script = if script {
         format!("<script>{JS}</script>")
     } else {
@@ -43,6 +73,7 @@ fn page(title: &str, body: &str, script: bool) -> String {
     };
     format!(
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <meta http-equiv=\"Content-Security-Policy\" content=\"{csp}\">\n\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
          <meta name=\"generator\" content=\"tracer {}\">\n<title>{}</title>\n<style>{CSS}</style>\n</head>\n\
          <body>\n{body}\n{script}\n</body>\n</html>\n",
@@ -98,11 +129,11 @@ pub fn html_page(trace: &TraceToExport<'_>) -> String {
     ));
     body.push_str(&svg::waterfall_svg(&timing));
     body.push_str(
-        "</div>\n<p class=\"legend\"><span><i style=\"background:var(--host)\"></i>host (you → agent)</span>\
-         <span><i style=\"background:var(--model)\"></i>model</span><span><i style=\"background:var(--tool)\"></i>tool (MCP)</span>\
-         <span>▾ first chunk of a stream</span><span><i style=\"background:#f59e0b\"></i>Ollama load</span>\
-         <span><i style=\"background:#3b82f6\"></i>prompt</span><span><i style=\"background:#ec4899\"></i>generation</span>\
-         <span style=\"color:var(--failed)\">✕ failed</span><span style=\"color:var(--tool-error)\">⚠ tool error</span></p>\n</section>\n",
+        "</div>\n<p class=\"legend\"><span><i class=\"key-host\"></i>host (you → agent)</span>\
+         <span><i class=\"key-model\"></i>model</span><span><i class=\"key-tool\"></i>tool (MCP)</span>\
+         <span>▾ first chunk of a stream</span><span><i class=\"key-load\"></i>Ollama load</span>\
+         <span><i class=\"key-prompt\"></i>prompt</span><span><i class=\"key-generation\"></i>generation</span>\
+         <span class=\"key-failed\">✕ failed</span><span class=\"key-tool-error\">⚠ tool error</span></p>\n</section>\n",
     );
     body.push_str("<section id=\"messages\">\n<h2>Every message, explained</h2>\n");
     let start = timing.start_unix_ns;

@@ -4,6 +4,7 @@
 use super::body_text::{BodyText, TraceToExport, iso8601_utc};
 use crate::trace::explain::shorten;
 use crate::trace::{Direction, ExplainedMessage, RecordedHop, explain_trace};
+use crate::wire::safe_text::{multi_line, one_line};
 
 /// Longest message text on an arrow, in characters.
 const ARROW_TEXT_MAX: usize = 90;
@@ -11,17 +12,56 @@ const ARROW_TEXT_MAX: usize = 90;
 const BODY_LINES_MAX: usize = 40;
 const BODY_CHARS_MAX: usize = 4000;
 
-/// Mermaid text must not carry `;` (a statement end) or `#` (an entity start), nor newlines.
+/// Mermaid text on an arrow, as Mermaid entity codes where it could mean more than text: `;` (a
+/// statement end), `#` (an entity start), `%` (a `%%{init}%%` directive, a `%%` comment), `<`,
+/// `>` and `&` (HTML in a label); no newline, control or bidi character (`shorten`).
 fn mermaid_text(text: &str) -> String {
     let mut out = String::new();
     for c in shorten(text, ARROW_TEXT_MAX).chars() {
         match c {
-            '#' => out.push_str("#35;"),
-            ';' => out.push_str("#59;"),
+            '#' | ';' | '%' | '<' | '>' | '&' => {
+                out.push_str(&format!("#{};", u32::from(c)));
+            }
             other => out.push(other),
         }
     }
     out
+}
+
+/// Markdown text on one line (newlines as spaces), control and bidi characters as escapes, and
+/// every character that Markdown or HTML could read as markup backslash-escaped (inline: `\`,
+/// backticks, emphasis, links, HTML, entities, tables, strike-through; at the start of the line:
+/// headings, lists, rules), so a CommonMark renderer shows it as the text it is.
+pub fn markdown_text(text: &str) -> String {
+    let line = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let mut out = String::new();
+    let mut digits_so_far = true;
+    for (index, c) in one_line(&line).chars().enumerate() {
+        let inline = matches!(
+            c,
+            '\\' | '`' | '*' | '_' | '[' | ']' | '<' | '>' | '&' | '|' | '~'
+        );
+        let block = (index == 0 && matches!(c, '-' | '+' | '=' | '#'))
+            || (digits_so_far && index > 0 && matches!(c, '.' | ')'));
+        if inline || block {
+            out.push('\\');
+        }
+        digits_so_far = digits_so_far && c.is_ascii_digit();
+        out.push(c);
+    }
+    out
+}
+
+/// A trace id in a code span when it is a plain id, else as escaped Markdown text.
+fn markdown_id(id: &str) -> String {
+    if id
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+    {
+        format!("`{id}`")
+    } else {
+        markdown_text(id)
+    }
 }
 
 /// The participants in the order they first appear.
@@ -110,11 +150,11 @@ pub fn markdown_handout(trace: &TraceToExport<'_>) -> String {
     let messages = explain_trace(trace.hops);
     let mut out = String::new();
     let title = trace.title.unwrap_or("(untitled trace)");
-    out.push_str(&format!("# Trace: {title}\n\n"));
+    out.push_str(&format!("# Trace: {}\n\n", markdown_text(title)));
     let started = trace.hops.iter().map(|h| h.start.started_unix_ns).min();
     out.push_str(&format!(
-        "Trace `{}`, {} hops, {} messages{}.\n\n",
-        trace.id,
+        "Trace {}, {} hops, {} messages{}.\n\n",
+        markdown_id(trace.id),
         trace.hops.len(),
         messages.len(),
         started.map_or_else(String::new, |at| format!(", started {}", iso8601_utc(at)))
@@ -128,9 +168,9 @@ pub fn markdown_handout(trace: &TraceToExport<'_>) -> String {
             message.number,
             message.from,
             message.to,
-            message.head,
-            message.summary.trim(),
-            message.explanation.trim()
+            markdown_text(&message.head),
+            markdown_text(&message.summary),
+            markdown_text(&message.explanation)
         ));
         let hop = &trace.hops[message.hop_index];
         let body = hop.end.as_ref().map(|end| match message.direction {
@@ -138,6 +178,7 @@ pub fn markdown_handout(trace: &TraceToExport<'_>) -> String {
             Direction::Response => &end.response_body,
         });
         if let Some((text, language)) = body.and_then(|b| trimmed_body(&b.bytes)) {
+            let text = multi_line(&text);
             let fence = fence_for(&text);
             out.push_str(&format!("{fence}{language}\n{text}\n{fence}\n\n"));
         }
@@ -152,9 +193,25 @@ mod tests {
     #[test]
     fn arrow_text_is_escaped_and_short() {
         assert_eq!(mermaid_text("a; b #1\nc"), "a#59; b #35;1 c");
+        let directive = mermaid_text("%%{init: {'themeCSS': 'x{background:url(//evil)}'}}%%");
+        assert!(!directive.contains('%'), "{directive}");
+        assert_eq!(mermaid_text("<b>"), "#60;b#62;");
         assert!(mermaid_text(&"x".repeat(500)).chars().count() <= ARROW_TEXT_MAX + 10);
         assert_eq!(fence_for("no ticks"), "```");
         assert_eq!(fence_for("has ```` four"), "`````");
+    }
+
+    #[test]
+    fn markdown_text_is_text_on_one_line() {
+        assert_eq!(
+            markdown_text("<img src=x onerror=alert(1)>\n# Owned *now*"),
+            "\\<img src=x onerror=alert(1)\\> # Owned \\*now\\*"
+        );
+        assert_eq!(markdown_text("- item"), "\\- item");
+        assert_eq!(markdown_text("12. item"), "12\\. item");
+        assert_eq!(markdown_text("a\x1b[2J"), "a\\\\x1b\\[2J");
+        assert_eq!(markdown_id("abc-1"), "`abc-1`");
+        assert_eq!(markdown_id("a`b"), "a\\`b");
     }
 
     #[test]

@@ -15,6 +15,7 @@ use tokio::sync::watch;
 
 use super::config::OtlpConfig;
 use crate::export::otlp::{Encoding, Resource, Span, proto};
+use crate::trace::explain::shorten;
 
 /// How much of a receiver's answer is read.
 const ANSWER_LIMIT: usize = 64 * 1024;
@@ -232,8 +233,8 @@ fn json_rejected(body: &[u8]) -> Option<(i64, String)> {
     let message = partial
         .get("errorMessage")
         .and_then(|m| m.as_str())
-        .unwrap_or_default()
-        .to_string();
+        .map(|m| shorten(m, 200))
+        .unwrap_or_default();
     (rejected > 0 || !message.is_empty()).then_some((rejected, message))
 }
 
@@ -254,8 +255,8 @@ fn error_message(body: &[u8]) -> String {
     if text.is_empty() {
         return String::new();
     }
-    let short: String = text.chars().take(200).collect();
-    format!(": {short}")
+    // A receiver's error page (HTML, a stack trace) goes into one log line: on one line, cut.
+    format!(": {}", shorten(&text, 200))
 }
 
 fn describe(error: &hyper_util::client::legacy::Error) -> String {

@@ -19,7 +19,7 @@ use super::headers::{
     strip_for_upstream, strip_hop_by_hop,
 };
 use super::tee::{BodyOutcome, Captured, HopClock, PieceOut, TeeBody, settle_unpolled};
-use super::{Route, upgrade};
+use super::{Route, loop_guard, upgrade};
 use crate::hop::Sink;
 use crate::hop::{BodyCapture, BodySide, HopEnd, HopStart, HopState, Role, Transport};
 use crate::wire::ids::random_hex_id;
@@ -81,6 +81,11 @@ pub async fn handle_at(
     let settings = &ctx.settings;
     let upgrade = upgrade::client_side(&mut request);
     let (mut parts, body) = request.into_parts();
+    let port = ctx.route.listen.port();
+    if loop_guard::came_back(&parts.headers, port) {
+        // Not recorded: the hop that sent it here is, and gets this answer as its response.
+        return Ok(loop_guard::refusal(&ctx.route));
+    }
     let body_of_unknown_length = !body.is_end_stream() && body.size_hint().exact().is_none();
     let id = match ctx.route.role {
         Role::Agent => ensure_traceparent(&mut parts.headers),
@@ -129,6 +134,7 @@ pub async fn handle_at(
         Ok(uri) => {
             parts.uri = uri;
             strip_for_upstream(&mut parts.headers, body_of_unknown_length);
+            loop_guard::mark(&mut parts.headers, parts.version, port);
             if let Some((_, protocol)) = &upgrade {
                 upgrade::restore(&mut parts.headers, protocol.clone());
             }

@@ -1,21 +1,25 @@
 //! The forward proxy's listener: accepts proxy connections, serves each one, hands `CONNECT` to
 //! interception (or a tunnel) and absolute-form requests to forwarding, and drains both at stop.
+//! Its connections are bounded (`ForwardLimits::max_connections`): beyond the bound a new one
+//! is answered `503` and closed, so a flood cannot take every descriptor.
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use http::{Method, Request, Response, StatusCode};
 use hyper::body::Incoming;
 use hyper::service::service_fn;
 use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 
 use super::ProxyStats;
 use super::context::ProxyBody;
 use super::forward_proxy::{ForwardShared, forward_one, proxy_error};
-use crate::serve::{Shutdown, serve_http};
+use crate::serve::{Admission, Shutdown, serve_http_admitting};
 
 /// Serves the forward listener until `stop` (with the one accept loop, `serve::serve_http`),
 /// then lets the tunnels and intercepted connections it opened finish within what is left of
@@ -37,11 +41,31 @@ pub async fn accept_loop(
         })
     };
     let serving = shared.clone();
-    let make_service = move |peer| {
+    let limit = shared.forward.limits.max_connections;
+    let slots = Arc::new(Semaphore::new(limit));
+    let refusals = Arc::new(Semaphore::new(REFUSALS_AT_ONCE));
+    let refusing = AtomicBool::new(false);
+    let admit = move |peer| {
+        let Ok(slot) = slots.clone().try_acquire_owned() else {
+            if !refusing.swap(true, Ordering::Relaxed) {
+                tracing::warn!(limit, "the forward proxy is full: refusing new connections");
+            }
+            return match refusals.clone().try_acquire_owned() {
+                Ok(held) => Admission::Refuse {
+                    answer: full_answer(limit),
+                    held: Some(held),
+                },
+                Err(_) => Admission::Close,
+            };
+        };
+        refusing.store(false, Ordering::Relaxed);
+        let slot: Slot = Arc::new(slot);
         let shared = serving.clone();
-        service_fn(move |request| on_proxy_request(shared.clone(), peer, request))
+        Admission::Serve(service_fn(move |request| {
+            on_proxy_request(shared.clone(), slot.clone(), peer, request)
+        }))
     };
-    let mut stats = serve_http(listener, make_service, shutdown, grace).await;
+    let mut stats = serve_http_admitting(listener, admit, shutdown, grace).await;
     // Tunnels and intercepted connections outlive the proxy connection that opened them.
     let started = stopped_at
         .lock()
@@ -76,13 +100,39 @@ async fn drain_until(tasks: &mut JoinSet<()>, deadline: tokio::time::Instant) ->
     cut_off
 }
 
+/// Connections refused at once with an answer; beyond them a refused connection is just closed.
+const REFUSALS_AT_ONCE: usize = 32;
+
+/// One of the forward proxy's connection slots: held by the proxy connection and by every
+/// tunnel or interception it opened, freed when the last of them ends.
+pub type Slot = Arc<tokio::sync::OwnedSemaphorePermit>;
+
+/// The whole HTTP answer to a connection beyond the limit.
+fn full_answer(limit: usize) -> bytes::Bytes {
+    let body = serde_json::json!({"error": {
+        "proxy": "forward",
+        "message": format!(
+            "tracer's forward proxy has {limit} connections open, its limit \
+             (--forward-max-connections): try again once some have closed"
+        ),
+    }})
+    .to_string();
+    let head = format!(
+        "HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\n\
+         content-length: {}\r\nretry-after: 1\r\nconnection: close\r\n\r\n",
+        body.len()
+    );
+    bytes::Bytes::from(head + &body)
+}
+
 async fn on_proxy_request(
     shared: Arc<ForwardShared>,
+    slot: Slot,
     peer: SocketAddr,
     request: Request<Incoming>,
 ) -> Result<Response<ProxyBody>, Infallible> {
     if request.method() == Method::CONNECT {
-        return Ok(super::intercept::on_connect(shared, peer, request).await);
+        return Ok(super::intercept::on_connect(shared, slot, peer, request).await);
     }
     let scheme = request.uri().scheme_str().map(str::to_ascii_lowercase);
     match (scheme.as_deref(), request.uri().authority().cloned()) {

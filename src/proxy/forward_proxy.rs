@@ -36,6 +36,40 @@ pub struct ForwardSettings {
     pub intercept: Vec<HostPattern>,
     pub host_roles: Vec<HostRole>,
     pub ca: Arc<CertAuthority>,
+    pub limits: ForwardLimits,
+}
+
+/// What keeps silent or too many clients from holding the forward proxy's descriptors.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ForwardLimits {
+    /// Time a client has, after its `CONNECT` to an intercepted host, to start and finish its
+    /// TLS handshake (or its first plain request byte); then the connection is closed.
+    pub handshake_timeout: Duration,
+    /// Connections open at once (each with the tunnel or interception it opened); beyond it a
+    /// new connection is answered `503` and closed.
+    pub max_connections: usize,
+}
+
+/// The default [`ForwardLimits::handshake_timeout`].
+pub const DEFAULT_HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+
+impl Default for ForwardLimits {
+    fn default() -> Self {
+        Self {
+            handshake_timeout: DEFAULT_HANDSHAKE_TIMEOUT,
+            max_connections: default_max_connections(),
+        }
+    }
+}
+
+/// A quarter of the descriptors the process may open (an intercepted connection holds two or
+/// three: the client's, the upstream's, the pool's), within 16..=1024; 256 when unknown.
+pub fn default_max_connections() -> usize {
+    use nix::sys::resource::{Resource, getrlimit};
+    match getrlimit(Resource::RLIMIT_NOFILE) {
+        Ok((soft, _)) => usize::try_from(soft / 4).unwrap_or(1024).clamp(16, 1024),
+        Err(_) => 256,
+    }
 }
 
 /// Everything the forward listener's connections share.

@@ -1,10 +1,9 @@
 //! `CONNECT host:port` on the forward proxy: intercepted hosts get a TLS handshake with a
-//! certificate minted by tracer's CA and their decrypted requests become ordinary hops; other
-//! hosts get a blind tunnel recorded as one `tunnel` hop (bytes each way, duration, no content).
+//! certificate minted by tracer's CA (within `ForwardLimits::handshake_timeout`) and their
+//! decrypted requests become ordinary hops; other hosts get a blind tunnel (`tunnel`).
 
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use http::uri::Authority;
 use http::{Request, Response, StatusCode};
@@ -15,20 +14,24 @@ use hyper::service::service_fn;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use rustls::server::{ClientHello, ResolvesServerCert};
 use rustls::sign::CertifiedKey;
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite};
 use tokio::net::TcpStream;
 
+use super::answers::humanize;
 use super::context::ProxyBody;
+use super::forward_listener::Slot;
 use super::forward_proxy::{ForwardShared, forward_one, proxy_error, serve_until_stopped};
-use super::headers::record_headers;
 use super::prefixed::Prefixed;
 use super::tee::HopClock;
+use super::tunnel::{TunnelHop, tunnel};
 use crate::ca::CertAuthority;
-use crate::hop::{BodyCapture, HopEnd, HopStart, HopState, Role, Transport};
+use crate::hop::{HopEnd, HopStart, HopState, Role, Transport};
 use crate::wire::ids::random_hex_id;
 
+/// Answers `CONNECT`; the tunnel or interception it opens holds `slot` until it ends.
 pub async fn on_connect(
     shared: Arc<ForwardShared>,
+    slot: Slot,
     peer: SocketAddr,
     mut request: Request<Incoming>,
 ) -> Response<ProxyBody> {
@@ -50,6 +53,7 @@ pub async fn on_connect(
     if shared.intercepts(&host) {
         let task_shared = shared.clone();
         shared.spawn_upgraded(async move {
+            let _slot = slot;
             if let Ok(upgraded) = upgrade.await {
                 intercept(task_shared, peer, TokioIo::new(upgraded), host, authority).await;
             }
@@ -67,6 +71,7 @@ pub async fn on_connect(
     };
     hop.connected();
     shared.spawn_upgraded(async move {
+        let _slot = slot;
         match upgrade.await {
             Ok(upgraded) => tunnel(TokioIo::new(upgraded), upstream, hop).await,
             Err(error) => hop.fail(&format!("the client never used the tunnel: {error}")),
@@ -112,10 +117,26 @@ async fn intercept<I>(
 {
     // A TLS connection starts with a handshake record (0x16); some clients CONNECT even for
     // http:// and speak plain HTTP inside the tunnel: those requests are read as they are.
+    // Both the first byte and the whole handshake come within the time-out, or the connection
+    // is closed (a client that never says hello must not hold it forever).
+    let limit = shared.forward.limits.handshake_timeout;
+    let deadline = tokio::time::Instant::now() + limit;
     let mut first = [0u8; 1];
     let clock = HopClock::start();
-    if !matches!(io.read(&mut first).await, Ok(1)) {
-        return;
+    let late = |what: &str| {
+        format!(
+            "{what} within {} of its CONNECT (--handshake-timeout): connection closed",
+            humanize(limit)
+        )
+    };
+    match tokio::time::timeout_at(deadline, io.read(&mut first)).await {
+        Ok(Ok(1)) => {}
+        Ok(_) => return,
+        Err(_) => {
+            let message = late("the client sent nothing");
+            record_rejection(&shared, peer, &host, &authority, clock, &message);
+            return;
+        }
     }
     let io = Prefixed::new(first.to_vec(), io);
     if first[0] != 0x16 {
@@ -135,10 +156,13 @@ async fn intercept<I>(
         config.alpn_protocols = vec![b"http/1.1".to_vec()];
     }
     let tls = match config {
-        Ok(config) => tokio_rustls::TlsAcceptor::from(Arc::new(config))
-            .accept(io)
-            .await
-            .map_err(|e| e.to_string()),
+        Ok(config) => {
+            let accept = tokio_rustls::TlsAcceptor::from(Arc::new(config)).accept(io);
+            match tokio::time::timeout_at(deadline, accept).await {
+                Ok(accepted) => accepted.map_err(|e| e.to_string()),
+                Err(_) => Err(late("the client's handshake did not complete")),
+            }
+        }
         Err(error) => Err(error.to_string()),
     };
     match tls {
@@ -215,7 +239,7 @@ fn record_rejection(
 
 /// Starts the hop of one `CONNECT` (its role and name from `--host-role`, else `other` and the
 /// host); returns its id and whether the sink kept it.
-fn start_connect_hop(
+pub fn start_connect_hop(
     shared: &ForwardShared,
     peer: SocketAddr,
     host: &str,
@@ -260,130 +284,5 @@ impl ResolvesServerCert for MintingResolver {
                 None
             }
         }
-    }
-}
-
-/// The record of one tunnel, ended once (also when the tunnel is cut off at shutdown).
-struct TunnelHop {
-    recorder: Option<crate::hop::Sink>,
-    id: String,
-    clock: HopClock,
-    connected_unix_ns: AtomicU64,
-    up: AtomicU64,
-    down: AtomicU64,
-    outcome: std::sync::Mutex<Option<(HopState, Option<String>)>>,
-}
-
-impl TunnelHop {
-    fn start(
-        shared: &ForwardShared,
-        peer: SocketAddr,
-        host: &str,
-        authority: &Authority,
-        request: &Request<Incoming>,
-    ) -> Arc<TunnelHop> {
-        let clock = HopClock::start();
-        let headers = record_headers(request.headers(), shared.settings.redact);
-        let url = authority.to_string();
-        let (id, started) = start_connect_hop(shared, peer, host, authority, url, headers, &clock);
-        Arc::new(TunnelHop {
-            recorder: started.then(|| shared.recorder.clone()),
-            id,
-            clock,
-            connected_unix_ns: AtomicU64::new(0),
-            up: AtomicU64::new(0),
-            down: AtomicU64::new(0),
-            outcome: std::sync::Mutex::new(None),
-        })
-    }
-
-    fn connected(&self) {
-        let now = u64::try_from(self.clock.now_unix_ns()).unwrap_or(0);
-        self.connected_unix_ns.store(now, Ordering::Relaxed);
-    }
-
-    fn set_outcome(&self, state: HopState, error: Option<String>) {
-        let mut outcome = self
-            .outcome
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        outcome.get_or_insert((state, error));
-    }
-
-    fn fail(&self, message: &str) {
-        self.set_outcome(HopState::Failed, Some(message.to_string()));
-    }
-}
-
-impl Drop for TunnelHop {
-    fn drop(&mut self) {
-        let Some(recorder) = self.recorder.take() else {
-            return;
-        };
-        let (state, error) = self
-            .outcome
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .take()
-            .unwrap_or((
-                HopState::Aborted,
-                Some("the tunnel was cut off when tracer stopped".into()),
-            ));
-        let connected = i64::try_from(self.connected_unix_ns.load(Ordering::Relaxed)).unwrap_or(0);
-        // Bytes counted, none kept: a tunnel's content is not tracer's to read.
-        let counted = |n: u64| BodyCapture {
-            bytes: Vec::new(),
-            total_len: n,
-            truncated: n > 0,
-        };
-        let now = self.clock.now_unix_ns();
-        recorder.end(HopEnd {
-            id: std::mem::take(&mut self.id),
-            state: Some(state),
-            status: (connected > 0).then_some(200).or(Some(502)),
-            request_body: counted(self.up.load(Ordering::Relaxed)),
-            response_body: counted(self.down.load(Ordering::Relaxed)),
-            request_ended_unix_ns: Some(now),
-            response_head_unix_ns: Some(if connected > 0 { connected } else { now }),
-            response_ended_unix_ns: Some(now),
-            error,
-            ..HopEnd::default()
-        });
-    }
-}
-
-/// Copies both ways until both sides are done, counting bytes into the hop.
-async fn tunnel<C>(client: C, upstream: TcpStream, hop: Arc<TunnelHop>)
-where
-    C: AsyncRead + AsyncWrite + Unpin,
-{
-    let (client_read, client_write) = tokio::io::split(client);
-    let (upstream_read, upstream_write) = upstream.into_split();
-    let (up, down) = tokio::join!(
-        pump(client_read, upstream_write, &hop.up),
-        pump(upstream_read, client_write, &hop.down),
-    );
-    match up.and(down) {
-        Ok(()) => hop.set_outcome(HopState::Complete, None),
-        Err(error) => hop.set_outcome(
-            HopState::Complete,
-            Some(format!("the tunnel closed with an error: {error}")),
-        ),
-    }
-}
-
-async fn pump<R, W>(mut from: R, mut to: W, count: &AtomicU64) -> std::io::Result<()>
-where
-    R: AsyncRead + Unpin,
-    W: AsyncWrite + Unpin,
-{
-    let mut buffer = vec![0u8; 16 * 1024];
-    loop {
-        let n = from.read(&mut buffer).await?;
-        if n == 0 {
-            return to.shutdown().await;
-        }
-        to.write_all(&buffer[..n]).await?;
-        count.fetch_add(n as u64, Ordering::Relaxed);
     }
 }

@@ -5,6 +5,7 @@ use std::fmt::Write;
 
 use super::source::LoadedTrace;
 use crate::trace::{Direction, explain_trace};
+use crate::wire::safe_text::{multi_line, one_line};
 
 /// How many lines of each body are printed.
 pub const BODY_LINES: usize = 40;
@@ -13,7 +14,7 @@ pub const BODY_LINES: usize = 40;
 pub fn steps_text(trace: &LoadedTrace) -> String {
     let messages = explain_trace(&trace.hops);
     let mut out = String::new();
-    let title = trace.title.as_deref().unwrap_or("(untitled)");
+    let title = one_line(trace.title.as_deref().unwrap_or("(untitled)")).into_owned();
     let _ = writeln!(
         out,
         "trace {}  “{title}”  {} messages\n",
@@ -37,6 +38,7 @@ pub fn steps_text(trace: &LoadedTrace) -> String {
                 .ok()
                 .and_then(|v| serde_json::to_string_pretty(&v).ok())
                 .unwrap_or_else(|| text.into_owned());
+            let pretty = multi_line(&pretty);
             let lines: Vec<&str> = pretty.lines().collect();
             for line in lines.iter().take(BODY_LINES) {
                 let _ = writeln!(out, "    {line}");

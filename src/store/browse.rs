@@ -7,12 +7,13 @@ use super::{Result, Store};
 impl Store {
     /// The newest `limit` traces, newest first (the first screen of a listing).
     pub async fn recent_traces(&self, limit: i64) -> Result<Vec<TraceRow>> {
-        Ok(sqlx::query_as::<_, TraceRow>(
+        let rows = sqlx::query(
             "select id, title, kind, started_unix_ns, ended_unix_ns, created_by
              from traces order by started_unix_ns desc limit ?1",
         )
         .bind(limit)
         .fetch_all(self.pool())
-        .await?)
+        .await?;
+        Ok(rows.iter().filter_map(|row| self.readable(row)).collect())
     }
 }

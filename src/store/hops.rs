@@ -165,16 +165,17 @@ pub struct HopListing {
 }
 
 impl Store {
-    /// The most recent hops, newest first.
+    /// The most recent hops, newest first (a row that cannot be read is skipped and counted).
     pub async fn recent_hops(&self, limit: i64) -> Result<Vec<HopListing>> {
-        Ok(sqlx::query_as::<_, HopListing>(
+        let rows = sqlx::query(
             "select id, trace_id, route, role, transport, method, path, state, status, error,
                  request_started_unix_ns, response_ended_unix_ns, request_body_len, response_body_len
              from hops order by seq desc limit ?1",
         )
         .bind(limit)
         .fetch_all(self.pool())
-        .await?)
+        .await?;
+        Ok(rows.iter().filter_map(|row| self.readable(row)).collect())
     }
 
     /// One hop by its id or an unambiguous prefix of it.
@@ -194,11 +195,12 @@ impl Store {
         }
     }
 
-    /// Every hop in arrival order (for re-grouping and tests).
+    /// Every hop in arrival order (for re-grouping and tests); unreadable rows skipped, counted.
     pub async fn all_hops(&self) -> Result<Vec<StoredHop>> {
-        let rows = sqlx::query_as::<_, HopRow>("select * from hops order by seq")
+        let rows = sqlx::query("select * from hops order by seq")
             .fetch_all(self.pool())
             .await?;
+        let rows: Vec<HopRow> = rows.iter().filter_map(|row| self.readable(row)).collect();
         stored_hops(self.pool(), rows).await
     }
 

@@ -1,6 +1,8 @@
 //! Looking at a database file before tracer changes anything in it: a file of another program
 //! is refused byte-identical (no WAL switch, no `-wal`/`-shm` left), a missing file is created
-//! only by commands that record, and a path under a regular file is named as such.
+//! only by commands that record, a path under a regular file is named as such, and a file whose
+//! schema holds what tracer's migrations never make (views, triggers, virtual tables, generated
+//! columns: `traces` or `hops` that are not plain tables) is refused before its code could run.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -69,26 +71,71 @@ pub async fn inspect(path: &Path) -> Result<Found> {
         .connect()
         .await
         .map_err(|e| not_tracer(e.to_string()))?;
-    let tables: Vec<String> = sqlx::query(
-        "select name from sqlite_master where type = 'table' and name not like 'sqlite_%'",
-    )
-    .fetch_all(&mut conn)
-    .await
-    .map_err(|e| not_tracer(e.to_string()))?
-    .iter()
-    .map(|row| row.get::<String, _>("name"))
-    .collect();
+    let objects = schema_objects(&mut conn).await;
     let _ = conn.close().await;
+    let objects = objects.map_err(not_tracer)?;
+    let foreign: Vec<String> = objects
+        .iter()
+        .filter(|(kind, _)| FOREIGN_KINDS.contains(&kind.as_str()))
+        .map(|(kind, name)| format!("{kind} {name}"))
+        .collect();
+    let tables: Vec<&str> = objects
+        .iter()
+        .filter(|(kind, name)| kind == "table" && !name.starts_with("sqlite_"))
+        .map(|(_, name)| name.as_str())
+        .collect();
+    if !foreign.is_empty() {
+        // Tracer's migrations make no view, trigger, virtual table or generated column: code in
+        // one would run on tracer's reads or writes (a recursive view never ends, a trigger acts
+        // on every insert, a generated column computes on every read).
+        return Err(not_tracer(format!(
+            "it holds what tracer never makes: {}",
+            foreign.join(", ")
+        )));
+    }
     if tables.is_empty() {
         return Ok(Found::Empty);
     }
-    if tables.iter().any(|t| t == "_sqlx_migrations") && tables.iter().any(|t| t == "hops") {
+    if tables.contains(&"_sqlx_migrations") && tables.contains(&"hops") {
         return Ok(Found::Tracer);
     }
     Err(not_tracer(format!(
         "it has other tables: {}",
         tables.join(", ")
     )))
+}
+
+/// Kinds of schema objects tracer's migrations never make.
+const FOREIGN_KINDS: [&str; 4] = ["view", "trigger", "virtual table", "generated column"];
+
+/// Every object of the schema as (kind, name): `table`, `index`, `view`, `trigger`, and
+/// `virtual table` or `generated column` (named `table.column`) where the schema has them. A
+/// name that is not text is an error.
+async fn schema_objects(
+    conn: &mut sqlx::SqliteConnection,
+) -> std::result::Result<Vec<(String, String)>, String> {
+    let rows = sqlx::query(
+        "select case when type = 'table' and sql like 'create virtual table%'
+                     then 'virtual table' else type end as type, name
+         from sqlite_master
+         union all
+         select 'generated column', m.name || '.' || c.name
+         from sqlite_master m, pragma_table_xinfo(m.name) c
+         where m.type = 'table' and m.sql not like 'create virtual table%' and c.hidden in (2, 3)",
+    )
+    .fetch_all(&mut *conn)
+    .await
+    .map_err(|e| e.to_string())?;
+    rows.iter()
+        .map(|row| {
+            let kind = row.try_get::<String, _>("type");
+            let name = row.try_get::<String, _>("name");
+            match (kind, name) {
+                (Ok(kind), Ok(name)) => Ok((kind, name)),
+                _ => Err("its schema has an object whose name is not text".to_string()),
+            }
+        })
+        .collect()
 }
 
 /// The nearest existing ancestor folder of `path`, when it is a regular file instead.

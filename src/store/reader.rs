@@ -3,6 +3,7 @@
 
 use std::path::Path;
 
+use futures_util::TryStreamExt;
 use sqlx::Row;
 use sqlx::sqlite::{SqliteConnectOptions, SqlitePoolOptions};
 
@@ -33,7 +34,9 @@ impl Store {
         let options = SqliteConnectOptions::new()
             .filename(path)
             .read_only(true)
-            .busy_timeout(BUSY_TIMEOUT);
+            .busy_timeout(BUSY_TIMEOUT)
+            // Functions named in the schema run only when SQLite deems them harmless.
+            .pragma("trusted_schema", "OFF");
         let pool = SqlitePoolOptions::new()
             .max_connections(4)
             .connect_with(options)
@@ -42,6 +45,7 @@ impl Store {
         let store = Store {
             pool,
             path: path.to_path_buf(),
+            unreadable: Default::default(),
         };
         store.check_is_tracer().await?;
         store.check_schema_current().await?;
@@ -74,47 +78,59 @@ impl Store {
         Ok(())
     }
 
-    /// Hops whose request or response body contains `text` (ASCII letters matched in any case),
-    /// newest first, at most `limit`.
+    /// Hops whose request or response body contains `text`, newest first, at most `limit`:
+    /// letters match in any case (non-ASCII ones too), and a JSON body matches by what its
+    /// strings spell, `\u` escapes decoded. A hop whose id is not text is skipped and counted.
     pub async fn hops_with_body_text(&self, text: &str, limit: i64) -> Result<Vec<BodyMatch>> {
-        let needle = text.to_lowercase();
+        let needle = super::body_search::Needle::new(text);
+        let limit = usize::try_from(limit).unwrap_or(0);
         // A body stored in pieces is searched whole: its pieces in order, then the row's bytes.
-        let rows = sqlx::query(
-            "with bodies as (
-                 select h.id, h.trace_id, h.seq, h.request_started_unix_ns,
-                     lower(cast(case when h.body_pieces & 1
-                         then coalesce((select group_concat(p.bytes, '' order by p.seq)
-                                        from hop_body_pieces p
-                                        where p.hop_id = h.id and p.side = 0), '')
-                              || coalesce(h.request_body, x'')
-                         else coalesce(h.request_body, x'') end as text)) as request_text,
-                     lower(cast(case when h.body_pieces & 2
-                         then coalesce((select group_concat(p.bytes, '' order by p.seq)
-                                        from hop_body_pieces p
-                                        where p.hop_id = h.id and p.side = 1), '')
-                              || coalesce(h.response_body, x'')
-                         else coalesce(h.response_body, x'') end as text)) as response_text
-                 from hops h)
-             select id, trace_id,
-                    instr(request_text, ?1) > 0 as in_request,
-                    instr(response_text, ?1) > 0 as in_response
-             from bodies
-             where instr(request_text, ?1) > 0 or instr(response_text, ?1) > 0
-             order by request_started_unix_ns desc, seq desc
-             limit ?2",
+        let mut rows = sqlx::query(
+            "select h.id, h.trace_id,
+                 case when h.body_pieces & 1
+                     then coalesce((select group_concat(p.bytes, '' order by p.seq)
+                                    from hop_body_pieces p
+                                    where p.hop_id = h.id and p.side = 0), x'')
+                          || coalesce(h.request_body, x'')
+                     else coalesce(h.request_body, x'') end as request_bytes,
+                 case when h.body_pieces & 2
+                     then coalesce((select group_concat(p.bytes, '' order by p.seq)
+                                    from hop_body_pieces p
+                                    where p.hop_id = h.id and p.side = 1), x'')
+                          || coalesce(h.response_body, x'')
+                     else coalesce(h.response_body, x'') end as response_bytes
+             from hops h
+             order by h.request_started_unix_ns desc, h.seq desc",
         )
-        .bind(needle)
-        .bind(limit)
-        .fetch_all(&self.pool)
-        .await?;
-        Ok(rows
-            .iter()
-            .map(|row| BodyMatch {
-                hop_id: row.get("id"),
-                trace_id: row.get("trace_id"),
-                in_request: row.get::<i64, _>("in_request") != 0,
-                in_response: row.get::<i64, _>("in_response") != 0,
-            })
-            .collect())
+        .fetch(&self.pool);
+        let mut found = Vec::new();
+        while found.len() < limit
+            && let Some(row) = rows.try_next().await?
+        {
+            let bytes = |column: &str| {
+                row.try_get::<Vec<u8>, _>(column)
+                    .or_else(|_| row.try_get::<String, _>(column).map(String::into_bytes))
+                    .unwrap_or_default()
+            };
+            let in_request = needle.found_in(&bytes("request_bytes"));
+            let in_response = needle.found_in(&bytes("response_bytes"));
+            if !(in_request || in_response) {
+                continue;
+            }
+            let (Ok(hop_id), Ok(trace_id)) = (
+                row.try_get::<String, _>("id"),
+                row.try_get::<Option<String>, _>("trace_id"),
+            ) else {
+                self.skip_unreadable();
+                continue;
+            };
+            found.push(BodyMatch {
+                hop_id,
+                trace_id,
+                in_request,
+                in_response,
+            });
+        }
+        Ok(found)
     }
 }

@@ -4,6 +4,7 @@ use std::collections::HashMap;
 
 use futures_util::TryStreamExt;
 use sqlx::SqliteConnection;
+use sqlx::sqlite::SqliteRow;
 
 use super::hop_columns::{HopRow, StoredHop};
 use super::{Result, Store, StoreError};
@@ -55,17 +56,31 @@ impl Store {
         again: &[i64],
     ) -> impl futures_util::Stream<Item = Result<StoredHop>> + 'a {
         let again = serde_json::to_string(again).unwrap_or_else(|_| "[]".into());
-        let pool = self.pool();
-        sqlx::query_as::<_, HopRow>(
+        sqlx::query(
             "select * from hops
              where seq > ?1 or seq in (select value from json_each(?2))
              order by request_started_unix_ns, seq",
         )
         .bind(seq)
         .bind(again)
-        .fetch(pool)
+        .fetch(self.pool())
         .map_err(StoreError::from)
-        .and_then(move |row| super::body_pieces::stored_hop_for_grouping(pool, row))
+        .try_filter_map(move |row| self.readable_for_grouping(row))
+    }
+
+    /// A row as grouping reads it, or None (counted) when it cannot be read.
+    async fn readable_for_grouping(&self, row: SqliteRow) -> Result<Option<StoredHop>> {
+        let Some(row) = self.readable::<HopRow>(&row) else {
+            return Ok(None);
+        };
+        match super::body_pieces::stored_hop_for_grouping(self.pool(), row).await {
+            Ok(hop) => Ok(Some(hop)),
+            Err(StoreError::Malformed(_)) => {
+                self.skip_unreadable();
+                Ok(None)
+            }
+            Err(other) => Err(other),
+        }
     }
 
     /// The hops grouping needs to place new ones: those started at or after `since_ns`, and every
@@ -75,27 +90,39 @@ impl Store {
         &self,
         since_ns: i64,
     ) -> impl futures_util::Stream<Item = Result<StoredHop>> + '_ {
-        let pool = self.pool();
-        sqlx::query_as::<_, HopRow>(
+        sqlx::query(
             "select * from hops
              where request_started_unix_ns >= ?1
                 or trace_id in (select id from traces where ended_unix_ns is null)
              order by request_started_unix_ns, seq",
         )
         .bind(since_ns)
-        .fetch(pool)
+        .fetch(self.pool())
         .map_err(StoreError::from)
-        .and_then(move |row| super::body_pieces::stored_hop_for_grouping(pool, row))
+        .try_filter_map(move |row| self.readable_for_grouping(row))
     }
 
-    /// Every stored trace, newest first.
+    /// Every stored trace, newest first; a row that cannot be read is skipped and counted.
     pub async fn traces(&self) -> Result<Vec<TraceRow>> {
-        Ok(sqlx::query_as::<_, TraceRow>(
+        let rows = sqlx::query(
             "select id, title, kind, started_unix_ns, ended_unix_ns, created_by
              from traces order by started_unix_ns desc",
         )
         .fetch_all(self.pool())
-        .await?)
+        .await?;
+        Ok(rows.iter().filter_map(|row| self.readable(row)).collect())
+    }
+
+    /// A row decoded, or None (counted) when one of its columns does not hold what it should.
+    pub(super) fn readable<T>(&self, row: &SqliteRow) -> Option<T>
+    where
+        T: for<'r> sqlx::FromRow<'r, SqliteRow>,
+    {
+        let decoded = T::from_row(row).ok();
+        if decoded.is_none() {
+            self.skip_unreadable();
+        }
+        decoded
     }
 
     /// One trace by its id or an unambiguous prefix of it: the one lookup `show`, `replay`,
@@ -119,15 +146,23 @@ impl Store {
         }
     }
 
-    /// The hops of one trace, in start order.
+    /// The hops of one trace, in start order; a row that cannot be read is skipped and counted.
     pub async fn trace_hops(&self, trace_id: &str) -> Result<Vec<StoredHop>> {
-        let rows = sqlx::query_as::<_, HopRow>(
+        let rows = sqlx::query(
             "select * from hops where trace_id = ?1 order by request_started_unix_ns, seq",
         )
         .bind(trace_id)
         .fetch_all(self.pool())
         .await?;
-        super::body_pieces::stored_hops(self.pool(), rows).await
+        let mut hops = Vec::with_capacity(rows.len());
+        for row in rows.iter().filter_map(|row| self.readable::<HopRow>(row)) {
+            match super::body_pieces::stored_hop(self.pool(), row).await {
+                Ok(hop) => hops.push(hop),
+                Err(StoreError::Malformed(_)) => self.skip_unreadable(),
+                Err(other) => return Err(other),
+            }
+        }
+        Ok(hops)
     }
 
     /// Writes traces (keeping a title already stored) and hops' trace ids in one transaction.

@@ -1,10 +1,11 @@
 //! The thin driver of grouping over a database: reads the hops, places those already in a trace,
 //! assigns the others with `group::Grouper`, and writes traces and assignments back.
 //!
-//! Hops still in flight whose request body is not stored yet are left for a later run, except
-//! agent hops, which open their trace at once. Only the hops that can matter are read: those from
-//! a look-back before the earliest unassigned hop, and those of traces not yet ended. Running it
-//! twice changes nothing the second time.
+//! A hop is decided once the evidence its decision reads can be read (`trace::readiness`): hops
+//! whose request body is not stored yet, and hops behind an unfinished one that still owes
+//! evidence, are left for a later run (for a bounded time). Only the hops that can matter are
+//! read: those from a look-back before the earliest unassigned hop, and those of traces not yet
+//! ended. Running it twice changes nothing the second time.
 
 use super::group::{GroupOptions, Grouper, TraceDraft, TraceKind};
 use super::{RecordedHop, TraceInput};
@@ -122,47 +123,67 @@ pub async fn correlate(
         .await
 }
 
-/// What feeding one stored hop to a grouper did.
+/// A stored hop as grouping keeps it: its ids, whether its request has been read, and its
+/// grouping view (no bodies).
+#[derive(Debug, Clone)]
+pub(crate) struct SeenHop {
+    pub(crate) seq: i64,
+    pub(crate) trace_id: Option<String>,
+    pub(crate) request_read: bool,
+    pub(crate) input: TraceInput,
+}
+
+impl From<StoredHop> for SeenHop {
+    fn from(stored: StoredHop) -> Self {
+        SeenHop {
+            seq: stored.seq,
+            trace_id: stored.trace_id.clone(),
+            request_read: stored.state != HopState::InFlight
+                || stored.end.request_ended_unix_ns.is_some(),
+            input: RecordedHop::from(stored).trace_input(),
+        }
+    }
+}
+
+impl SeenHop {
+    /// Whether this hop is an agent hop (which opens its trace before its request is read).
+    pub(crate) fn is_agent(&self) -> bool {
+        self.input.role == Some(Role::Agent)
+    }
+}
+
+/// What feeding one hop to a grouper did.
 pub(crate) enum Fed {
     /// It had a trace already (grouped earlier, or by another process).
     Placed(String),
-    /// Its request is still arriving: left for a later pass.
-    Waiting,
     /// Given a trace now.
     Assigned { hop: String, trace: String },
 }
 
-/// Feeds one hop (in start order) to `grouper`: placed in the trace it has, left waiting, or
-/// assigned. `kind_of` names the kind of a stored trace. Returns the hop's trace input too.
+/// Feeds one hop (in start order) to `grouper`: placed in the trace it has, or assigned.
+/// `kind_of` names the kind of a stored trace.
 pub(crate) fn feed(
     grouper: &mut Grouper,
-    stored: StoredHop,
+    seen: &SeenHop,
     kind_of: impl Fn(&str) -> Option<String>,
-) -> (Fed, TraceInput) {
-    let trace_id = stored.trace_id.clone();
-    let waiting = stored.state == HopState::InFlight
-        && stored.end.request_ended_unix_ns.is_none()
-        && stored.start.role != Role::Agent;
-    let input: TraceInput = RecordedHop::from(stored).trace_input();
-    let fed = match trace_id {
+) -> Fed {
+    match &seen.trace_id {
         Some(trace_id) => {
-            let kind = match kind_of(&trace_id).as_deref() {
+            let kind = match kind_of(trace_id).as_deref() {
                 Some("setup") => TraceKind::Setup,
                 _ => TraceKind::Request,
             };
-            grouper.place(&input, &trace_id, kind);
-            Fed::Placed(trace_id)
+            grouper.place(&seen.input, trace_id, kind);
+            Fed::Placed(trace_id.clone())
         }
-        None if waiting => Fed::Waiting,
         None => {
-            let assignment = grouper.assign(&input);
+            let assignment = grouper.assign(&seen.input);
             Fed::Assigned {
                 hop: assignment.hop_id,
                 trace: assignment.trace_id,
             }
         }
-    };
-    (fed, input)
+    }
 }
 
 /// A trace as the grouper drafted it, as a row to write.

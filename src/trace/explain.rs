@@ -177,9 +177,11 @@ pub fn human_duration(ns: i64) -> String {
     }
 }
 
-/// A text on one line, cut to `max` characters with an ellipsis.
+/// A text on one line, cut to `max` characters with an ellipsis; control and bidi characters
+/// shown as escapes (`wire::safe_text::one_line`).
 pub fn shorten(text: &str, max: usize) -> String {
     let line = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let line = crate::wire::safe_text::one_line(&line).into_owned();
     if line.chars().count() <= max {
         return line;
     }
@@ -232,6 +234,10 @@ mod tests {
         assert_eq!(human_duration(182_242_375), "182 ms");
         assert_eq!(human_duration(4_883_583_458), "4.88 s");
         assert_eq!(shorten("a  b\nc", 10), "a b c");
+        assert_eq!(
+            shorten("a\x1b]52;c;x\x07 \u{202e}b", 40),
+            "a\\x1b]52;c;x\\x07 \\u{202e}b"
+        );
         assert_eq!(shorten("abcdefghijkl", 5), "abcd…");
         assert_eq!(plural(1, "tool"), "1 tool");
         assert_eq!(plural(5, "tool"), "5 tools");

@@ -103,7 +103,12 @@ pub fn parse_since(text: &str, now_ns: i64) -> Option<i64> {
         if !(amount.is_finite() && amount >= 0.0) {
             return None;
         }
-        return Some(now_ns - (amount * seconds * 1e9) as i64);
+        let back = amount * seconds * 1e9;
+        // Further back than an i64 of nanoseconds reaches (year 1677) is no time at all.
+        if back >= i64::MAX as f64 {
+            return None;
+        }
+        return now_ns.checked_sub(back as i64);
     }
     rfc3339(text)
 }
@@ -118,7 +123,10 @@ fn rfc3339(text: &str) -> Option<i64> {
     let year: i64 = parts.next()?.parse().ok()?;
     let month: u32 = parts.next()?.parse().ok()?;
     let day: u32 = parts.next()?.parse().ok()?;
-    if parts.next().is_some() || !(1..=12).contains(&month) || !(1..=31).contains(&day) {
+    if parts.next().is_some()
+        || !(1..=12).contains(&month)
+        || !(1..=days_in_month(year, month)).contains(&day)
+    {
         return None;
     }
     let (clock, offset_seconds) = if let Some(clock) = rest.strip_suffix(['Z', 'z']) {
@@ -130,6 +138,9 @@ fn rfc3339(text: &str) -> Option<i64> {
         let (hours, minutes) = offset[1..].split_once(':')?;
         let hours: i64 = hours.parse().ok()?;
         let minutes: i64 = minutes.parse().ok()?;
+        if hours > 23 || minutes > 59 {
+            return None;
+        }
         (clock, sign * (hours * 3600 + minutes * 60))
     };
     let (whole, fraction) = clock.split_once('.').unwrap_or((clock, ""));
@@ -152,9 +163,26 @@ fn rfc3339(text: &str) -> Option<i64> {
     } else {
         return None;
     };
+    // Years far out of range would overflow the day count itself.
+    if !(1..=9999).contains(&year) {
+        return None;
+    }
     let days = days_from_civil(year, month, day);
     let seconds = days * 86_400 + hour * 3600 + minute * 60 + second - offset_seconds;
-    Some(seconds * 1_000_000_000 + nanos)
+    // Unix nanoseconds in an i64 end in April 2262 (and begin in 1677): beyond, no time.
+    seconds
+        .checked_mul(1_000_000_000)
+        .and_then(|ns| ns.checked_add(nanos))
+}
+
+/// How many days a month of a year has (the Gregorian leap rule).
+fn days_in_month(year: i64, month: u32) -> u32 {
+    match month {
+        2 if year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        _ => 31,
+    }
 }
 
 /// Days since 1970-01-01 of a civil date (Howard Hinnant's algorithm).
@@ -194,6 +222,35 @@ mod tests {
         );
         assert_eq!(parse_since("yesterday", now), None);
         assert_eq!(parse_since("2026-13-01T00:00:00Z", now), None);
+    }
+
+    #[test]
+    fn impossible_dates_and_times_past_2262_are_refused() {
+        let now = 1_800_000_000_000_000_000;
+        for text in [
+            "2026-02-30",
+            "2026-02-29T00:00:00Z",
+            "2026-04-31T00:00:00Z",
+            "1900-02-29",
+            "2026-06-01T25:00:00Z",
+            "2026-06-01T12:00:00+24:00",
+            "2262-04-12T00:00:00Z",
+            "3000-01-01T00:00:00Z",
+            "99999999999-01-01",
+            "1600-01-01",
+            "-1000000w",
+            "-1e300d",
+        ] {
+            assert_eq!(parse_since(text, now), None, "{text}");
+        }
+        assert_eq!(
+            parse_since("2024-02-29", now),
+            Some(1_709_164_800_000_000_000)
+        );
+        assert_eq!(
+            parse_since("2262-04-11T00:00:00Z", now),
+            Some(9_223_286_400_000_000_000)
+        );
     }
 
     #[test]

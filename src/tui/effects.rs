@@ -3,6 +3,7 @@
 //! touches the screen, and the render loop never waits for it.
 
 use std::path::PathBuf;
+use std::sync::atomic::Ordering::Relaxed;
 
 use tokio::sync::mpsc::UnboundedSender;
 
@@ -13,17 +14,26 @@ use crate::store::Store;
 use crate::trace::correlate::recorded_hops;
 use crate::trace::live_group::LiveGrouping;
 
+/// What the status bar says when the store skipped rows it could not read.
+const UNREADABLE_NOTE: &str =
+    "some rows of the database could not be read (wrong types or malformed JSON) and are skipped";
+
 /// How many of the newest traces the first poll sends ahead of the whole list.
 const FIRST_SCREEN: i64 = 200;
 
 /// Where background work runs and where its results go.
 #[derive(Debug, Clone)]
 pub struct Effects {
-    store: Option<Store>,
+    /// The store, once open (set at start, or when the awaited database appears).
+    store: std::sync::Arc<tokio::sync::OnceCell<Store>>,
+    /// A database not recorded yet: polls show an empty list until it exists, then open it.
+    waiting_for: Option<PathBuf>,
     /// One grouper for the TUI's life: each poll groups only what arrived since the last.
     grouping: std::sync::Arc<tokio::sync::Mutex<LiveGrouping>>,
     /// The folder exports are written to.
     export_dir: PathBuf,
+    /// Whether the status bar has said that unreadable rows were skipped.
+    unreadable_said: std::sync::Arc<std::sync::atomic::AtomicBool>,
     results: UnboundedSender<Action>,
 }
 
@@ -34,29 +44,85 @@ impl Effects {
         results: UnboundedSender<Action>,
     ) -> Self {
         Self {
-            store,
+            store: std::sync::Arc::new(tokio::sync::OnceCell::new_with(store)),
+            waiting_for: None,
             grouping: Default::default(),
             export_dir,
+            unreadable_said: Default::default(),
             results,
+        }
+    }
+
+    /// Effects over a database that may not exist yet (`tracer tui` before the first
+    /// recording): each poll looks for it, shows an empty list while it is missing, and opens
+    /// it once a recorder has made it.
+    pub fn waiting_for(db: PathBuf, export_dir: PathBuf, results: UnboundedSender<Action>) -> Self {
+        Self {
+            waiting_for: Some(db),
+            ..Self::new(None, export_dir, results)
         }
     }
 
     /// Starts one effect; `Quit` is the loop's to handle and is ignored here.
     pub fn spawn(&self, effect: Effect) {
-        let Some(store) = self.store.clone() else {
+        if self.store.get().is_none() && self.waiting_for.is_none() {
             return;
-        };
+        }
+        let cell = self.store.clone();
+        let waiting_for = self.waiting_for.clone();
         let results = self.results.clone();
         let export_dir = self.export_dir.clone();
         let grouping = self.grouping.clone();
+        let unreadable_said = self.unreadable_said.clone();
         tokio::spawn(async move {
+            let store = match (cell.get(), waiting_for) {
+                (Some(store), _) => store.clone(),
+                (None, Some(db)) => match open_when_there(&cell, &db, &effect).await {
+                    Ok(store) => store,
+                    Err(action) => {
+                        let _ = results.send(action);
+                        return;
+                    }
+                },
+                (None, None) => return,
+            };
+            let unreadable_before = store.unreadable_rows();
             let action = run(&store, &grouping, effect, &export_dir, &results).await;
             if let Some(action) = action {
                 // The loop has gone (quitting): nobody needs the result.
                 let _ = results.send(action);
             }
+            // Rows that could not be read were skipped, not fatal: said once, in the status bar.
+            if store.unreadable_rows() > unreadable_before && !unreadable_said.swap(true, Relaxed) {
+                let _ = results.send(Action::Failed(UNREADABLE_NOTE.to_string()));
+            }
         });
     }
+}
+
+/// The awaited database, opened once it exists; else what to tell the loop (an empty list for
+/// a poll, a failure when the file is there but cannot be opened).
+async fn open_when_there(
+    cell: &tokio::sync::OnceCell<Store>,
+    db: &std::path::Path,
+    effect: &Effect,
+) -> Result<Store, Action> {
+    if !db.exists() {
+        let token = PollToken { hops: 0, traces: 0 };
+        return Err(match effect {
+            Effect::Poll { last: Some(last) } => Action::PollDone { token: *last },
+            Effect::Poll { last: None } => Action::TracesLoaded {
+                rows: Vec::new(),
+                token,
+                partial: false,
+            },
+            _ => Action::Failed(format!("no database at {} yet", db.display())),
+        });
+    }
+    cell.get_or_try_init(|| Store::open_existing(db))
+        .await
+        .cloned()
+        .map_err(|error| Action::Failed(error.to_string()))
 }
 
 async fn run(

@@ -69,7 +69,7 @@ pub const KEYMAP: &[Binding] = &[
     b(&[Replay], &[Char(' '), Right, Char('l')], "space/→", C::NextStep, "next message", true),
     b(&[Replay], &[Left, Char('h')], "←", C::PreviousStep, "previous message", true),
     b(&[Replay], &[Char('p')], "p", C::PlayPause, "play/pause at the recorded pace", true),
-    b(&[Trace, Replay], &[Char('t')], "t", C::Timing, "timing waterfall instead of the diagram (on/off)", false),
+    b(&[Trace, Replay], &[Char('t')], "t", C::Timing, "timing waterfall instead of the diagram (on/off)", true),
     b(&[Trace, Replay], &[Char('J'), PageDown], "J/PgDn", C::DetailDown, "scroll the message down", false),
     b(&[Trace, Replay], &[Char('K'), PageUp], "K/PgUp", C::DetailUp, "scroll the message up", false),
     b(&[Trace, Replay], &[Esc], "esc", C::Back, "back", true),
@@ -163,5 +163,14 @@ mod tests {
         let ctrl_c = KeyEvent::new(Char('c'), KeyModifiers::CONTROL);
         assert_eq!(lookup(Trace, &ctrl_c), Some(C::Exit));
         assert_eq!(hints(Replay)[0], ("space/→", "next"));
+    }
+
+    #[test]
+    fn the_trace_footer_names_the_timing_key() {
+        assert!(
+            hints(Trace).contains(&("t", "timing")),
+            "{:?}",
+            hints(Trace)
+        );
     }
 }

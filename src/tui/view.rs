@@ -9,6 +9,8 @@ mod json;
 mod list;
 mod timing;
 
+use std::borrow::Cow;
+
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style};
@@ -17,6 +19,7 @@ use ratatui::widgets::Paragraph;
 
 use super::app::App;
 use super::keymap::{self, Screen};
+use crate::wire::safe_text::one_line;
 
 pub use json::body_lines;
 
@@ -34,7 +37,10 @@ pub fn render(app: &mut App, frame: &mut Frame) {
         Constraint::Length(1),
     ])
     .areas(area);
-    frame.render_widget(Paragraph::new(header_line(app)).style(bar_style()), header);
+    frame.render_widget(
+        Paragraph::new(clean(header_line(app))).style(bar_style()),
+        header,
+    );
     match body_mode(app) {
         Screen::List => list::render(app, frame, body),
         _ => match app.view.as_ref() {
@@ -58,10 +64,10 @@ pub fn render(app: &mut App, frame: &mut Frame) {
         },
     }
     if filter_bar {
-        frame.render_widget(Paragraph::new(list::filter_line(app)), filter_area);
+        frame.render_widget(Paragraph::new(clean(list::filter_line(app))), filter_area);
     }
     frame.render_widget(
-        Paragraph::new(status_line(app, status)).style(bar_style()),
+        Paragraph::new(clean(status_line(app, status))).style(bar_style()),
         status,
     );
     if app.mode == Screen::Help {
@@ -166,8 +172,20 @@ pub fn clock(unix_ns: i64) -> String {
     )
 }
 
-/// Cuts a text to `width` characters with an ellipsis.
+/// A line whose every span is shown through `wire::safe_text::one_line`: recorded text (titles,
+/// routes, headers, bodies) never reaches the terminal with a control or bidi character in it.
+pub fn clean(mut line: Line<'static>) -> Line<'static> {
+    for span in &mut line.spans {
+        if let Cow::Owned(safe) = one_line(&span.content) {
+            span.content = Cow::Owned(safe);
+        }
+    }
+    line
+}
+
+/// Cuts a text to `width` characters with an ellipsis; control and bidi characters as escapes.
 pub fn fit(text: &str, width: usize) -> String {
+    let text = one_line(text);
     if text.chars().count() <= width {
         return text.to_string();
     }

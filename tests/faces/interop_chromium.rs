@@ -1,7 +1,8 @@
 //! Interop: the buy-milk handout in a real browser. Headless Chromium loads the page from
 //! `file://` (no network: background networking, component updates and sync off, a fresh
-//! profile), `--dump-dom` shows the ten messages and the contents its script built, and a
-//! screenshot is taken (written to docs/html-export.png when TRACER_UPDATE_SCREENSHOT=1).
+//! profile), `--dump-dom` shows the ten messages and the contents its script built (its console
+//! no Content-Security-Policy violation), and a screenshot is taken (written to
+//! docs/html-export.png when TRACER_UPDATE_SCREENSHOT=1).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -88,16 +89,23 @@ fn interop_chromium_runs_the_buy_milk_page() {
     export_html(&db, BUY_MILK, &page);
     let url = format!("file://{}", page.display());
 
+    // The console goes to stderr, so a Content-Security-Policy violation would show there.
     let dumped = run_chromium(
         &chromium,
         &dir.path().join("profile-dom"),
-        &["--dump-dom".into(), url.clone()],
+        &[
+            "--enable-logging=stderr".into(),
+            "--v=0".into(),
+            "--dump-dom".into(),
+            url.clone(),
+        ],
     );
     let dom = String::from_utf8_lossy(&dumped.stdout);
+    let console = String::from_utf8_lossy(&dumped.stderr);
+    assert!(dumped.status.success(), "{console}");
     assert!(
-        dumped.status.success(),
-        "{}",
-        String::from_utf8_lossy(&dumped.stderr)
+        !console.contains("Content Security Policy"),
+        "the page's own style and script are allowed: {console}"
     );
     assert!(
         dom.contains("data-ready=\"true\""),

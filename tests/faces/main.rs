@@ -1,6 +1,7 @@
 //! What people and tools see, one test binary: the TUI (and its timing view) and replay,
 //! `show`/`ls`, exports (the HTML handout in Rust and in headless Chromium), serve-replay,
-//! `tracer demo` and `tracer up`, compare runs, `tracer mcp`, and how every process stops.
+//! `tracer demo` and `tracer up`, compare runs, `tracer mcp`, how every process stops, hostile
+//! recorded content through every face (and the html page's CSP), a closed stdout, and log lines.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -21,16 +22,23 @@ mod scripted_model;
 #[path = "../reference/notes_agent/scripted_replies.rs"]
 mod scripted_replies;
 
+mod closed_stdout;
 mod compare;
 mod demo;
 mod exports;
+mod hostile;
+mod html_csp;
 mod html_export;
 mod interop_chromium;
 mod interop_mcp;
 mod interop_phoenix;
 mod interop_tracer;
+mod log_lines;
 mod mcp_agent;
 mod mcp_server;
+mod newcomer;
+mod odd_databases;
+mod open_listeners;
 mod otlp_grow;
 mod otlp_live;
 mod otlp_push;
@@ -38,6 +46,7 @@ mod otlp_receiver;
 mod otlp_tracer;
 mod serve_replay;
 mod stopping;
+mod stopping_pipes;
 mod topology;
 mod trace_cli;
 mod tui;

@@ -218,6 +218,40 @@ async fn up_recorded_answers_the_articles_request_with_no_model_server() {
     assert!(!stderr.contains("warning"), "{stderr}");
 }
 
+/// The eval example as the docs give it: against `tracer up --recorded`, the shipped
+/// `recorded.toml` passes, and in the full set each question the recorded model cannot answer
+/// fails with the agent's own reason, not only "HTTP 502".
+#[test]
+fn the_eval_example_runs_against_up_recorded_as_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut child, url) = start_up(dir.path(), &["--recorded"]);
+    wait_for_curl(&mut child);
+    let agent = url.trim_end_matches("/agent").to_string();
+    let examples = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/evals");
+    let eval = |file: &str| {
+        Command::new(env!("CARGO_BIN_EXE_tracer"))
+            .args(["--db", dir.path().join("t.db").to_str().unwrap(), "eval"])
+            .arg(examples.join(file))
+            .args(["--agent", &agent])
+            .output()
+            .unwrap()
+    };
+    let recorded = eval("recorded.toml");
+    let text = String::from_utf8_lossy(&recorded.stdout).into_owned();
+    assert!(recorded.status.success(), "{recorded:?}");
+    assert!(text.contains("1/1 passed"), "{text}");
+    let full = eval("notes.toml");
+    let text = String::from_utf8_lossy(&full.stdout).into_owned();
+    assert!(text.contains("2/23 passed"), "{text}");
+    assert!(
+        text.contains("agent errors, as the agent said them:")
+            && text.contains("add-eggs-shopping: the agent failed: HTTP 502: model ollama")
+            && text.contains("no recorded POST /api/chat carries this request"),
+        "{text}"
+    );
+    stop_up(child);
+}
+
 #[test]
 fn up_says_when_no_model_server_answers_and_what_to_do() {
     let dir = tempfile::tempdir().unwrap();

@@ -7,10 +7,10 @@ use tracer::store::{Store, hops};
 use tracer::trace::GroupOptions;
 use tracer::trace::correlate::{GroupScope, correlate};
 
-const MS: i64 = 1_000_000;
-const BASE: i64 = 1_800_000_000_000_000_000;
+pub(crate) const MS: i64 = 1_000_000;
+pub(crate) const BASE: i64 = 1_800_000_000_000_000_000;
 
-fn start(id: &str, role: Role, path: &str, at_ms: i64) -> HopStart {
+pub(crate) fn start(id: &str, role: Role, path: &str, at_ms: i64) -> HopStart {
     HopStart {
         id: format!("{id:0>32}"),
         route: role.as_str().into(),
@@ -25,7 +25,12 @@ fn start(id: &str, role: Role, path: &str, at_ms: i64) -> HopStart {
     }
 }
 
-fn end(id: &str, at_ms: i64, request: serde_json::Value, response: serde_json::Value) -> HopEnd {
+pub(crate) fn end(
+    id: &str,
+    at_ms: i64,
+    request: serde_json::Value,
+    response: serde_json::Value,
+) -> HopEnd {
     HopEnd {
         id: format!("{id:0>32}"),
         state: Some(HopState::Complete),
@@ -38,7 +43,7 @@ fn end(id: &str, at_ms: i64, request: serde_json::Value, response: serde_json::V
     }
 }
 
-async fn record(store: &Store, start: HopStart, end: Option<HopEnd>) {
+pub(crate) async fn record(store: &Store, start: HopStart, end: Option<HopEnd>) {
     let mut conn = store.pool().acquire().await.expect("connection");
     hops::insert_start(&mut conn, &start).await.expect("start");
     if let Some(end) = end {
@@ -47,7 +52,7 @@ async fn record(store: &Store, start: HopStart, end: Option<HopEnd>) {
 }
 
 /// The hop's request body has been read whole at `at_ms`; its answer has not come yet.
-async fn request_read(store: &Store, id: &str, at_ms: i64, body: serde_json::Value) {
+pub(crate) async fn request_read(store: &Store, id: &str, at_ms: i64, body: serde_json::Value) {
     let done = tracer::hop::RequestDone {
         id: format!("{id:0>32}"),
         request_body: BodyCapture::whole(body.to_string().into_bytes()),
@@ -59,19 +64,19 @@ async fn request_read(store: &Store, id: &str, at_ms: i64, body: serde_json::Val
         .expect("request");
 }
 
-fn chat(text: &str) -> serde_json::Value {
+pub(crate) fn chat(text: &str) -> serde_json::Value {
     json!({"model": "qwen2.5:7b", "messages": [{"role": "user", "content": text}], "stream": false})
 }
 
-fn asks(item: &str) -> serde_json::Value {
+pub(crate) fn asks(item: &str) -> serde_json::Value {
     json!({"message": {"role": "assistant", "content": "", "tool_calls": [{"function": {"name": "append", "arguments": {"content": item}}}]}, "done": true})
 }
 
-fn call(item: &str) -> serde_json::Value {
+pub(crate) fn call(item: &str) -> serde_json::Value {
     json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "append", "arguments": {"content": item}}})
 }
 
-fn success() -> serde_json::Value {
+pub(crate) fn success() -> serde_json::Value {
     json!({"jsonrpc": "2.0", "id": 2, "result": {"content": [{"type": "text", "text": "Success"}]}})
 }
 

@@ -95,6 +95,7 @@ async fn an_absolute_form_request_with_userinfo_is_recorded_without_it() {
             intercept: parse_patterns("only.example.test").unwrap(),
             host_roles: Vec::new(),
             ca: Arc::new(ca),
+            limits: tracer::proxy::ForwardLimits::default(),
         })
         .await
         .unwrap();

@@ -9,11 +9,29 @@ use crate::store::traces::{TraceRow, hop_exists, insert_trace, set_hop_trace};
 use crate::store::{Store, hops};
 use crate::trace::RecordedHop;
 
+/// A trace id as tracer makes them (a W3C trace id): 32 lowercase hexadecimal digits.
+pub fn is_trace_id(id: &str) -> bool {
+    id.len() == 32 && id.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+}
+
 fn malformed(message: String) -> HopLogError {
     HopLogError::Malformed(message)
 }
 
 impl HopLog {
+    /// What goes into a database is a trace id as tracer makes them, never a text that names a
+    /// file or a path where an id is used as one (`import` refuses anything else).
+    pub fn check_importable_id(&self) -> Result<(), HopLogError> {
+        if is_trace_id(&self.trace.id) {
+            return Ok(());
+        }
+        Err(malformed(format!(
+            "trace.id {:?} is not a trace id (32 lowercase hexadecimal digits, as tracer records \
+             them)",
+            self.trace.id.chars().take(80).collect::<String>()
+        )))
+    }
+
     /// Rebuilds the hops, or says which part of the log disagrees with the rest.
     pub(super) fn recorded_hops_checked(&self) -> Result<Vec<RecordedHop>, HopLogError> {
         if self.trace.id.is_empty() {
@@ -147,6 +165,7 @@ impl HopLog {
 
 /// Writes the trace and every hop in one transaction; on any error nothing is written.
 pub(super) async fn import(log: &HopLog, store: &Store) -> Result<String, HopLogError> {
+    log.check_importable_id()?;
     let hops = log.recorded_hops_checked()?;
     let trace = TraceRow {
         id: log.trace.id.clone(),

@@ -1,10 +1,12 @@
 //! A body as HTML for the handout: JSON folded (objects and arrays as `<details>`, the top levels
-//! open) and coloured by kind, NDJSON as one folded value per line, anything else as text. Bounded:
+//! open, and every `tool_calls` open all the way down: they are what a reader looks for) and
+//! coloured by kind, NDJSON as one folded value per line, anything else as text. Bounded:
 //! past a size the body is shown as cut text.
 
 use serde_json::Value;
 
 use super::escape;
+use crate::trace::explain::plural;
 
 /// Bodies larger than this are shown as plain text, cut here.
 const MAX_RENDERED: usize = 256 * 1024;
@@ -20,13 +22,13 @@ pub fn body_html(bytes: &[u8], total_len: u64, truncated: bool) -> String {
     if bytes.len() <= MAX_RENDERED {
         if let Ok(value) = serde_json::from_slice::<Value>(bytes) {
             out.push_str("<div class=\"json\">");
-            value_html(&mut out, &value, 0);
+            value_html(&mut out, &value, 0, false);
             out.push_str("</div>");
         } else if let Some(lines) = ndjson(bytes) {
             out.push_str("<ol class=\"ndjson\">");
             for value in lines {
                 out.push_str("<li><div class=\"json\">");
-                value_html(&mut out, &value, OPEN_DEPTH);
+                value_html(&mut out, &value, OPEN_DEPTH, false);
                 out.push_str("</div></li>");
             }
             out.push_str("</ol>");
@@ -64,20 +66,24 @@ fn ndjson(bytes: &[u8]) -> Option<Vec<Value>> {
     values.filter(|v| v.len() > 1)
 }
 
-fn value_html(out: &mut String, value: &Value, depth: usize) {
+/// Keys whose values are unfolded whatever their depth.
+const ALWAYS_OPEN: [&str; 2] = ["tool_calls", "function_call"];
+
+fn value_html(out: &mut String, value: &Value, depth: usize, open: bool) {
     match value {
         Value::Object(map) if !map.is_empty() => {
             container(
                 out,
-                depth,
+                (depth, open),
                 '{',
                 '}',
-                &format!("{} keys", map.len()),
+                &plural(map.len(), "key"),
                 |out| {
                     for (i, (key, item)) in map.iter().enumerate() {
                         out.push_str("<div class=\"entry\">");
                         out.push_str(&format!("<span class=\"k\">\"{}\"</span>: ", escape(key)));
-                        value_html(out, item, depth + 1);
+                        let open = open || ALWAYS_OPEN.contains(&key.as_str());
+                        value_html(out, item, depth + 1, open);
                         if i + 1 < map.len() {
                             out.push(',');
                         }
@@ -89,14 +95,14 @@ fn value_html(out: &mut String, value: &Value, depth: usize) {
         Value::Array(items) if !items.is_empty() => {
             container(
                 out,
-                depth,
+                (depth, open),
                 '[',
                 ']',
-                &format!("{} items", items.len()),
+                &plural(items.len(), "item"),
                 |out| {
                     for (i, item) in items.iter().enumerate() {
                         out.push_str("<div class=\"entry\">");
-                        value_html(out, item, depth + 1);
+                        value_html(out, item, depth + 1, open);
                         if i + 1 < items.len() {
                             out.push(',');
                         }
@@ -117,16 +123,21 @@ fn value_html(out: &mut String, value: &Value, depth: usize) {
     }
 }
 
-/// An object or array as a `<details>`: its opening bracket and size in the summary.
+/// An object or array as a `<details>`: its opening bracket and size in the summary; open at
+/// the top levels and wherever `unfold` says.
 fn container(
     out: &mut String,
-    depth: usize,
+    (depth, unfold): (usize, bool),
     open: char,
     close: char,
     size: &str,
     items: impl FnOnce(&mut String),
 ) {
-    let state = if depth < OPEN_DEPTH { " open" } else { "" };
+    let state = if depth < OPEN_DEPTH || unfold {
+        " open"
+    } else {
+        ""
+    };
     out.push_str(&format!(
         "<details class=\"fold\"{state}><summary><span class=\"p\">{open}</span><span class=\"size\">{size}</span></summary><div class=\"in\">"
     ));
@@ -146,6 +157,33 @@ mod tests {
         assert!(html.contains("<span class=\"n\">1</span>"));
         assert!(html.contains("<span class=\"s\">&quot;&lt;x&gt;&quot;</span>"));
         assert!(html.contains("2 keys") && html.contains("3 items"));
+    }
+
+    #[test]
+    fn one_is_singular_and_tool_calls_are_unfolded() {
+        let html = body_html(
+            br#"{"message":{"role":"assistant","tool_calls":[{"function":{"name":"append","arguments":{"content":"buy milk"}}}]},"x":{"y":{"z":[1]}}}"#,
+            0,
+            false,
+        );
+        assert!(
+            html.contains(">1 item<") && html.contains(">1 key<"),
+            "{html}"
+        );
+        assert!(
+            !html.contains("1 items") && !html.contains("1 keys"),
+            "{html}"
+        );
+        // Under tool_calls every level is open, deep as it is; elsewhere depth 2 stays folded.
+        let calls = &html[html.find("tool_calls").unwrap()..html.find("\"x\"").unwrap()];
+        assert_eq!(calls.matches("<details").count(), 4, "{calls}");
+        assert_eq!(
+            calls.matches("<details class=\"fold\" open>").count(),
+            4,
+            "{calls}"
+        );
+        let rest = &html[html.find("\"x\"").unwrap()..];
+        assert!(rest.contains("<details class=\"fold\"><summary>"), "{rest}");
     }
 
     #[test]

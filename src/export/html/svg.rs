@@ -9,16 +9,40 @@ use crate::trace::lanes::{Lanes, Tone};
 use crate::trace::timing::{Bar, Waterfall};
 use crate::trace::{Case, Direction, ExplainedMessage};
 
+/// The narrowest gap between two lanes; wider when fewer lanes share the figure.
 const LANE_GAP: usize = 190;
+/// The width of the page's content (`max-width: 1120px` less its padding, in page.css): the
+/// diagram spans it, so arrows and their labels use the width a reader sees.
+const FIGURE_WIDTH: usize = 1072;
+/// A label starts this far right of its arrow's left end (clear of the number's circle).
+const LABEL_INSET: usize = 14;
+/// About how wide a character of a label is, in px.
+const CHAR_PX: usize = 7;
+
+/// The gap between lanes that makes `gaps` of them fill the figure (never under `LANE_GAP`: many
+/// lanes make a wider drawing, which the page scales down).
+fn lane_gap(gaps: usize) -> usize {
+    match gaps {
+        0 => LANE_GAP,
+        n => ((FIGURE_WIDTH - MARGIN * 2) / n).max(LANE_GAP),
+    }
+}
+
+/// How many characters a label starting at `left` has before the drawing's right edge.
+fn label_room(width: usize, left: usize) -> usize {
+    (width.saturating_sub(left + LABEL_INSET + 8) / CHAR_PX).max(12)
+}
 const MARGIN: usize = 70;
 const ROW: usize = 34;
 const TOP: usize = 54;
 
 /// The sequence diagram of explained messages and their lanes.
 pub fn sequence_svg(messages: &[ExplainedMessage], lanes: &Lanes) -> String {
-    let width = MARGIN * 2 + LANE_GAP * lanes.names.len().saturating_sub(1);
+    let gaps = lanes.names.len().saturating_sub(1);
+    let gap = lane_gap(gaps);
+    let width = MARGIN * 2 + gap * gaps;
     let height = TOP + ROW * messages.len() + 24;
-    let x = |lane: usize| MARGIN + LANE_GAP * lane;
+    let x = |lane: usize| MARGIN + gap * lane;
     let mut out = format!(
         "<svg class=\"sequence\" viewBox=\"0 0 {width} {height}\" width=\"{width}\" height=\"{height}\" role=\"img\" aria-label=\"sequence diagram\">\
          <defs><marker id=\"head\" viewBox=\"0 0 10 10\" refX=\"9\" refY=\"5\" markerWidth=\"7\" markerHeight=\"7\" orient=\"auto-start-reverse\"><path d=\"M0,0 L10,5 L0,10 z\" class=\"head\"/></marker></defs>"
@@ -52,14 +76,17 @@ pub fn sequence_svg(messages: &[ExplainedMessage], lanes: &Lanes) -> String {
         } else {
             ""
         };
-        let room = (x1.abs_diff(x2) / 7).max(12);
+        // One arrow a row: its label may run from the arrow's left end to the drawing's right
+        // edge (about 7 px a character), not only over the arrow.
+        let left = x1.min(x2);
+        let room = label_room(width, left);
         let label = format!("{mark}{}", shorten(&message.summary, room));
-        let mid = (x1 + x2) / 2;
+        let start = left + LABEL_INSET;
         out.push_str(&format!(
             "<g class=\"arrow {}\" id=\"a{n}\" data-number=\"{n}\"><title>{n}. {} → {}: {}</title>\
              <line x1=\"{x1}\" y1=\"{y}\" x2=\"{x2}\" y2=\"{y}\" marker-end=\"url(#head)\"/>\
              <circle cx=\"{x1}\" cy=\"{y}\" r=\"10\"/><text class=\"num\" x=\"{x1}\" y=\"{}\" text-anchor=\"middle\">{n}</text>\
-             <text class=\"label\" x=\"{mid}\" y=\"{}\" text-anchor=\"middle\">{}</text></g>",
+             <text class=\"label\" x=\"{start}\" y=\"{}\">{}</text></g>",
             classes.join(" "),
             message.from,
             message.to,
@@ -175,4 +202,29 @@ fn bar_svg(bar: &Bar, y: usize, x: &dyn Fn(i64) -> f64, span: i64) -> String {
     }
     out.push_str("</g>");
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn labels_use_the_width_to_the_right_edge() {
+        // Four lanes fill the page's width; an arrow from the second lane still gets most of it.
+        let gap = lane_gap(3);
+        let width = MARGIN * 2 + gap * 3;
+        assert!(
+            width > FIGURE_WIDTH - 10 && width <= FIGURE_WIDTH,
+            "{width}"
+        );
+        assert!(
+            label_room(width, MARGIN) >= 130,
+            "{}",
+            label_room(width, MARGIN)
+        );
+        assert!(label_room(width, MARGIN + gap) >= 90);
+        assert_eq!(label_room(width, width), 12);
+        // Many lanes keep their gap and make a wider drawing.
+        assert_eq!(lane_gap(9), LANE_GAP);
+    }
 }

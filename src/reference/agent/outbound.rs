@@ -215,8 +215,9 @@ pub fn content_type(headers: &HeaderMap) -> String {
 /// A short excerpt of a body for an error message.
 pub fn excerpt(body: &[u8]) -> String {
     const MAX: usize = 300;
-    let text = String::from_utf8_lossy(body);
-    let text = text.trim();
+    // On one line: it goes into an error message and a log line.
+    let text = crate::wire::safe_text::log_line(&String::from_utf8_lossy(body));
+    let text = text.as_str();
     match text.char_indices().nth(MAX) {
         Some((at, _)) => format!("{}…", &text[..at]),
         None => text.to_string(),

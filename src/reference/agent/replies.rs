@@ -39,7 +39,9 @@ pub async fn read_body(body: Incoming) -> Result<Bytes, HttpResponse> {
 pub fn run_error(error: RunError) -> HttpResponse {
     match error {
         RunError::Upstream(error) => {
-            tracing::warn!(%error, "upstream failed");
+            // One log line, whatever the upstream said (an HTML error page, a stack trace).
+            let line = crate::wire::safe_text::log_line(&error.to_string());
+            tracing::warn!(error = %line, "upstream failed");
             json(error.status(), &error.body())
         }
         // Only a streaming reply can lose its reader, and nobody is left to read this one.

@@ -1,9 +1,10 @@
-//! What a grouper kept from pass to pass needs besides deciding: learning a hop's response
-//! once it has ended, and naming the traces that changed since it was last asked.
+//! What a grouper kept from pass to pass needs besides deciding: learning a hop's request body
+//! and response once they have come, and naming the traces that changed since it was last asked.
 
-use super::{Grouper, TraceDraft};
+use super::{Grouper, TraceDraft, TraceKind};
 use crate::hop::Role;
 use crate::trace::evidence::TraceInput;
+use crate::trace::text_match::MatchText;
 
 impl Grouper {
     /// Whether a trace of that id is known (opened here, or placed).
@@ -58,6 +59,18 @@ impl Grouper {
         }
         if before.mcp_result.is_none() {
             state.results.extend(after.mcp_result.iter().cloned());
+        }
+        // An agent hop fed before its request was read learns the user's text now.
+        if before.user_text.is_none()
+            && let Some(text) = &after.user_text
+        {
+            state.texts.push(MatchText::new(text));
+            if state.draft.title.is_none() {
+                state.draft.title = Some(text.clone());
+            }
+            if state.draft.kind == TraceKind::Request {
+                self.seen_request_trace = true;
+            }
         }
         self.changed.insert(index);
     }

@@ -67,12 +67,20 @@ pub struct TraceDraft {
 pub struct GroupOptions {
     /// How long after its last activity a trace without an open agent hop stays open.
     pub window_ns: i64,
+    /// How far the record (the starts of hops stored since) may go past an unfinished hop while
+    /// live grouping holds later hops whose decision reads evidence it still owes
+    /// (`trace::readiness`).
+    pub hold_ns: i64,
+    /// The same limit in wall time, for when nothing else is recorded.
+    pub idle_hold_ns: i64,
 }
 
 impl Default for GroupOptions {
     fn default() -> Self {
         Self {
             window_ns: 60_000_000_000,
+            hold_ns: 3_000_000_000,
+            idle_hold_ns: 10_000_000_000,
         }
     }
 }

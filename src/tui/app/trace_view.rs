@@ -6,6 +6,7 @@ use crate::replay::ReplayState;
 use crate::replay::source::LoadedTrace;
 use crate::trace::lanes::Lanes;
 use crate::trace::{ExplainedMessage, RecordedHop, explain_trace};
+use crate::wire::safe_text::one_line;
 
 pub use crate::trace::lanes::{Arrow, Tone};
 
@@ -38,7 +39,11 @@ impl TraceView {
             title: trace.title,
             hops: trace.hops,
             messages,
-            lanes,
+            // Route names are the user's, MCP server names may be the server's: shown as text.
+            lanes: lanes
+                .iter()
+                .map(|lane| one_line(lane).into_owned())
+                .collect(),
             arrows,
             selected: 0,
             detail_scroll: 0,

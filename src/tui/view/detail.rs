@@ -8,6 +8,7 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph, Wrap};
 
+use super::clean;
 use super::json::body_lines;
 use crate::hop::Header;
 use crate::trace::explain::human_duration;
@@ -28,7 +29,11 @@ pub fn render(view: &TraceView, frame: &mut Frame, area: Rect) {
         .border_style(Style::default().fg(Color::DarkGray))
         .title(format!(" message {} ", message.number));
     let trace_start = view.messages.first().map_or(0, |m| m.at_unix_ns);
-    let paragraph = Paragraph::new(lines(message, hop, trace_start))
+    let shown: Vec<Line<'static>> = lines(message, hop, trace_start)
+        .into_iter()
+        .map(clean)
+        .collect();
+    let paragraph = Paragraph::new(shown)
         .block(block)
         .wrap(Wrap { trim: false })
         .scroll((view.detail_scroll, 0));

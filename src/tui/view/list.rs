@@ -9,9 +9,11 @@ use ratatui::widgets::{Paragraph, Row, Table, TableState, Wrap};
 
 use super::{NARROW, clock, fit};
 use crate::trace::TraceStatus;
+use crate::trace::dates::{needs_dates, utc_date};
 use crate::trace::explain::human_duration;
 use crate::tui::app::App;
 use crate::tui::keymap::Screen;
+use crate::wire::safe_text::{multi_line, one_line};
 
 pub fn render(app: &mut App, frame: &mut Frame, area: Rect) {
     let list = &mut app.list;
@@ -35,7 +37,7 @@ pub fn render(app: &mut App, frame: &mut Frame, area: Rect) {
                 app.filter.text
             )
         };
-        let paragraph = Paragraph::new(text)
+        let paragraph = Paragraph::new(multi_line(&text).into_owned())
             .wrap(Wrap { trim: true })
             .style(Style::default().fg(Color::Gray));
         frame.render_widget(paragraph, inset(area));
@@ -48,6 +50,9 @@ pub fn render(app: &mut App, frame: &mut Frame, area: Rect) {
         list.offset = list.selected + 1 - height;
     }
     let wide = area.width >= NARROW;
+    // Times alone are ambiguous once the list spans days: then each carries its date.
+    let dated = needs_dates(list.rows.iter().map(|row| row.started_unix_ns), None);
+    let time_width: u16 = if dated { 19 } else { 8 };
     let end = (list.offset + height).min(list.shown.len());
     let rows: Vec<Row> = list.shown[list.offset..end]
         .iter()
@@ -73,18 +78,27 @@ pub fn render(app: &mut App, frame: &mut Frame, area: Rect) {
                 Some(_) => Span::styled(status.as_str(), status_style(status)),
                 None => Span::raw("…"),
             };
-            let mut cells = vec![Line::from(clock(row.started_unix_ns))];
+            let time = if dated {
+                format!(
+                    "{} {}",
+                    utc_date(row.started_unix_ns),
+                    clock(row.started_unix_ns)
+                )
+            } else {
+                clock(row.started_unix_ns)
+            };
+            let mut cells = vec![Line::from(time)];
             if wide {
                 cells.push(Line::from(row.id.chars().take(8).collect::<String>()));
             }
-            cells.push(Line::from(title));
+            cells.push(Line::from(one_line(&title).into_owned()));
             cells.push(Line::from(hops));
             if wide {
                 cells.push(Line::from(duration));
             }
             cells.push(Line::from(status_cell));
             if wide {
-                cells.push(Line::from(tools));
+                cells.push(Line::from(one_line(&tools).into_owned()));
             }
             Row::new(cells)
         })
@@ -93,7 +107,7 @@ pub fn render(app: &mut App, frame: &mut Frame, area: Rect) {
         (
             vec!["TIME", "ID", "TITLE", "HOPS", "TOOK", "STATUS", "TOOLS"],
             vec![
-                Constraint::Length(8),
+                Constraint::Length(time_width),
                 Constraint::Length(8),
                 Constraint::Fill(1),
                 Constraint::Length(4),
@@ -106,7 +120,7 @@ pub fn render(app: &mut App, frame: &mut Frame, area: Rect) {
         (
             vec!["TIME", "TITLE", "HOPS", "STATUS"],
             vec![
-                Constraint::Length(8),
+                Constraint::Length(time_width),
                 Constraint::Fill(1),
                 Constraint::Length(4),
                 Constraint::Length(14),

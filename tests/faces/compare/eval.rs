@@ -153,6 +153,15 @@ async fn each_failure_reason_is_judged_from_the_wire_and_stored() {
     assert_eq!(first_reason(&doc, "wrong-tool")["got"], "write");
     assert_eq!(first_reason(&doc, "extra-call")["tool"], "append");
     assert_eq!(first_reason(&doc, "forbidden-tool")["tool"], "clear");
+    // The agent's own words come with the status, not only "HTTP 502".
+    let agent_error = first_reason(&doc, "agent-error")["message"].clone();
+    let agent_error = agent_error.as_str().unwrap();
+    assert!(agent_error.contains("HTTP 50"), "{agent_error}");
+    assert!(
+        agent_error.len() > "the agent failed: HTTP 502".len() + 10
+            && agent_error.contains("model"),
+        "the agent's reason is kept: {agent_error}"
+    );
     // Every judged question names its recorded trace, and the trace is in the database.
     let trace = doc["questions"][6]["runs"][0]["trace"].as_str().unwrap();
     let shown = json(&system.tracer(&["show", trace, "--json"]).await);

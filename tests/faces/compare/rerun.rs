@@ -45,6 +45,12 @@ async fn a_rerun_is_recorded_as_a_new_trace_and_diffed_against_the_original() {
     );
     let new = first.split_whitespace().nth(5).unwrap().to_string();
     assert_ne!(new, original);
+    // It says that the tools run again, for real, naming those the original called.
+    let warned = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        warned.contains("the agent runs its tools again, for real (the original called append)"),
+        "{warned}"
+    );
     assert!(
         text.contains("different tools (A: append; B: write)"),
         "{text}"

@@ -3,6 +3,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 pub(crate) mod harness;
+mod loops;
 mod streaming;
 
 use std::io::Write;
