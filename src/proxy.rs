@@ -138,7 +138,8 @@ pub struct ProxySettings {
     pub max_body: usize,
     /// Time allowed for the upstream's response head. A body that has started has no limit.
     pub upstream_timeout: Duration,
-    /// Replace secret header values with `[redacted]` in the record.
+    /// Redact secrets in the record (headers, query, URL credentials, JSON and form fields of
+    /// bodies: `wire::redact`); the wire is never changed.
     pub redact: bool,
     /// Response chunks whose timing is kept per hop.
     pub max_chunks: usize,

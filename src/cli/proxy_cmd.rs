@@ -147,7 +147,7 @@ fn warn_open_listeners(routes: &[Route], forward: Option<std::net::SocketAddr>) 
              reach it can send through it to {} unauthenticated, and it records what they send",
             route.name,
             route.listen,
-            route.upstream
+            route.shown_upstream()
         );
     }
     if let Some(addr) = forward.filter(|addr| open(*addr)) {

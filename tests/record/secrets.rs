@@ -467,3 +467,45 @@ async fn credentials_in_a_route_upstream_are_never_stored_or_answered() {
     run.await.unwrap();
     writer.await.unwrap();
 }
+
+#[tokio::test]
+async fn a_loop_through_a_route_with_credentials_is_refused_without_them() {
+    let listen = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    let route = Route::new(
+        "model",
+        "self",
+        &listen.to_string(),
+        &format!("http://user:SECRET-loop@{listen}"),
+    )
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("tracer.db")).await.unwrap();
+    let proxy = tracer::proxy::Proxy::bind(vec![route], ProxySettings::default())
+        .await
+        .unwrap();
+    let (recorder, writer) = tracer::store::Recorder::spawn(store.clone()).unwrap();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let run = tokio::spawn(proxy.run(recorder, async move {
+        let _ = stopped.await;
+    }));
+    let answer = client()
+        .request(
+            Request::get(format!("http://{listen}/api/tags"))
+                .body(full(""))
+                .unwrap(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(answer.status(), 508);
+    let said = answer.into_body().collect().await.unwrap().to_bytes();
+    let said = String::from_utf8_lossy(&said).into_owned();
+    assert!(said.contains("[redacted]@127.0.0.1"), "{said}");
+    assert_no_secret(&said, "the 508 answer");
+    let _ = stop.send(());
+    run.await.unwrap();
+    writer.await.unwrap();
+    assert_no_secret(&stored_text(&store).await, "the database");
+}

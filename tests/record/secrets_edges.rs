@@ -27,6 +27,10 @@ fn the_banner_and_the_routes_table_never_show_url_credentials() {
             "--route",
             "model=127.0.0.1:0=http://user:SECRET-route@127.0.0.1:9/v1",
         ])
+        .args([
+            "--route",
+            "other:wide=0.0.0.0:0=http://user:SECRET-wide@127.0.0.1:9",
+        ])
         .args(["--otlp", "http://collector:SECRET-otlp@127.0.0.1:9"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -59,6 +63,11 @@ fn the_banner_and_the_routes_table_never_show_url_credentials() {
         .read_to_string(&mut shown)
         .unwrap();
     assert!(shown.contains("http://127.0.0.1:9/v1/traces"), "{shown}");
+    assert!(
+        shown.contains("route `wide` listens on 0.0.0.0")
+            && shown.contains("to http://[redacted]@127.0.0.1:9/ unauthenticated"),
+        "the open-listener warning names the upstream without credentials: {shown}"
+    );
     assert_no_secret(&shown, "what tracer printed");
     // Nothing beside the database (the routes table, the journal) holds it either.
     for entry in std::fs::read_dir(dir.path()).unwrap() {
