@@ -71,7 +71,7 @@ pub fn start_configured(
     group_first: bool,
 ) -> Option<Exporter> {
     let config = config?;
-    eprintln!("{}", describe(&config));
+    crate::say!("{}", describe(&config));
     Some(Exporter::start(store.clone(), config, group_first))
 }
 

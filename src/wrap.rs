@@ -47,13 +47,13 @@ pub async fn run(options: WrapOptions) -> anyhow::Result<i32> {
             match Recorder::spawn(store) {
                 Ok(recording) => Some(recording),
                 Err(error) => {
-                    eprintln!("tracer wrap: not recording ({error}); passing through");
+                    crate::say!("tracer wrap: not recording ({error}); passing through");
                     None
                 }
             }
         }
         Err(error) => {
-            eprintln!("tracer wrap: not recording ({error}); passing through");
+            crate::say!("tracer wrap: not recording ({error}); passing through");
             None
         }
     };
@@ -132,11 +132,11 @@ pub async fn run(options: WrapOptions) -> anyhow::Result<i32> {
         drop(handle);
         match tokio::time::timeout(Duration::from_secs(1), writer).await {
             Ok(Ok(report)) if report.hops_not_written > 0 => {
-                eprintln!("tracer wrap: {} hops not written", report.hops_not_written);
+                crate::say!("tracer wrap: {} hops not written", report.hops_not_written);
             }
             Ok(_) => {}
             Err(_) => {
-                eprintln!(
+                crate::say!(
                     "tracer wrap: the database did not take the last hops within a second; \
                      they wait in the journal beside it for the next tracer on that database"
                 )
@@ -145,7 +145,7 @@ pub async fn run(options: WrapOptions) -> anyhow::Result<i32> {
     }
     if let Some(exporter) = exporter {
         let report = exporter.finish(crate::exporter::FINISH_GRACE).await;
-        eprintln!("tracer wrap: {}", report.line());
+        crate::say!("tracer wrap: {}", report.line());
     }
     Ok(exit_code(status))
 }

@@ -20,7 +20,7 @@ pub fn run(args: CaArgs) -> anyhow::Result<ExitCode> {
     let dir = ca_dir(args.ca_dir.as_deref())?;
     let (ca, created) = CertAuthority::load_or_create(&dir)?;
     if created == Created::New {
-        eprintln!(
+        crate::say!(
             "tracer: created a CA in {} (its key, {KEY_FILE}, is readable by you only)",
             dir.display()
         );

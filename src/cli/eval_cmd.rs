@@ -128,7 +128,7 @@ async fn run_with(
     if let Some(min) = args.min_pass
         && passed < min
     {
-        eprintln!("tracer: {passed} passed, fewer than --min-pass {min}");
+        crate::say!("tracer: {passed} passed, fewer than --min-pass {min}");
         return Ok(ExitCode::from(1));
     }
     match (outcome.state.as_str(), stop.raised()) {

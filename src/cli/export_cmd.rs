@@ -234,7 +234,7 @@ async fn export(store: &Store, args: &ExportArgs) -> anyhow::Result<ExitCode> {
         )?;
         written += 1;
     }
-    eprintln!("wrote {written} files to {}", dir.display());
+    crate::say!("wrote {written} files to {}", dir.display());
     Ok(ExitCode::SUCCESS)
 }
 
@@ -285,13 +285,13 @@ async fn otlp_out(
     let report = push(store, config, traces).await?;
     if report.not_exported > 0 {
         // One line for the failure: what happened and what to do.
-        eprintln!(
+        crate::say!(
             "tracer export: {}; run the same command again to send them",
             report.line()
         );
         return Ok(ExitCode::FAILURE);
     }
-    eprintln!("tracer export: {}", report.line());
+    crate::say!("tracer export: {}", report.line());
     Ok(ExitCode::SUCCESS)
 }
 

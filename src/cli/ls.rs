@@ -55,7 +55,7 @@ pub async fn run(db: &Path, args: LsArgs) -> anyhow::Result<ExitCode> {
     }
     let unreadable = store.unreadable_rows();
     if unreadable > 0 {
-        eprintln!("{}", unreadable_note(unreadable));
+        crate::say!("{}", unreadable_note(unreadable));
     }
     if not_written > 0 && !args.json {
         outln!("{not_written} hops were carried but not written (store busy or failing)")?;

@@ -95,7 +95,7 @@ async fn run_with(store: &Store, args: &RerunArgs) -> anyhow::Result<ExitCode> {
             .ok_or_else(|| RerunError::NoLiveRoute(entry.route.clone()))?,
     };
     let view = view_of(&original);
-    eprintln!("{}", tools_run_again(&view.calls()));
+    crate::say!("{}", tools_run_again(&view.calls()));
     let outcomes = rerun_agent(store, &entry, &to, args.times, args.timeout, &stop).await?;
     match (args.times, outcomes.first()) {
         (1, Some(outcome)) => {

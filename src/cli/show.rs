@@ -34,7 +34,7 @@ pub async fn run(db: &Path, args: ShowArgs) -> anyhow::Result<ExitCode> {
         let unreadable = store.unreadable_rows();
         store.close().await;
         if unreadable > 0 {
-            eprintln!("{}", super::ls::unreadable_note(unreadable));
+            crate::say!("{}", super::ls::unreadable_note(unreadable));
         }
         log?
     };

@@ -196,7 +196,7 @@ pub async fn run_eval(
         .collect();
     progress.end();
     if nothing_recorded {
-        eprintln!(
+        crate::say!(
             "tracer: stopping: nothing was recorded for the first question; --agent must be a \
              tracer proxy's agent route that records to {}",
             store.path().display()

@@ -130,9 +130,9 @@ impl StopFlag {
         tokio::spawn(async move {
             let (_, name) = signals.next().await;
             raised.store(true, Ordering::SeqCst);
-            eprintln!("\ntracer: {name}: stopping after {what} (again to stop now)");
+            crate::say!("\ntracer: {name}: stopping after {what} (again to stop now)");
             let (_, name) = signals.next().await;
-            eprintln!("\ntracer: {name}: stopping now");
+            crate::say!("\ntracer: {name}: stopping now");
             let _ = abandon_tx.send(true);
         });
         Self {
