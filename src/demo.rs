@@ -35,12 +35,13 @@ pub struct DemoOutcome {
 }
 
 /// Runs the demo in `dir`, recording into `db` (None: `tracer.db` in `dir`). `ollama` is the
-/// base URL to try for a live model (None: recorded).
+/// base URL to try for a live model (None: recorded); `redact` as `--no-redact` leaves it.
 pub async fn run(
     dir: &Path,
     db: Option<&Path>,
     ollama: Option<&str>,
     model_name: &str,
+    redact: bool,
 ) -> anyhow::Result<DemoOutcome> {
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     let db = db.map_or_else(|| dir.join("tracer.db"), Path::to_path_buf);
@@ -71,6 +72,7 @@ pub async fn run(
         model: upstream,
         model_name: model_name.to_string(),
         notes_file: notes.clone(),
+        redact,
     };
     let topology = Topology::start(spec, store.clone()).await?;
     let reply = ask(&topology.agent_url(), BUY_MILK_MESSAGE).await;

@@ -7,6 +7,7 @@ pub mod client;
 pub mod config;
 pub mod push;
 pub mod sender;
+mod url_credentials;
 pub mod watch;
 
 use std::sync::Arc;

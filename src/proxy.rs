@@ -59,16 +59,23 @@ impl Route {
         let mut parts = spec.splitn(3, '=');
         let (Some(who), Some(listen), Some(upstream)) = (parts.next(), parts.next(), parts.next())
         else {
-            return Err(RouteError::Shape { spec: spec.into() });
+            return Err(RouteError::Shape {
+                spec: crate::wire::redact::redact_userinfo(spec),
+            });
         };
         let (role, name) = match who.split_once(':') {
             Some((role, name)) => (role, name),
             None => (who, who),
         };
         Route::new(role, name, listen, upstream).map_err(|message| RouteError::Part {
-            spec: spec.into(),
+            spec: crate::wire::redact::redact_userinfo(spec),
             message,
         })
+    }
+
+    /// The upstream as it may be shown or stored: its userinfo (`user:password@`) redacted.
+    pub fn shown_upstream(&self) -> String {
+        crate::wire::redact::redact_userinfo(&self.upstream.to_string())
     }
 
     /// Builds a route from its parts, naming the part that is wrong.
@@ -96,8 +103,10 @@ impl Route {
     }
 }
 
-fn parse_upstream(text: &str) -> Result<http::Uri, String> {
-    let uri: http::Uri = text
+fn parse_upstream(given: &str) -> Result<http::Uri, String> {
+    // Errors show the URL without its userinfo.
+    let text = crate::wire::redact::redact_userinfo(given);
+    let uri: http::Uri = given
         .parse()
         .map_err(|e| format!("upstream `{text}` is not a URL: {e}"))?;
     match uri.scheme_str() {
@@ -129,7 +138,8 @@ pub struct ProxySettings {
     pub max_body: usize,
     /// Time allowed for the upstream's response head. A body that has started has no limit.
     pub upstream_timeout: Duration,
-    /// Replace secret header values with `[redacted]` in the record.
+    /// Redact secrets in the record (headers, query, URL credentials, JSON and form fields of
+    /// bodies: `wire::redact`); the wire is never changed.
     pub redact: bool,
     /// Response chunks whose timing is kept per hop.
     pub max_chunks: usize,

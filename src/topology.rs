@@ -36,6 +36,8 @@ pub struct TopologySpec {
     pub model: ModelUpstream,
     pub model_name: String,
     pub notes_file: PathBuf,
+    /// Secrets redacted in the record (`--no-redact` turns it off).
+    pub redact: bool,
 }
 
 /// What the model route forwards to.
@@ -130,8 +132,12 @@ impl Topology {
             route("mcp", "notes", spec.mcp, &format!("http://{mcp_internal}"))?,
             route("model", "model", spec.model_listen, &model_upstream)?,
         ];
-        let outer_proxy = Proxy::bind(vec![agent_route], ProxySettings::default()).await?;
-        let inner_proxy = Proxy::bind(inner_routes, ProxySettings::default()).await?;
+        let settings = ProxySettings {
+            redact: spec.redact,
+            ..ProxySettings::default()
+        };
+        let outer_proxy = Proxy::bind(vec![agent_route], settings.clone()).await?;
+        let inner_proxy = Proxy::bind(inner_routes, settings).await?;
         let routes: Vec<Route> = outer_proxy
             .routes()
             .into_iter()

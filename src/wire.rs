@@ -8,6 +8,7 @@ pub mod jsonrpc;
 pub mod mcp;
 pub mod ollama;
 pub mod openai;
+pub mod redact;
 pub mod safe_text;
 pub mod stream;
 pub mod trace_context;

@@ -28,6 +28,8 @@ pub struct WrapOptions {
     pub command: Vec<String>,
     pub db: PathBuf,
     pub max_body: usize,
+    /// Redact secret JSON fields in the kept copies (`--no-redact` turns it off).
+    pub redact: bool,
     /// Export traces to an OpenTelemetry receiver as they settle (`--otlp`).
     pub otlp: Option<crate::exporter::OtlpConfig>,
 }
@@ -66,11 +68,10 @@ pub async fn run(options: WrapOptions) -> anyhow::Result<i32> {
         .map_err(|e| anyhow::anyhow!("starting `{program}`: {e}"))?;
     let pid = child.id().and_then(|id| i32::try_from(id).ok());
     let command_line = options.command.join(" ");
-    let observer = Arc::new(Mutex::new(StdioObserver::new(
-        &options.name,
-        &command_line,
-        options.max_body,
-    )));
+    let observer = Arc::new(Mutex::new(
+        StdioObserver::new(&options.name, &command_line, options.max_body)
+            .redacting(options.redact),
+    ));
     let recorder: Option<Sink> = recording
         .as_ref()
         .map(|(handle, _)| std::sync::Arc::new(handle.clone()) as Sink);

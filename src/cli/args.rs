@@ -122,6 +122,22 @@ fn parse_speed(text: &str) -> Result<f64, String> {
     }
 }
 
+/// The one switch of redaction, on every command that records.
+#[derive(Debug, Args, Clone, Copy, Default)]
+pub struct Redaction {
+    /// Keep secrets in the record, byte-exact: secret headers, query and form parameters, JSON
+    /// fields and URL credentials (the list: docs/security.md)
+    #[arg(long)]
+    pub no_redact: bool,
+}
+
+impl Redaction {
+    /// Whether the record is redacted.
+    pub fn redact(self) -> bool {
+        !self.no_redact
+    }
+}
+
 #[derive(Debug, Args)]
 pub struct DemoArgs {
     /// Where to keep the notes file and the database (default: a new folder in the temp dir)
@@ -133,6 +149,8 @@ pub struct DemoArgs {
     /// Use the recorded model even when a live Ollama answers
     #[arg(long)]
     pub recorded: bool,
+    #[command(flatten)]
+    pub redaction: Redaction,
 }
 
 #[derive(Debug, Args)]
@@ -170,6 +188,8 @@ pub struct UpArgs {
     pub notes: PathBuf,
 
     #[command(flatten)]
+    pub redaction: Redaction,
+    #[command(flatten)]
     pub otlp: otlp_args::OtlpArgs,
 }
 
@@ -182,6 +202,9 @@ pub struct WrapArgs {
     /// Bytes of each message kept in the record
     #[arg(long, value_name = "BYTES", default_value_t = 16 * 1024 * 1024)]
     pub max_body: usize,
+
+    #[command(flatten)]
+    pub redaction: Redaction,
 
     #[command(flatten)]
     pub otlp: otlp_args::OtlpArgs,
@@ -210,10 +233,8 @@ pub struct ProxyArgs {
     #[arg(long, value_name = "SECONDS", default_value_t = 600.0)]
     pub upstream_timeout: f64,
 
-    /// Keep secrets in the record: headers whose name contains key, token, secret, auth, cookie
-    /// or session, and the query parameters key, api_key, apikey, token, access_token, sig
-    #[arg(long)]
-    pub no_redact: bool,
+    #[command(flatten)]
+    pub redaction: Redaction,
 
     #[command(flatten)]
     pub otlp: otlp_args::OtlpArgs,

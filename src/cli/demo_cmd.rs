@@ -24,7 +24,14 @@ pub async fn run(db: Option<PathBuf>, args: DemoArgs) -> anyhow::Result<ExitCode
     let ollama =
         (!args.recorded).then(|| ollama_base_url(std::env::var("OLLAMA_HOST").ok().as_deref()));
     outln!("tracer demo: working in {}", dir.display())?;
-    let outcome = run_demo(&dir, db.as_deref(), ollama.as_deref(), &args.model).await?;
+    let outcome = run_demo(
+        &dir,
+        db.as_deref(),
+        ollama.as_deref(),
+        &args.model,
+        args.redaction.redact(),
+    )
+    .await?;
     match &outcome.model {
         ModelSource::LiveOllama { url } => outln!("model: live Ollama at {url} ({})", args.model)?,
         ModelSource::Recorded => outln!(

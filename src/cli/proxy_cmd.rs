@@ -47,7 +47,7 @@ pub async fn run(db: &Path, args: ProxyArgs) -> anyhow::Result<ExitCode> {
     let settings = ProxySettings {
         max_body: args.max_body,
         upstream_timeout,
-        redact: !args.no_redact,
+        redact: args.redaction.redact(),
         upstream_tls: UpstreamTls {
             extra_cas: args.upstream_cas,
             resolve: args.resolve,
@@ -147,7 +147,7 @@ fn warn_open_listeners(routes: &[Route], forward: Option<std::net::SocketAddr>) 
              reach it can send through it to {} unauthenticated, and it records what they send",
             route.name,
             route.listen,
-            route.upstream
+            route.shown_upstream()
         );
     }
     if let Some(addr) = forward.filter(|addr| open(*addr)) {
@@ -172,7 +172,7 @@ fn table_of(routes: &[Route], forward: Option<[String; 4]>) -> String {
                 r.name.clone(),
                 r.role.to_string(),
                 r.listen.to_string(),
-                r.upstream.to_string(),
+                r.shown_upstream(),
             ]
         })
         .collect();

@@ -37,6 +37,7 @@ pub async fn run(db: &Path, args: UpArgs) -> anyhow::Result<ExitCode> {
         model,
         model_name: args.model.clone(),
         notes_file: args.notes.clone(),
+        redact: args.redaction.redact(),
     };
     // Heard from before anything listens: a signal never finds the default action.
     let shutdown = crate::stop_signal::shutdown_on_signals("tracer up");

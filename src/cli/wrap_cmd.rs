@@ -21,6 +21,7 @@ pub async fn run(db: PathBuf, args: WrapArgs) -> anyhow::Result<ExitCode> {
         command: args.command,
         db,
         max_body: args.max_body,
+        redact: args.redaction.redact(),
         otlp,
     })
     .await?;

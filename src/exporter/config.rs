@@ -119,6 +119,7 @@ pub fn resolve(
             })?;
         set_header(&mut headers, "--otlp-header", key.trim(), value.trim())?;
     }
+    let url = super::url_credentials::to_basic_auth(&url, &mut headers);
     let gzip = match traces("COMPRESSION") {
         None => false,
         Some((value, name)) => match value.trim() {
@@ -195,16 +196,17 @@ pub fn traces_url_of(base: &str) -> String {
 }
 
 fn check_url(what: &str, url: &str) -> Result<String, ConfigError> {
+    let shown = crate::wire::redact::redact_userinfo(url);
     let error = || ConfigError::BadUrl {
         what: what.into(),
-        url: url.into(),
+        url: shown.clone(),
     };
     let uri: http::Uri = url.parse().map_err(|_| error())?;
     match (uri.scheme_str(), uri.host()) {
         (Some("http"), Some(_)) => Ok(url.to_string()),
         (Some("https"), Some(_)) => Err(ConfigError::Https {
             what: what.into(),
-            url: url.into(),
+            url: shown.clone(),
         }),
         _ => Err(error()),
     }

@@ -13,7 +13,7 @@ pub async fn announce_routes(store: &Store, routes: &[Route]) -> Vec<i64> {
             name: r.name.clone(),
             role: r.role.to_string(),
             listen: r.listen.to_string(),
-            upstream: r.upstream.to_string(),
+            upstream: r.shown_upstream(),
         })
         .collect();
     match store.announce_routes(&rows).await {

@@ -16,7 +16,7 @@ pub fn error_body(route: &Route, message: &str) -> Bytes {
     let body = serde_json::json!({
         "error": {
             "route": route.name,
-            "upstream": route.upstream.to_string(),
+            "upstream": route.shown_upstream(),
             "message": message,
         }
     });

@@ -15,8 +15,8 @@ use hyper::body::Incoming;
 use super::answers::{describe_client_error, error_body, error_response, humanize};
 use super::context::{ProxyBody, RequestBody, RouteContext};
 use super::headers::{
-    ensure_traceparent, join_upstream, record_headers, redact_query, strip_for_upstream,
-    strip_hop_by_hop,
+    body_redactor, ensure_traceparent, join_upstream, record_headers, record_url, redact_query,
+    strip_for_upstream, strip_hop_by_hop,
 };
 use super::tee::{BodyOutcome, Captured, HopClock, PieceOut, TeeBody, settle_unpolled};
 use super::{Route, loop_guard, upgrade};
@@ -106,7 +106,7 @@ pub async fn handle_at(
         path: redact_query(&path, settings.redact),
         url: upstream_uri.as_ref().map_or_else(
             |_| String::new(),
-            |uri| redact_query(&uri.to_string(), settings.redact),
+            |uri| record_url(&uri.to_string(), settings.redact),
         ),
         request_headers: record_headers(&parts.headers, settings.redact),
         started_unix_ns: clock.started_unix_ns,
@@ -125,6 +125,7 @@ pub async fn handle_at(
         recorded.then(|| ctx.recorder.clone()),
         id.clone(),
     );
+    let request_body = request_body.with_redactor(body_redactor(&parts.headers, settings.redact));
     let failure = match upstream_uri {
         Err(message) => {
             drop(request_body);
@@ -194,6 +195,7 @@ pub async fn handle_at(
     let (mut response_parts, upstream_body) = upstream_response.into_parts();
     let status = response_parts.status.as_u16();
     let response_headers = record_headers(&response_parts.headers, settings.redact);
+    let response_redactor = body_redactor(&response_parts.headers, settings.redact);
     strip_hop_by_hop(&mut response_parts.headers);
     let response_was_empty = upstream_body.is_end_stream();
     let end = guard.disarm().map(|mut end| {
@@ -232,7 +234,8 @@ pub async fn handle_at(
     let response_body = match pieces {
         Some(out) => response_body.with_pieces(out),
         None => response_body,
-    };
+    }
+    .with_redactor(response_redactor);
     let response_body = if status == 304 && response_parts.headers.contains_key(CONTENT_LENGTH) {
         // hyper drops the Content-Length of a bodiless answer unless its body might have bytes.
         super::bodiless::KeepLength(response_body).boxed_unsync()

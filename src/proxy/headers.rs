@@ -1,16 +1,18 @@
 //! Header handling: what is stripped before forwarding, what is redacted in the record.
 
-use http::header::{CONNECTION, CONTENT_LENGTH, EXPECT, HOST, TE, TRANSFER_ENCODING};
+use http::header::{
+    CONNECTION, CONTENT_ENCODING, CONTENT_LENGTH, CONTENT_TYPE, EXPECT, HOST, TE, TRANSFER_ENCODING,
+};
 use http::{HeaderMap, HeaderValue};
 
 use http::Uri;
 
 use crate::hop::Header;
 use crate::wire::ids::random_hex_id;
+use crate::wire::redact::BodyRedactor;
 use crate::wire::trace_context::TraceParent;
 
-/// What a secret header's value is replaced with in the record.
-pub const REDACTED: &str = "[redacted]";
+pub use crate::wire::redact::{REDACTED, redact_query};
 
 /// Headers that belong to one connection, not to the message (RFC 9110, 7.6.1). `Trailer`
 /// is not one: it tells the next hop which trailer fields the body ends with.
@@ -24,44 +26,31 @@ const HOP_BY_HOP: [&str; 7] = [
     "upgrade",
 ];
 
-/// A header whose name contains one of these holds a secret (`authorization`, `x-goog-api-key`,
-/// `anthropic-api-key`, `set-cookie`, `x-session-token`, ...).
-const SECRET_PARTS: [&str; 6] = ["key", "token", "secret", "auth", "cookie", "session"];
-
-/// Query parameters whose values are secrets (`?key=` is how Gemini takes its API key).
-const SECRET_PARAMS: [&str; 6] = ["key", "api_key", "apikey", "token", "access_token", "sig"];
-
-/// Whether a header's value is a secret that the record must not keep.
+/// Whether a header's value is a secret that the record must not keep (the one list is
+/// `wire::redact`).
 pub fn is_redacted_header(name: &str) -> bool {
-    let name = name.to_ascii_lowercase();
-    SECRET_PARTS.iter().any(|part| name.contains(part))
+    crate::wire::redact::is_secret_header(name)
 }
 
-/// A path or URL with the values of secret query parameters replaced by `[redacted]` (when
-/// `redact`); everything else, including the parameters' order and spelling, is kept.
-pub fn redact_query(target: &str, redact: bool) -> String {
-    let Some((head, query)) = target.split_once('?').filter(|_| redact) else {
-        return target.to_string();
-    };
-    let (query, fragment) = match query.split_once('#') {
-        Some((query, fragment)) => (query, Some(fragment)),
-        None => (query, None),
-    };
-    let params: Vec<String> = query
-        .split('&')
-        .map(|param| match param.split_once('=') {
-            Some((name, _)) if SECRET_PARAMS.contains(&name.to_ascii_lowercase().as_str()) => {
-                format!("{name}={REDACTED}")
-            }
-            _ => param.to_string(),
-        })
-        .collect();
-    let mut out = format!("{head}?{}", params.join("&"));
-    if let Some(fragment) = fragment {
-        out.push('#');
-        out.push_str(fragment);
+/// The record's copy of a URL: userinfo and secret query parameters redacted when asked.
+pub fn record_url(url: &str, redact: bool) -> String {
+    if redact {
+        crate::wire::redact::redact_url(url)
+    } else {
+        url.to_string()
     }
-    out
+}
+
+/// What a body's kept copy goes through, from its message's headers (none unless `redact`).
+pub fn body_redactor(headers: &HeaderMap, redact: bool) -> Option<BodyRedactor> {
+    let text = |name| {
+        headers
+            .get(name)
+            .and_then(|v: &HeaderValue| v.to_str().ok())
+    };
+    redact
+        .then(|| BodyRedactor::for_body(text(CONTENT_TYPE), text(CONTENT_ENCODING)))
+        .flatten()
 }
 
 /// Removes the hop-by-hop headers, and those that `Connection` names, before forwarding.
@@ -111,8 +100,8 @@ pub fn record_headers(headers: &HeaderMap, redact: bool) -> Vec<Header> {
     headers
         .iter()
         .map(|(name, value)| {
-            let value = if redact && is_redacted_header(name.as_str()) {
-                REDACTED.as_bytes().to_vec()
+            let value = if redact {
+                crate::wire::redact::header_value(name.as_str(), value.as_bytes())
             } else {
                 value.as_bytes().to_vec()
             };

@@ -57,7 +57,9 @@ pub fn refusal(route: &Route) -> Response {
         "loop detected: this request already passed through this listener of tracer ({}); \
          route `{}` forwards to {}, which leads back to tracer itself: point the route's \
          upstream at the real server",
-        route.listen, route.name, route.upstream
+        route.listen,
+        route.name,
+        route.shown_upstream()
     );
     tracing::warn!(route = %route.name, "refused a request that came back to the proxy");
     error_response(route, StatusCode::LOOP_DETECTED, &message)

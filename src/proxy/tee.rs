@@ -11,6 +11,7 @@ use http_body_util::BodyExt;
 
 pub use super::tee_pieces::PieceOut;
 use crate::hop::{BodyCapture, Chunk};
+use crate::wire::redact::BodyRedactor;
 
 /// The shared clock of one hop: a monotonic start and the wall time it corresponds to.
 #[derive(Debug, Clone, Copy)]
@@ -68,6 +69,8 @@ pub struct Captured {
     /// When the body was dropped before its end: the rest, still readable (e.g. to record a
     /// request whose upstream could not be reached).
     pub leftover: Option<Leftover>,
+    /// The redactor the kept bytes went through, for the leftover read later.
+    pub redactor: Option<BodyRedactor>,
 }
 
 impl Captured {
@@ -82,6 +85,7 @@ impl Captured {
             ended_unix_ns: 0,
             trailers: None,
             leftover: None,
+            redactor: None,
         }
     }
 
@@ -97,7 +101,10 @@ impl Captured {
                     self.body.total_len += data.len() as u64;
                     let room = max_body.saturating_sub(self.pieced + self.body.bytes.len());
                     let keep = room.min(data.len());
-                    self.body.bytes.extend_from_slice(&data[..keep]);
+                    match self.redactor.as_mut() {
+                        Some(redactor) => redactor.feed(&data[..keep], &mut self.body.bytes),
+                        None => self.body.bytes.extend_from_slice(&data[..keep]),
+                    }
                     self.body.truncated |= keep < data.len();
                 }
             }
@@ -122,6 +129,8 @@ where
     seen: Captured,
     /// Where the kept bytes go in pieces as they fill (None: they stay in the capture).
     pieces: Option<PieceOut>,
+    /// What the kept copy goes through before it is kept (None: kept as it came).
+    redactor: Option<BodyRedactor>,
     /// Called once, synchronously, when the body ends or is dropped.
     done: Option<Box<dyn FnOnce(Captured) + Send>>,
 }
@@ -163,6 +172,7 @@ where
             max_chunks,
             seen: Captured::empty(),
             pieces: None,
+            redactor: None,
             done: Some(Box::new(done)),
         }
     }
@@ -171,6 +181,12 @@ where
     /// kept whole here.
     pub fn with_pieces(mut self, out: PieceOut) -> Self {
         self.pieces = Some(out);
+        self
+    }
+
+    /// Keeps the copy redacted by `redactor` (the bytes passed on are never changed).
+    pub fn with_redactor(mut self, redactor: Option<BodyRedactor>) -> Self {
+        self.redactor = redactor;
         self
     }
 
@@ -187,7 +203,10 @@ where
             .max_body
             .saturating_sub(seen.pieced + seen.body.bytes.len());
         let keep = room.min(data.len());
-        seen.body.bytes.extend_from_slice(&data[..keep]);
+        match self.redactor.as_mut() {
+            Some(redactor) => redactor.feed(&data[..keep], &mut seen.body.bytes),
+            None => seen.body.bytes.extend_from_slice(&data[..keep]),
+        }
         if keep < data.len() {
             seen.body.truncated = true;
         }
@@ -223,6 +242,7 @@ where
                     .take()
                     .filter(|rest| !rest.is_end_stream())
                     .map(|rest| rest.map_err(|e| e.to_string()).boxed_unsync());
+                seen.redactor = self.redactor.take();
             }
             seen.outcome = outcome;
             seen.ended_unix_ns = self.clock.now_unix_ns();

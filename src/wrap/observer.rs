@@ -50,6 +50,8 @@ pub struct StdioObserver {
     name: String,
     command: String,
     max_body: usize,
+    /// Secret JSON fields are redacted in the kept copy (the default; `--no-redact` turns it off).
+    redact: bool,
     pending: HashMap<(Direction, String), Pending>,
 }
 
@@ -59,8 +61,15 @@ impl StdioObserver {
             name: name.to_string(),
             command: command.to_string(),
             max_body,
+            redact: true,
             pending: HashMap::new(),
         }
+    }
+
+    /// Whether the kept copies are redacted (`--no-redact` keeps them byte-exact).
+    pub fn redacting(mut self, redact: bool) -> Self {
+        self.redact = redact;
+        self
     }
 
     /// Requests still waiting for their response.
@@ -151,7 +160,7 @@ impl StdioObserver {
                     Pending {
                         id,
                         started_unix_ns: at,
-                        request: capture(&bytes, self.max_body),
+                        request: capture(&bytes, self.max_body, self.redact),
                     },
                 ) {
                     events.push(HopEvent::Ended(Box::new(HopEnd {
@@ -172,7 +181,7 @@ impl StdioObserver {
                         id: pending.id,
                         state: Some(HopState::Complete),
                         request_body: pending.request,
-                        response_body: capture(&bytes, self.max_body),
+                        response_body: capture(&bytes, self.max_body, self.redact),
                         request_ended_unix_ns: Some(pending.started_unix_ns),
                         response_head_unix_ns: Some(at),
                         response_first_byte_unix_ns: Some(at),
@@ -247,7 +256,7 @@ impl StdioObserver {
         events.push(HopEvent::Ended(Box::new(HopEnd {
             id,
             state: Some(HopState::Complete),
-            request_body: capture(bytes, self.max_body),
+            request_body: capture(bytes, self.max_body, self.redact),
             request_ended_unix_ns: Some(at),
             response_ended_unix_ns: Some(at),
             error,
@@ -275,10 +284,14 @@ fn id_key(id: &RequestId) -> String {
     id.to_value().to_string()
 }
 
-fn capture(bytes: &[u8], max_body: usize) -> BodyCapture {
+fn capture(bytes: &[u8], max_body: usize, redact: bool) -> BodyCapture {
     let keep = bytes.len().min(max_body);
     BodyCapture {
-        bytes: bytes[..keep].to_vec(),
+        bytes: if redact {
+            crate::wire::redact::redact_json_bytes(&bytes[..keep])
+        } else {
+            bytes[..keep].to_vec()
+        },
         total_len: bytes.len() as u64,
         truncated: keep < bytes.len(),
     }

@@ -40,6 +40,8 @@ mod interop_https_sdk;
 mod interop_mcp_sdk;
 mod openai_double;
 mod proxy;
+mod secrets;
+mod secrets_edges;
 mod store_faults;
 mod trace_summary;
 mod wrap;

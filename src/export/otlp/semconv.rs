@@ -40,10 +40,19 @@ pub fn provider(dialect: Dialect) -> &'static str {
     }
 }
 
+/// `url.full` as the HTTP conventions want it: credentials in the URL become
+/// `REDACTED:REDACTED@`, whatever the record kept (`--no-redact`).
+fn url_full(url: &str) -> String {
+    match crate::wire::redact::split_userinfo(url) {
+        (rest, Some(_)) => rest.replacen("://", "://REDACTED:REDACTED@", 1),
+        (rest, None) => rest,
+    }
+}
+
 /// HTTP attributes: method, URL, server address and port, status; 4xx/5xx make an error.
 pub fn http(draft: &mut Draft, start: &HopStart, end: Option<&HopEnd>) {
     draft.text("http.request.method", start.method.clone());
-    draft.text("url.full", start.url.clone());
+    draft.text("url.full", url_full(&start.url));
     draft.text("network.protocol.name", "http");
     draft.text("network.transport", "tcp");
     if let Ok(uri) = start.url.parse::<http::Uri>()
@@ -294,5 +303,21 @@ pub fn agent(
     }
     if let Some(error) = reply.and_then(|r| r.error.clone()) {
         draft.error = Some(("agent_error".into(), error));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn url_full_never_carries_credentials() {
+        assert_eq!(
+            super::url_full("https://ann:pw@api.example/v1?x=1"),
+            "https://REDACTED:REDACTED@api.example/v1?x=1"
+        );
+        assert_eq!(
+            super::url_full("https://[redacted]@api.example/v1"),
+            "https://REDACTED:REDACTED@api.example/v1"
+        );
+        assert_eq!(super::url_full("http://h:1/p"), "http://h:1/p");
     }
 }
