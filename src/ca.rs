@@ -244,7 +244,15 @@ fn create(dir: &Path, cert_path: &Path, key_path: &Path) -> Result<(), CaError> 
         .map_err(|e| io_error(key_path, e))?;
     std::io::Write::write_all(&mut file, key.serialize_pem().as_bytes())
         .map_err(|e| io_error(key_path, e))?;
-    std::fs::write(cert_path, cert.pem()).map_err(|e| io_error(cert_path, e))
+    // The certificate's mode is set, not left to the umask: under a umask of 002 (the default
+    // of many systems) a plain write made it group-writable, and the checks refused it.
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o644)
+        .open(cert_path)
+        .map_err(|e| io_error(cert_path, e))?;
+    std::io::Write::write_all(&mut file, cert.pem().as_bytes()).map_err(|e| io_error(cert_path, e))
 }
 
 /// Replaces `path` with `bytes` at once: written to a new file of a fresh random name in `dir`

@@ -85,11 +85,13 @@ fn lookup_error(id: &str, error: StoreError) -> String {
     }
 }
 
-/// A tool's answer: a short text for the model and the same facts as structured content.
+/// A tool's answer: a short text for the model and the same facts as structured content. The
+/// text carries recorded content, and MCP clients print it: its control characters and bidi
+/// overrides are shown as visible escapes (`wire::safe_text`), lines kept.
 fn answer(text: String, structured: Value) -> CallToolResult {
     CallToolResult {
         structured_content: Some(structured),
-        ..CallToolResult::success(text)
+        ..CallToolResult::success(crate::wire::safe_text::multi_line(&text).into_owned())
     }
 }
 
@@ -275,7 +277,9 @@ impl ToolServer for TraceServer {
         let arguments = call_tool_arguments(params)?;
         Ok(match self.run(tool, &arguments).await {
             Ok(result) => result,
-            Err(message) => CallToolResult::tool_error(message),
+            Err(message) => CallToolResult::tool_error(
+                crate::wire::safe_text::multi_line(&message).into_owned(),
+            ),
         })
     }
 

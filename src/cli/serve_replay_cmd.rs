@@ -58,8 +58,8 @@ pub async fn run(args: ServeReplayArgs) -> anyhow::Result<ExitCode> {
         crate::say!(
             "  hop {:>2}  {} {}",
             recording.number,
-            recording.method,
-            recording.path
+            crate::wire::safe_text::one_line(&recording.method),
+            crate::wire::safe_text::one_line(&recording.path)
         );
     }
     Arc::new(server).serve(listener, shutdown).await?;

@@ -93,6 +93,7 @@ async fn model_server_advice(ollama: &str, model: &str) -> Option<String> {
     if ollama_has_model(ollama, model).await {
         return None;
     }
+    let ollama = crate::wire::redact::redact_userinfo(ollama);
     Some(format!(
         "tracer up: warning: no model server with {model} answers at {ollama}; requests to the agent \
          will get a 502 until one does.\n  Start Ollama and pull the model: `ollama serve`, then \

@@ -56,7 +56,7 @@ impl TraceServer {
         let mut text = format!(
             "trace {} \"{}\"\n{}, {}, {}, {}, tools: {}\n",
             trace.id,
-            trace.title.as_deref().unwrap_or("(untitled)"),
+            crate::wire::safe_text::one_line(trace.title.as_deref().unwrap_or("(untitled)")),
             plural(trace.hop_count, "hop"),
             plural(trace.message_count, "message"),
             trace.duration_ns.map_or("in flight".into(), human_duration),

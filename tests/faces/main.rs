@@ -27,6 +27,7 @@ mod compare;
 mod demo;
 mod exports;
 mod hostile;
+mod hostile_more;
 mod html_csp;
 mod html_export;
 mod interop_chromium;

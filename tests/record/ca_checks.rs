@@ -137,3 +137,36 @@ fn the_bundle_is_written_without_following_links() {
         .collect();
     assert!(names.is_empty(), "{names:?}");
 }
+
+#[test]
+fn a_ca_made_under_a_permissive_umask_is_accepted_with_safe_modes() {
+    use std::os::unix::fs::MetadataExt;
+    let root = tempfile::tempdir().unwrap();
+    for (umask, name) in [("002", "u002"), ("000", "u000")] {
+        let dir = root.path().join(name);
+        // Many systems' default umask is 002: the CA tracer makes must not be refused by tracer.
+        let made = Command::new("sh")
+            .arg("-c")
+            .arg(format!(
+                "umask {umask}; exec \"$0\" ca --ca-dir \"$1\" --env"
+            ))
+            .arg(env!("CARGO_BIN_EXE_tracer"))
+            .arg(&dir)
+            .env_remove("TRACER_CA_DIR")
+            .env("RUST_LOG", "off")
+            .output()
+            .unwrap();
+        assert!(made.status.success(), "umask {umask}: {made:?}");
+        let mode = |file: &str| std::fs::metadata(dir.join(file)).unwrap().mode() & 0o777;
+        assert_eq!(mode("tracer-ca.pem"), 0o644, "umask {umask}");
+        assert_eq!(mode("tracer-ca-key.pem"), 0o600, "umask {umask}");
+        assert_eq!(
+            std::fs::metadata(&dir).unwrap().mode() & 0o777,
+            0o700,
+            "umask {umask}"
+        );
+        // And it is used again as it is.
+        let again = ca(&dir, &["--env"]);
+        assert!(again.status.success(), "umask {umask}: {again:?}");
+    }
+}
