@@ -76,6 +76,13 @@ impl<'a> Args<'a> {
             return Ok(None);
         };
         parse_since(text, now_ns).map(Some).ok_or_else(|| {
+            if out_of_range_year(text) {
+                return format!(
+                    "Argument {name} of {}: `{text}` is outside the times tracer records \
+                     (from 1677 to April 2262)",
+                    self.tool
+                );
+            }
             format!(
                 "Argument {name} of {} must be an RFC 3339 time such as 2026-11-30T12:00:00Z, \
                  or a span back from now such as -1h, -30m or -2d; `{text}` is neither",
@@ -83,6 +90,16 @@ impl<'a> Args<'a> {
             )
         })
     }
+}
+
+/// Whether `text` starts as a date (`YYYY-`) whose year lies beyond Unix nanoseconds in an i64.
+fn out_of_range_year(text: &str) -> bool {
+    let text = text.trim();
+    text.get(4..5) == Some("-")
+        && text
+            .get(..4)
+            .and_then(|year| year.parse::<i64>().ok())
+            .is_some_and(|year| !(1678..=2261).contains(&year))
 }
 
 /// A time as RFC 3339 or a span back from now, in Unix nanoseconds.
@@ -222,6 +239,14 @@ mod tests {
         );
         assert_eq!(parse_since("yesterday", now), None);
         assert_eq!(parse_since("2026-13-01T00:00:00Z", now), None);
+    }
+
+    #[test]
+    fn a_date_past_2262_is_said_to_be_out_of_range_not_malformed() {
+        assert!(out_of_range_year("2300-01-01T00:00:00Z"));
+        assert!(out_of_range_year("9999-12-31T23:59:59Z"));
+        assert!(!out_of_range_year("2026-11-30T12:00:00Z"));
+        assert!(!out_of_range_year("-1h"));
     }
 
     #[test]
