@@ -6,6 +6,7 @@ pub mod dates;
 mod describe;
 pub mod evidence;
 pub mod explain;
+mod feed;
 pub mod group;
 pub mod lanes;
 pub mod live_group;

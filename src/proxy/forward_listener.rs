@@ -18,7 +18,7 @@ use tokio::task::JoinSet;
 
 use super::ProxyStats;
 use super::context::ProxyBody;
-use super::forward_proxy::{ForwardShared, forward_one, proxy_error};
+use super::forward_proxy::{ForwardShared, Slot, forward_one, proxy_error};
 use crate::serve::{Admission, Shutdown, serve_http_admitting};
 
 /// Serves the forward listener until `stop` (with the one accept loop, `serve::serve_http`),
@@ -102,10 +102,6 @@ async fn drain_until(tasks: &mut JoinSet<()>, deadline: tokio::time::Instant) ->
 
 /// Connections refused at once with an answer; beyond them a refused connection is just closed.
 const REFUSALS_AT_ONCE: usize = 32;
-
-/// One of the forward proxy's connection slots: held by the proxy connection and by every
-/// tunnel or interception it opened, freed when the last of them ends.
-pub type Slot = Arc<tokio::sync::OwnedSemaphorePermit>;
 
 /// The whole HTTP answer to a connection beyond the limit.
 fn full_answer(limit: usize) -> bytes::Bytes {

@@ -28,6 +28,10 @@ use crate::ca::CertAuthority;
 use crate::hop::Role;
 use crate::hop::Sink;
 
+/// One of the forward proxy's connection slots: held by the proxy connection and by every
+/// tunnel or interception it opened, freed when the last of them ends.
+pub type Slot = Arc<tokio::sync::OwnedSemaphorePermit>;
+
 /// What `--forward` adds to a proxy.
 #[derive(Debug, Clone)]
 pub struct ForwardSettings {

@@ -19,14 +19,12 @@ use tokio::net::TcpStream;
 
 use super::answers::humanize;
 use super::context::ProxyBody;
-use super::forward_listener::Slot;
-use super::forward_proxy::{ForwardShared, forward_one, proxy_error, serve_until_stopped};
+use super::forward_proxy::{ForwardShared, Slot, forward_one, proxy_error, serve_until_stopped};
 use super::prefixed::Prefixed;
 use super::tee::HopClock;
-use super::tunnel::{TunnelHop, tunnel};
+use super::tunnel::{TunnelHop, start_connect_hop, tunnel};
 use crate::ca::CertAuthority;
-use crate::hop::{HopEnd, HopStart, HopState, Role, Transport};
-use crate::wire::ids::random_hex_id;
+use crate::hop::{HopEnd, HopState};
 
 /// Answers `CONNECT`; the tunnel or interception it opens holds `slot` until it ends.
 pub async fn on_connect(
@@ -235,36 +233,6 @@ fn record_rejection(
             ..HopEnd::default()
         });
     }
-}
-
-/// Starts the hop of one `CONNECT` (its role and name from `--host-role`, else `other` and the
-/// host); returns its id and whether the sink kept it.
-pub fn start_connect_hop(
-    shared: &ForwardShared,
-    peer: SocketAddr,
-    host: &str,
-    authority: &Authority,
-    url: String,
-    request_headers: Vec<crate::hop::Header>,
-    clock: &HopClock,
-) -> (String, bool) {
-    let id = random_hex_id(16);
-    let (role, name) = shared
-        .host_role(host)
-        .unwrap_or((Role::Other, host.to_string()));
-    let started = shared.recorder.start(HopStart {
-        id: id.clone(),
-        route: name,
-        role,
-        transport: Transport::Http,
-        peer: peer.to_string(),
-        method: "CONNECT".into(),
-        path: authority.to_string(),
-        url,
-        request_headers,
-        started_unix_ns: clock.started_unix_ns,
-    });
-    (id, started)
 }
 
 /// Picks the certificate by the client's SNI, else by the host it asked `CONNECT` for.

@@ -13,9 +13,9 @@ use tokio::net::TcpStream;
 
 use super::forward_proxy::ForwardShared;
 use super::headers::record_headers;
-use super::intercept::start_connect_hop;
 use super::tee::HopClock;
-use crate::hop::{BodyCapture, HopEnd, HopState};
+use crate::hop::{BodyCapture, HopEnd, HopStart, HopState, Role, Transport};
+use crate::wire::ids::random_hex_id;
 
 /// The record of one tunnel, ended once (also when the tunnel is cut off at shutdown).
 pub struct TunnelHop {
@@ -140,4 +140,34 @@ where
         to.write_all(&buffer[..n]).await?;
         count.fetch_add(n as u64, Ordering::Relaxed);
     }
+}
+
+/// Starts the hop of one `CONNECT` (its role and name from `--host-role`, else `other` and the
+/// host); returns its id and whether the sink kept it.
+pub fn start_connect_hop(
+    shared: &ForwardShared,
+    peer: SocketAddr,
+    host: &str,
+    authority: &Authority,
+    url: String,
+    request_headers: Vec<crate::hop::Header>,
+    clock: &HopClock,
+) -> (String, bool) {
+    let id = random_hex_id(16);
+    let (role, name) = shared
+        .host_role(host)
+        .unwrap_or((Role::Other, host.to_string()));
+    let started = shared.recorder.start(HopStart {
+        id: id.clone(),
+        route: name,
+        role,
+        transport: Transport::Http,
+        peer: peer.to_string(),
+        method: "CONNECT".into(),
+        path: authority.to_string(),
+        url,
+        request_headers,
+        started_unix_ns: clock.started_unix_ns,
+    });
+    (id, started)
 }

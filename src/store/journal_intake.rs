@@ -8,8 +8,9 @@ use std::time::Duration;
 use super::Store;
 use super::journal::{JournalReader, orphans};
 use super::write_tx::WriterConn;
-use super::writer::{MAX_BATCH_BYTES, MAX_BATCH_EVENTS, WRITER_BUSY_TIMEOUT};
-use super::writer_batch::{BatchWrite, write_batch};
+use super::writer_batch::{
+    BatchWrite, MAX_BATCH_BYTES, MAX_BATCH_EVENTS, WRITER_BUSY_TIMEOUT, write_batch,
+};
 
 /// Writes each journal into the database and removes it; a journal the database will not take
 /// now (three failed batches) is left for later. Returns the hops inserted.

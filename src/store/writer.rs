@@ -19,16 +19,12 @@ use tokio::task::JoinHandle;
 use super::journal::{Appender, JournalReader, ReadBatch};
 use super::journal_intake::take_in;
 use super::write_tx::WriterConn;
-use super::writer_batch::{BatchWrite, write_batch};
+use super::writer_batch::{
+    BatchWrite, MAX_BATCH_BYTES, MAX_BATCH_EVENTS, WRITER_BUSY_TIMEOUT, write_batch,
+};
 use super::{Store, StoreError};
 use crate::hop::{HopEnd, HopEvent, HopSink, HopStart, RequestDone, ServerLogLine};
 
-/// Journal bytes per transaction at most (at least one event is always taken).
-pub(super) const MAX_BATCH_BYTES: usize = 4 * 1024 * 1024;
-/// Events per transaction at most.
-pub(super) const MAX_BATCH_EVENTS: usize = 4096;
-/// How long the writer's statements wait for another process's write lock before retrying.
-pub(super) const WRITER_BUSY_TIMEOUT: Duration = Duration::from_secs(1);
 /// After the last handle is gone, how long a failing database is retried before the rest is
 /// left in the journal for the next recorder.
 const FINAL_DRAIN: Duration = Duration::from_secs(5);

@@ -10,6 +10,13 @@ use super::write_tx::WriterConn;
 use super::{HOPS_NOT_WRITTEN, Result, body_pieces, hop_insert, hops};
 use crate::hop::{BodyPiece, HopEnd, HopEvent, RequestDone, ServerLogLine};
 
+/// Journal bytes per transaction at most (at least one event is always taken).
+pub(super) const MAX_BATCH_BYTES: usize = 4 * 1024 * 1024;
+/// Events per transaction at most.
+pub(super) const MAX_BATCH_EVENTS: usize = 4096;
+/// How long the writer's statements wait for another process's write lock before retrying.
+pub(super) const WRITER_BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// What a row whose end was lost says.
 pub const END_LOST: &str =
     "the end of this hop was not recorded (the journal could not be written)";

@@ -7,18 +7,12 @@
 //! read: those from a look-back before the earliest unassigned hop, and those of traces not yet
 //! ended. Running it twice changes nothing the second time.
 
-use super::group::{GroupOptions, Grouper, TraceDraft, TraceKind};
-use super::{RecordedHop, TraceInput};
-use crate::hop::{HopState, Role};
+use super::RecordedHop;
+pub use super::feed::{CREATED_BY, CorrelateReport, LOOKBACK_NS};
+use super::group::GroupOptions;
 use crate::store::hops::StoredHop;
 use crate::store::traces::TraceRow;
 use crate::store::{Result, Store};
-
-/// Who the `traces` rows this driver writes are `created_by`.
-pub const CREATED_BY: &str = "correlate";
-
-/// How far before the earliest unassigned hop the hops that may hold its trace are read.
-pub const LOOKBACK_NS: i64 = 15 * 60 * 1_000_000_000;
 
 impl From<StoredHop> for RecordedHop {
     fn from(stored: StoredHop) -> Self {
@@ -27,19 +21,6 @@ impl From<StoredHop> for RecordedHop {
             end: Some(stored.end),
         }
     }
-}
-
-/// What a run did.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct CorrelateReport {
-    /// Hops given a trace by this run.
-    pub assigned: usize,
-    /// Hops that already had one.
-    pub kept: usize,
-    /// Hops still in flight, left for a later run.
-    pub waiting: usize,
-    /// Traces written (new or updated).
-    pub traces: usize,
 }
 
 /// Whether to keep existing assignments or group everything again.
@@ -121,79 +102,4 @@ pub async fn correlate(
     super::live_group::LiveGrouping::with_options(options)
         .pass(store)
         .await
-}
-
-/// A stored hop as grouping keeps it: its ids, whether its request has been read, and its
-/// grouping view (no bodies).
-#[derive(Debug, Clone)]
-pub(crate) struct SeenHop {
-    pub(crate) seq: i64,
-    pub(crate) trace_id: Option<String>,
-    pub(crate) request_read: bool,
-    pub(crate) input: TraceInput,
-}
-
-impl From<StoredHop> for SeenHop {
-    fn from(stored: StoredHop) -> Self {
-        SeenHop {
-            seq: stored.seq,
-            trace_id: stored.trace_id.clone(),
-            request_read: stored.state != HopState::InFlight
-                || stored.end.request_ended_unix_ns.is_some(),
-            input: RecordedHop::from(stored).trace_input(),
-        }
-    }
-}
-
-impl SeenHop {
-    /// Whether this hop is an agent hop (which opens its trace before its request is read).
-    pub(crate) fn is_agent(&self) -> bool {
-        self.input.role == Some(Role::Agent)
-    }
-}
-
-/// What feeding one hop to a grouper did.
-pub(crate) enum Fed {
-    /// It had a trace already (grouped earlier, or by another process).
-    Placed(String),
-    /// Given a trace now.
-    Assigned { hop: String, trace: String },
-}
-
-/// Feeds one hop (in start order) to `grouper`: placed in the trace it has, or assigned.
-/// `kind_of` names the kind of a stored trace.
-pub(crate) fn feed(
-    grouper: &mut Grouper,
-    seen: &SeenHop,
-    kind_of: impl Fn(&str) -> Option<String>,
-) -> Fed {
-    match &seen.trace_id {
-        Some(trace_id) => {
-            let kind = match kind_of(trace_id).as_deref() {
-                Some("setup") => TraceKind::Setup,
-                _ => TraceKind::Request,
-            };
-            grouper.place(&seen.input, trace_id, kind);
-            Fed::Placed(trace_id.clone())
-        }
-        None => {
-            let assignment = grouper.assign(&seen.input);
-            Fed::Assigned {
-                hop: assignment.hop_id,
-                trace: assignment.trace_id,
-            }
-        }
-    }
-}
-
-/// A trace as the grouper drafted it, as a row to write.
-pub(crate) fn trace_row(draft: TraceDraft) -> TraceRow {
-    TraceRow {
-        id: draft.id,
-        title: draft.title,
-        kind: draft.kind.as_str().to_string(),
-        started_unix_ns: draft.started_ns,
-        ended_unix_ns: draft.ended_ns,
-        created_by: CREATED_BY.to_string(),
-    }
 }

@@ -15,7 +15,7 @@ use std::ops::Bound;
 use futures_util::TryStreamExt;
 
 use super::TraceInput;
-use super::correlate::{CorrelateReport, Fed, LOOKBACK_NS, SeenHop, feed, trace_row};
+use super::feed::{CorrelateReport, Fed, LOOKBACK_NS, SeenHop, feed, trace_row};
 use super::group::{GroupOptions, Grouper};
 use super::readiness::{self, Evidence};
 use crate::store::{Result, Store};

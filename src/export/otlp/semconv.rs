@@ -5,11 +5,11 @@
 use super::content;
 use super::model::{Attribute, SpanKind, SpanOptions};
 use crate::hop::{HopEnd, HopStart, header_text};
-use crate::proxy::REDACTED;
 use crate::trace::RecordedHop;
 use crate::wire::dialect::{
     AgentRequest, Dialect, JsonRpcKind, McpReading, ModelRequest, Reading, ToolCall,
 };
+use crate::wire::redact::REDACTED;
 
 /// A span being built: what the hop-independent part of the builder fills in.
 #[derive(Debug)]
