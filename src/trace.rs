@@ -15,6 +15,7 @@ pub mod readiness;
 pub mod summary;
 mod text_match;
 pub mod timing;
+pub mod transport_moves;
 
 use crate::hop::{HopEnd, HopStart, Role};
 use crate::wire::dialect::{self, HopReading, ModelRequest, Reading};

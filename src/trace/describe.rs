@@ -36,6 +36,9 @@ pub fn explain_request(
         };
         return Explained::new(case, &[("target", hop.start.path.clone())]);
     }
+    if let Some(step) = super::transport_moves::TransportMove::of(&hop.start) {
+        return Explained::new(step.request_case(), &[("path", hop.start.path.clone())]);
+    }
     let mut explained = match &reading.request.reading {
         Reading::AgentRequest(request) => Explained::new(
             Case::AgentRequest,
@@ -147,6 +150,11 @@ pub fn explain_response(hop: &RecordedHop, reading: &HopReading) -> Explained {
         );
     }
     let status = end.and_then(|e| e.status).unwrap_or(0);
+    if let Some(case) = super::transport_moves::TransportMove::of(&hop.start)
+        .and_then(|step| step.ordinary_answer(status))
+    {
+        return Explained::new(case, &[("status", status.to_string())]);
+    }
     let mut explained = match &response.reading {
         Reading::ModelResponse(reply) => model_response(reply, hop),
         Reading::Mcp(mcp) => mcp_response(mcp),

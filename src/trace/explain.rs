@@ -34,6 +34,13 @@ pub enum Case {
     McpOtherResult,
     HttpRequest,
     HttpResponse,
+    McpServerStream,
+    McpNoServerStream,
+    McpEndSession,
+    McpSessionEnded,
+    McpSessionEndRefused,
+    Preconnect,
+    PreconnectAnswered,
     Tunnel,
     TunnelClosed,
     InterceptHandshake,
@@ -52,7 +59,7 @@ pub enum Case {
 
 impl Case {
     /// Every case, for checks that the table is complete.
-    pub const ALL: [Case; 42] = [
+    pub const ALL: [Case; 49] = [
         Case::AgentRequest,
         Case::AgentReply,
         Case::AgentError,
@@ -82,6 +89,13 @@ impl Case {
         Case::McpOtherResult,
         Case::HttpRequest,
         Case::HttpResponse,
+        Case::McpServerStream,
+        Case::McpNoServerStream,
+        Case::McpEndSession,
+        Case::McpSessionEnded,
+        Case::McpSessionEndRefused,
+        Case::Preconnect,
+        Case::PreconnectAnswered,
         Case::Tunnel,
         Case::TunnelClosed,
         Case::InterceptHandshake,

@@ -93,8 +93,15 @@ pub fn summarize(hops: &[RecordedHop]) -> TraceSummary {
             }
             _ => {}
         }
+        // Streamable HTTP's GET declined with 405, a DELETE, a preconnect: ordinary, not failures.
+        let ordinary =
+            super::transport_moves::is_ordinary_answer(&hop.start, end.and_then(|e| e.status));
+        if ordinary && worst == TraceStatus::HttpError {
+            worst = TraceStatus::Ok;
+        }
         if let Some(Reading::Mcp(mcp)) = reading.response.as_ref().map(|r| &r.reading)
             && let Some(reply) = mcp.reply()
+            && !ordinary
         {
             if reply.kind == JsonRpcKind::Error {
                 worst = worst.min(TraceStatus::ProtocolError);

@@ -44,5 +44,6 @@ mod secrets;
 mod secrets_edges;
 mod store_faults;
 mod trace_summary;
+mod transport_moves;
 mod wrap;
 mod wrap_trace;

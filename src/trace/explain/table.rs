@@ -193,6 +193,48 @@ pub const CASES: &[CaseText] = &[
         "A response tracer does not read as a known dialect; its body is shown as it was.",
     ),
     row(
+        Case::McpServerStream,
+        "mcp_server_stream",
+        "asks for the server's own stream",
+        "Streamable HTTP: the host opens a GET stream on which the server may send messages of its own (requests to the host, notifications) outside any answer to a POST.",
+    ),
+    row(
+        Case::McpNoServerStream,
+        "mcp_no_server_stream",
+        "405: this server offers no stream of its own",
+        "The protocol lets a server decline the GET stream with 405. Nothing failed: the server's messages come only inside its answers to the host's POSTs.",
+    ),
+    row(
+        Case::McpEndSession,
+        "mcp_end_session",
+        "the host ends its MCP session",
+        "Streamable HTTP: a host that is done sends DELETE with its Mcp-Session-Id, so the server can drop what it kept for the session.",
+    ),
+    row(
+        Case::McpSessionEnded,
+        "mcp_session_ended",
+        "{status}: the session is over",
+        "The server has ended the session (a 404 means it was already gone). A new session starts with a new initialize.",
+    ),
+    row(
+        Case::McpSessionEndRefused,
+        "mcp_session_end_refused",
+        "405: the server does not let hosts end sessions",
+        "The protocol lets a server refuse DELETE with 405; the session then ends when the server expires it. Nothing failed.",
+    ),
+    row(
+        Case::Preconnect,
+        "preconnect",
+        "a preconnect",
+        "The client opens (and warms) the connection before its first real request, so that request does not wait for TCP and TLS. Nothing is asked of the server.",
+    ),
+    row(
+        Case::PreconnectAnswered,
+        "preconnect_answered",
+        "{status}: the connection is ready",
+        "Whatever the status, the server answered: the connection is open for the requests that follow. Nothing failed.",
+    ),
+    row(
         Case::Tunnel,
         "tunnel",
         "tunnel to {target}, not decrypted",

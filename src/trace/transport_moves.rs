@@ -1,0 +1,102 @@
+//! HTTP's ordinary moves that carry no conversation: Streamable HTTP's `GET` for the server's own
+//! stream (a `405` answer means the server offers none, as the protocol allows), `DELETE` to end
+//! an MCP session, and a `HEAD` preconnect. Each is told as what it is and is never a failure.
+
+use super::explain::Case;
+use crate::hop::{HopStart, Role};
+
+/// One of the moves, by its request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TransportMove {
+    /// `GET` on an MCP endpoint: the host asks for a stream of the server's own messages.
+    ServerStream,
+    /// `DELETE` on an MCP endpoint: the host ends its session.
+    EndSession,
+    /// `HEAD`: the client opens a connection ahead of its first real request.
+    Preconnect,
+}
+
+impl TransportMove {
+    /// The move a request makes, if it is one of these.
+    pub fn of(start: &HopStart) -> Option<TransportMove> {
+        match (start.method.as_str(), start.role) {
+            ("GET", Role::Mcp) => Some(TransportMove::ServerStream),
+            ("DELETE", Role::Mcp) => Some(TransportMove::EndSession),
+            ("HEAD", _) => Some(TransportMove::Preconnect),
+            _ => None,
+        }
+    }
+
+    pub fn request_case(self) -> Case {
+        match self {
+            TransportMove::ServerStream => Case::McpServerStream,
+            TransportMove::EndSession => Case::McpEndSession,
+            TransportMove::Preconnect => Case::Preconnect,
+        }
+    }
+
+    /// The case of an answer that is this move's ordinary outcome, whatever its status says; None
+    /// for any other answer (a `GET` that opens a stream is read as the stream it is).
+    pub fn ordinary_answer(self, status: u16) -> Option<Case> {
+        match (self, status) {
+            (TransportMove::ServerStream, 405) => Some(Case::McpNoServerStream),
+            (TransportMove::EndSession, 200..=299 | 404) => Some(Case::McpSessionEnded),
+            (TransportMove::EndSession, 405) => Some(Case::McpSessionEndRefused),
+            (TransportMove::Preconnect, 100..=499) => Some(Case::PreconnectAnswered),
+            _ => None,
+        }
+    }
+}
+
+/// Whether a hop's answer is the ordinary outcome of one of these moves (so not a failure).
+pub fn is_ordinary_answer(start: &HopStart, status: Option<u16>) -> bool {
+    match (TransportMove::of(start), status) {
+        (Some(step), Some(status)) => step.ordinary_answer(status).is_some(),
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hop::Transport;
+
+    fn start(method: &str, role: Role) -> HopStart {
+        HopStart {
+            id: "0".repeat(32),
+            route: role.as_str().into(),
+            role,
+            transport: Transport::Http,
+            peer: "127.0.0.1:1".into(),
+            method: method.into(),
+            path: "/mcp".into(),
+            url: "http://127.0.0.1:9/mcp".into(),
+            request_headers: Vec::new(),
+            started_unix_ns: 0,
+        }
+    }
+
+    #[test]
+    fn the_protocols_ordinary_answers_are_not_failures() {
+        let get = start("GET", Role::Mcp);
+        assert!(is_ordinary_answer(&get, Some(405)));
+        assert!(
+            !is_ordinary_answer(&get, Some(500)),
+            "a real failure stays one"
+        );
+        assert!(
+            !is_ordinary_answer(&get, Some(200)),
+            "a stream is read as a stream"
+        );
+        let delete = start("DELETE", Role::Mcp);
+        for status in [200, 202, 204, 404, 405] {
+            assert!(is_ordinary_answer(&delete, Some(status)), "{status}");
+        }
+        assert!(!is_ordinary_answer(&delete, Some(400)));
+        let head = start("HEAD", Role::Model);
+        assert!(is_ordinary_answer(&head, Some(404)), "a preconnect's 404");
+        assert!(!is_ordinary_answer(&head, Some(503)));
+        assert!(!is_ordinary_answer(&start("GET", Role::Model), Some(405)));
+        assert!(!is_ordinary_answer(&start("POST", Role::Mcp), Some(405)));
+    }
+}
