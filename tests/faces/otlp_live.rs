@@ -64,7 +64,11 @@ async fn settled_traces_arrive_in_batches_as_protobuf_under_tracers_trace_ids() 
     );
     assert_eq!(receiver.spans().len(), 10, "nothing sent twice");
     let (rows, counter) = export_rows(&dir.path().join("tracer.db")).await;
-    assert_eq!((rows.get("sent").copied(), counter), (Some(10), 0));
+    assert_eq!(
+        (rows.get("sent").copied(), counter),
+        (Some(10), 0),
+        "{rows:?} {stderr}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -175,7 +179,11 @@ async fn a_full_queue_is_counted_shown_by_ls_and_sent_later_by_push() {
         "{stderr}"
     );
     let (rows, counter) = export_rows(&db).await;
-    assert_eq!((rows.get("failed").copied(), counter), (Some(6), 6));
+    assert_eq!(
+        (rows.get("failed").copied(), counter),
+        (Some(6), 6),
+        "{rows:?} {stderr}"
+    );
 
     let ls = tracer(&db, &[]).arg("ls").output().unwrap();
     let listing = String::from_utf8(ls.stdout).unwrap();
