@@ -99,10 +99,10 @@ async fn a_503_is_retried_after_the_retry_after_it_names() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_receiver_that_comes_up_late_gets_every_span_once() {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap();
+    // The port stays bound (so no other test takes it) but not listening: connecting is refused.
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.bind("127.0.0.1:0".parse().unwrap()).unwrap();
+    let port = socket.local_addr().unwrap();
     let agent = tiny_agent().await;
     let dir = tempfile::tempdir().unwrap();
     let base = format!("http://{port}");
@@ -130,7 +130,7 @@ async fn a_receiver_that_comes_up_late_gets_every_span_once() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     tokio::time::sleep(Duration::from_secs(1)).await;
-    let receiver = Receiver::start_on(port).await;
+    let receiver = Receiver::start_with(socket.listen(1024).unwrap());
     receiver.wait_for_spans(3, WAIT).await;
     for i in 0..2 {
         proxy.ask(&format!("late {i}")).await;
