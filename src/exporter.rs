@@ -28,6 +28,11 @@ use crate::store::Store;
 /// How long stopping waits for the receiver to take the last spans (the default).
 pub const FINISH_GRACE: Duration = Duration::from_secs(5);
 
+/// How long past the grace stopping waits for the sender to record the last outcomes in the
+/// store (a mark may wait out the busy timeout for the write lock).
+const RECORD_ALLOWANCE: Duration =
+    crate::store::BUSY_TIMEOUT.saturating_add(Duration::from_secs(2));
+
 /// A running exporter; `finish` sends what is left and says what was delivered.
 pub struct Exporter {
     url: String,
@@ -159,16 +164,30 @@ impl Exporter {
 
     /// Queues every trace that has ended (call after the last grouping), then gives the receiver
     /// at most `grace` to take what is queued; what it did not take is counted as not exported.
+    /// The sender has stopped when this returns (the store may be closed next).
     pub async fn finish(self, grace: Duration) -> ExportReport {
         let _ = self.deadline.send(Some(Instant::now() + grace));
         let _ = self.stop.send(true);
         let _ = self.watcher.await;
         // The watcher held the queue's only sender: the sender drains it and stops.
-        let _ = tokio::time::timeout(grace + Duration::from_secs(2), self.sender).await;
+        let mut sender = self.sender;
+        if tokio::time::timeout(grace + RECORD_ALLOWANCE, &mut sender)
+            .await
+            .is_err()
+        {
+            sender.abort();
+            let _ = sender.await;
+        }
+        // Spans a sender stopped midway did not count were not exported either (their rows stay
+        // `sending`, which a push takes again once stale).
+        let unsettled = self.tally.unsettled();
+        if unsettled > 0 {
+            tracing::warn!(spans = unsettled, "the OTLP sender did not finish in time");
+        }
         ExportReport {
             url: self.url,
             sent: self.tally.sent.load(Ordering::Relaxed),
-            not_exported: self.tally.not_exported.load(Ordering::Relaxed),
+            not_exported: self.tally.not_exported.load(Ordering::Relaxed) + unsettled,
         }
     }
 }

@@ -100,8 +100,16 @@ impl Store {
             .foreign_keys(true)
             // Functions named in the schema run only when SQLite deems them harmless.
             .pragma("trusted_schema", "OFF");
+        let file = path.to_path_buf();
         let pool = SqlitePoolOptions::new()
             .max_connections(4)
+            // SQLite opens a file it cannot write read-only, for the connection's whole life: a
+            // connection opened while the file was briefly unwritable (chattr +i) would fail
+            // every write after the file recovered. The pool keeps no such connection.
+            .after_connect(move |_, _| {
+                let file = file.clone();
+                Box::pin(async move { writable(&file).await })
+            })
             .connect_with(options)
             .await
             .map_err(|e| open_err(describe_sqlx(&e)))?;
@@ -204,6 +212,20 @@ impl Store {
             .fetch_optional(&self.pool)
             .await?;
         Ok(value.unwrap_or(0))
+    }
+}
+
+/// Ok when `path` can be opened for writing (so SQLite did not open it read-only).
+async fn writable(path: &Path) -> std::result::Result<(), sqlx::Error> {
+    match tokio::fs::OpenOptions::new().write(true).open(path).await {
+        Ok(_) => Ok(()),
+        Err(error) => Err(sqlx::Error::Io(std::io::Error::new(
+            error.kind(),
+            format!(
+                "{} cannot be written (SQLite would open it read-only): {error}",
+                path.display()
+            ),
+        ))),
     }
 }
 

@@ -21,9 +21,27 @@ const LINGER: Duration = Duration::from_millis(200);
 pub struct Tally {
     pub sent: AtomicU64,
     pub not_exported: AtomicU64,
+    /// Spans put in the queue, and those of them whose outcome the sender has counted: the
+    /// difference is what a sender stopped midway never got to count.
+    pub queued: AtomicU64,
+    pub settled: AtomicU64,
 }
 
 impl Tally {
+    pub fn add_queued(&self, n: usize) {
+        self.queued.fetch_add(n as u64, Ordering::Relaxed);
+    }
+
+    pub fn add_settled(&self, n: usize) {
+        self.settled.fetch_add(n as u64, Ordering::Relaxed);
+    }
+
+    /// Queued spans the sender has not counted as sent or not exported.
+    pub fn unsettled(&self) -> u64 {
+        let settled = self.settled.load(Ordering::Relaxed);
+        self.queued.load(Ordering::Relaxed).saturating_sub(settled)
+    }
+
     pub fn add_sent(&self, n: usize) {
         self.sent.fetch_add(n as u64, Ordering::Relaxed);
     }
@@ -87,34 +105,36 @@ pub async fn send_batch(
     let spans: Vec<Span> = batch.iter().map(|q| q.span.clone()).collect();
     let keys: Vec<SpanKey> = batch.iter().map(|q| key_of(&q.span, &q.trace_id)).collect();
     let body = client.body(&client.config().resource, &spans);
+    // The tally is taken before the store is written: a sender stopped during a write still
+    // counted what the receiver did.
     match client.deliver(body, deadline).await {
         Ok(rejected) => {
+            let refused = rejected.as_ref().map_or(0, |(count, message)| {
+                tracing::warn!(count, %message, %target, "the OTLP receiver rejected spans");
+                usize::try_from(*count).unwrap_or(0).min(keys.len())
+            });
+            tally.add_not_exported(refused);
+            tally.add_sent(keys.len() - refused);
+            tally.add_settled(keys.len());
             if let Err(error) = store.mark_spans_sent(&target, &keys).await {
                 tracing::warn!(%error, "recording exported spans");
             }
-            let mut refused = 0;
-            if let Some((count, message)) = rejected {
-                tracing::warn!(count, %message, %target, "the OTLP receiver rejected spans");
-                let count = usize::try_from(count).unwrap_or(0).min(keys.len());
-                refused = count;
-                tally.add_not_exported(count);
-                if count > 0
-                    && let Err(error) = store
-                        .add_to_counter(crate::store::exports::SPANS_NOT_EXPORTED, count as i64)
-                        .await
-                {
-                    tracing::warn!(%error, "counting rejected spans");
-                }
+            if refused > 0
+                && let Err(error) = store
+                    .add_to_counter(crate::store::exports::SPANS_NOT_EXPORTED, refused as i64)
+                    .await
+            {
+                tracing::warn!(%error, "counting rejected spans");
             }
-            tally.add_sent(keys.len() - refused);
             true
         }
         Err(reason) => {
             tracing::warn!(%reason, spans = keys.len(), %target, "OTLP export failed");
+            tally.add_not_exported(keys.len());
+            tally.add_settled(keys.len());
             if let Err(error) = store.mark_spans_failed(&target, &keys, &reason).await {
                 tracing::warn!(%error, "recording spans not exported");
             }
-            tally.add_not_exported(keys.len());
             false
         }
     }

@@ -130,7 +130,10 @@ impl Watcher {
                 span,
             };
             match self.queue.try_send(item) {
-                Ok(()) => queued += 1,
+                Ok(()) => {
+                    self.tally.add_queued(1);
+                    queued += 1;
+                }
                 Err(TrySendError::Full(_) | TrySendError::Closed(_)) => dropped.push(key),
             }
         }

@@ -91,7 +91,7 @@ impl Store {
         retake: bool,
     ) -> Result<Vec<bool>> {
         let now = now_unix_ns();
-        let mut tx = self.pool().begin().await?;
+        let mut tx = self.begin_write().await?;
         let mut claimed = Vec::with_capacity(spans.len());
         let mut retaken_failed = 0i64;
         for span in spans {
@@ -162,7 +162,7 @@ impl Store {
         error: Option<&str>,
     ) -> Result<()> {
         let now = now_unix_ns();
-        let mut tx = self.pool().begin().await?;
+        let mut tx = self.begin_write().await?;
         let mut delta = 0i64;
         for span in spans {
             let previous: Option<String> = sqlx::query_scalar(
@@ -290,5 +290,45 @@ mod tests {
             store.span_states(target, "t1").await.unwrap()["a"].state,
             "sent"
         );
+    }
+
+    /// Marking reads a row, then writes: it takes the write lock first (`BEGIN IMMEDIATE`), so a
+    /// writer that holds the lock and commits meanwhile only makes it wait. (A deferred
+    /// transaction whose snapshot such a commit made stale fails at its first write with
+    /// SQLITE_BUSY_SNAPSHOT at once, whatever the busy timeout; whether this test catches that
+    /// depends on whether a mark read before the commit.)
+    #[tokio::test(flavor = "multi_thread")]
+    async fn marks_wait_for_a_writer_that_commits_meanwhile() {
+        use sqlx::Connection;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.db");
+        let store = Store::open(&path).await.unwrap();
+        let target = "http://127.0.0.1:4318/v1/traces";
+        let spans: Vec<SpanKey> = ["a", "b", "c"].into_iter().map(key).collect();
+        store.claim_spans(target, &spans, false).await.unwrap();
+        let mut other = sqlx::SqliteConnection::connect(&format!("sqlite://{}", path.display()))
+            .await
+            .unwrap();
+        sqlx::query("begin immediate")
+            .execute(&mut other)
+            .await
+            .unwrap();
+        sqlx::query("insert into counters (name, value) values ('other', 1)")
+            .execute(&mut other)
+            .await
+            .unwrap();
+        let marks: Vec<_> = spans
+            .iter()
+            .map(|span| {
+                let (store, span) = (store.clone(), span.clone());
+                tokio::spawn(async move { store.mark_spans_failed(target, &[span], "down").await })
+            })
+            .collect();
+        sqlx::query("commit").execute(&mut other).await.unwrap();
+        for mark in marks {
+            mark.await.unwrap().unwrap();
+        }
+        assert_eq!(store.counter(SPANS_NOT_EXPORTED).await.unwrap(), 3);
+        assert_eq!(store.span_counts(Some(target)).await.unwrap()["failed"], 3);
     }
 }

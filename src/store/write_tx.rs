@@ -181,10 +181,45 @@ mod tests {
             .unwrap();
     }
 
+    /// SQLite opens a file it cannot write read-only for the connection's life: connections the
+    /// pool opens while the file is immutable must not be kept to fail writes afterwards.
+    #[tokio::test]
+    async fn connections_opened_while_the_file_is_unwritable_are_not_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.db");
+        let store = Store::open(&path).await.unwrap();
+        if !immutable(&path, true) {
+            eprintln!("skipped: chattr +i is not available here (needs root and ext4-like fs)");
+            return;
+        }
+        // Every connection the pool can have, opened (or refused) while the file is immutable; a
+        // refused one is retried until the acquire timeout, which this does not wait out.
+        let mut held = Vec::new();
+        for _ in 0..4 {
+            let acquire = store.pool().acquire();
+            if let Ok(Ok(conn)) =
+                tokio::time::timeout(std::time::Duration::from_secs(1), acquire).await
+            {
+                held.push(conn);
+            }
+        }
+        drop(held);
+        assert!(immutable(&path, false));
+        let mut held = Vec::new();
+        for _ in 0..4 {
+            let mut conn = store.pool().acquire().await.unwrap();
+            store_counter(&mut conn).await.unwrap();
+            held.push(conn);
+        }
+    }
+
     async fn store_counter(conn: &mut SqliteConnection) -> Result<()> {
-        sqlx::query("insert into counters (name, value) values ('x', 1)")
-            .execute(conn)
-            .await?;
+        sqlx::query(
+            "insert into counters (name, value) values ('x', 1)
+             on conflict(name) do update set value = value + 1",
+        )
+        .execute(conn)
+        .await?;
         Ok(())
     }
 }

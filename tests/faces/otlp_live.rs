@@ -64,7 +64,11 @@ async fn settled_traces_arrive_in_batches_as_protobuf_under_tracers_trace_ids() 
     );
     assert_eq!(receiver.spans().len(), 10, "nothing sent twice");
     let (rows, counter) = export_rows(&dir.path().join("tracer.db")).await;
-    assert_eq!((rows.get("sent").copied(), counter), (Some(10), 0));
+    assert_eq!(
+        (rows.get("sent").copied(), counter),
+        (Some(10), 0),
+        "{rows:?} {stderr}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -95,10 +99,10 @@ async fn a_503_is_retried_after_the_retry_after_it_names() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_receiver_that_comes_up_late_gets_every_span_once() {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap();
+    // The port stays bound (so no other test takes it) but not listening: connecting is refused.
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.bind("127.0.0.1:0".parse().unwrap()).unwrap();
+    let port = socket.local_addr().unwrap();
     let agent = tiny_agent().await;
     let dir = tempfile::tempdir().unwrap();
     let base = format!("http://{port}");
@@ -126,7 +130,7 @@ async fn a_receiver_that_comes_up_late_gets_every_span_once() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     tokio::time::sleep(Duration::from_secs(1)).await;
-    let receiver = Receiver::start_on(port).await;
+    let receiver = Receiver::start_with(socket.listen(1024).unwrap());
     receiver.wait_for_spans(3, WAIT).await;
     for i in 0..2 {
         proxy.ask(&format!("late {i}")).await;
@@ -175,7 +179,11 @@ async fn a_full_queue_is_counted_shown_by_ls_and_sent_later_by_push() {
         "{stderr}"
     );
     let (rows, counter) = export_rows(&db).await;
-    assert_eq!((rows.get("failed").copied(), counter), (Some(6), 6));
+    assert_eq!(
+        (rows.get("failed").copied(), counter),
+        (Some(6), 6),
+        "{rows:?} {stderr}"
+    );
 
     let ls = tracer(&db, &[]).arg("ls").output().unwrap();
     let listing = String::from_utf8(ls.stdout).unwrap();

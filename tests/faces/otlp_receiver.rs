@@ -77,9 +77,13 @@ impl Receiver {
         Self::start_on("127.0.0.1:0".parse().unwrap()).await
     }
 
-    /// Listens on `addr` (e.g. a port chosen earlier, for a receiver that comes up late).
+    /// Listens on `addr`.
     pub async fn start_on(addr: SocketAddr) -> Receiver {
-        let listener = TcpListener::bind(addr).await.unwrap();
+        Self::start_with(TcpListener::bind(addr).await.unwrap())
+    }
+
+    /// Serves on `listener` (e.g. a socket bound earlier, for a receiver that comes up late).
+    pub fn start_with(listener: TcpListener) -> Receiver {
         let receiver = Receiver {
             addr: listener.local_addr().unwrap(),
             state: Arc::new(Mutex::new(State::default())),

@@ -53,6 +53,8 @@ pub struct TracerProxy {
     pub listen: String,
     pub db: PathBuf,
     stderr: Arc<Mutex<String>>,
+    /// The thread that reads stderr; it ends when the pipe closes.
+    stderr_reader: Option<std::thread::JoinHandle<()>>,
 }
 
 /// The OTEL_* variables a developer's shell may hold, removed so tests see only their own.
@@ -111,7 +113,7 @@ impl TracerProxy {
         let stderr = Arc::new(Mutex::new(String::new()));
         let mut pipe = child.stderr.take().unwrap();
         let sink = stderr.clone();
-        std::thread::spawn(move || {
+        let stderr_reader = std::thread::spawn(move || {
             let mut buf = [0u8; 4096];
             while let Ok(n) = pipe.read(&mut buf) {
                 if n == 0 {
@@ -141,6 +143,7 @@ impl TracerProxy {
             listen,
             db,
             stderr,
+            stderr_reader: Some(stderr_reader),
         }
     }
 
@@ -174,11 +177,15 @@ impl TracerProxy {
             .args(["-INT", &child.id().to_string()])
             .status()
             .unwrap();
-        let status = tokio::task::spawn_blocking(move || child.wait().unwrap())
-            .await
-            .unwrap();
-        // The reader thread gets the last bytes once the pipe closes.
-        tokio::time::sleep(Duration::from_millis(100)).await;
+        let reader = self.stderr_reader.take().unwrap();
+        let status = tokio::task::spawn_blocking(move || {
+            let status = child.wait().unwrap();
+            // The reader has the last bytes once the pipe closes.
+            reader.join().unwrap();
+            status
+        })
+        .await
+        .unwrap();
         let text = self.stderr();
         assert!(status.success(), "{status:?}: {text}");
         text

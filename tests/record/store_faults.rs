@@ -192,7 +192,9 @@ async fn a_database_that_fails_writes_and_recovers_resumes_recording() {
     // Grouping recovered too: every hop has its trace.
     assert_eq!(
         scalar(&db, "select count(*) from hops where trace_id is null").await,
-        0
+        0,
+        "{}",
+        exit.stderr
     );
 }
 
