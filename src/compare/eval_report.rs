@@ -191,20 +191,10 @@ pub fn list_json(runs: &[EvalRunRow]) -> Value {
 
 /// `2026-11-30 12:47` (UTC) from nanoseconds since the epoch.
 pub fn utc_time(unix_ns: i64) -> String {
-    let secs = unix_ns.div_euclid(1_000_000_000);
-    let (days, rest) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    // Howard Hinnant's civil-from-days.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
+    let rest = unix_ns.div_euclid(1_000_000_000).rem_euclid(86_400);
     format!(
-        "{year:04}-{month:02}-{day:02} {:02}:{:02}",
+        "{} {:02}:{:02}",
+        crate::trace::dates::utc_date(unix_ns),
         rest / 3600,
         rest / 60 % 60
     )
