@@ -101,6 +101,11 @@ impl LiveGrouping {
         };
         let mut grouper = grouper;
         self.release(&mut grouper, &mut pass, None);
+        // Once a pass, not once a hop: what overtaken hops still owe is forgotten (`verdict`
+        // ignores it already).
+        let (options, clock) = (self.options, self.clock);
+        self.owing
+            .retain(|(started, _), _| !overtaken(options, clock, now, *started));
         pass.report.waiting = self.queue.len();
         let traces: Vec<_> = grouper.take_changed().into_iter().map(trace_row).collect();
         pass.report.traces = traces.len();
@@ -180,9 +185,6 @@ impl LiveGrouping {
 
     /// Feeds the queue's hops in start order (up to `upto`) while each can be decided.
     fn release(&mut self, grouper: &mut Grouper, pass: &mut Pass, upto: Option<StartKey>) {
-        let (options, clock, now) = (self.options, self.clock, pass.now);
-        self.owing
-            .retain(|(started, _), _| !overtaken(options, clock, now, *started));
         let mut after: Option<StartKey> = None;
         loop {
             let next = match after {

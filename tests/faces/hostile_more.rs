@@ -2,7 +2,7 @@
 //! listing of what it answers, `tracer mcp`'s text results (an MCP client prints them), and a
 //! failing command's one error line; and `tracer up` never prints a URL's credentials.
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 
 use serde_json::{Value, json};
@@ -48,30 +48,6 @@ fn serve_replay_lists_hostile_paths_as_escapes() {
     assert!(listing.contains("/api/chat\\x1b]52"), "{listing}");
 }
 
-/// Answers of `tracer mcp --stdio` to `requests`, one JSON value each.
-fn mcp_answers(db: &std::path::Path, requests: &[Value]) -> Vec<Value> {
-    let mut child = Command::new(TRACER)
-        .arg("--db")
-        .arg(db)
-        .args(["mcp", "--stdio"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    for request in requests {
-        writeln!(stdin, "{request}").unwrap();
-    }
-    drop(stdin);
-    let answers = BufReader::new(child.stdout.take().unwrap())
-        .lines()
-        .map(|line| serde_json::from_str(&line.unwrap()).unwrap())
-        .collect();
-    assert!(child.wait().unwrap().success());
-    answers
-}
-
 #[test]
 fn tracer_mcp_text_results_carry_no_raw_control_characters() {
     let dir = tempfile::tempdir().unwrap();
@@ -89,7 +65,7 @@ fn tracer_mcp_text_results_carry_no_raw_control_characters() {
         "get_message",
         json!({"id": HOSTILE_ID, "number": 5}),
     ));
-    let answers = mcp_answers(&db, &requests);
+    let answers = crate::mcp_server::stdio_session(&db, &requests);
     let texts: Vec<&str> = answers
         .iter()
         .filter_map(|a| a["result"]["content"][0]["text"].as_str())

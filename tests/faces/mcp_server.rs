@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use crate::sample_db::{BUY_MILK, NEWEST, TRACER, sample_db};
 
 /// Sends each request as one line on stdin and returns the answer lines as JSON.
-fn stdio_session(db: &std::path::Path, requests: &[Value]) -> Vec<Value> {
+pub fn stdio_session(db: &std::path::Path, requests: &[Value]) -> Vec<Value> {
     let mut child = Command::new(TRACER)
         .arg("--db")
         .arg(db)

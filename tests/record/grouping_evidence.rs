@@ -36,6 +36,22 @@ async fn two_users(store: &Store) {
     request_read(store, "ub", 6, agent("Add eggs to my notes")).await;
 }
 
+/// The milk request's model call, stored with its request and no answer yet.
+async fn milk_call_unanswered(store: &Store) {
+    record(store, start("ma", Role::Model, "/api/chat", 10), None).await;
+    request_read(store, "ma", 11, chat("Add milk to my notes")).await;
+}
+
+/// The tool call the milk answer asks for, stored whole.
+async fn milk_tool_call(store: &Store) {
+    record(
+        store,
+        start("ta", Role::Mcp, "/mcp", 50),
+        Some(end("ta", 55, call("milk"), success())),
+    )
+    .await;
+}
+
 async fn rebuild_decides_the_same(store: &Store) {
     let live: Vec<Option<String>> = store
         .all_hops()
@@ -96,8 +112,7 @@ async fn a_tool_call_stored_before_the_answer_that_asked_for_it_waits_for_that_a
     let store = Store::open(&dir.path().join("t.db")).await.unwrap();
     two_users(&store).await;
     // The milk model call is stored with its request, its answer not yet; the eggs one whole.
-    record(&store, start("ma", Role::Model, "/api/chat", 10), None).await;
-    request_read(&store, "ma", 11, chat("Add milk to my notes")).await;
+    milk_call_unanswered(&store).await;
     record(
         &store,
         start("mb", Role::Model, "/api/chat", 12),
@@ -105,12 +120,7 @@ async fn a_tool_call_stored_before_the_answer_that_asked_for_it_waits_for_that_a
     )
     .await;
     // The host got the milk answer and called the tool before the proxy stored that answer.
-    record(
-        &store,
-        start("ta", Role::Mcp, "/mcp", 50),
-        Some(end("ta", 55, call("milk"), success())),
-    )
-    .await;
+    milk_tool_call(&store).await;
     let mut live = LiveGrouping::new();
     let first = live.pass(&store).await.unwrap();
     let hops = store.all_hops().await.unwrap();
@@ -157,14 +167,8 @@ async fn evidence_that_never_comes_holds_later_hops_only_within_the_bound() {
     let store = Store::open(&dir.path().join("t.db")).await.unwrap();
     two_users(&store).await;
     // A model call that will never end (its proxy was killed), then a tool call.
-    record(&store, start("ma", Role::Model, "/api/chat", 10), None).await;
-    request_read(&store, "ma", 11, chat("Add milk to my notes")).await;
-    record(
-        &store,
-        start("ta", Role::Mcp, "/mcp", 50),
-        Some(end("ta", 55, call("milk"), success())),
-    )
-    .await;
+    milk_call_unanswered(&store).await;
+    milk_tool_call(&store).await;
     let options = GroupOptions::default();
     let mut live = LiveGrouping::new();
     let at = |ms: i64| BASE + ms * MS;
@@ -182,14 +186,8 @@ async fn evidence_that_never_comes_holds_later_hops_only_within_the_bound() {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(&dir.path().join("t.db")).await.unwrap();
     two_users(&store).await;
-    record(&store, start("ma", Role::Model, "/api/chat", 10), None).await;
-    request_read(&store, "ma", 11, chat("Add milk to my notes")).await;
-    record(
-        &store,
-        start("ta", Role::Mcp, "/mcp", 50),
-        Some(end("ta", 55, call("milk"), success())),
-    )
-    .await;
+    milk_call_unanswered(&store).await;
+    milk_tool_call(&store).await;
     let mut live = LiveGrouping::new();
     assert_eq!(live.pass_at(&store, at(100)).await.unwrap().waiting, 1);
     let later = 10 + options.hold_ns / MS + 1;
