@@ -4,6 +4,7 @@
 //! not read (a cut-off stream, a truncated capture, a malformed body) instead of failing.
 
 mod agent_read;
+mod anatomy;
 mod anthropic_read;
 mod json_util;
 mod mcp_read;
@@ -12,13 +13,16 @@ mod ollama_read;
 mod openai_read;
 mod responses_read;
 pub mod text_tool_call;
+mod usage;
 
 use serde_json::Value;
 
 use crate::hop::{BodyCapture, Header, HopEnd, HopStart, HopState, Role, Transport, header_text};
 
 pub use crate::wire::mcp::Era as McpEra;
+pub use anatomy::{SystemPart, SystemSource, ToolDef};
 pub use mcp_read::{JsonRpcKind, McpMessage, McpReading};
+pub use usage::Usage;
 
 /// How a body is to be read: which protocol's JSON (or stream) it is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -188,6 +192,12 @@ pub struct ModelMessage {
     pub tool_call_id: Option<String>,
     pub tool_name: Option<String>,
     pub is_error: bool,
+    /// Bytes of the signature that seals the thinking (Anthropic `signature`, Gemini
+    /// `thoughtSignature`), when given.
+    pub thinking_signature_bytes: Option<usize>,
+    /// Reasoning the API sent only in encrypted or redacted form: its bytes (Anthropic
+    /// `redacted_thinking`, Responses `encrypted_content`).
+    pub hidden_reasoning_bytes: Option<usize>,
 }
 
 /// A request to a model server.
@@ -197,8 +207,17 @@ pub struct ModelRequest {
     pub system: Option<String>,
     /// For `/api/generate` the prompt is given as one `user` message.
     pub messages: Vec<ModelMessage>,
+    /// The names of the callable tools offered (tools inside a namespace entry counted each).
     pub tools: Vec<String>,
     pub stream: bool,
+    /// The system prompt part by part (blocks, `instructions`, system/developer messages).
+    pub system_parts: Vec<SystemPart>,
+    /// Each callable tool's definition and size, in the order offered.
+    pub tool_defs: Vec<ToolDef>,
+    /// `cache_control` (or equivalent) marks in the request.
+    pub cache_marks: usize,
+    /// The request body's size in bytes.
+    pub body_bytes: usize,
 }
 
 impl ModelRequest {
@@ -210,13 +229,6 @@ impl ModelRequest {
             .find(|m| m.role == "user" && !m.content.trim().is_empty())
             .map(|m| m.content.as_str())
     }
-}
-
-/// Token counts as the server reported them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Usage {
-    pub input_tokens: Option<u64>,
-    pub output_tokens: Option<u64>,
 }
 
 /// Ollama's own timing fields (nanoseconds) from the final object of a reply.

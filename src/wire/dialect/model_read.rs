@@ -93,6 +93,7 @@ pub(super) fn usage(value: Option<&Value>, input_key: &str, output_key: &str) ->
     Usage {
         input_tokens: u64_field(value, input_key),
         output_tokens: u64_field(value, output_key),
+        ..Usage::default()
     }
 }
 

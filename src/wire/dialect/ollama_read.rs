@@ -28,6 +28,7 @@ pub(super) fn chat_message(value: &Value) -> ModelMessage {
             .or_else(|| str_field(value, "name"))
             .map(str::to_string),
         is_error: false,
+        ..ModelMessage::default()
     };
     add_text_tool_calls(&mut message);
     message
@@ -181,6 +182,8 @@ fn absorb(reply: &mut ModelResponse, record: &Value) -> bool {
         reply.usage = Usage {
             input_tokens: timings.prompt_eval_count,
             output_tokens: timings.eval_count,
+            cache_inside_input: true,
+            ..Usage::default()
         };
     }
     done
