@@ -15,6 +15,7 @@ pub mod readiness;
 pub mod summary;
 mod text_match;
 pub mod timing;
+pub mod tokens;
 pub mod transport_moves;
 
 use crate::hop::{HopEnd, HopStart, Role};
@@ -29,6 +30,7 @@ pub use group::{
 };
 pub use numbering::{Direction, HopTimes, NumberedMessage, number_messages};
 pub use summary::{TraceStatus, TraceSummary, summarize};
+pub use tokens::TokenCounts;
 
 /// A hop as the store gives it back: what was known at its start, and its end once it ended.
 #[derive(Debug, Clone, PartialEq)]
@@ -80,6 +82,8 @@ pub struct ExplainedMessage {
     pub case: Case,
     pub summary: String,
     pub explanation: String,
+    /// On a model's answer: the tokens it reported (None elsewhere, and when it said none).
+    pub tokens: Option<TokenCounts>,
 }
 
 impl ExplainedMessage {
@@ -100,6 +104,16 @@ fn response_head(hop: &RecordedHop) -> String {
             (None, None) => "…".to_string(),
         },
         None => "…".to_string(),
+    }
+}
+
+/// The tokens a model's answer reported, if it reported any.
+pub fn reply_tokens(reading: &HopReading) -> Option<TokenCounts> {
+    match reading.response.as_ref().map(|r| &r.reading) {
+        Some(Reading::ModelResponse(reply)) if !reply.usage.is_empty() => {
+            Some(TokenCounts::of(&reply.usage))
+        }
+        _ => None,
     }
 }
 
@@ -150,6 +164,10 @@ pub fn explain_trace(hops: &[RecordedHop]) -> Vec<ExplainedMessage> {
             case: explained.case,
             summary: one_line(&explained.summary).into_owned(),
             explanation: one_line(&explained.explanation).into_owned(),
+            tokens: match message.direction {
+                Direction::Request => None,
+                Direction::Response => reply_tokens(reading),
+            },
         });
     }
     out

@@ -127,7 +127,7 @@ pub fn trace_table(traces: &[TraceEntry]) -> String {
     }
     let dated = needs_dates(traces.iter().map(|t| t.started_unix_ns), Some(now_ns()));
     out.push_str(&format!(
-        "ID        {:<width$}  HOPS  DURATION  STATUS          TOOLS             TITLE\n",
+        "ID        {:<width$}  HOPS  DURATION  STATUS          TOKENS                TOOLS             TITLE\n",
         "STARTED",
         width = started_width(dated)
     ));
@@ -142,8 +142,12 @@ pub fn trace_table(traces: &[TraceEntry]) -> String {
         } else {
             one_line(&trace.tools_used.join(",")).into_owned()
         };
+        let tokens = trace
+            .tokens
+            .and_then(|t| t.counts().short())
+            .unwrap_or_else(|| "-".to_string());
         out.push_str(&format!(
-            "{:<8}  {:<width$}  {:>4}  {:>8}  {:<14}  {:<16}  {}\n",
+            "{:<8}  {:<width$}  {:>4}  {:>8}  {:<14}  {:<20}  {:<16}  {}\n",
             &trace.id[..trace.id.len().min(8)],
             started(trace.started_unix_ns, dated),
             trace.hop_count,
@@ -151,6 +155,7 @@ pub fn trace_table(traces: &[TraceEntry]) -> String {
                 .duration_ns
                 .map_or_else(|| "-".to_string(), human_duration),
             trace.status,
+            tokens,
             truncate(&tools, 16),
             title,
             width = started_width(dated),

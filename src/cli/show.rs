@@ -65,6 +65,9 @@ pub fn render(log: &HopLog) -> String {
         facts.push(human_duration(duration));
     }
     facts.push(trace.status.clone());
+    if let Some(tokens) = trace.tokens.and_then(|t| t.counts().short()) {
+        facts.push(format!("tokens: {tokens}"));
+    }
     if !trace.tools_used.is_empty() {
         facts.push(format!("tools: {}", one_line(&trace.tools_used.join(", "))));
     }
@@ -80,6 +83,9 @@ pub fn render(log: &HopLog) -> String {
             out.push_str(INDENT);
             out.push_str(&line);
             out.push('\n');
+        }
+        if let Some(tokens) = message.tokens.and_then(|t| t.counts().text()) {
+            out.push_str(&format!("{INDENT}tokens: {tokens}\n"));
         }
     }
     out

@@ -41,8 +41,8 @@ fn run_line(side: &str, run: &RunView) -> String {
             human_duration(run.tool_ns())
         ));
     }
-    if let Some(tokens) = tokens(run.tokens()) {
-        facts.push(tokens);
+    if let Some(tokens) = run.tokens().text() {
+        facts.push(format!("tokens: {tokens}"));
     }
     let title = run
         .title
@@ -54,17 +54,6 @@ fn run_line(side: &str, run: &RunView) -> String {
         one_line(&run.trace),
         facts.join(" · ")
     )
-}
-
-fn tokens((input, output): (Option<u64>, Option<u64>)) -> Option<String> {
-    match (input, output) {
-        (None, None) => None,
-        (i, o) => Some(format!(
-            "{} in, {} out tokens",
-            i.map_or("?".into(), |n| n.to_string()),
-            o.map_or("?".into(), |n| n.to_string())
-        )),
-    }
 }
 
 fn step_block(pair: &StepPair) -> String {
@@ -106,8 +95,8 @@ fn step_facts(step: &Step) -> String {
     if step.tool_ns > 0 {
         facts.push(format!("tools {}", human_duration(step.tool_ns)));
     }
-    if let Some(tokens) = tokens((step.input_tokens, step.output_tokens)) {
-        facts.push(tokens);
+    if let Some(tokens) = step.tokens.text() {
+        facts.push(format!("tokens: {tokens}"));
     }
     if let Some(error) = &step.error {
         facts.push(format!("model error: {}", one_line(error)));

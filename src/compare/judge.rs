@@ -254,8 +254,7 @@ mod tests {
             content: String::new(),
             model_ns: None,
             tool_ns: 0,
-            input_tokens: None,
-            output_tokens: None,
+            tokens: Default::default(),
             error: None,
         };
         RunView {

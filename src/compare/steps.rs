@@ -5,7 +5,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::hop::{HopState, Role};
-use crate::trace::RecordedHop;
+use crate::trace::{RecordedHop, TokenCounts};
 use crate::wire::dialect::{HopReading, JsonRpcKind, ModelRequest, ModelResponse, Reading};
 
 /// One tool call as the wire carried it: `{"name", "arguments"}`.
@@ -58,8 +58,9 @@ pub struct Step {
     pub content: String,
     pub model_ns: Option<i64>,
     pub tool_ns: i64,
-    pub input_tokens: Option<u64>,
-    pub output_tokens: Option<u64>,
+    /// The tokens the model reported for this call (the whole prompt, its cached parts, the
+    /// output).
+    pub tokens: TokenCounts,
     /// The model call failed (no answer, an HTTP error, an error in the body).
     pub error: Option<String>,
 }
@@ -104,13 +105,9 @@ impl RunView {
         self.steps.iter().map(|s| s.tool_ns).sum()
     }
 
-    /// Summed tokens `(in, out)` when any step reported them.
-    pub fn tokens(&self) -> (Option<u64>, Option<u64>) {
-        let sum = |f: fn(&Step) -> Option<u64>| {
-            let known: Vec<u64> = self.steps.iter().filter_map(f).collect();
-            (!known.is_empty()).then(|| known.iter().sum())
-        };
-        (sum(|s| s.input_tokens), sum(|s| s.output_tokens))
+    /// The tokens of every step, summed bucket by bucket.
+    pub fn tokens(&self) -> TokenCounts {
+        TokenCounts::sum(self.steps.iter().map(|s| &s.tokens))
     }
 }
 
@@ -253,8 +250,7 @@ pub fn run_view(trace: &str, title: Option<String>, hops: &[RecordedHop]) -> Run
                 .collect(),
             content: String::new(),
             model_ns: None,
-            input_tokens: None,
-            output_tokens: None,
+            tokens: TokenCounts::default(),
             error: None,
         });
     }
@@ -358,16 +354,7 @@ fn step_of(model: &ModelHop, tools: &mut [ToolHop], from: i64, until: i64) -> St
             .unwrap_or_default(),
         model_ns: duration(model.hop),
         tool_ns,
-        input_tokens: response.and_then(|r| {
-            r.usage
-                .input_tokens
-                .or(r.timings.and_then(|t| t.prompt_eval_count))
-        }),
-        output_tokens: response.and_then(|r| {
-            r.usage
-                .output_tokens
-                .or(r.timings.and_then(|t| t.eval_count))
-        }),
+        tokens: response.map_or_else(TokenCounts::default, |r| TokenCounts::of(&r.usage)),
         error,
     }
 }

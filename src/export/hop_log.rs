@@ -7,6 +7,7 @@
 mod body;
 mod json_layout;
 mod rebuild;
+mod tokens;
 
 use serde::{Deserialize, Serialize};
 
@@ -17,11 +18,14 @@ use crate::trace::correlate::load_trace;
 use crate::trace::{Direction, RecordedHop, TraceSummary, explain_trace, summarize};
 
 pub use body::{Body, HeaderEntry};
+pub use tokens::TokenEntry;
 
 /// The value of the top-level `format` field.
 pub const FORMAT: &str = "tracer.hop-log";
-/// The version of the hop log this build writes and reads.
-pub const VERSION: u32 = 1;
+/// The version of the hop log this build writes. Version 2 added the `tokens` objects.
+pub const VERSION: u32 = 2;
+/// The oldest version this build still reads (a version 1 log has no `tokens`).
+pub const OLDEST_VERSION: u32 = 1;
 /// `created_by` of traces that `import` writes (a re-grouping leaves them alone).
 pub const IMPORTED_BY: &str = "import";
 
@@ -29,7 +33,9 @@ pub const IMPORTED_BY: &str = "import";
 pub enum HopLogError {
     #[error("not a tracer hop log: {0}")]
     NotHopLog(String),
-    #[error("hop log version {found} is not supported (this tracer reads version {VERSION})")]
+    #[error(
+        "hop log version {found} is not supported (this tracer reads versions {OLDEST_VERSION} to {VERSION})"
+    )]
     Version { found: u64 },
     #[error("malformed hop log: {0}")]
     Malformed(String),
@@ -68,6 +74,9 @@ pub struct TraceEntry {
     pub hop_count: usize,
     pub message_count: usize,
     pub tools_used: Vec<String>,
+    /// The tokens its model hops reported, summed (absent when none did).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tokens: Option<TokenEntry>,
 }
 
 impl TraceEntry {
@@ -84,6 +93,7 @@ impl TraceEntry {
             hop_count: summary.hops,
             message_count: summary.messages,
             tools_used: summary.tools_used,
+            tokens: TokenEntry::of(&summary.tokens),
         }
     }
 }
@@ -110,6 +120,9 @@ pub struct MessageEntry {
     pub case: String,
     pub summary: String,
     pub explanation: String,
+    /// On a model's answer: the tokens it reported (absent elsewhere).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tokens: Option<TokenEntry>,
     pub timings: Timings,
     pub headers: Vec<HeaderEntry>,
     pub body: Body,
@@ -250,7 +263,7 @@ impl HopLog {
             }
         }
         match object.get("version").and_then(|v| v.as_u64()) {
-            Some(v) if v == u64::from(VERSION) => {}
+            Some(v) if (u64::from(OLDEST_VERSION)..=u64::from(VERSION)).contains(&v) => {}
             Some(found) => return Err(HopLogError::Version { found }),
             None => {
                 return Err(HopLogError::Malformed(
@@ -355,6 +368,7 @@ fn message_entry(message: &crate::trace::ExplainedMessage, hop: &RecordedHop) ->
         case: message.case.name().to_string(),
         summary: message.summary.clone(),
         explanation: message.explanation.clone(),
+        tokens: message.tokens.as_ref().and_then(TokenEntry::of),
         timings,
         headers: headers.iter().map(HeaderEntry::encode).collect(),
         body: Body::encode(body),

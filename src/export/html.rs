@@ -91,7 +91,7 @@ pub fn html_page(trace: &TraceToExport<'_>) -> String {
     let title = trace.title.unwrap_or("(untitled trace)");
     let mut body = format!("<header>\n<h1>{}</h1>\n", escape(title));
     body.push_str(&format!(
-        "<p class=\"meta\">trace <code>{}</code>{} · {} · {} · {} · {} · tools: {}</p>\n",
+        "<p class=\"meta\">trace <code>{}</code>{} · {} · {} · {} · {} · tools: {}{}</p>\n",
         escape(trace.id),
         summary.started_ns.map_or(String::new(), |at| format!(
             " · started {}",
@@ -107,7 +107,11 @@ pub fn html_page(trace: &TraceToExport<'_>) -> String {
             "none".to_owned()
         } else {
             escape(&summary.tools_used.join(", "))
-        }
+        },
+        summary
+            .tokens
+            .short()
+            .map_or_else(String::new, |t| format!(" · tokens: {}", escape(&t)))
     ));
     body.push_str(
         "<p class=\"keys\"><kbd>j</kbd>/<kbd>k</kbd> or <kbd>↓</kbd>/<kbd>↑</kbd> move between \
@@ -190,6 +194,12 @@ fn message_html(
         escape(&hop.start.url)
     ));
     let end = hop.end.clone().unwrap_or_default();
+    if let Some(tokens) = message.tokens.and_then(|t| t.text()) {
+        out.push_str(&format!(
+            "<li class=\"tokens\">tokens: {}</li>\n",
+            escape(&tokens)
+        ));
+    }
     if message.direction == Direction::Response {
         if let Some(took) = bar.and_then(Bar::duration_ns) {
             out.push_str(&format!(

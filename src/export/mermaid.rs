@@ -3,7 +3,7 @@
 
 use super::body_text::{BodyText, TraceToExport, iso8601_utc};
 use crate::trace::explain::shorten;
-use crate::trace::{Direction, ExplainedMessage, RecordedHop, explain_trace};
+use crate::trace::{Direction, ExplainedMessage, RecordedHop, TokenCounts, explain_trace};
 use crate::wire::safe_text::{multi_line, one_line};
 
 /// Longest message text on an arrow, in characters.
@@ -152,12 +152,14 @@ pub fn markdown_handout(trace: &TraceToExport<'_>) -> String {
     let title = trace.title.unwrap_or("(untitled trace)");
     out.push_str(&format!("# Trace: {}\n\n", markdown_text(title)));
     let started = trace.hops.iter().map(|h| h.start.started_unix_ns).min();
+    let tokens = TokenCounts::sum(messages.iter().filter_map(|m| m.tokens.as_ref())).short();
     out.push_str(&format!(
-        "Trace {}, {} hops, {} messages{}.\n\n",
+        "Trace {}, {} hops, {} messages{}{}.\n\n",
         markdown_id(trace.id),
         trace.hops.len(),
         messages.len(),
-        started.map_or_else(String::new, |at| format!(", started {}", iso8601_utc(at)))
+        started.map_or_else(String::new, |at| format!(", started {}", iso8601_utc(at))),
+        tokens.map_or_else(String::new, |t| format!(", tokens: {t}"))
     ));
     out.push_str("```mermaid\n");
     out.push_str(&sequence_diagram(&messages));
@@ -172,6 +174,9 @@ pub fn markdown_handout(trace: &TraceToExport<'_>) -> String {
             markdown_text(&message.summary),
             markdown_text(&message.explanation)
         ));
+        if let Some(tokens) = message.tokens.and_then(|t| t.text()) {
+            out.push_str(&format!("Tokens: {}\n\n", markdown_text(&tokens)));
+        }
         let hop = &trace.hops[message.hop_index];
         let body = hop.end.as_ref().map(|end| match message.direction {
             Direction::Request => &end.request_body,

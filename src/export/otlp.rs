@@ -10,6 +10,7 @@ mod semconv;
 pub mod span;
 #[cfg(test)]
 mod span_tests;
+mod token_attrs;
 
 use serde_json::Value;
 

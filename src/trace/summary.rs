@@ -1,6 +1,6 @@
 //! One line about a whole trace, for listings (`tracer ls`): counts, duration, status, tools used.
 
-use super::RecordedHop;
+use super::{RecordedHop, TokenCounts, reply_tokens};
 use crate::hop::{HopState, Role};
 use crate::wire::dialect::{JsonRpcKind, Reading};
 
@@ -46,6 +46,8 @@ pub struct TraceSummary {
     pub status: TraceStatus,
     /// Tools called (MCP `tools/call`), in order, each once.
     pub tools_used: Vec<String>,
+    /// The tokens its model hops reported, summed.
+    pub tokens: TokenCounts,
 }
 
 /// Summarizes the hops of one trace.
@@ -57,10 +59,14 @@ pub fn summarize(hops: &[RecordedHop]) -> TraceSummary {
     let mut messages = 0;
     let mut in_flight = false;
     let mut last_end: Option<i64> = None;
+    let mut tokens = TokenCounts::default();
     let mut ordered: Vec<&RecordedHop> = hops.iter().collect();
     ordered.sort_by_key(|hop| hop.start.started_unix_ns);
     for hop in &ordered {
         let reading = hop.reading();
+        if let Some(reported) = reply_tokens(&reading) {
+            tokens.add(&reported);
+        }
         let times = hop.times();
         messages += 1 + usize::from(times.response_ns.is_some());
         match times.response_ns {
@@ -126,5 +132,6 @@ pub fn summarize(hops: &[RecordedHop]) -> TraceSummary {
         },
         status,
         tools_used,
+        tokens,
     }
 }

@@ -141,6 +141,7 @@ mod tests {
                 duration_ns: None,
                 status: TraceStatus::ToolError,
                 tools_used: vec!["append".into()],
+                tokens: Default::default(),
             },
             roles: vec!["mcp".into(), "notes".into()],
             methods: vec!["post".into(), "tools/call".into()],

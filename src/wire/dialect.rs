@@ -14,6 +14,7 @@ mod openai_read;
 mod responses_read;
 pub mod text_tool_call;
 mod usage;
+mod usage_read;
 
 use serde_json::Value;
 

@@ -4,6 +4,7 @@
 
 use super::content;
 use super::model::{Attribute, SpanKind, SpanOptions};
+use super::token_attrs::token_attributes;
 use crate::hop::{HopEnd, HopStart, header_text};
 use crate::trace::RecordedHop;
 use crate::wire::dialect::{
@@ -141,18 +142,7 @@ pub fn model(
             vec![reason.clone()],
         ));
     }
-    let (input, output) = (answer.usage.input_tokens, answer.usage.output_tokens);
-    if let Some(tokens) = input {
-        draft.int("gen_ai.usage.input_tokens", tokens as i64);
-        draft.int("llm.token_count.prompt", tokens as i64);
-    }
-    if let Some(tokens) = output {
-        draft.int("gen_ai.usage.output_tokens", tokens as i64);
-        draft.int("llm.token_count.completion", tokens as i64);
-    }
-    if let (Some(input), Some(output)) = (input, output) {
-        draft.int("llm.token_count.total", (input + output) as i64);
-    }
+    draft.attributes.extend(token_attributes(&answer.usage));
     let calls: Vec<String> = answer
         .message
         .tool_calls

@@ -1,5 +1,5 @@
 //! The selected message: its line and explanation, its timings (Ollama's own beside those
-//! observed on the wire), its headers, its body (coloured JSON) and, for a response, its stream
+//! observed on the wire), the tokens a model's answer reported, its headers, its body (coloured JSON) and, for a response, its stream
 //! chunks with their arrival times.
 
 use ratatui::Frame;
@@ -78,6 +78,9 @@ pub fn lines(
     ];
     out.push(section("timing"));
     out.extend(timing_lines(message, hop, trace_start));
+    if let Some(tokens) = message.tokens.and_then(|t| t.text()) {
+        out.push(Line::from(format!("  tokens:   {tokens}")));
+    }
     let end = hop.end.as_ref();
     let (headers, body, total, truncated) = match (message.direction, end) {
         (Direction::Request, end) => (

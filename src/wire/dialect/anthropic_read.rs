@@ -93,14 +93,9 @@ pub(super) fn request(body: &BodyCapture) -> BodyReading {
     })
 }
 
+/// Lays a `usage` object over what earlier events said: every bucket it names wins.
 fn usage(value: Option<&Value>, into: &mut Usage) {
-    let Some(value) = value else { return };
-    if let Some(n) = u64_field(value, "input_tokens") {
-        into.input_tokens = Some(n);
-    }
-    if let Some(n) = u64_field(value, "output_tokens") {
-        into.output_tokens = Some(n);
-    }
+    into.update(&super::usage_read::anthropic(value));
 }
 
 /// Reads a reply: a `message` object, or the `message_start` … `message_stop` event stream.

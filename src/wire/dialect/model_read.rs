@@ -3,8 +3,7 @@
 use serde_json::Value;
 
 use super::json_util::{
-    Framing, arguments_from, framing, malformed, parse_lenient, sse_events, str_field, u64_field,
-    whole,
+    Framing, arguments_from, framing, malformed, parse_lenient, sse_events, str_field, whole,
 };
 use super::{
     BodyReading, Integrity, ModelMessage, ModelRequest, ModelResponse, Reading, ToolCall,
@@ -85,16 +84,10 @@ pub(super) fn error_text(value: &Value) -> Option<String> {
     })
 }
 
-/// Token counts under the given keys of a `usage` object (none when there is no object).
+/// Token counts under the given keys of an OpenAI-style `usage` object, cached and reasoning
+/// details included (none when there is no object).
 pub(super) fn usage(value: Option<&Value>, input_key: &str, output_key: &str) -> Usage {
-    let Some(value) = value.filter(|v| v.is_object()) else {
-        return Usage::default();
-    };
-    Usage {
-        input_tokens: u64_field(value, input_key),
-        output_tokens: u64_field(value, output_key),
-        ..Usage::default()
-    }
+    super::usage_read::openai(value, input_key, output_key)
 }
 
 /// One SSE event whose data is JSON.
