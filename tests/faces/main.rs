@@ -48,6 +48,7 @@ mod otlp_tracer;
 mod serve_replay;
 mod stopping;
 mod stopping_pipes;
+mod tokens;
 mod topology;
 mod trace_cli;
 mod tui;

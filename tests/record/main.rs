@@ -24,6 +24,7 @@ mod dialects_cloud;
 mod dialects_mcp;
 mod dialects_model;
 mod dialects_robust;
+mod dialects_tokens;
 mod foreign_files;
 mod grouping;
 mod grouping_evidence;

@@ -57,7 +57,7 @@ async fn identical_runs_have_the_same_tools_arguments_and_reply() {
     assert_eq!(steps.len(), 2);
     assert_eq!(steps[0]["a"]["messages"], 2);
     assert_eq!(steps[1]["a"]["messages"], 4);
-    assert_eq!(steps[0]["a"]["input_tokens"], 11);
+    assert_eq!(steps[0]["a"]["tokens"]["prompt"], 11);
     assert_eq!(steps[0]["a"]["tools_offered"], 5);
     assert_eq!(steps[0]["same_tool_calls"], true);
 }

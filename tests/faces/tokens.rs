@@ -1,0 +1,251 @@
+//! Claude Code's turn (input 4,957 + cache write 17,758 + cache read 16,901, output 133: a
+//! 39,616-token prompt) and a cached final answer, through every face: `show`, `show --json`
+//! (the hop log's `tokens`), `ls`, the Markdown and HTML handouts, OTLP, `diff` and the TUI.
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::cargo::cargo_bin_cmd;
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use serde_json::Value;
+use tracer::export::hop_log::HopLog;
+use tracer::hop::{BodyCapture, Header};
+use tracer::store::traces::TraceRow;
+use tracer::trace::RecordedHop;
+use tracer::tui::action::Action;
+use tracer::tui::app::App;
+use tracer::tui::view;
+
+use crate::trace_hops::hop;
+
+const REQUEST: &[u8] = include_bytes!("../fixtures/dialects/anthropic_request.json");
+const CACHED_STREAM: &[u8] =
+    include_bytes!("../fixtures/dialects/anthropic_stream_cache_usage.sse");
+const FINAL_ANSWER: &[u8] = br#"{"id":"msg_2","type":"message","role":"assistant","model":"claude-opus-4-8","content":[{"type":"text","text":"Added buy milk to your notes."}],"stop_reason":"end_turn","usage":{"input_tokens":12,"cache_creation_input_tokens":0,"cache_read_input_tokens":34674,"output_tokens":9}}"#;
+
+/// What every face shows for the tool-call turn.
+const TURN: &str =
+    "39,616 in (16,901 cache read, 17,758 cache write for 5 minutes, 4,957 new) · 133 out";
+/// And for the final answer.
+const ANSWER: &str = "34,686 in (34,674 cache read, 12 new) · 9 out";
+/// The trace's sum.
+const TOTAL: &str = "74,302 in · 142 out";
+
+fn model_hop(id: &str, start_ms: i64, end_ms: i64, content_type: &str, body: &[u8]) -> RecordedHop {
+    let mut hop = hop(
+        id,
+        tracer::hop::Role::Model,
+        "/v1/messages",
+        start_ms,
+        end_ms,
+    )
+    .done();
+    let end = hop.end.as_mut().unwrap();
+    end.request_body = BodyCapture::whole(REQUEST.to_vec());
+    end.response_body = BodyCapture::whole(body.to_vec());
+    end.response_headers = vec![Header::new("content-type", content_type)];
+    hop
+}
+
+fn claude_code_hops() -> Vec<RecordedHop> {
+    vec![
+        model_hop("cc1", 0, 2_000, "text/event-stream", CACHED_STREAM),
+        model_hop("cc2", 2_100, 3_000, "application/json", FINAL_ANSWER),
+    ]
+}
+
+/// The trace as a hop-log file, and its id.
+fn hop_log_file(dir: &Path, name: &str) -> (PathBuf, String) {
+    let hops = claude_code_hops();
+    let row = TraceRow {
+        id: hops[0].start.id.clone(),
+        title: Some("Add buy milk to my notes".into()),
+        kind: "request".into(),
+        started_unix_ns: hops[0].start.started_unix_ns,
+        ended_unix_ns: hops[1].end.as_ref().and_then(|e| e.response_ended_unix_ns),
+        created_by: "correlate".into(),
+    };
+    let log = HopLog::from_recorded(row.clone(), &hops);
+    let path = dir.join(name);
+    std::fs::write(&path, log.to_json_pretty()).unwrap();
+    (path, row.id)
+}
+
+fn tracer(db: &Path, args: &[&str]) -> String {
+    let output = cargo_bin_cmd!("tracer")
+        .arg("--db")
+        .arg(db)
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "tracer {args:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).unwrap()
+}
+
+fn int_attribute(span: &Value, key: &str) -> Option<i64> {
+    span["attributes"]
+        .as_array()?
+        .iter()
+        .find(|a| a["key"] == key)?["value"]["intValue"]
+        .as_str()?
+        .parse()
+        .ok()
+}
+
+#[test]
+fn show_ls_exports_and_diff_count_every_bucket() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("tracer.db");
+    let (file, id) = hop_log_file(dir.path(), "claude-code.json");
+    let file = file.to_str().unwrap();
+    tracer(&db, &["import", file]);
+
+    let shown = tracer(&db, &["show", &id]);
+    assert!(shown.contains(&format!("tokens: {TURN}\n")), "{shown}");
+    assert!(shown.contains(&format!("tokens: {ANSWER}\n")), "{shown}");
+    assert!(
+        shown
+            .lines()
+            .nth(1)
+            .unwrap()
+            .contains(&format!("tokens: {TOTAL}")),
+        "{shown}"
+    );
+
+    let log: Value = serde_json::from_str(&tracer(&db, &["show", &id, "--json"])).unwrap();
+    assert_eq!(log["version"], 2);
+    let total = &log["trace"]["tokens"];
+    assert_eq!(total["prompt"], 74302);
+    assert_eq!(total["cache_read"], 51575);
+    assert_eq!(total["cache_write"], 17758);
+    assert_eq!(total["output"], 142);
+    let answers: Vec<&Value> = log["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["direction"] == "←")
+        .collect();
+    let turn = &answers[0]["tokens"];
+    assert_eq!(turn["prompt"], 39616);
+    assert_eq!(turn["cache_read"], 16901);
+    assert_eq!(turn["cache_write"], 17758);
+    assert_eq!(turn["cache_write_5m"], 17758);
+    assert_eq!(turn["cache_write_1h"], 0);
+    assert_eq!(turn["output"], 133);
+    assert!(turn.get("reasoning").is_none(), "not reported, not written");
+    let requests = log["messages"].as_array().unwrap().iter();
+    assert!(
+        requests
+            .filter(|m| m["direction"] == "→")
+            .all(|m| m.get("tokens").is_none())
+    );
+
+    let listed = tracer(&db, &["ls"]);
+    assert!(
+        listed.lines().next().unwrap().contains("TOKENS"),
+        "{listed}"
+    );
+    assert!(listed.contains(TOTAL), "{listed}");
+    let listed: Value = serde_json::from_str(&tracer(&db, &["ls", "--json"])).unwrap();
+    assert_eq!(listed[0]["tokens"]["prompt"], 74302);
+
+    let md = tracer(&db, &["export", &id, "--format", "md"]);
+    assert!(md.contains(&format!(", tokens: {TOTAL}.")), "{md}");
+    assert!(md.contains(&format!("\n\nTokens: {TURN}\n\n")), "{md}");
+    let html = tracer(&db, &["export", &id, "--format", "html"]);
+    assert!(
+        html.contains(&format!(" · tokens: {TOTAL}</p>")),
+        "the meta line"
+    );
+    assert!(
+        html.contains(&format!("<li class=\"tokens\">tokens: {TURN}</li>")),
+        "the answer's timing list"
+    );
+
+    let otlp: Value =
+        serde_json::from_str(&tracer(&db, &["export", &id, "--format", "otlp"])).unwrap();
+    let spans = otlp["resourceSpans"][0]["scopeSpans"][0]["spans"]
+        .as_array()
+        .unwrap();
+    let turn = spans
+        .iter()
+        .find(|s| int_attribute(s, "gen_ai.usage.output_tokens") == Some(133))
+        .expect("the turn's span");
+    // The convention: cache reads and writes are inside gen_ai.usage.input_tokens.
+    assert_eq!(
+        int_attribute(turn, "gen_ai.usage.input_tokens"),
+        Some(39616)
+    );
+    assert_eq!(
+        int_attribute(turn, "gen_ai.usage.cache_read.input_tokens"),
+        Some(16901)
+    );
+    assert_eq!(
+        int_attribute(turn, "gen_ai.usage.cache_creation.input_tokens"),
+        Some(17758)
+    );
+    assert_eq!(int_attribute(turn, "llm.token_count.prompt"), Some(39616));
+
+    let (other, _) = hop_log_file(dir.path(), "again.json");
+    let diff = tracer(&db, &["diff", file, other.to_str().unwrap()]);
+    assert!(diff.contains(&format!("tokens: {TURN}\n")), "{diff}");
+    assert!(
+        diff.contains(
+            "tokens: 74,302 in (51,575 cache read, 17,758 cache write for 5 minutes, 4,969 new) · 142 out"
+        ),
+        "{diff}"
+    );
+    assert!(!diff.contains("4957 in"), "{diff}");
+}
+
+#[test]
+fn the_tui_detail_shows_the_answers_tokens() {
+    let hops = claude_code_hops();
+    let mut app = App::browser("tracer.db");
+    app.update(Action::TraceLoaded {
+        trace_id: hops[0].start.id.clone(),
+        title: Some("Add buy milk to my notes".into()),
+        hops,
+    });
+    app.update(Action::Key(crossterm::event::KeyEvent::new(
+        crossterm::event::KeyCode::Char('j'),
+        crossterm::event::KeyModifiers::NONE,
+    )));
+    let mut terminal = Terminal::new(TestBackend::new(120, 24)).unwrap();
+    terminal
+        .draw(|frame| view::render(&mut app, frame))
+        .unwrap();
+    let screen = format!("{}", terminal.backend());
+    assert!(screen.contains(&format!("tokens:   {TURN}")), "{screen}");
+    insta::assert_snapshot!("claude_code_turn_120x24", terminal.backend());
+}
+
+#[test]
+fn a_version_1_hop_log_still_reads_and_is_written_again_with_its_tokens() {
+    let dir = tempfile::tempdir().unwrap();
+    let (file, _) = hop_log_file(dir.path(), "v2.json");
+    let mut old: Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    old["version"] = 1.into();
+    old["trace"].as_object_mut().unwrap().remove("tokens");
+    for message in old["messages"].as_array_mut().unwrap() {
+        message.as_object_mut().unwrap().remove("tokens");
+    }
+    let old = serde_json::to_vec_pretty(&old).unwrap();
+    assert!(HopLog::from_json(&old).is_ok(), "version 1 is read");
+    let again = HopLog::from_file(&old).unwrap();
+    assert_eq!(
+        again.to_json_pretty(),
+        std::fs::read_to_string(&file).unwrap()
+    );
+    let mut future: Value = serde_json::from_slice(&old).unwrap();
+    future["version"] = 3.into();
+    let refused = HopLog::from_json(&serde_json::to_vec(&future).unwrap()).unwrap_err();
+    assert!(
+        refused.to_string().contains("reads versions 1 to 2"),
+        "{refused}"
+    );
+}
