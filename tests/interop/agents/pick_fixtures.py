@@ -10,7 +10,7 @@ byte-exact, with names that say what each is:
 
 What the upstream answered (tool call, final, side) comes from its request log, in order.
 
-    pick_fixtures.py WORK OUT_DIR [--prefix gzip_] [--only-model]"""
+    pick_fixtures.py WORK OUT_DIR [--prefix P] [--only-model | --responses-only]"""
 
 import argparse
 import json
@@ -44,6 +44,8 @@ def main():
     parser.add_argument("out")
     parser.add_argument("--prefix", default="")
     parser.add_argument("--only-model", action="store_true")
+    parser.add_argument("--responses-only", action="store_true",
+                        help="model responses only, each with a STEM.headers.json (variants: gzip, zstd, pauses)")
     args = parser.parse_args()
     os.makedirs(args.out, exist_ok=True)
     answered = []
@@ -77,7 +79,7 @@ def main():
         elif role == "model" and kind == "side":
             sides += 1
             stem = f"side{sides}"
-        elif role == "mcp" and not args.only_model and request:
+        elif role == "mcp" and not (args.only_model or args.responses_only) and request:
             try:
                 rpc = json.loads(request)
                 rpc_method = rpc.get("method", "batch") if isinstance(rpc, dict) else "batch"
@@ -91,14 +93,21 @@ def main():
         if stem:
             stem = args.prefix + stem
             req_name = stem + "_request.json"
-            with open(os.path.join(args.out, req_name), "wb") as f:
-                f.write(request)
-            files.append(req_name)
+            if not args.responses_only:
+                with open(os.path.join(args.out, req_name), "wb") as f:
+                    f.write(request)
+                files.append(req_name)
             if response:
                 resp_name = stem + "_response" + response_ext(resp_headers, response)
                 with open(os.path.join(args.out, resp_name), "wb") as f:
                     f.write(response)
                 files.append(resp_name)
+            if args.responses_only:
+                with open(os.path.join(args.out, stem + "_response.headers.json"), "w", encoding="utf-8") as f:
+                    json.dump({"method": method, "path": path, "status": status, "state": state,
+                               "error": error, "response_headers": resp_headers,
+                               "request_headers": req_headers}, f, indent=1)
+                    f.write("\n")
         index.append({"route": route, "role": role, "method": method, "path": path, "state": state,
                       "status": status, "error": error, "answered": kind, "files": files,
                       "request_body_len": req_len, "response_body_len": resp_len,
