@@ -81,7 +81,7 @@ def gemini_cli(bin_dir, home, model_url, mcp_url, work):
     }
     write(os.path.join(home, ".gemini", "settings.json"), json.dumps(settings, indent=2))
     env = {"GEMINI_API_KEY": "test-fake-gemini-key", "GOOGLE_GEMINI_BASE_URL": model_url,
-           "GEMINI_CLI_NO_RELAUNCH": "true"}
+           "GEMINI_CLI_NO_RELAUNCH": "true", "GEMINI_CLI_TRUST_WORKSPACE": "true"}
     command = [os.path.join(bin_dir, "gemini"), "-p", PROMPT, "--yolo"]
     return command, env
 
