@@ -71,6 +71,16 @@ default_tools_approval_mode = "approve"
     return command, env
 
 
+def codex_otlp(bin_dir, home, model_url, mcp_url, work):
+    """Codex with analytics on (its own metrics exporter; run it with --forward to record that)."""
+    command, env = codex(bin_dir, home, model_url, mcp_url, work)
+    path = os.path.join(home, ".codex", "config.toml")
+    with open(path, encoding="utf-8") as f:
+        config = f.read().replace("[analytics]\nenabled = false", "[analytics]\nenabled = true")
+    write(path, config)
+    return command, env
+
+
 def gemini_cli(bin_dir, home, model_url, mcp_url, work):
     settings = {
         "security": {"auth": {"selectedType": "gemini-api-key"}},
@@ -151,6 +161,7 @@ def qwen_code(bin_dir, home, model_url, mcp_url, work):
 AGENTS = {
     "claude-code": ("claude", claude_code),
     "codex": ("codex", codex),
+    "codex-otlp": ("codex", codex_otlp),
     "gemini-cli": ("gemini", gemini_cli),
     "gemini-cli-code-assist": ("gemini", gemini_cli_code_assist),
     "gemini-json-array": ("gemini", gemini_json_array),

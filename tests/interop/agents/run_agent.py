@@ -93,8 +93,22 @@ def run(args):
     drain(notes_server.stderr, os.path.join(logs, "notes-server.err"))
     model_port, mcp_port = free_port(), free_port()
     db = os.path.join(work, "tracer.db")
+    forward, proxy_env = [], {}
+    if args.forward:
+        ca_dir = os.path.join(work, "ca")
+        lines = subprocess.run([args.tracer, "ca", "--env", "--ca-dir", ca_dir], check=True,
+                               capture_output=True, text=True).stdout
+        for line in lines.splitlines():
+            name, _, value = line.removeprefix("export ").partition("=")
+            proxy_env[name] = value.strip("'")
+        forward_port = free_port()
+        forward = ["--forward", f"127.0.0.1:{forward_port}", "--ca-dir", ca_dir]
+        proxy_url = f"http://127.0.0.1:{forward_port}"
+        proxy_env.update({"HTTPS_PROXY": proxy_url, "HTTP_PROXY": proxy_url, "https_proxy": proxy_url,
+                          "http_proxy": proxy_url, "NO_PROXY": "127.0.0.1,localhost",
+                          "no_proxy": "127.0.0.1,localhost"})
     tracer = subprocess.Popen(
-        [args.tracer, "proxy", "--db", db, "--no-redact",
+        [args.tracer, "proxy", "--db", db, "--no-redact", *forward,
          "--route", f"model=127.0.0.1:{model_port}={upstream_url}",
          "--route", f"mcp:notes=127.0.0.1:{mcp_port}={notes_url.removesuffix('/mcp')}"],
         stdout=open(os.path.join(logs, "tracer.out"), "wb"),
@@ -109,7 +123,7 @@ def run(args):
            "HOME": home, "LANG": "C.UTF-8", "USER": "tester", "SHELL": "/bin/sh",
            "XDG_CONFIG_HOME": os.path.join(home, ".config"), "XDG_DATA_HOME": os.path.join(home, ".local/share"),
            "XDG_CACHE_HOME": os.path.join(home, ".cache"), "XDG_STATE_HOME": os.path.join(home, ".local/state"),
-           "TMPDIR": os.path.join(work, "tmp"), **QUIET_ENV, **agent_env}
+           "TMPDIR": os.path.join(work, "tmp"), **QUIET_ENV, **proxy_env, **agent_env}
     os.makedirs(env["TMPDIR"], exist_ok=True)
     started = time.time()
     timed_out = False
@@ -154,6 +168,8 @@ def main():
     parser.add_argument("--timeout", type=float, default=240)
     parser.add_argument("--settle", type=float, default=1.0, help="seconds before stopping tracer")
     parser.add_argument("--netns", action="store_true", help="run inside unshare --net (root)")
+    parser.add_argument("--forward", action="store_true",
+                        help="also tracer's forward proxy (HTTPS_PROXY, its CA trusted) for what the agent sends elsewhere")
     parser.add_argument("--upstream-arg", action="append", default=[],
                         help="passed to scripted_upstream.py, e.g. --upstream-arg=--encoding=gzip")
     args = parser.parse_args()
