@@ -18,20 +18,20 @@ use tracer::tui::view;
 
 use crate::trace_hops::hop;
 
-const REQUEST: &[u8] = include_bytes!("../fixtures/dialects/anthropic_request.json");
-const CACHED_STREAM: &[u8] =
-    include_bytes!("../fixtures/dialects/anthropic_stream_cache_usage.sse");
-const FINAL_ANSWER: &[u8] = br#"{"id":"msg_2","type":"message","role":"assistant","model":"claude-opus-4-8","content":[{"type":"text","text":"Added buy milk to your notes."}],"stop_reason":"end_turn","usage":{"input_tokens":12,"cache_creation_input_tokens":0,"cache_read_input_tokens":34674,"output_tokens":9}}"#;
+const CALL_REQUEST: &[u8] = include_bytes!("../fixtures/agents/claude-code/turn1_request.json");
+const CALL_STREAM: &[u8] = include_bytes!("../fixtures/agents/claude-code/turn1_response.sse");
+const ANSWER_REQUEST: &[u8] = include_bytes!("../fixtures/agents/claude-code/turn2_request.json");
+const ANSWER_STREAM: &[u8] = include_bytes!("../fixtures/agents/claude-code/turn2_response.sse");
 
 /// What every face shows for the tool-call turn.
-const TURN: &str =
-    "39,616 in (16,901 cache read, 17,758 cache write for 5 minutes, 4,957 new) · 133 out";
+const TURN: &str = "39,616 in (16,901 cache read, 12,758 cache write for 5 minutes, 5,000 for 1 hour, 4,957 new) · 133 out";
 /// And for the final answer.
-const ANSWER: &str = "34,686 in (34,674 cache read, 12 new) · 9 out";
+const ANSWER: &str =
+    "35,391 in (34,659 cache read, 420 cache write for 5 minutes, 312 new) · 41 out";
 /// The trace's sum.
-const TOTAL: &str = "74,302 in · 142 out";
+const TOTAL: &str = "75,007 in · 174 out";
 
-fn model_hop(id: &str, start_ms: i64, end_ms: i64, content_type: &str, body: &[u8]) -> RecordedHop {
+fn model_hop(id: &str, start_ms: i64, end_ms: i64, request: &[u8], body: &[u8]) -> RecordedHop {
     let mut hop = hop(
         id,
         tracer::hop::Role::Model,
@@ -41,16 +41,16 @@ fn model_hop(id: &str, start_ms: i64, end_ms: i64, content_type: &str, body: &[u
     )
     .done();
     let end = hop.end.as_mut().unwrap();
-    end.request_body = BodyCapture::whole(REQUEST.to_vec());
+    end.request_body = BodyCapture::whole(request.to_vec());
     end.response_body = BodyCapture::whole(body.to_vec());
-    end.response_headers = vec![Header::new("content-type", content_type)];
+    end.response_headers = vec![Header::new("content-type", "text/event-stream")];
     hop
 }
 
 fn claude_code_hops() -> Vec<RecordedHop> {
     vec![
-        model_hop("cc1", 0, 2_000, "text/event-stream", CACHED_STREAM),
-        model_hop("cc2", 2_100, 3_000, "application/json", FINAL_ANSWER),
+        model_hop("cc1", 0, 2_000, CALL_REQUEST, CALL_STREAM),
+        model_hop("cc2", 2_100, 3_000, ANSWER_REQUEST, ANSWER_STREAM),
     ]
 }
 
@@ -119,10 +119,11 @@ fn show_ls_exports_and_diff_count_every_bucket() {
     let log: Value = serde_json::from_str(&tracer(&db, &["show", &id, "--json"])).unwrap();
     assert_eq!(log["version"], 2);
     let total = &log["trace"]["tokens"];
-    assert_eq!(total["prompt"], 74302);
-    assert_eq!(total["cache_read"], 51575);
-    assert_eq!(total["cache_write"], 17758);
-    assert_eq!(total["output"], 142);
+    assert_eq!(total["prompt"], 75007);
+    assert_eq!(total["cache_read"], 51560);
+    assert_eq!(total["cache_write"], 18178);
+    assert_eq!(total["cache_write_1h"], 5000);
+    assert_eq!(total["output"], 174);
     let answers: Vec<&Value> = log["messages"]
         .as_array()
         .unwrap()
@@ -133,8 +134,8 @@ fn show_ls_exports_and_diff_count_every_bucket() {
     assert_eq!(turn["prompt"], 39616);
     assert_eq!(turn["cache_read"], 16901);
     assert_eq!(turn["cache_write"], 17758);
-    assert_eq!(turn["cache_write_5m"], 17758);
-    assert_eq!(turn["cache_write_1h"], 0);
+    assert_eq!(turn["cache_write_5m"], 12758);
+    assert_eq!(turn["cache_write_1h"], 5000);
     assert_eq!(turn["output"], 133);
     assert!(turn.get("reasoning").is_none(), "not reported, not written");
     let requests = log["messages"].as_array().unwrap().iter();
@@ -151,7 +152,7 @@ fn show_ls_exports_and_diff_count_every_bucket() {
     );
     assert!(listed.contains(TOTAL), "{listed}");
     let listed: Value = serde_json::from_str(&tracer(&db, &["ls", "--json"])).unwrap();
-    assert_eq!(listed[0]["tokens"]["prompt"], 74302);
+    assert_eq!(listed[0]["tokens"]["prompt"], 75007);
 
     let md = tracer(&db, &["export", &id, "--format", "md"]);
     assert!(md.contains(&format!(", tokens: {TOTAL}.")), "{md}");
@@ -195,7 +196,7 @@ fn show_ls_exports_and_diff_count_every_bucket() {
     assert!(diff.contains(&format!("tokens: {TURN}\n")), "{diff}");
     assert!(
         diff.contains(
-            "tokens: 74,302 in (51,575 cache read, 17,758 cache write for 5 minutes, 4,969 new) · 142 out"
+            "tokens: 75,007 in (51,560 cache read, 13,178 cache write for 5 minutes, 5,000 for 1 hour, 5,269 new) · 174 out"
         ),
         "{diff}"
     );

@@ -181,3 +181,83 @@ fn a_trace_sums_its_model_hops_bucket_by_bucket() {
         "no model hop, no tokens"
     );
 }
+
+/// A model hop of a recorded agent's fixture (tests/fixtures/agents/AGENT/TURN_*).
+fn agent_turn(path: &str, request: &[u8], response: &[u8]) -> RecordedHop {
+    hop(Role::Model, path, request, SSE, response)
+}
+
+fn text_of(hop: &RecordedHop) -> Option<String> {
+    answer_tokens(hop).and_then(|t| t.text())
+}
+
+#[test]
+fn claude_codes_recorded_turns_total_their_prompts() {
+    let call = agent_turn(
+        "/v1/messages",
+        include_bytes!("../fixtures/agents/claude-code/turn1_request.json"),
+        include_bytes!("../fixtures/agents/claude-code/turn1_response.sse"),
+    );
+    let (reply, _) = reply_of(&call);
+    assert_eq!(reply.usage.prompt_total(), Some(39616));
+    assert_eq!(reply.usage.cache_write_5m_tokens, Some(12758));
+    assert_eq!(reply.usage.cache_write_1h_tokens, Some(5000));
+    assert_eq!(
+        text_of(&call).as_deref(),
+        Some(
+            "39,616 in (16,901 cache read, 12,758 cache write for 5 minutes, 5,000 for 1 hour, \
+             4,957 new) · 133 out"
+        )
+    );
+    let answer = agent_turn(
+        "/v1/messages",
+        include_bytes!("../fixtures/agents/claude-code/turn2_request.json"),
+        include_bytes!("../fixtures/agents/claude-code/turn2_response.sse"),
+    );
+    assert_eq!(
+        text_of(&answer).as_deref(),
+        Some("35,391 in (34,659 cache read, 420 cache write for 5 minutes, 312 new) · 41 out")
+    );
+    assert_eq!(
+        summarize(&[call, answer]).tokens.short().as_deref(),
+        Some("75,007 in · 174 out")
+    );
+}
+
+#[test]
+fn codex_opencode_and_qwen_recorded_turns_count_their_cache_inside() {
+    let codex = agent_turn(
+        "/v1/responses",
+        include_bytes!("../fixtures/agents/codex/turn1_request.json"),
+        include_bytes!("../fixtures/agents/codex/turn1_response.sse"),
+    );
+    assert_eq!(
+        text_of(&codex).as_deref(),
+        Some("12,034 in (11,008 cache read, 1,026 new) · 187 out (128 reasoning)")
+    );
+    let opencode = agent_turn(
+        "/v1/chat/completions",
+        include_bytes!("../fixtures/agents/opencode/turn1_request.json"),
+        include_bytes!("../fixtures/agents/opencode/turn1_response.sse"),
+    );
+    assert_eq!(
+        text_of(&opencode).as_deref(),
+        Some("9,876 in (8,192 cache read, 1,684 new) · 95 out (64 reasoning)")
+    );
+    // opencode's title call: nothing cached, no reasoning, no brackets.
+    let title = agent_turn(
+        "/v1/chat/completions",
+        include_bytes!("../fixtures/agents/opencode/side1_request.json"),
+        include_bytes!("../fixtures/agents/opencode/side1_response.sse"),
+    );
+    assert_eq!(text_of(&title).as_deref(), Some("180 in · 7 out"));
+    let qwen = agent_turn(
+        "/v1/chat/completions",
+        include_bytes!("../fixtures/agents/qwen-code/turn3_request.json"),
+        include_bytes!("../fixtures/agents/qwen-code/turn3_response.sse"),
+    );
+    assert_eq!(
+        text_of(&qwen).as_deref(),
+        Some("10,120 in (9,856 cache read, 264 new) · 40 out (16 reasoning)")
+    );
+}
