@@ -34,6 +34,18 @@ const FIXTURES: &[(&str, &[u8])] = &[
         include_bytes!("../fixtures/dialects/anthropic_stream_tool_use.sse"),
     ),
     (
+        "anthropic_stream_cache_usage.sse",
+        include_bytes!("../fixtures/dialects/anthropic_stream_cache_usage.sse"),
+    ),
+    (
+        "openai_chat_stream_usage_details.sse",
+        include_bytes!("../fixtures/dialects/openai_chat_stream_usage_details.sse"),
+    ),
+    (
+        "openai_responses_stream_usage_details.sse",
+        include_bytes!("../fixtures/dialects/openai_responses_stream_usage_details.sse"),
+    ),
+    (
         "mcp_tools_call_result.sse",
         include_bytes!("../fixtures/dialects/mcp_tools_call_result.sse"),
     ),
