@@ -6,7 +6,7 @@ runs inside a fresh network namespace with only loopback up.
 
 Writes WORK/summary.json (and prints it): the agent's exit code, run time, output tails, the notes
 file, the database, the upstream's request log. Used by the Rust interop test and, with
-extract_fixtures.py, to record tests/fixtures/agents/."""
+pick_fixtures.py, to record tests/fixtures/agents/."""
 
 import argparse
 import json
@@ -173,6 +173,8 @@ def main():
     parser.add_argument("--upstream-arg", action="append", default=[],
                         help="passed to scripted_upstream.py, e.g. --upstream-arg=--encoding=gzip")
     args = parser.parse_args()
+    args.agents_dir, args.tracer, args.notes_server = (
+        os.path.abspath(p) for p in (args.agents_dir, args.tracer, args.notes_server))
     if args.netns:
         argv = [a for a in sys.argv[1:] if a != "--netns"]
         inner = " ".join(shlex.quote(x) for x in [sys.executable, os.path.abspath(__file__), *argv])
