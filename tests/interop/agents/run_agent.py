@@ -6,7 +6,7 @@ runs inside a fresh network namespace with only loopback up.
 
 Writes WORK/summary.json (and prints it): the agent's exit code, run time, output tails, the notes
 file, the database, the upstream's request log. Used by the Rust interop test and, with
-extract_fixtures.py, to record tests/fixtures/agents/."""
+pick_fixtures.py, to record tests/fixtures/agents/."""
 
 import argparse
 import json
@@ -84,11 +84,21 @@ def run(args):
     upstream = subprocess.Popen(
         [sys.executable, os.path.join(HERE, "scripted_upstream.py"), "--log", upstream_log]
         + args.upstream_arg, stdout=subprocess.PIPE, stderr=open(os.path.join(logs, "upstream.err"), "wb"))
+    helpers = [(upstream, signal.SIGTERM)]
+    try:
+        run_with(args, work, home, project, logs, deadline, upstream, upstream_log, helpers)
+    finally:  # a run that failed half-way leaves nothing running (stop() skips the stopped)
+        for process, sig in reversed(helpers):
+            stop(process, sig, 40)
+
+
+def run_with(args, work, home, project, logs, deadline, upstream, upstream_log, helpers):
     upstream_url = read_url(upstream.stdout, deadline)
     notes = os.path.join(work, "notes.txt")
     notes_server = subprocess.Popen(
         [args.notes_server, "--listen", "127.0.0.1:0", "--file", notes],
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    helpers.append((notes_server, signal.SIGTERM))
     notes_url = read_url(notes_server.stderr, deadline)
     drain(notes_server.stderr, os.path.join(logs, "notes-server.err"))
     model_port, mcp_port = free_port(), free_port()
@@ -113,6 +123,7 @@ def run(args):
          "--route", f"mcp:notes=127.0.0.1:{mcp_port}={notes_url.removesuffix('/mcp')}"],
         stdout=open(os.path.join(logs, "tracer.out"), "wb"),
         stderr=open(os.path.join(logs, "tracer.err"), "wb"))
+    helpers.append((tracer, signal.SIGINT))
     if not (wait_port(model_port, deadline) and wait_port(mcp_port, deadline)):
         raise RuntimeError("tracer proxy did not listen")
     bin_name, setup = AGENTS[args.agent]
@@ -173,6 +184,8 @@ def main():
     parser.add_argument("--upstream-arg", action="append", default=[],
                         help="passed to scripted_upstream.py, e.g. --upstream-arg=--encoding=gzip")
     args = parser.parse_args()
+    args.agents_dir, args.tracer, args.notes_server = (
+        os.path.abspath(p) for p in (args.agents_dir, args.tracer, args.notes_server))
     if args.netns:
         argv = [a for a in sys.argv[1:] if a != "--netns"]
         inner = " ".join(shlex.quote(x) for x in [sys.executable, os.path.abspath(__file__), *argv])
