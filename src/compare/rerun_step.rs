@@ -98,6 +98,16 @@ pub async fn fetch_tools(url: &str, timeout: Duration) -> Result<Vec<Tool>, Step
 /// The tools as the request's dialect declares them.
 pub fn tools_for(dialect: Dialect, tools: &[Tool]) -> Value {
     let schema = |t: &Tool| t.input_schema.clone();
+    if dialect == Dialect::Gemini {
+        let declarations: Vec<Value> = tools
+            .iter()
+            .map(|t| {
+                json!({"name": t.name, "description": t.description.clone().unwrap_or_default(),
+                    "parameters": schema(t)})
+            })
+            .collect();
+        return json!([{ "functionDeclarations": declarations }]);
+    }
     Value::Array(
         tools
             .iter()
