@@ -49,13 +49,27 @@ const FIXTURES: &[(&str, &[u8])] = &[
         "agent_reply.json",
         include_bytes!("../fixtures/dialects/agent_reply.json"),
     ),
+    (
+        "gemini/router_request.json",
+        include_bytes!("../fixtures/dialects/gemini/router_request.json"),
+    ),
+    (
+        "gemini/tool_turn_response.sse",
+        include_bytes!("../fixtures/dialects/gemini/tool_turn_response.sse"),
+    ),
+    (
+        "gemini/tool_turn_response_array.json",
+        include_bytes!("../fixtures/dialects/gemini/tool_turn_response_array.json"),
+    ),
 ];
 
-const DIALECTS: [Dialect; 7] = [
+const DIALECTS: [Dialect; 9] = [
     Dialect::OllamaChat,
     Dialect::OllamaGenerate,
     Dialect::OpenAiChat,
     Dialect::AnthropicMessages,
+    Dialect::Gemini,
+    Dialect::GeminiCountTokens,
     Dialect::Mcp,
     Dialect::Agent,
     Dialect::Unknown,
@@ -91,7 +105,7 @@ fn every_prefix_of_every_fixture_reads_as_every_dialect() {
 
 #[test]
 fn cut_streams_are_never_whole() {
-    let streams: [(Dialect, &str, &[u8]); 3] = [
+    let streams: [(Dialect, &str, &[u8]); 4] = [
         (
             Dialect::OllamaChat,
             "application/x-ndjson",
@@ -106,6 +120,11 @@ fn cut_streams_are_never_whole() {
             Dialect::AnthropicMessages,
             "text/event-stream",
             include_bytes!("../fixtures/dialects/anthropic_stream_tool_use.sse"),
+        ),
+        (
+            Dialect::Gemini,
+            "text/event-stream",
+            include_bytes!("../fixtures/dialects/gemini/tool_turn_response.sse"),
         ),
     ];
     for (dialect, content_type, body) in streams {
