@@ -50,13 +50,15 @@ pub fn explain_request(
         ),
         Reading::ModelRequest(request) => model_request(request, previous),
         Reading::Mcp(mcp) => mcp_request(mcp),
-        other => Explained::new(
-            Case::HttpRequest,
-            &[(
-                "detail",
-                other_detail(other, &hop.start.method, &hop.start.path),
-            )],
-        ),
+        other => dialect_words::code_assist_call(&hop.start.path).unwrap_or_else(|| {
+            Explained::new(
+                Case::HttpRequest,
+                &[(
+                    "detail",
+                    other_detail(other, &hop.start.method, &hop.start.path),
+                )],
+            )
+        }),
     };
     add_integrity_note(&mut explained, &reading.request);
     explained

@@ -32,6 +32,14 @@ pub fn reply_notes(dialect: Dialect, reply: &ModelResponse, explained: &mut Expl
     }
 }
 
+/// A Code Assist call that is not a model turn (`/v1internal:loadCodeAssist`).
+pub fn code_assist_call(path: &str) -> Option<Explained> {
+    let method = path.split('?').next()?.strip_prefix("/v1internal:")?;
+    let turn = ["generateContent", "streamGenerateContent", "countTokens"].contains(&method);
+    (!turn && !method.is_empty())
+        .then(|| Explained::new(Case::CodeAssistCall, &[("method", method.to_string())]))
+}
+
 /// A `countTokens` request: how many contents, for which model (from the path).
 pub fn count_tokens_request(reading: &Reading, path: &str) -> Explained {
     let contents = match reading {

@@ -63,11 +63,12 @@ pub enum Case {
     NoteThinkingRequested,
     NoteGeminiThoughts,
     NoteGeminiSignature,
+    CodeAssistCall,
 }
 
 impl Case {
     /// Every case, for checks that the table is complete.
-    pub const ALL: [Case; 56] = [
+    pub const ALL: [Case; 57] = [
         Case::AgentRequest,
         Case::AgentReply,
         Case::AgentError,
@@ -124,6 +125,7 @@ impl Case {
         Case::NoteThinkingRequested,
         Case::NoteGeminiThoughts,
         Case::NoteGeminiSignature,
+        Case::CodeAssistCall,
     ];
 }
 

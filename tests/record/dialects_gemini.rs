@@ -1,7 +1,7 @@
-//! Gemini, read from what the real Gemini CLI 0.61 sent (tests/fixtures/dialects/gemini): the
-//! routing call, a tool-call turn and a final turn over `?alt=sse`, the same turn as a JSON-array
-//! stream, the Code Assist shape (`/v1internal:…`, `{"request"}` / `{"response"}`), a cut stream and
-//! an error body; each with its explanation, its calls, its tools, its system size and its tokens.
+//! Gemini, read from what the real Gemini CLI 0.61 sent (tests/fixtures/dialects/gemini): a
+//! tool-call turn and a final turn over `?alt=sse`, the same turn as a JSON-array stream, a cut
+//! stream, and the whole run numbered; each with its explanation, its calls, its tools, its system
+//! size and its tokens. The side requests, Code Assist and errors: `dialects_gemini_side.rs`.
 
 use crate::dialect_hops as support;
 
@@ -11,27 +11,19 @@ use tracer::hop::Role;
 use tracer::trace::{RecordedHop, explain_request, explain_response, explain_trace};
 use tracer::wire::dialect::{Dialect, Integrity, ModelRequest, Reading, SystemSource};
 
-const ROUTER_REQUEST: &[u8] = fixture!("gemini/router_request.json");
-const ROUTER_RESPONSE: &[u8] = fixture!("gemini/router_response.json");
-const TOOL_REQUEST: &[u8] = fixture!("gemini/tool_turn_request.json");
-const TOOL_STREAM: &[u8] = fixture!("gemini/tool_turn_response.sse");
+pub const ROUTER_REQUEST: &[u8] = fixture!("gemini/router_request.json");
+pub const ROUTER_RESPONSE: &[u8] = fixture!("gemini/router_response.json");
+pub const TOOL_REQUEST: &[u8] = fixture!("gemini/tool_turn_request.json");
+pub const TOOL_STREAM: &[u8] = fixture!("gemini/tool_turn_response.sse");
 const TOOL_ARRAY: &[u8] = fixture!("gemini/tool_turn_response_array.json");
 const TOOL_CUT: &[u8] = fixture!("gemini/tool_turn_response_cut.sse");
-const FINAL_REQUEST: &[u8] = fixture!("gemini/final_turn_request.json");
-const FINAL_STREAM: &[u8] = fixture!("gemini/final_turn_response.sse");
-const CA_ROUTER_REQUEST: &[u8] = fixture!("gemini/code_assist_router_request.json");
-const CA_ROUTER_RESPONSE: &[u8] = fixture!("gemini/code_assist_router_response.json");
-const CA_TOOL_REQUEST: &[u8] = fixture!("gemini/code_assist_tool_turn_request.json");
-const CA_TOOL_STREAM: &[u8] = fixture!("gemini/code_assist_tool_turn_response.sse");
-const CA_LOAD_REQUEST: &[u8] = fixture!("gemini/code_assist_load_request.json");
-const ERROR_REQUEST: &[u8] = fixture!("gemini/error_request.json");
-const ERROR_RESPONSE: &[u8] = fixture!("gemini/error_response.json");
+pub const FINAL_REQUEST: &[u8] = fixture!("gemini/final_turn_request.json");
+pub const FINAL_STREAM: &[u8] = fixture!("gemini/final_turn_response.sse");
 
-const TURN_PATH: &str = "/v1beta/models/gemini-3.8-flash:streamGenerateContent?alt=sse";
-const ROUTER_PATH: &str = "/v1beta/models/gemini-3.5-flash-lite:generateContent";
-const CA_STREAM_PATH: &str = "/v1internal:streamGenerateContent?alt=sse";
+pub const TURN_PATH: &str = "/v1beta/models/gemini-3.8-flash:streamGenerateContent?alt=sse";
+pub const ROUTER_PATH: &str = "/v1beta/models/gemini-3.5-flash-lite:generateContent";
 
-fn request_of(hop: &RecordedHop) -> ModelRequest {
+pub fn request_of(hop: &RecordedHop) -> ModelRequest {
     match hop.reading().request.reading {
         Reading::ModelRequest(request) => request,
         other => panic!("not a model request: {other:?}"),
@@ -40,7 +32,7 @@ fn request_of(hop: &RecordedHop) -> ModelRequest {
 
 /// Checks what Gemini CLI's first turn carries: 20 tools (5 from the notes server), its ~30 KB
 /// system instruction, its `<session_context>` apart from the user's words.
-fn assert_turn_request(request: &ModelRequest, system_bytes: usize) {
+pub fn assert_turn_request(request: &ModelRequest, system_bytes: usize) {
     assert_eq!(request.tools.len(), 20);
     assert_eq!(request.tool_defs.len(), 20);
     let mcp: Vec<&str> = request
@@ -230,162 +222,6 @@ fn the_json_array_stream_reads_like_the_sse_one_and_a_cut_one_is_cut_off() {
         "{}",
         explained.explanation
     );
-}
-
-#[test]
-fn the_router_call_is_a_side_request_asking_for_json() {
-    let router = hop(
-        Role::Model,
-        ROUTER_PATH,
-        ROUTER_REQUEST,
-        JSON,
-        ROUTER_RESPONSE,
-    );
-    let reading = router.reading();
-    assert_eq!(reading.dialect, Dialect::Gemini);
-    let request = request_of(&router);
-    assert_eq!(request.model.as_deref(), Some("gemini-3.5-flash-lite"));
-    assert!(!request.stream);
-    assert!(request.tools.is_empty());
-    assert_eq!(request.system.as_ref().map(String::len), Some(2_175));
-    assert_eq!(request.latest_user_text(), Some("Add buy milk to my notes"));
-    assert_eq!(
-        request.answer_format.as_deref(),
-        Some("JSON (complexity_reasoning, complexity_score)")
-    );
-    assert!(request.is_side_request());
-    // Even after a turn, it is not told as the conversation re-sent.
-    let previous = request_of(&hop(Role::Model, TURN_PATH, TOOL_REQUEST, SSE, TOOL_STREAM));
-    let explained = explain_request(&router, &reading, Some(&previous));
-    assert_eq!(
-        explained.summary,
-        "gemini-3.5-flash-lite, 2 messages, 0 tools"
-    );
-    assert!(
-        explained.explanation.contains(
-            "It offers no tools and asks for an answer in JSON (complexity_reasoning, complexity_score): a side request of the host"
-        ),
-        "{}",
-        explained.explanation
-    );
-
-    let (reply, integrity) = reply_of(&router);
-    assert_eq!(integrity, Integrity::Whole);
-    assert!(!reply.streamed);
-    assert_eq!(
-        (reply.usage.input_tokens, reply.usage.output_tokens),
-        (Some(812), Some(21))
-    );
-    assert_eq!(reply.usage.cache_read_tokens, None);
-    let explained = explain_response(&router, &reading);
-    assert!(
-        explained
-            .summary
-            .starts_with("the model answers the host's side request: \"{\"complexity_reasoning\""),
-        "{}",
-        explained.summary
-    );
-    assert!(
-        explained
-            .explanation
-            .contains("not a turn of the conversation")
-    );
-}
-
-#[test]
-fn code_assist_wraps_the_same_shapes_and_names_the_model_in_the_body() {
-    let turn = hop(
-        Role::Model,
-        CA_STREAM_PATH,
-        CA_TOOL_REQUEST,
-        SSE,
-        CA_TOOL_STREAM,
-    );
-    let reading = turn.reading();
-    assert_eq!(reading.dialect, Dialect::Gemini);
-    let request = request_of(&turn);
-    assert_eq!(request.model.as_deref(), Some("gemini-3-flash"));
-    assert_turn_request(&request, 23_286);
-    let (reply, integrity) = reply_of(&turn);
-    assert_eq!(integrity, Integrity::Whole);
-    assert_eq!(reply.message.tool_calls[0].name, "mcp_notes_append");
-    assert_eq!(reply.usage.cache_read_tokens, Some(4_096));
-    assert_eq!(reply.usage.output_tokens, Some(79));
-    assert!(
-        explain_response(&turn, &reading)
-            .explanation
-            .contains("a functionCall part")
-    );
-
-    let router = hop(
-        Role::Model,
-        "/v1internal:generateContent",
-        CA_ROUTER_REQUEST,
-        JSON,
-        CA_ROUTER_RESPONSE,
-    );
-    let request = request_of(&router);
-    assert_eq!(request.model.as_deref(), Some("gemini-3.1-flash-lite"));
-    assert_eq!(
-        request.answer_format.as_deref(),
-        Some("JSON (reasoning, model_choice)")
-    );
-    let (reply, _) = reply_of(&router);
-    assert!(
-        reply
-            .message
-            .content
-            .contains("\"model_choice\": \"flash\"")
-    );
-
-    // Code Assist's own calls (loadCodeAssist, quotas) are not model turns.
-    let load = hop(
-        Role::Model,
-        "/v1internal:loadCodeAssist",
-        CA_LOAD_REQUEST,
-        JSON,
-        b"{}",
-    );
-    assert_eq!(load.reading().dialect, Dialect::Unknown);
-}
-
-#[test]
-fn an_error_body_is_a_model_server_error() {
-    let mut refused = hop(Role::Model, TURN_PATH, ERROR_REQUEST, JSON, ERROR_RESPONSE);
-    refused.end.as_mut().unwrap().status = Some(400);
-    let (reply, integrity) = reply_of(&refused);
-    assert_eq!(integrity, Integrity::Whole);
-    assert_eq!(
-        reply.error.as_deref(),
-        Some("400 INVALID_ARGUMENT: Request contains an invalid argument.")
-    );
-    let explained = explain_response(&refused, &refused.reading());
-    assert_eq!(
-        explained.summary,
-        "model server error: 400 INVALID_ARGUMENT: Request contains an invalid argument."
-    );
-}
-
-#[test]
-fn count_tokens_is_a_request_of_its_own_kind() {
-    let count = hop(
-        Role::Model,
-        "/v1beta/models/gemini-2.5-pro:countTokens",
-        br#"{"contents":[{"role":"user","parts":[{"text":"Add buy milk to my notes"}]}]}"#,
-        JSON,
-        br#"{"totalTokens": 7, "promptTokensDetails": [{"modality": "TEXT", "tokenCount": 7}]}"#,
-    );
-    let reading = count.reading();
-    assert_eq!(reading.dialect, Dialect::GeminiCountTokens);
-    assert!(!reading.dialect.is_model_chat());
-    assert!(!matches!(reading.request.reading, Reading::ModelRequest(_)));
-    let asked = explain_request(&count, &reading, None);
-    assert_eq!(
-        asked.summary,
-        "count the tokens of 1 message for gemini-2.5-pro"
-    );
-    assert!(asked.explanation.contains("nothing is generated"));
-    assert_eq!(explain_response(&count, &reading).summary, "7 tokens");
 }
 
 #[test]

@@ -360,4 +360,10 @@ pub const CASES: &[CaseText] = &[
         "",
         "A thoughtSignature ({bytes} bytes) seals the reasoning behind this turn: the host must send it back with the functionCall part next time, or the model loses its train of thought.",
     ),
+    row(
+        Case::CodeAssistCall,
+        "code_assist_call",
+        "Code Assist {method} (not a model turn)",
+        "Gemini CLI's own call to the Code Assist API it uses after a Google sign-in: it asks about the account (its tier, project, quota or experiments), not the model.",
+    ),
 ];
