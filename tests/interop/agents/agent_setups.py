@@ -1,0 +1,170 @@
+"""How each real agent is run offline: its config files in a throwaway HOME, its environment and
+its command line ("Add buy milk to my notes", non-interactive, telemetry and updates off).
+`model_url` is tracer's model route, `mcp_url` its mcp route (`…/mcp`)."""
+
+import json
+import os
+
+PROMPT = "Add buy milk to my notes"
+FAKE_KEY = "sk-test-fake-key-for-the-scripted-upstream-0000"
+
+QUIET_ENV = {
+    "DO_NOT_TRACK": "1",
+    "DISABLE_TELEMETRY": "1",
+    "DISABLE_AUTOUPDATER": "1",
+    "DISABLE_ERROR_REPORTING": "1",
+    "OTEL_SDK_DISABLED": "true",
+    "NO_UPDATE_NOTIFIER": "1",
+    "CI": "1",
+    "TERM": "dumb",
+    "NO_COLOR": "1",
+}
+
+
+def write(path, text):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+
+
+def claude_code(bin_dir, home, model_url, mcp_url, work):
+    mcp = os.path.join(work, "mcp.json")
+    write(mcp, json.dumps({"mcpServers": {"notes": {"type": "http", "url": mcp_url}}}))
+    env = {
+        "ANTHROPIC_BASE_URL": model_url,
+        "ANTHROPIC_API_KEY": "sk-ant-test-fake-key-0000000000000000",
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        "CLAUDE_CODE_ENABLE_TELEMETRY": "0",
+    }
+    command = [os.path.join(bin_dir, "claude"), "-p", PROMPT, "--mcp-config", mcp,
+               "--strict-mcp-config", "--allowedTools", "mcp__notes__append",
+               "--output-format", "json"]
+    return command, env
+
+
+def codex(bin_dir, home, model_url, mcp_url, work):
+    config = f"""model = "gpt-5-codex"
+model_provider = "scripted"
+approval_policy = "never"
+sandbox_mode = "workspace-write"
+check_for_update_on_startup = false
+
+[analytics]
+enabled = false
+
+[features]
+plugins = false
+
+[model_providers.scripted]
+name = "scripted"
+base_url = "{model_url}/v1"
+wire_api = "responses"
+env_key = "SCRIPTED_API_KEY"
+
+[mcp_servers.notes]
+url = "{mcp_url}"
+default_tools_approval_mode = "approve"
+"""
+    write(os.path.join(home, ".codex", "config.toml"), config)
+    env = {"SCRIPTED_API_KEY": FAKE_KEY, "CODEX_HOME": os.path.join(home, ".codex")}
+    command = [os.path.join(bin_dir, "codex"), "exec", "--skip-git-repo-check", PROMPT]
+    return command, env
+
+
+def codex_otlp(bin_dir, home, model_url, mcp_url, work):
+    """Codex with analytics on (its own metrics exporter; run it with --forward to record that)."""
+    command, env = codex(bin_dir, home, model_url, mcp_url, work)
+    path = os.path.join(home, ".codex", "config.toml")
+    with open(path, encoding="utf-8") as f:
+        config = f.read().replace("[analytics]\nenabled = false", "[analytics]\nenabled = true")
+    write(path, config)
+    return command, env
+
+
+def gemini_cli(bin_dir, home, model_url, mcp_url, work):
+    settings = {
+        "security": {"auth": {"selectedType": "gemini-api-key"}},
+        "mcpServers": {"notes": {"httpUrl": mcp_url}},
+        "privacy": {"usageStatisticsEnabled": False},
+        "telemetry": {"enabled": False},
+        "general": {"disableAutoUpdate": True, "disableUpdateNag": True},
+    }
+    write(os.path.join(home, ".gemini", "settings.json"), json.dumps(settings, indent=2))
+    env = {"GEMINI_API_KEY": "test-fake-gemini-key", "GOOGLE_GEMINI_BASE_URL": model_url,
+           "GEMINI_CLI_NO_RELAUNCH": "true", "GEMINI_CLI_TRUST_WORKSPACE": "true"}
+    command = [os.path.join(bin_dir, "gemini"), "-p", PROMPT, "--yolo"]
+    return command, env
+
+
+def gemini_cli_code_assist(bin_dir, home, model_url, mcp_url, work):
+    """Gemini CLI as after a Google sign-in: the Code Assist API (`/v1internal:…`) at tracer's
+    model route, an access token from the environment (GOOGLE_GENAI_USE_GCA), no OAuth flow."""
+    command, env = gemini_cli(bin_dir, home, model_url, mcp_url, work)
+    settings_path = os.path.join(home, ".gemini", "settings.json")
+    with open(settings_path, encoding="utf-8") as f:
+        settings = json.load(f)
+    settings["security"]["auth"]["selectedType"] = "oauth-personal"
+    write(settings_path, json.dumps(settings, indent=2))
+    del env["GEMINI_API_KEY"], env["GOOGLE_GEMINI_BASE_URL"]
+    env.update({"GOOGLE_GENAI_USE_GCA": "true", "GOOGLE_CLOUD_ACCESS_TOKEN": "ya29.fake-access-token",
+                "CODE_ASSIST_ENDPOINT": model_url, "GOOGLE_CLOUD_PROJECT": "scripted-project"})
+    return command, env
+
+
+def gemini_json_array(bin_dir, home, model_url, mcp_url, work):
+    """Not an agent: Gemini CLI's recorded turn 1 and 2 requests sent to `:streamGenerateContent`
+    without `alt=sse`, so the upstream answers with the JSON-array stream."""
+    fixtures = os.path.join(os.path.dirname(__file__), "..", "..", "fixtures", "agents", "gemini-cli")
+    command = ["python3", os.path.join(os.path.dirname(__file__), "post_recorded.py"), model_url,
+               "/v1beta/models/gemini-3.8-flash:streamGenerateContent", os.path.join(fixtures, "hops.json"),
+               os.path.join(fixtures, "turn1_request.json"), os.path.join(fixtures, "turn2_request.json")]
+    return command, {}
+
+
+def opencode(bin_dir, home, model_url, mcp_url, work):
+    config = {
+        "$schema": "https://opencode.ai/config.json",
+        "provider": {"scripted": {
+            "npm": "@ai-sdk/openai-compatible", "name": "Scripted",
+            "options": {"baseURL": f"{model_url}/v1", "apiKey": FAKE_KEY},
+            "models": {"scripted-model": {"name": "Scripted model", "tool_call": True}}}},
+        "model": "scripted/scripted-model",
+        "mcp": {"notes": {"type": "remote", "url": mcp_url}},
+        "autoupdate": False,
+        "share": "disabled",
+    }
+    path = os.path.join(work, "opencode.json")
+    write(path, json.dumps(config, indent=2))
+    env = {"OPENCODE_CONFIG": path, "OPENCODE_DISABLE_MODELS_FETCH": "1",
+           "OPENCODE_DISABLE_AUTOUPDATE": "1", "OPENCODE_DISABLE_LSP_DOWNLOAD": "1",
+           "OPENCODE_DISABLE_SHARE": "1"}
+    command = [os.path.join(bin_dir, "opencode"), "run", "--auto", PROMPT]
+    return command, env
+
+
+def qwen_code(bin_dir, home, model_url, mcp_url, work):
+    settings = {
+        "mcpServers": {"notes": {"httpUrl": mcp_url}},
+        "telemetry": {"enabled": False},
+        "privacy": {"usageStatisticsEnabled": False},
+        "general": {"disableAutoUpdate": True, "disableUpdateNag": True},
+        "usageStatisticsEnabled": False,
+    }
+    write(os.path.join(home, ".qwen", "settings.json"), json.dumps(settings, indent=2))
+    env = {"OPENAI_API_KEY": FAKE_KEY, "OPENAI_BASE_URL": f"{model_url}/v1", "OPENAI_MODEL": "scripted-model"}
+    command = [os.path.join(bin_dir, "qwen"), "--auth-type", "openai", "--openai-base-url",
+               f"{model_url}/v1", "--openai-api-key", FAKE_KEY, "-m", "scripted-model", "--yolo",
+               "-p", PROMPT]
+    return command, env
+
+
+AGENTS = {
+    "claude-code": ("claude", claude_code),
+    "codex": ("codex", codex),
+    "codex-otlp": ("codex", codex_otlp),
+    "gemini-cli": ("gemini", gemini_cli),
+    "gemini-cli-code-assist": ("gemini", gemini_cli_code_assist),
+    "gemini-json-array": ("gemini", gemini_json_array),
+    "opencode": ("opencode", opencode),
+    "qwen-code": ("qwen", qwen_code),
+}
