@@ -1,5 +1,5 @@
-//! Gemini, read from what the real Gemini CLI 0.61 sent (tests/fixtures/dialects/gemini): a
-//! tool-call turn and a final turn over `?alt=sse`, the same turn as a JSON-array stream, a cut
+//! Gemini, read from what the real Gemini CLI 0.61 sent (tests/fixtures/agents/gemini-cli): a
+//! tool-call turn and a final turn over `?alt=sse`, the same turns as JSON-array streams, a cut
 //! stream, and the whole run numbered; each with its explanation, its calls, its tools, its system
 //! size and its tokens. The side requests, Code Assist and errors: `dialects_gemini_side.rs`.
 
@@ -11,14 +11,22 @@ use tracer::hop::Role;
 use tracer::trace::{RecordedHop, explain_request, explain_response, explain_trace};
 use tracer::wire::dialect::{Dialect, Integrity, ModelRequest, Reading, SystemSource};
 
-pub const ROUTER_REQUEST: &[u8] = fixture!("gemini/router_request.json");
-pub const ROUTER_RESPONSE: &[u8] = fixture!("gemini/router_response.json");
-pub const TOOL_REQUEST: &[u8] = fixture!("gemini/tool_turn_request.json");
-pub const TOOL_STREAM: &[u8] = fixture!("gemini/tool_turn_response.sse");
-const TOOL_ARRAY: &[u8] = fixture!("gemini/tool_turn_response_array.json");
-const TOOL_CUT: &[u8] = fixture!("gemini/tool_turn_response_cut.sse");
-pub const FINAL_REQUEST: &[u8] = fixture!("gemini/final_turn_request.json");
-pub const FINAL_STREAM: &[u8] = fixture!("gemini/final_turn_response.sse");
+/// A file of the Gemini CLI run the agents' fixtures recorded.
+#[macro_export]
+macro_rules! gemini_cli {
+    ($name:literal) => {
+        include_bytes!(concat!("../fixtures/agents/gemini-cli/", $name)).as_slice()
+    };
+}
+
+pub const ROUTER_REQUEST: &[u8] = gemini_cli!("side1_request.json");
+pub const ROUTER_RESPONSE: &[u8] = gemini_cli!("side1_response.json");
+pub const TOOL_REQUEST: &[u8] = gemini_cli!("turn1_request.json");
+pub const TOOL_STREAM: &[u8] = gemini_cli!("turn1_response.sse");
+const TOOL_ARRAY: &[u8] = gemini_cli!("json-array/turn1_response.json");
+pub const FINAL_REQUEST: &[u8] = gemini_cli!("turn2_request.json");
+pub const FINAL_STREAM: &[u8] = gemini_cli!("turn2_response.sse");
+const FINAL_ARRAY: &[u8] = gemini_cli!("json-array/turn2_response.json");
 
 pub const TURN_PATH: &str = "/v1beta/models/gemini-3.8-flash:streamGenerateContent?alt=sse";
 pub const ROUTER_PATH: &str = "/v1beta/models/gemini-3.5-flash-lite:generateContent";
@@ -32,7 +40,7 @@ pub fn request_of(hop: &RecordedHop) -> ModelRequest {
 
 /// Checks what Gemini CLI's first turn carries: 20 tools (5 from the notes server), its ~30 KB
 /// system instruction, its `<session_context>` apart from the user's words.
-pub fn assert_turn_request(request: &ModelRequest, system_bytes: usize) {
+pub fn assert_turn_request(request: &ModelRequest, system_bytes: usize, context_bytes: usize) {
     assert_eq!(request.tools.len(), 20);
     assert_eq!(request.tool_defs.len(), 20);
     let mcp: Vec<&str> = request
@@ -69,7 +77,7 @@ pub fn assert_turn_request(request: &ModelRequest, system_bytes: usize) {
         .filter(|p| p.source == SystemSource::Message("user".into()))
         .map(|p| p.bytes)
         .collect();
-    assert_eq!(context, [818], "the <session_context> part");
+    assert_eq!(context, [context_bytes], "the <session_context> part");
     assert_eq!(request.latest_user_text(), Some("Add buy milk to my notes"));
     assert!(request.stream);
     assert_eq!(
@@ -89,7 +97,7 @@ fn a_tool_call_turn_reads_with_its_thought_signature_tools_system_and_tokens() {
     assert_eq!(request.model.as_deref(), Some("gemini-3.8-flash"));
     assert_eq!(request.body_bytes, TOOL_REQUEST.len());
     assert_eq!(request.messages.len(), 1);
-    assert_turn_request(&request, 30_312);
+    assert_turn_request(&request, 30_333, 833);
     let explained = explain_request(&turn, &reading, None);
     assert_eq!(explained.summary, "gemini-3.8-flash, 1 message, 20 tools");
     assert!(
@@ -102,24 +110,25 @@ fn a_tool_call_turn_reads_with_its_thought_signature_tools_system_and_tokens() {
 
     let (reply, integrity) = reply_of(&turn);
     assert_eq!(integrity, Integrity::Whole);
-    assert_eq!(reply.model.as_deref(), Some("gemini-2.5-pro-001"));
+    assert_eq!(reply.model.as_deref(), Some("gemini-3.8-flash"));
     assert_eq!(reply.message.role, "assistant");
     assert_eq!(reply.records, 2);
     let call = &reply.message.tool_calls[0];
     assert_eq!(call.name, "mcp_notes_append");
     assert_eq!(call.arguments, json!({"content": "buy milk"}));
     assert!(reply.message.thinking.starts_with("**Adding the note**"));
-    assert_eq!(reply.message.thinking_signature_bytes, Some(128));
+    assert_eq!(reply.message.thinking_signature_bytes, Some(43));
     assert_eq!(reply.finish_reason.as_deref(), Some("STOP"));
     let usage = reply.usage;
-    assert_eq!(usage.input_tokens, Some(10_162));
-    assert_eq!(usage.cache_read_tokens, Some(4_096));
+    // The last chunk's usageMetadata: prompt 10,432 (8,190 cached), candidates 27, thoughts 100.
+    assert_eq!(usage.input_tokens, Some(10_432));
+    assert_eq!(usage.cache_read_tokens, Some(8_190));
     assert_eq!(usage.cache_write_tokens, None);
-    assert_eq!(usage.output_tokens, Some(18 + 61));
-    assert_eq!(usage.reasoning_tokens, Some(61));
+    assert_eq!(usage.output_tokens, Some(27 + 100));
+    assert_eq!(usage.reasoning_tokens, Some(100));
     assert!(usage.cache_inside_input);
-    assert_eq!(usage.prompt_total(), Some(10_162));
-    assert_eq!(usage.uncached_prompt(), Some(10_162 - 4_096));
+    assert_eq!(usage.prompt_total(), Some(10_432));
+    assert_eq!(usage.uncached_prompt(), Some(10_432 - 8_190));
 
     let explained = explain_response(&turn, &reading);
     assert_eq!(
@@ -133,11 +142,11 @@ fn a_tool_call_turn_reads_with_its_thought_signature_tools_system_and_tokens() {
     );
     assert!(!words.contains("tool_calls"), "{words}");
     assert!(
-        words.contains("in parts marked thought: true (93 bytes)"),
+        words.contains("in parts marked thought: true (102 bytes)"),
         "{words}"
     );
     assert!(
-        words.contains("A thoughtSignature (128 bytes) seals the reasoning"),
+        words.contains("A thoughtSignature (43 bytes) seals the reasoning"),
         "{words}"
     );
     assert!(words.contains("a stream of 2 records"), "{words}");
@@ -154,7 +163,7 @@ fn the_final_turn_sends_the_call_and_its_untrusted_result_back_and_gets_the_answ
         sent.tool_calls[0].display(),
         "mcp_notes_append {\"content\":\"buy milk\"}"
     );
-    assert_eq!(sent.thinking_signature_bytes, Some(128));
+    assert_eq!(sent.thinking_signature_bytes, Some(43));
     let result = &request.messages[2];
     assert_eq!(result.tool_name.as_deref(), Some("mcp_notes_append"));
     assert_eq!(result.tool_call_id, sent.tool_calls[0].id);
@@ -171,8 +180,14 @@ fn the_final_turn_sends_the_call_and_its_untrusted_result_back_and_gets_the_answ
 
     let (reply, integrity) = reply_of(&turn);
     assert_eq!(integrity, Integrity::Whole);
-    assert_eq!(reply.message.content, "I added \"buy milk\" to your notes.");
+    assert_eq!(
+        reply.message.content,
+        "Done: I added \"buy milk\" to your notes."
+    );
     assert!(reply.message.tool_calls.is_empty());
+    assert!(reply.message.thinking.starts_with("**Adding the note**"));
+    assert_eq!(reply.records, 4);
+    // The last chunk's usageMetadata: prompt 10,596 (10,240 cached), candidates 14, thoughts 42.
     let usage = reply.usage;
     assert_eq!(
         (
@@ -180,40 +195,53 @@ fn the_final_turn_sends_the_call_and_its_untrusted_result_back_and_gets_the_answ
             usage.cache_read_tokens,
             usage.output_tokens
         ),
-        (Some(10_240), Some(8_192), Some(9))
+        (Some(10_596), Some(10_240), Some(14 + 42))
     );
-    assert_eq!(usage.reasoning_tokens, None);
+    assert_eq!(usage.reasoning_tokens, Some(42));
+    assert_eq!(usage.prompt_total(), Some(10_596));
     let explained = explain_response(&turn, &turn.reading());
     assert_eq!(
         explained.summary,
-        "the model answers: \"I added \"buy milk\" to your notes.\""
+        "the model answers: \"Done: I added \"buy milk\" to your notes.\""
     );
     assert!(explained.explanation.contains("the agent loop stops here"));
 }
 
 #[test]
-fn the_json_array_stream_reads_like_the_sse_one_and_a_cut_one_is_cut_off() {
-    let sse = reply_of(&hop(Role::Model, TURN_PATH, TOOL_REQUEST, SSE, TOOL_STREAM)).0;
+fn the_json_array_streams_read_like_the_sse_ones_and_a_cut_one_is_cut_off() {
     let array_path = "/v1beta/models/gemini-3.8-flash:streamGenerateContent";
-    let array = hop(Role::Model, array_path, TOOL_REQUEST, JSON, TOOL_ARRAY);
-    let (reply, integrity) = reply_of(&array);
-    assert_eq!(integrity, Integrity::Whole);
-    assert_eq!(reply, sse);
-    assert!(request_of(&array).stream);
-    // Cut anywhere before its last item closes, the array stream is cut off, never malformed.
-    let last_item = TOOL_ARRAY.len() - 2;
+    for (request, sse, array) in [
+        (TOOL_REQUEST, TOOL_STREAM, TOOL_ARRAY),
+        (FINAL_REQUEST, FINAL_STREAM, FINAL_ARRAY),
+    ] {
+        let from_sse = reply_of(&hop(Role::Model, TURN_PATH, request, SSE, sse)).0;
+        let array_hop = hop(Role::Model, array_path, request, JSON, array);
+        let (reply, integrity) = reply_of(&array_hop);
+        assert_eq!(integrity, Integrity::Whole);
+        assert_eq!(reply, from_sse);
+        assert!(request_of(&array_hop).stream);
+    }
+    // Cut anywhere before its last item closes, an array stream is cut off, never malformed.
+    let last_item = TOOL_ARRAY.len() - 3;
     for cut in (1..last_item).step_by(37) {
         let cut_hop = hop(Role::Model, array_path, b"{}", JSON, &TOOL_ARRAY[..cut]);
         let (_, integrity) = reply_of(&cut_hop);
         assert_eq!(integrity, Integrity::CutOff, "cut at {cut}");
     }
 
-    let cut = hop(Role::Model, TURN_PATH, TOOL_REQUEST, SSE, TOOL_CUT);
+    // The SSE stream cut inside its last event (the one with the functionCall and finishReason).
+    let last_event = TOOL_STREAM
+        .windows(6)
+        .rposition(|w| w == b"data: ")
+        .unwrap();
+    let cut_stream = &TOOL_STREAM[..last_event + 120];
+    let cut = hop(Role::Model, TURN_PATH, TOOL_REQUEST, SSE, cut_stream);
     let (reply, integrity) = reply_of(&cut);
     assert_eq!(integrity, Integrity::CutOff);
     assert!(reply.message.tool_calls.is_empty());
     assert!(reply.message.thinking.starts_with("**Adding the note**"));
-    assert_eq!(reply.usage.reasoning_tokens, Some(61));
+    assert_eq!(reply.usage.input_tokens, Some(10_432));
+    assert_eq!(reply.usage.reasoning_tokens, None);
     let explained = explain_response(&cut, &cut.reading());
     assert!(
         explained
@@ -269,7 +297,7 @@ fn a_gemini_cli_run_reads_as_one_numbered_conversation() {
         "{lines:#?}"
     );
     assert!(
-        lines[5].contains("the model answers: \"I added"),
+        lines[5].contains("the model answers: \"Done: I added"),
         "{lines:#?}"
     );
 }

@@ -8,19 +8,21 @@ use crate::dialects_gemini::{
     ROUTER_PATH, ROUTER_REQUEST, ROUTER_RESPONSE, TOOL_REQUEST, TOOL_STREAM, TURN_PATH,
     assert_turn_request, request_of,
 };
+use crate::gemini_cli;
 
 use support::{JSON, SSE, hop, reply_of};
 use tracer::hop::Role;
 use tracer::trace::{explain_request, explain_response};
 use tracer::wire::dialect::{Dialect, Integrity, Reading};
 
-const CA_ROUTER_REQUEST: &[u8] = fixture!("gemini/code_assist_router_request.json");
-const CA_ROUTER_RESPONSE: &[u8] = fixture!("gemini/code_assist_router_response.json");
-const CA_TOOL_REQUEST: &[u8] = fixture!("gemini/code_assist_tool_turn_request.json");
-const CA_TOOL_STREAM: &[u8] = fixture!("gemini/code_assist_tool_turn_response.sse");
-const CA_LOAD_REQUEST: &[u8] = fixture!("gemini/code_assist_load_request.json");
-const ERROR_REQUEST: &[u8] = fixture!("gemini/error_request.json");
-const ERROR_RESPONSE: &[u8] = fixture!("gemini/error_response.json");
+const CA_ROUTER_REQUEST: &[u8] = gemini_cli!("code-assist/side1_request.json");
+const CA_ROUTER_RESPONSE: &[u8] = gemini_cli!("code-assist/side1_response.json");
+const CA_TOOL_REQUEST: &[u8] = gemini_cli!("code-assist/turn1_request.json");
+const CA_TOOL_STREAM: &[u8] = gemini_cli!("code-assist/turn1_response.sse");
+const CA_LOAD_REQUEST: &[u8] = gemini_cli!("code-assist/code_assist_loadCodeAssist_request.json");
+/// What the Gemini API answers a request it refuses (from a scripted upstream Gemini CLI 0.61
+/// exited 1 on).
+const ERROR_RESPONSE: &[u8] = fixture!("gemini_error_response.json");
 const CA_STREAM_PATH: &str = "/v1internal:streamGenerateContent?alt=sse";
 
 #[test]
@@ -39,6 +41,11 @@ fn the_router_call_is_a_side_request_asking_for_json() {
     assert!(!request.stream);
     assert!(request.tools.is_empty());
     assert_eq!(request.system.as_ref().map(String::len), Some(2_175));
+    assert_eq!(
+        request.system_parts.len(),
+        2,
+        "the instruction and the <session_context>"
+    );
     assert_eq!(request.latest_user_text(), Some("Add buy milk to my notes"));
     assert_eq!(
         request.answer_format.as_deref(),
@@ -65,14 +72,15 @@ fn the_router_call_is_a_side_request_asking_for_json() {
     assert!(!reply.streamed);
     assert_eq!(
         (reply.usage.input_tokens, reply.usage.output_tokens),
-        (Some(812), Some(21))
+        (Some(1_200), Some(20))
     );
     assert_eq!(reply.usage.cache_read_tokens, None);
+    assert_eq!(reply.usage.reasoning_tokens, Some(0));
     let explained = explain_response(&router, &reading);
     assert!(
         explained
             .summary
-            .starts_with("the model answers the host's side request: \"{\"complexity_reasoning\""),
+            .starts_with("the model answers the host's side request: \"{\"complexity_reasoning\":\"scripted answer\",\"complexity_score\":30}\""),
         "{}",
         explained.summary
     );
@@ -96,12 +104,12 @@ fn code_assist_wraps_the_same_shapes_and_names_the_model_in_the_body() {
     assert_eq!(reading.dialect, Dialect::Gemini);
     let request = request_of(&turn);
     assert_eq!(request.model.as_deref(), Some("gemini-3-flash"));
-    assert_turn_request(&request, 23_286);
+    assert_turn_request(&request, 23_302, 824);
     let (reply, integrity) = reply_of(&turn);
     assert_eq!(integrity, Integrity::Whole);
     assert_eq!(reply.message.tool_calls[0].name, "mcp_notes_append");
-    assert_eq!(reply.usage.cache_read_tokens, Some(4_096));
-    assert_eq!(reply.usage.output_tokens, Some(79));
+    assert_eq!(reply.usage.cache_read_tokens, Some(8_190));
+    assert_eq!(reply.usage.output_tokens, Some(127));
     assert!(
         explain_response(&turn, &reading)
             .explanation
@@ -122,12 +130,7 @@ fn code_assist_wraps_the_same_shapes_and_names_the_model_in_the_body() {
         Some("JSON (reasoning, model_choice)")
     );
     let (reply, _) = reply_of(&router);
-    assert!(
-        reply
-            .message
-            .content
-            .contains("\"model_choice\": \"flash\"")
-    );
+    assert!(reply.message.content.contains("\"model_choice\":\"flash\""));
 
     // Code Assist's own calls (loadCodeAssist, quotas) are not model turns.
     let load = hop(
@@ -146,7 +149,7 @@ fn code_assist_wraps_the_same_shapes_and_names_the_model_in_the_body() {
 
 #[test]
 fn an_error_body_is_a_model_server_error() {
-    let mut refused = hop(Role::Model, TURN_PATH, ERROR_REQUEST, JSON, ERROR_RESPONSE);
+    let mut refused = hop(Role::Model, TURN_PATH, TOOL_REQUEST, JSON, ERROR_RESPONSE);
     refused.end.as_mut().unwrap().status = Some(400);
     let (reply, integrity) = reply_of(&refused);
     assert_eq!(integrity, Integrity::Whole);

@@ -50,16 +50,16 @@ const FIXTURES: &[(&str, &[u8])] = &[
         include_bytes!("../fixtures/dialects/agent_reply.json"),
     ),
     (
-        "gemini/router_request.json",
-        include_bytes!("../fixtures/dialects/gemini/router_request.json"),
+        "agents/gemini-cli/side1_request.json",
+        include_bytes!("../fixtures/agents/gemini-cli/side1_request.json"),
     ),
     (
-        "gemini/tool_turn_response.sse",
-        include_bytes!("../fixtures/dialects/gemini/tool_turn_response.sse"),
+        "agents/gemini-cli/turn1_response.sse",
+        include_bytes!("../fixtures/agents/gemini-cli/turn1_response.sse"),
     ),
     (
-        "gemini/tool_turn_response_array.json",
-        include_bytes!("../fixtures/dialects/gemini/tool_turn_response_array.json"),
+        "agents/gemini-cli/json-array/turn1_response.json",
+        include_bytes!("../fixtures/agents/gemini-cli/json-array/turn1_response.json"),
     ),
 ];
 
@@ -124,7 +124,7 @@ fn cut_streams_are_never_whole() {
         (
             Dialect::Gemini,
             "text/event-stream",
-            include_bytes!("../fixtures/dialects/gemini/tool_turn_response.sse"),
+            include_bytes!("../fixtures/agents/gemini-cli/turn1_response.sse"),
         ),
     ];
     for (dialect, content_type, body) in streams {
