@@ -6,6 +6,7 @@
 mod agent_read;
 mod anatomy;
 mod anthropic_read;
+mod gemini_parts;
 mod gemini_read;
 mod gemini_stream;
 mod json_util;

@@ -11,7 +11,7 @@
 
 use serde_json::Value;
 
-use super::gemini_read::{absorb_part, normal_role, parts_of};
+use super::gemini_parts::{absorb_part, normal_role, parts_of};
 use super::json_util::{Framing, framing, str_field, u64_field, whole};
 use super::model_read::{object_body, sse_json, stream_reading};
 use super::ollama_read::add_text_tool_calls;
