@@ -4,6 +4,7 @@
 pub mod correlate;
 pub mod dates;
 mod describe;
+mod dialect_words;
 pub mod evidence;
 pub mod explain;
 mod feed;
@@ -137,7 +138,10 @@ pub fn explain_trace(hops: &[RecordedHop]) -> Vec<ExplainedMessage> {
         let explained = match message.direction {
             Direction::Request => {
                 let explained = explain_request(hop, reading, previous_model_request);
-                if let Reading::ModelRequest(request) = &reading.request.reading {
+                // A side request (routing, a title) is not what the next turn adds to.
+                if let Reading::ModelRequest(request) = &reading.request.reading
+                    && !request.is_side_request()
+                {
                     previous_model_request = Some(request);
                 }
                 explained

@@ -2,11 +2,12 @@
 //! the case's templates name. The words themselves live in `explain::CASES`.
 
 use super::RecordedHop;
+use super::dialect_words;
 use super::explain::{Case, Explained, human_duration, plural, shorten};
 use crate::hop::HopState;
 use crate::wire::dialect::{
-    BodyReading, HopReading, Integrity, JsonRpcKind, McpReading, ModelRequest, ModelResponse,
-    Reading, ToolCall, ToolCallForm,
+    BodyReading, Dialect, HopReading, Integrity, JsonRpcKind, McpReading, ModelRequest,
+    ModelResponse, Reading, ToolCall, ToolCallForm,
 };
 
 /// How long a quoted text may be in a summary line.
@@ -40,19 +41,24 @@ pub fn explain_request(
         return Explained::new(step.request_case(), &[("path", hop.start.path.clone())]);
     }
     let mut explained = match &reading.request.reading {
+        other if reading.dialect == Dialect::GeminiCountTokens => {
+            dialect_words::count_tokens_request(other, &hop.start.path)
+        }
         Reading::AgentRequest(request) => Explained::new(
             Case::AgentRequest,
             &[("text", shorten(&request.message, QUOTE))],
         ),
         Reading::ModelRequest(request) => model_request(request, previous),
         Reading::Mcp(mcp) => mcp_request(mcp),
-        other => Explained::new(
-            Case::HttpRequest,
-            &[(
-                "detail",
-                other_detail(other, &hop.start.method, &hop.start.path),
-            )],
-        ),
+        other => dialect_words::code_assist_call(&hop.start.path).unwrap_or_else(|| {
+            Explained::new(
+                Case::HttpRequest,
+                &[(
+                    "detail",
+                    other_detail(other, &hop.start.method, &hop.start.path),
+                )],
+            )
+        }),
     };
     add_integrity_note(&mut explained, &reading.request);
     explained
@@ -71,6 +77,7 @@ fn model_request(request: &ModelRequest, previous: Option<&ModelRequest>) -> Exp
     ];
     let mut explained = match previous {
         _ if count == 0 => Explained::new(Case::ModelLoad, &values),
+        _ if request.is_side_request() => Explained::new(Case::ModelRequest, &values),
         Some(previous) => {
             let added = count.saturating_sub(previous.messages.len());
             values.push(("added", added.to_string()));
@@ -78,6 +85,16 @@ fn model_request(request: &ModelRequest, previous: Option<&ModelRequest>) -> Exp
         }
         None => Explained::new(Case::ModelRequest, &values),
     };
+    if let Some(format) = request
+        .answer_format
+        .clone()
+        .filter(|_| request.is_side_request())
+    {
+        explained.note(Case::NoteSideRequest, &[("format", format)]);
+    }
+    if let Some(thinking) = request.thinking_request.clone() {
+        explained.note(Case::NoteThinkingRequested, &[("thinking", thinking)]);
+    }
     if request.stream {
         explained.note(Case::NoteStreamRequested, &[]);
     }
@@ -156,7 +173,15 @@ pub fn explain_response(hop: &RecordedHop, reading: &HopReading) -> Explained {
         return Explained::new(case, &[("status", status.to_string())]);
     }
     let mut explained = match &response.reading {
-        Reading::ModelResponse(reply) => model_response(reply, hop),
+        Reading::ModelResponse(reply) => model_response(reply, hop, reading),
+        other if reading.dialect == Dialect::GeminiCountTokens && status < 400 => {
+            dialect_words::token_count(other).unwrap_or_else(|| {
+                Explained::new(
+                    Case::HttpResponse,
+                    &[("detail", other_detail(other, "", ""))],
+                )
+            })
+        }
         Reading::Mcp(mcp) => mcp_response(mcp),
         Reading::AgentReply(reply) if reply.error.is_some() && reply.reply.is_empty() => {
             Explained::new(
@@ -179,7 +204,7 @@ pub fn explain_response(hop: &RecordedHop, reading: &HopReading) -> Explained {
                 ],
             )
         }
-        Reading::Empty if reading.dialect == crate::wire::dialect::Dialect::Mcp => {
+        Reading::Empty if reading.dialect == Dialect::Mcp => {
             Explained::new(Case::McpAccepted, &[("status", status.to_string())])
         }
         other => Explained::new(
@@ -191,8 +216,10 @@ pub fn explain_response(hop: &RecordedHop, reading: &HopReading) -> Explained {
     explained
 }
 
-fn model_response(reply: &ModelResponse, hop: &RecordedHop) -> Explained {
+fn model_response(reply: &ModelResponse, hop: &RecordedHop, reading: &HopReading) -> Explained {
     let calls = &reply.message.tool_calls;
+    let side_request = matches!(&reading.request.reading,
+        Reading::ModelRequest(request) if request.is_side_request());
     let mut explained = if let Some(error) = &reply.error {
         Explained::new(Case::ModelError, &[("error", shorten(error, QUOTE))])
     } else if calls.iter().any(|c| c.form != ToolCallForm::Structured) {
@@ -205,7 +232,21 @@ fn model_response(reply: &ModelResponse, hop: &RecordedHop) -> Explained {
             &[("calls", calls_text(calls)), ("form", form.to_string())],
         )
     } else if !calls.is_empty() {
-        Explained::new(Case::ModelToolCall, &[("calls", calls_text(calls))])
+        Explained::new(
+            Case::ModelToolCall,
+            &[
+                ("calls", calls_text(calls)),
+                (
+                    "call_form",
+                    dialect_words::call_form(reading.dialect).into(),
+                ),
+            ],
+        )
+    } else if side_request && !reply.message.content.trim().is_empty() {
+        Explained::new(
+            Case::ModelSideAnswer,
+            &[("text", shorten(&reply.message.content, QUOTE))],
+        )
     } else if !reply.message.content.trim().is_empty() {
         Explained::new(
             Case::ModelAnswer,
@@ -220,6 +261,7 @@ fn model_response(reply: &ModelResponse, hop: &RecordedHop) -> Explained {
             )],
         )
     };
+    dialect_words::reply_notes(reading.dialect, reply, &mut explained);
     if reply.streamed {
         explained.note(
             Case::NoteStreamReassembled,

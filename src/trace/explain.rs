@@ -55,11 +55,20 @@ pub enum Case {
     NoteTruncated,
     NoteCutOff,
     NoteMalformed,
+    /// Side requests and the dialects' own words (Gemini).
+    CountTokens,
+    TokenCount,
+    ModelSideAnswer,
+    NoteSideRequest,
+    NoteThinkingRequested,
+    NoteGeminiThoughts,
+    NoteGeminiSignature,
+    CodeAssistCall,
 }
 
 impl Case {
     /// Every case, for checks that the table is complete.
-    pub const ALL: [Case; 49] = [
+    pub const ALL: [Case; 57] = [
         Case::AgentRequest,
         Case::AgentReply,
         Case::AgentError,
@@ -109,6 +118,14 @@ impl Case {
         Case::NoteTruncated,
         Case::NoteCutOff,
         Case::NoteMalformed,
+        Case::CountTokens,
+        Case::TokenCount,
+        Case::ModelSideAnswer,
+        Case::NoteSideRequest,
+        Case::NoteThinkingRequested,
+        Case::NoteGeminiThoughts,
+        Case::NoteGeminiSignature,
+        Case::CodeAssistCall,
     ];
 }
 

@@ -6,6 +6,9 @@
 mod agent_read;
 mod anatomy;
 mod anthropic_read;
+mod gemini_parts;
+mod gemini_read;
+mod gemini_stream;
 mod json_util;
 mod mcp_read;
 mod model_read;
@@ -33,6 +36,10 @@ pub enum Dialect {
     OpenAiChat,
     OpenAiResponses,
     AnthropicMessages,
+    /// Gemini `generateContent` / `streamGenerateContent` (Google AI, Vertex AI, Code Assist).
+    Gemini,
+    /// Gemini `countTokens`: a request to count a prompt's tokens, not a model turn.
+    GeminiCountTokens,
     Mcp,
     Agent,
     Unknown,
@@ -46,6 +53,8 @@ impl Dialect {
             Dialect::OpenAiChat => "openai.chat",
             Dialect::OpenAiResponses => "openai.responses",
             Dialect::AnthropicMessages => "anthropic.messages",
+            Dialect::Gemini => "gemini.generate",
+            Dialect::GeminiCountTokens => "gemini.count_tokens",
             Dialect::Mcp => "mcp",
             Dialect::Agent => "agent",
             Dialect::Unknown => "unknown",
@@ -61,6 +70,7 @@ impl Dialect {
                 | Dialect::OpenAiChat
                 | Dialect::OpenAiResponses
                 | Dialect::AnthropicMessages
+                | Dialect::Gemini
         )
     }
 }
@@ -68,6 +78,9 @@ impl Dialect {
 /// Detects a hop's dialect from its route role, method, path, request headers and request body.
 pub fn detect(role: Role, method: &str, path: &str, headers: &[Header], body: &[u8]) -> Dialect {
     let path = path.split('?').next().unwrap_or(path).trim_end_matches('/');
+    if let Some(gemini) = gemini_read::dialect_of_path(path) {
+        return gemini;
+    }
     if path.ends_with("/api/chat") {
         return Dialect::OllamaChat;
     }
@@ -219,6 +232,12 @@ pub struct ModelRequest {
     pub cache_marks: usize,
     /// The request body's size in bytes.
     pub body_bytes: usize,
+    /// The answer's format when the request asks for one other than free text: `JSON
+    /// (complexity_reasoning, complexity_score)` (Gemini `responseMimeType`/`responseSchema`).
+    pub answer_format: Option<String>,
+    /// What the request asks of the model's thinking, in the API's words (Gemini
+    /// `thinkingConfig`: `includeThoughts, thinkingLevel HIGH`).
+    pub thinking_request: Option<String>,
 }
 
 impl ModelRequest {
@@ -229,6 +248,12 @@ impl ModelRequest {
             .rev()
             .find(|m| m.role == "user" && !m.content.trim().is_empty())
             .map(|m| m.content.as_str())
+    }
+
+    /// A request of the host's own beside the conversation (routing, a title): it offers no
+    /// tools and asks for a structured answer.
+    pub fn is_side_request(&self) -> bool {
+        self.tools.is_empty() && self.answer_format.is_some()
     }
 }
 
@@ -319,9 +344,10 @@ pub fn read_request(dialect: Dialect, headers: &[Header], body: &BodyCapture) ->
         Dialect::OpenAiChat => openai_read::request(body),
         Dialect::OpenAiResponses => responses_read::request(body),
         Dialect::AnthropicMessages => anthropic_read::request(body),
+        Dialect::Gemini => gemini_read::request(body),
         Dialect::Mcp => mcp_read::read(headers, body),
         Dialect::Agent => agent_read::request(body),
-        Dialect::Unknown => json_util::generic(body),
+        Dialect::GeminiCountTokens | Dialect::Unknown => json_util::generic(body),
     };
     with_capture_limit(reading, body)
 }
@@ -333,9 +359,10 @@ pub fn read_response(dialect: Dialect, headers: &[Header], body: &BodyCapture) -
         Dialect::OpenAiChat => openai_read::response(headers, body),
         Dialect::OpenAiResponses => responses_read::response(headers, body),
         Dialect::AnthropicMessages => anthropic_read::response(headers, body),
+        Dialect::Gemini => gemini_stream::response(headers, body),
         Dialect::Mcp => mcp_read::read(headers, body),
         Dialect::Agent => agent_read::response(body),
-        Dialect::Unknown => json_util::generic(body),
+        Dialect::GeminiCountTokens | Dialect::Unknown => json_util::generic(body),
     };
     with_capture_limit(reading, body)
 }
@@ -356,9 +383,13 @@ pub fn read_hop(start: &HopStart, end: Option<&HopEnd>) -> HopReading {
     let dialect = detect_hop(start, end);
     let empty = BodyCapture::default();
     let request_body = end.map(|e| &e.request_body).unwrap_or(&empty);
+    let mut request = read_request(dialect, &start.request_headers, request_body);
+    if dialect == Dialect::Gemini {
+        gemini_read::add_path_facts(&mut request, &start.path);
+    }
     HopReading {
         dialect,
-        request: read_request(dialect, &start.request_headers, request_body),
+        request,
         response: end
             .filter(|e| e.state != Some(HopState::InFlight))
             .map(|e| read_response(dialect, &e.response_headers, &e.response_body)),

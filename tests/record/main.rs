@@ -21,6 +21,8 @@ mod ca_checks;
 mod cli;
 mod correlate;
 mod dialects_cloud;
+mod dialects_gemini;
+mod dialects_gemini_side;
 mod dialects_mcp;
 mod dialects_model;
 mod dialects_robust;
