@@ -3,10 +3,15 @@
 
 use super::RecordedHop;
 use super::explain::{Case, Explained, human_duration, plural, shorten};
+use super::explain_context::ExplainContext;
+use super::model_notes::{
+    handoff_note, reply_notes, request_notes, said_before_call, tool_call_case,
+};
+use super::request_anatomy::RequestAnatomy;
 use crate::hop::HopState;
 use crate::wire::dialect::{
-    BodyReading, HopReading, Integrity, JsonRpcKind, McpReading, ModelRequest, ModelResponse,
-    Reading, ToolCall, ToolCallForm,
+    BodyReading, Dialect, HopReading, Integrity, JsonRpcKind, McpReading, ModelRequest,
+    ModelResponse, Reading, ToolCall, ToolCallForm,
 };
 
 /// How long a quoted text may be in a summary line.
@@ -20,11 +25,21 @@ fn calls_text(calls: &[ToolCall]) -> String {
         .join(", ")
 }
 
-/// Explains a hop's request; `previous` is the previous model request of the same trace.
+/// Explains a hop's request; `previous` is the previous model request of the same conversation.
 pub fn explain_request(
     hop: &RecordedHop,
     reading: &HopReading,
     previous: Option<&ModelRequest>,
+) -> Explained {
+    explain_request_in(hop, reading, previous, &ExplainContext::default())
+}
+
+/// Explains a hop's request with what its trace tells (`explain_trace` gives it).
+pub fn explain_request_in(
+    hop: &RecordedHop,
+    reading: &HopReading,
+    previous: Option<&ModelRequest>,
+    context: &ExplainContext,
 ) -> Explained {
     if hop.start.method == "CONNECT" {
         // An interception that never got past the handshake names an https:// URL; a tunnel
@@ -44,7 +59,9 @@ pub fn explain_request(
             Case::AgentRequest,
             &[("text", shorten(&request.message, QUOTE))],
         ),
-        Reading::ModelRequest(request) => model_request(request, previous),
+        Reading::ModelRequest(request) => {
+            model_request(request, previous, context, reading.dialect)
+        }
         Reading::Mcp(mcp) => mcp_request(mcp),
         other => Explained::new(
             Case::HttpRequest,
@@ -58,7 +75,12 @@ pub fn explain_request(
     explained
 }
 
-fn model_request(request: &ModelRequest, previous: Option<&ModelRequest>) -> Explained {
+fn model_request(
+    request: &ModelRequest,
+    previous: Option<&ModelRequest>,
+    context: &ExplainContext,
+    dialect: Dialect,
+) -> Explained {
     let count = request.messages.len();
     let mut values = vec![
         (
@@ -80,6 +102,10 @@ fn model_request(request: &ModelRequest, previous: Option<&ModelRequest>) -> Exp
     };
     if request.stream {
         explained.note(Case::NoteStreamRequested, &[]);
+    }
+    if count > 0 {
+        let anatomy = RequestAnatomy::of(request, previous, &context.origins);
+        request_notes(&mut explained, request, &anatomy, dialect);
     }
     explained
 }
@@ -122,6 +148,15 @@ fn mcp_request(mcp: &McpReading) -> Explained {
 
 /// Explains a hop's response (or its absence: in flight, failed, aborted).
 pub fn explain_response(hop: &RecordedHop, reading: &HopReading) -> Explained {
+    explain_response_in(hop, reading, &ExplainContext::default())
+}
+
+/// Explains a hop's response with what its trace tells (`explain_trace` gives it).
+pub fn explain_response_in(
+    hop: &RecordedHop,
+    reading: &HopReading,
+    context: &ExplainContext,
+) -> Explained {
     let end = hop.end.as_ref();
     let error = end.and_then(|e| e.error.clone()).unwrap_or_default();
     match end.and_then(|e| e.state) {
@@ -156,8 +191,8 @@ pub fn explain_response(hop: &RecordedHop, reading: &HopReading) -> Explained {
         return Explained::new(case, &[("status", status.to_string())]);
     }
     let mut explained = match &response.reading {
-        Reading::ModelResponse(reply) => model_response(reply, hop),
-        Reading::Mcp(mcp) => mcp_response(mcp),
+        Reading::ModelResponse(reply) => model_response(reply, hop, reading.dialect),
+        Reading::Mcp(mcp) => mcp_response(mcp, context),
         Reading::AgentReply(reply) if reply.error.is_some() && reply.reply.is_empty() => {
             Explained::new(
                 Case::AgentError,
@@ -191,7 +226,7 @@ pub fn explain_response(hop: &RecordedHop, reading: &HopReading) -> Explained {
     explained
 }
 
-fn model_response(reply: &ModelResponse, hop: &RecordedHop) -> Explained {
+fn model_response(reply: &ModelResponse, hop: &RecordedHop, dialect: Dialect) -> Explained {
     let calls = &reply.message.tool_calls;
     let mut explained = if let Some(error) = &reply.error {
         Explained::new(Case::ModelError, &[("error", shorten(error, QUOTE))])
@@ -205,7 +240,13 @@ fn model_response(reply: &ModelResponse, hop: &RecordedHop) -> Explained {
             &[("calls", calls_text(calls)), ("form", form.to_string())],
         )
     } else if !calls.is_empty() {
-        Explained::new(Case::ModelToolCall, &[("calls", calls_text(calls))])
+        Explained::new(
+            tool_call_case(dialect),
+            &[
+                ("calls", calls_text(calls)),
+                ("said", said_before_call(&reply.message)),
+            ],
+        )
     } else if !reply.message.content.trim().is_empty() {
         Explained::new(
             Case::ModelAnswer,
@@ -220,6 +261,9 @@ fn model_response(reply: &ModelResponse, hop: &RecordedHop) -> Explained {
             )],
         )
     };
+    if reply.error.is_none() {
+        reply_notes(&mut explained, &reply.message, dialect);
+    }
     if reply.streamed {
         explained.note(
             Case::NoteStreamReassembled,
@@ -264,7 +308,7 @@ fn model_response(reply: &ModelResponse, hop: &RecordedHop) -> Explained {
     explained
 }
 
-fn mcp_response(mcp: &McpReading) -> Explained {
+fn mcp_response(mcp: &McpReading, context: &ExplainContext) -> Explained {
     let Some(reply) = mcp.reply() else {
         return Explained::new(Case::McpOtherResult, &[]);
     };
@@ -285,7 +329,11 @@ fn mcp_response(mcp: &McpReading) -> Explained {
     }
     let text = shorten(reply.result_text.as_deref().unwrap_or_default(), QUOTE);
     if reply.is_error {
-        return Explained::new(Case::McpToolError, &[("text", text)]);
+        let mut explained = Explained::new(Case::McpToolError, &[("text", text)]);
+        if let Some(note) = handoff_note(context.model_dialect, true) {
+            explained.note(note, &[]);
+        }
+        return explained;
     }
     if !reply.tools.is_empty() {
         return Explained::new(
@@ -297,7 +345,11 @@ fn mcp_response(mcp: &McpReading) -> Explained {
         );
     }
     if reply.result_text.is_some() {
-        return Explained::new(Case::McpToolResult, &[("text", text)]);
+        let mut explained = Explained::new(Case::McpToolResult, &[("text", text)]);
+        if let Some(note) = handoff_note(context.model_dialect, false) {
+            explained.note(note, &[]);
+        }
+        return explained;
     }
     if !reply.supported_versions.is_empty() {
         return Explained::new(

@@ -55,11 +55,29 @@ pub enum Case {
     NoteTruncated,
     NoteCutOff,
     NoteMalformed,
+    /// Each API in its own terms: Anthropic's `tool_use` / `tool_result` blocks, the Responses
+    /// API's `function_call` / `function_call_output` items; thinking; what a request carries.
+    ModelToolUse,
+    ModelFunctionCall,
+    NoteTextBeforeCall,
+    NoteThinking,
+    NoteThinkingSigned,
+    NoteHiddenReasoning,
+    NoteSystemPrompt,
+    NoteCacheMarks,
+    NoteToolsOffered,
+    NoteNewSince,
+    NoteThinkingMode,
+    NoteAdaptiveThinking,
+    NoteHandoffToolMessage,
+    NoteHandoffToolResult,
+    NoteHandoffToolResultError,
+    NoteHandoffFunctionOutput,
 }
 
 impl Case {
     /// Every case, for checks that the table is complete.
-    pub const ALL: [Case; 49] = [
+    pub const ALL: [Case; 65] = [
         Case::AgentRequest,
         Case::AgentReply,
         Case::AgentError,
@@ -109,12 +127,35 @@ impl Case {
         Case::NoteTruncated,
         Case::NoteCutOff,
         Case::NoteMalformed,
+        Case::ModelToolUse,
+        Case::ModelFunctionCall,
+        Case::NoteTextBeforeCall,
+        Case::NoteThinking,
+        Case::NoteThinkingSigned,
+        Case::NoteHiddenReasoning,
+        Case::NoteSystemPrompt,
+        Case::NoteCacheMarks,
+        Case::NoteToolsOffered,
+        Case::NoteNewSince,
+        Case::NoteThinkingMode,
+        Case::NoteAdaptiveThinking,
+        Case::NoteHandoffToolMessage,
+        Case::NoteHandoffToolResult,
+        Case::NoteHandoffToolResultError,
+        Case::NoteHandoffFunctionOutput,
     ];
 }
 
 mod table;
+mod table_terms;
 
 pub use table::CASES;
+pub use table_terms::TERMS;
+
+/// Every row: the table's, then those in each API's own terms.
+pub fn rows() -> impl Iterator<Item = &'static CaseText> {
+    CASES.iter().chain(TERMS)
+}
 
 /// One row of the table.
 #[derive(Debug, Clone, Copy)]
@@ -135,7 +176,7 @@ impl Case {
 
 /// The table row of a case.
 pub fn case_text(case: Case) -> Option<&'static CaseText> {
-    CASES.iter().find(|row| row.case == case)
+    rows().find(|row| row.case == case)
 }
 
 /// Replaces each `{name}` in a template by its value; unknown names are left as they are.
@@ -219,14 +260,14 @@ mod tests {
 
     #[test]
     fn every_case_has_exactly_one_row() {
-        assert_eq!(CASES.len(), Case::ALL.len());
+        assert_eq!(rows().count(), Case::ALL.len());
         for case in Case::ALL {
             assert!(case_text(case).is_some(), "{case:?} has no row");
         }
-        for row in CASES {
-            let count = CASES.iter().filter(|r| r.case == row.case).count();
+        for row in rows() {
+            let count = rows().filter(|r| r.case == row.case).count();
             assert_eq!(count, 1, "{:?}", row.case);
-            let named = CASES.iter().filter(|r| r.name == row.name).count();
+            let named = rows().filter(|r| r.name == row.name).count();
             assert_eq!(named, 1, "{}", row.name);
         }
         assert_eq!(Case::ModelToolCall.name(), "model_tool_call");
@@ -238,7 +279,10 @@ mod tests {
     fn templates_fill_and_format() {
         let explained = Explained::new(
             Case::ModelToolCall,
-            &[("calls", "append {\"content\":\"buy milk\"}".to_string())],
+            &[
+                ("calls", "append {\"content\":\"buy milk\"}".to_string()),
+                ("said", String::new()),
+            ],
         );
         assert_eq!(
             explained.summary,
