@@ -116,9 +116,12 @@ impl RequestAnatomy {
             pieces.push(format!("system {system}"));
         }
         if self.tools.total > 0 {
-            let mut tools = format!("tools {}", self.tools_text());
+            let mut tools = format!("tools {}", self.tools.total);
             if self.tool_bytes > 0 {
                 tools.push_str(&format!(" ({})", human_bytes(self.tool_bytes)));
+            }
+            if let Some((_, origins)) = self.tools_text().split_once(": ") {
+                tools.push_str(&format!(": {origins}"));
             }
             pieces.push(tools);
         }
