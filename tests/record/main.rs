@@ -38,6 +38,7 @@ mod https_forward_edges;
 mod https_forward_limits;
 mod https_reverse;
 mod https_support;
+mod interop_agents;
 mod interop_https_curl;
 mod interop_https_sdk;
 mod interop_mcp_sdk;

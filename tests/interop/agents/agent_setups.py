@@ -71,6 +71,16 @@ default_tools_approval_mode = "approve"
     return command, env
 
 
+def codex_otlp(bin_dir, home, model_url, mcp_url, work):
+    """Codex with analytics on (its own metrics exporter; run it with --forward to record that)."""
+    command, env = codex(bin_dir, home, model_url, mcp_url, work)
+    path = os.path.join(home, ".codex", "config.toml")
+    with open(path, encoding="utf-8") as f:
+        config = f.read().replace("[analytics]\nenabled = false", "[analytics]\nenabled = true")
+    write(path, config)
+    return command, env
+
+
 def gemini_cli(bin_dir, home, model_url, mcp_url, work):
     settings = {
         "security": {"auth": {"selectedType": "gemini-api-key"}},
@@ -84,6 +94,31 @@ def gemini_cli(bin_dir, home, model_url, mcp_url, work):
            "GEMINI_CLI_NO_RELAUNCH": "true", "GEMINI_CLI_TRUST_WORKSPACE": "true"}
     command = [os.path.join(bin_dir, "gemini"), "-p", PROMPT, "--yolo"]
     return command, env
+
+
+def gemini_cli_code_assist(bin_dir, home, model_url, mcp_url, work):
+    """Gemini CLI as after a Google sign-in: the Code Assist API (`/v1internal:…`) at tracer's
+    model route, an access token from the environment (GOOGLE_GENAI_USE_GCA), no OAuth flow."""
+    command, env = gemini_cli(bin_dir, home, model_url, mcp_url, work)
+    settings_path = os.path.join(home, ".gemini", "settings.json")
+    with open(settings_path, encoding="utf-8") as f:
+        settings = json.load(f)
+    settings["security"]["auth"]["selectedType"] = "oauth-personal"
+    write(settings_path, json.dumps(settings, indent=2))
+    del env["GEMINI_API_KEY"], env["GOOGLE_GEMINI_BASE_URL"]
+    env.update({"GOOGLE_GENAI_USE_GCA": "true", "GOOGLE_CLOUD_ACCESS_TOKEN": "ya29.fake-access-token",
+                "CODE_ASSIST_ENDPOINT": model_url, "GOOGLE_CLOUD_PROJECT": "scripted-project"})
+    return command, env
+
+
+def gemini_json_array(bin_dir, home, model_url, mcp_url, work):
+    """Not an agent: Gemini CLI's recorded turn 1 and 2 requests sent to `:streamGenerateContent`
+    without `alt=sse`, so the upstream answers with the JSON-array stream."""
+    fixtures = os.path.join(os.path.dirname(__file__), "..", "..", "fixtures", "agents", "gemini-cli")
+    command = ["python3", os.path.join(os.path.dirname(__file__), "post_recorded.py"), model_url,
+               "/v1beta/models/gemini-3.8-flash:streamGenerateContent", os.path.join(fixtures, "hops.json"),
+               os.path.join(fixtures, "turn1_request.json"), os.path.join(fixtures, "turn2_request.json")]
+    return command, {}
 
 
 def opencode(bin_dir, home, model_url, mcp_url, work):
@@ -126,7 +161,10 @@ def qwen_code(bin_dir, home, model_url, mcp_url, work):
 AGENTS = {
     "claude-code": ("claude", claude_code),
     "codex": ("codex", codex),
+    "codex-otlp": ("codex", codex_otlp),
     "gemini-cli": ("gemini", gemini_cli),
+    "gemini-cli-code-assist": ("gemini", gemini_cli_code_assist),
+    "gemini-json-array": ("gemini", gemini_json_array),
     "opencode": ("opencode", opencode),
     "qwen-code": ("qwen", qwen_code),
 }

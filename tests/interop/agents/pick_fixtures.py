@@ -5,6 +5,7 @@ byte-exact, with names that say what each is:
   PREFIXturnN_request.json / PREFIXturnN_response.(sse|json)[.gz|.zst]  model hops of the loop
   PREFIXsideN_request.json / ...                                       titles, routers, checks
   PREFIXmcp_METHOD_request.json / _response.(json|sse)                  MCP hops (first of each)
+  PREFIXcode_assist_METHOD_request.json / _response.json      Code Assist set-up calls (first of each)
   PREFIXhops.json  every hop of the run: method, path, status, state, error, both header sets,
                    body lengths, and the fixture files it was saved as
 
@@ -79,6 +80,11 @@ def main():
         elif role == "model" and kind == "side":
             sides += 1
             stem = f"side{sides}"
+        elif role == "model" and kind and kind.startswith("code-assist:") and not args.responses_only:
+            name = "code_assist_" + kind.split(":", 1)[1]
+            if name not in mcp_seen:
+                mcp_seen.add(name)
+                stem = name
         elif role == "mcp" and not (args.only_model or args.responses_only) and request:
             try:
                 rpc = json.loads(request)

@@ -6,7 +6,7 @@ runs inside a fresh network namespace with only loopback up.
 
 Writes WORK/summary.json (and prints it): the agent's exit code, run time, output tails, the notes
 file, the database, the upstream's request log. Used by the Rust interop test and, with
-extract_fixtures.py, to record tests/fixtures/agents/."""
+pick_fixtures.py, to record tests/fixtures/agents/."""
 
 import argparse
 import json
@@ -84,21 +84,46 @@ def run(args):
     upstream = subprocess.Popen(
         [sys.executable, os.path.join(HERE, "scripted_upstream.py"), "--log", upstream_log]
         + args.upstream_arg, stdout=subprocess.PIPE, stderr=open(os.path.join(logs, "upstream.err"), "wb"))
+    helpers = [(upstream, signal.SIGTERM)]
+    try:
+        run_with(args, work, home, project, logs, deadline, upstream, upstream_log, helpers)
+    finally:  # a run that failed half-way leaves nothing running (stop() skips the stopped)
+        for process, sig in reversed(helpers):
+            stop(process, sig, 40)
+
+
+def run_with(args, work, home, project, logs, deadline, upstream, upstream_log, helpers):
     upstream_url = read_url(upstream.stdout, deadline)
     notes = os.path.join(work, "notes.txt")
     notes_server = subprocess.Popen(
         [args.notes_server, "--listen", "127.0.0.1:0", "--file", notes],
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    helpers.append((notes_server, signal.SIGTERM))
     notes_url = read_url(notes_server.stderr, deadline)
     drain(notes_server.stderr, os.path.join(logs, "notes-server.err"))
     model_port, mcp_port = free_port(), free_port()
     db = os.path.join(work, "tracer.db")
+    forward, proxy_env = [], {}
+    if args.forward:
+        ca_dir = os.path.join(work, "ca")
+        lines = subprocess.run([args.tracer, "ca", "--env", "--ca-dir", ca_dir], check=True,
+                               capture_output=True, text=True).stdout
+        for line in lines.splitlines():
+            name, _, value = line.removeprefix("export ").partition("=")
+            proxy_env[name] = value.strip("'")
+        forward_port = free_port()
+        forward = ["--forward", f"127.0.0.1:{forward_port}", "--ca-dir", ca_dir]
+        proxy_url = f"http://127.0.0.1:{forward_port}"
+        proxy_env.update({"HTTPS_PROXY": proxy_url, "HTTP_PROXY": proxy_url, "https_proxy": proxy_url,
+                          "http_proxy": proxy_url, "NO_PROXY": "127.0.0.1,localhost",
+                          "no_proxy": "127.0.0.1,localhost"})
     tracer = subprocess.Popen(
-        [args.tracer, "proxy", "--db", db, "--no-redact",
+        [args.tracer, "proxy", "--db", db, "--no-redact", *forward,
          "--route", f"model=127.0.0.1:{model_port}={upstream_url}",
          "--route", f"mcp:notes=127.0.0.1:{mcp_port}={notes_url.removesuffix('/mcp')}"],
         stdout=open(os.path.join(logs, "tracer.out"), "wb"),
         stderr=open(os.path.join(logs, "tracer.err"), "wb"))
+    helpers.append((tracer, signal.SIGINT))
     if not (wait_port(model_port, deadline) and wait_port(mcp_port, deadline)):
         raise RuntimeError("tracer proxy did not listen")
     bin_name, setup = AGENTS[args.agent]
@@ -109,7 +134,7 @@ def run(args):
            "HOME": home, "LANG": "C.UTF-8", "USER": "tester", "SHELL": "/bin/sh",
            "XDG_CONFIG_HOME": os.path.join(home, ".config"), "XDG_DATA_HOME": os.path.join(home, ".local/share"),
            "XDG_CACHE_HOME": os.path.join(home, ".cache"), "XDG_STATE_HOME": os.path.join(home, ".local/state"),
-           "TMPDIR": os.path.join(work, "tmp"), **QUIET_ENV, **agent_env}
+           "TMPDIR": os.path.join(work, "tmp"), **QUIET_ENV, **proxy_env, **agent_env}
     os.makedirs(env["TMPDIR"], exist_ok=True)
     started = time.time()
     timed_out = False
@@ -154,9 +179,13 @@ def main():
     parser.add_argument("--timeout", type=float, default=240)
     parser.add_argument("--settle", type=float, default=1.0, help="seconds before stopping tracer")
     parser.add_argument("--netns", action="store_true", help="run inside unshare --net (root)")
+    parser.add_argument("--forward", action="store_true",
+                        help="also tracer's forward proxy (HTTPS_PROXY, its CA trusted) for what the agent sends elsewhere")
     parser.add_argument("--upstream-arg", action="append", default=[],
                         help="passed to scripted_upstream.py, e.g. --upstream-arg=--encoding=gzip")
     args = parser.parse_args()
+    args.agents_dir, args.tracer, args.notes_server = (
+        os.path.abspath(p) for p in (args.agents_dir, args.tracer, args.notes_server))
     if args.netns:
         argv = [a for a in sys.argv[1:] if a != "--netns"]
         inner = " ".join(shlex.quote(x) for x in [sys.executable, os.path.abspath(__file__), *argv])
