@@ -5,7 +5,7 @@ use super::RecordedHop;
 use super::explain::{Case, Explained, human_duration, plural, shorten};
 use super::explain_context::ExplainContext;
 use super::model_notes::{
-    handoff_note, reply_notes, request_notes, said_before_call, tool_call_case,
+    handoff_note, reply_notes, request_notes, said_before_call, tool_call_words,
 };
 use super::request_anatomy::RequestAnatomy;
 use crate::hop::HopState;
@@ -240,13 +240,15 @@ fn model_response(reply: &ModelResponse, hop: &RecordedHop, dialect: Dialect) ->
             &[("calls", calls_text(calls)), ("form", form.to_string())],
         )
     } else if !calls.is_empty() {
-        Explained::new(
-            tool_call_case(dialect),
-            &[
-                ("calls", calls_text(calls)),
-                ("said", said_before_call(&reply.message)),
-            ],
-        )
+        let values = [
+            ("calls", calls_text(calls)),
+            ("said", said_before_call(&reply.message)),
+        ];
+        let explained = Explained::new(Case::ModelToolCall, &values);
+        match tool_call_words(dialect) {
+            Some(words) => explained.in_words_of(words, &values),
+            None => explained,
+        }
     } else if !reply.message.content.trim().is_empty() {
         Explained::new(
             Case::ModelAnswer,

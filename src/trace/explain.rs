@@ -55,10 +55,11 @@ pub enum Case {
     NoteTruncated,
     NoteCutOff,
     NoteMalformed,
-    /// Each API in its own terms: Anthropic's `tool_use` / `tool_result` blocks, the Responses
-    /// API's `function_call` / `function_call_output` items; thinking; what a request carries.
-    ModelToolUse,
-    ModelFunctionCall,
+    /// Words for another case in one API's own terms (`Explained::in_words_of`): a tool call
+    /// as Anthropic's `tool_use` block, as the Responses API's `function_call` item.
+    WordsToolUse,
+    WordsFunctionCall,
+    /// Notes in each API's own terms: thinking, what a request carries, how results go back.
     NoteTextBeforeCall,
     NoteThinking,
     NoteThinkingSigned,
@@ -127,8 +128,8 @@ impl Case {
         Case::NoteTruncated,
         Case::NoteCutOff,
         Case::NoteMalformed,
-        Case::ModelToolUse,
-        Case::ModelFunctionCall,
+        Case::WordsToolUse,
+        Case::WordsFunctionCall,
         Case::NoteTextBeforeCall,
         Case::NoteThinking,
         Case::NoteThinkingSigned,
@@ -207,6 +208,16 @@ impl Explained {
             summary,
             explanation,
         }
+    }
+
+    /// The same case, its summary and explanation told in the words of another row (one API's
+    /// own terms), with the same values.
+    pub fn in_words_of(mut self, words: Case, values: &[(&str, String)]) -> Self {
+        if let Some(row) = case_text(words) {
+            self.summary = fill(row.summary, values);
+            self.explanation = fill(row.explanation, values);
+        }
+        self
     }
 
     /// Adds a note's sentence to the explanation.

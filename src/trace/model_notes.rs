@@ -11,12 +11,13 @@ const QUOTE: usize = 72;
 /// How long thinking may be in a note.
 const THOUGHT: usize = 160;
 
-/// The case of a structured tool call, in the reply's own terms.
-pub(super) fn tool_call_case(dialect: Dialect) -> Case {
+/// The words a structured tool call (`Case::ModelToolCall`) is told in, in the reply's own
+/// terms; None for the chat APIs' `tool_calls`, the case's own words.
+pub(super) fn tool_call_words(dialect: Dialect) -> Option<Case> {
     match dialect {
-        Dialect::AnthropicMessages => Case::ModelToolUse,
-        Dialect::OpenAiResponses => Case::ModelFunctionCall,
-        _ => Case::ModelToolCall,
+        Dialect::AnthropicMessages => Some(Case::WordsToolUse),
+        Dialect::OpenAiResponses => Some(Case::WordsFunctionCall),
+        _ => None,
     }
 }
 

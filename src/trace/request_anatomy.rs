@@ -82,11 +82,11 @@ impl RequestAnatomy {
             .then(|| format!("{}, {}", pieces.join(" + "), human_bytes(self.system_bytes)))
     }
 
-    /// `29: 24 the host's, 5 from notes (mcp)`, or `3` when all are the host's.
+    /// `29: 24 the host's, 5 from notes (mcp)`, or `3: all the host's`.
     pub fn tools_text(&self) -> String {
         let count = &self.tools;
         if count.servers.is_empty() {
-            return count.total.to_string();
+            return format!("{}: all the host's", count.total);
         }
         let mut pieces = Vec::new();
         if count.host > 0 {
@@ -108,8 +108,8 @@ impl RequestAnatomy {
     }
 
     /// The one line `tracer show` prints under a model request:
-    /// `system 3 blocks + 1 message, 12.2 KB · tools 29: 24 the host's, 5 from notes (mcp) · 2
-    /// messages, 1 new`.
+    /// `system 3 blocks + 1 message, 12.3 KB · tools 29 (64.8 KB): 24 the host's, 5 from notes
+    /// (mcp) · 2 messages, 1 new`.
     pub fn line(&self) -> String {
         let mut pieces = Vec::new();
         if let Some(system) = self.system_text() {

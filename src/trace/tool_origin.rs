@@ -95,14 +95,17 @@ impl ToolOrigins {
             }
         }
         // A host names all of one server's tools alike: per server, only the prefix that
-        // matches the most of its tools counts (a host tool `file_read` is not the server's).
+        // matches the most of its tools counts (a host tool `file_read` is not the server's),
+        // and only when it matches two of them at least (a host's `todo_write` beside a
+        // server's `write`, whose tools the host has not offered yet, is not the server's).
         let mut best: Vec<Option<(String, usize)>> = vec![None; self.listed.len()];
         for (_, server, prefix) in &candidates {
             let hits = candidates
                 .iter()
                 .filter(|(_, s, p)| s == server && p == prefix)
                 .count();
-            if best[*server].as_ref().is_none_or(|(_, most)| hits > *most) {
+            let enough = hits >= self.listed[*server].names.len().min(2);
+            if enough && best[*server].as_ref().is_none_or(|(_, most)| hits > *most) {
                 best[*server] = Some((prefix.clone(), hits));
             }
         }
@@ -236,6 +239,9 @@ mod tests {
         let count = notes().count(&bare);
         assert_eq!(count.servers, [("notes-route".to_string(), 2)]);
         assert_eq!(count.host, 1);
+        // One host tool that happens to end in a listed name is not enough.
+        let lone = [def("todo_append", None), def("Bash", None)];
+        assert_eq!(notes().count(&lone).host, 2);
     }
 
     #[test]

@@ -107,7 +107,7 @@ fn claude_code_is_read_in_anthropics_terms() {
         );
     }
     let answered = message(&messages, first, Direction::Response);
-    assert_eq!(answered.case, Case::ModelToolUse);
+    assert_eq!(answered.case, Case::ModelToolCall);
     assert_eq!(
         answered.summary,
         "the model says \"I'll add that to your notes.\" and asks for tool mcp__notes__append {\"content\":\"buy milk\"} (it does not run it: the host will)"
@@ -233,7 +233,7 @@ fn codex_is_read_in_the_responses_apis_terms() {
         asked.explanation
     );
     let answered = message(&messages, first, Direction::Response);
-    assert_eq!(answered.case, Case::ModelFunctionCall);
+    assert_eq!(answered.case, Case::ModelToolCall);
     for words in [
         "The model answered with a function_call item",
         "as a function_call_output item with the same call_id",
@@ -369,4 +369,51 @@ fn the_handout_and_show_give_the_users_words_whatever_the_bodys_length() {
         shown.contains("the user's words: \"Add buy milk to my notes\""),
         "{shown}"
     );
+}
+
+#[test]
+fn opencode_and_qwen_show_reasoning_content_and_their_mcp_tools() {
+    // opencode names the notes server's tools `notes_append`; its own `read` and `write` share
+    // names with the server's but not the prefix.
+    let hops = agent_hops("opencode");
+    let views = request_views(&hops);
+    let work = views
+        .iter()
+        .find(|v| v.anatomy.tools.total > 0)
+        .expect("a request with tools");
+    assert_eq!(work.anatomy.tools.host, 10);
+    assert_eq!(work.anatomy.tools.servers, [("notes".to_string(), 5)]);
+    let messages = explain_trace(&hops);
+    let call = messages
+        .iter()
+        .find(|m| m.case == Case::ModelToolCall)
+        .expect("the tool call");
+    assert!(call.summary.contains("notes_append"), "{}", call.summary);
+    assert!(
+        call.explanation
+            .contains("First it thought, in reasoning_content: \"The user wants a note added."),
+        "{}",
+        call.explanation
+    );
+
+    // Qwen Code offers the notes tools only after a tool_search: its first request has none
+    // of them (its own `todo_write` is not the server's `write`), the next has one.
+    let hops = agent_hops("qwen-code");
+    let views = request_views(&hops);
+    assert_eq!(views[0].anatomy.tools.total, 15);
+    assert!(
+        views[0].anatomy.tools.servers.is_empty(),
+        "{:?}",
+        views[0].anatomy
+    );
+    assert_eq!(views[1].anatomy.tools.servers, [("notes".to_string(), 1)]);
+    assert_eq!(
+        views[0].user_words.as_deref(),
+        Some("Add buy milk to my notes")
+    );
+    let thoughts = explain_trace(&hops)
+        .iter()
+        .filter(|m| m.explanation.contains("in reasoning_content"))
+        .count();
+    assert_eq!(thoughts, 3);
 }

@@ -7,14 +7,14 @@ use super::{Case, CaseText};
 /// The rows of the cases named in each API's own terms.
 pub const TERMS: &[CaseText] = &[
     row(
-        Case::ModelToolUse,
-        "model_tool_use",
+        Case::WordsToolUse,
+        "words_tool_use",
         "the model {said}asks for tool {calls} (it does not run it: the host will)",
         "The model answered with a tool_use block: the tool's name, its input as JSON and an id. The model runs nothing; the host decides whether to run the tool, and sends back what came of it as a tool_result block with the same id, inside its next user message.",
     ),
     row(
-        Case::ModelFunctionCall,
-        "model_function_call",
+        Case::WordsFunctionCall,
+        "words_function_call",
         "the model {said}asks for tool {calls} (it does not run it: the host will)",
         "The model answered with a function_call item: the function's name, its arguments as JSON text and a call_id. The model runs nothing; the host decides whether to run it, and sends back what came of it as a function_call_output item with the same call_id.",
     ),
