@@ -1,6 +1,7 @@
-//! The OpenAI Responses API (`/v1/responses`): `input` items (messages, `function_call`,
-//! `function_call_output`) read as a conversation, and replies plain or as named SSE events
-//! (`response.output_text.delta`, `response.function_call_arguments.delta`, ...) reassembled.
+//! The OpenAI Responses API (`/v1/responses`): `input` items (messages, `reasoning`,
+//! `function_call`, `function_call_output`) read as a conversation, `instructions` and developer
+//! messages as the system prompt, tools inside `namespace` entries counted each; replies plain
+//! here, streamed in `responses_stream`.
 
 use serde_json::Value;
 
