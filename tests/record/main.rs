@@ -23,6 +23,7 @@ mod ca_checks;
 mod cli;
 mod correlate;
 mod dialects_agents;
+mod dialects_agents_chat;
 mod dialects_cloud;
 mod dialects_mcp;
 mod dialects_model;
