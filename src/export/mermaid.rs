@@ -3,6 +3,7 @@
 
 use super::body_text::{BodyText, TraceToExport, iso8601_utc};
 use crate::trace::explain::shorten;
+use crate::trace::request_views::request_views;
 use crate::trace::{Direction, ExplainedMessage, RecordedHop, TokenCounts, explain_trace};
 use crate::wire::safe_text::{multi_line, one_line};
 
@@ -164,6 +165,7 @@ pub fn markdown_handout(trace: &TraceToExport<'_>) -> String {
     out.push_str("```mermaid\n");
     out.push_str(&sequence_diagram(&messages));
     out.push_str("```\n\n## The messages\n\n");
+    let views = request_views(trace.hops);
     for message in &messages {
         out.push_str(&format!(
             "### {}. {} → {}: {}\n\n**{}**\n\n{}\n\n",
@@ -176,6 +178,24 @@ pub fn markdown_handout(trace: &TraceToExport<'_>) -> String {
         ));
         if let Some(tokens) = message.tokens.and_then(|t| t.text()) {
             out.push_str(&format!("Tokens: {}\n\n", markdown_text(&tokens)));
+        }
+        // What a model request carries and the user's words, which a long body's trimmed
+        // start would hide.
+        if let Some(view) = views
+            .iter()
+            .find(|v| v.hop_index == message.hop_index)
+            .filter(|_| message.direction == Direction::Request)
+        {
+            out.push_str(&format!(
+                "It carries: {}\n\n",
+                markdown_text(&view.anatomy.line())
+            ));
+            if let Some(words) = &view.user_words {
+                out.push_str(&format!(
+                    "The user's words: \"{}\"\n\n",
+                    markdown_text(words)
+                ));
+            }
         }
         let hop = &trace.hops[message.hop_index];
         let body = hop.end.as_ref().map(|end| match message.direction {

@@ -4,6 +4,11 @@
 use super::RecordedHop;
 use super::dialect_words;
 use super::explain::{Case, Explained, human_duration, plural, shorten};
+use super::explain_context::ExplainContext;
+use super::model_notes::{
+    handoff_note, reply_notes, request_notes, said_before_call, tool_call_words,
+};
+use super::request_anatomy::RequestAnatomy;
 use crate::hop::HopState;
 use crate::wire::dialect::{
     BodyReading, Dialect, HopReading, Integrity, JsonRpcKind, McpReading, ModelRequest,
@@ -21,11 +26,21 @@ fn calls_text(calls: &[ToolCall]) -> String {
         .join(", ")
 }
 
-/// Explains a hop's request; `previous` is the previous model request of the same trace.
+/// Explains a hop's request; `previous` is the previous model request of the same conversation.
 pub fn explain_request(
     hop: &RecordedHop,
     reading: &HopReading,
     previous: Option<&ModelRequest>,
+) -> Explained {
+    explain_request_in(hop, reading, previous, &ExplainContext::default())
+}
+
+/// Explains a hop's request with what its trace tells (`explain_trace` gives it).
+pub fn explain_request_in(
+    hop: &RecordedHop,
+    reading: &HopReading,
+    previous: Option<&ModelRequest>,
+    context: &ExplainContext,
 ) -> Explained {
     if hop.start.method == "CONNECT" {
         // An interception that never got past the handshake names an https:// URL; a tunnel
@@ -48,7 +63,9 @@ pub fn explain_request(
             Case::AgentRequest,
             &[("text", shorten(&request.message, QUOTE))],
         ),
-        Reading::ModelRequest(request) => model_request(request, previous),
+        Reading::ModelRequest(request) => {
+            model_request(request, previous, context, reading.dialect)
+        }
         Reading::Mcp(mcp) => mcp_request(mcp),
         other => dialect_words::code_assist_call(&hop.start.path).unwrap_or_else(|| {
             Explained::new(
@@ -64,7 +81,12 @@ pub fn explain_request(
     explained
 }
 
-fn model_request(request: &ModelRequest, previous: Option<&ModelRequest>) -> Explained {
+fn model_request(
+    request: &ModelRequest,
+    previous: Option<&ModelRequest>,
+    context: &ExplainContext,
+    dialect: Dialect,
+) -> Explained {
     let count = request.messages.len();
     let mut values = vec![
         (
@@ -92,11 +114,12 @@ fn model_request(request: &ModelRequest, previous: Option<&ModelRequest>) -> Exp
     {
         explained.note(Case::NoteSideRequest, &[("format", format)]);
     }
-    if let Some(thinking) = request.thinking_request.clone() {
-        explained.note(Case::NoteThinkingRequested, &[("thinking", thinking)]);
-    }
     if request.stream {
         explained.note(Case::NoteStreamRequested, &[]);
+    }
+    if count > 0 {
+        let anatomy = RequestAnatomy::of(request, previous, &context.origins);
+        request_notes(&mut explained, request, &anatomy, dialect);
     }
     explained
 }
@@ -139,6 +162,15 @@ fn mcp_request(mcp: &McpReading) -> Explained {
 
 /// Explains a hop's response (or its absence: in flight, failed, aborted).
 pub fn explain_response(hop: &RecordedHop, reading: &HopReading) -> Explained {
+    explain_response_in(hop, reading, &ExplainContext::default())
+}
+
+/// Explains a hop's response with what its trace tells (`explain_trace` gives it).
+pub fn explain_response_in(
+    hop: &RecordedHop,
+    reading: &HopReading,
+    context: &ExplainContext,
+) -> Explained {
     let end = hop.end.as_ref();
     let error = end.and_then(|e| e.error.clone()).unwrap_or_default();
     match end.and_then(|e| e.state) {
@@ -182,7 +214,7 @@ pub fn explain_response(hop: &RecordedHop, reading: &HopReading) -> Explained {
                 )
             })
         }
-        Reading::Mcp(mcp) => mcp_response(mcp),
+        Reading::Mcp(mcp) => mcp_response(mcp, context),
         Reading::AgentReply(reply) if reply.error.is_some() && reply.reply.is_empty() => {
             Explained::new(
                 Case::AgentError,
@@ -232,16 +264,19 @@ fn model_response(reply: &ModelResponse, hop: &RecordedHop, reading: &HopReading
             &[("calls", calls_text(calls)), ("form", form.to_string())],
         )
     } else if !calls.is_empty() {
-        Explained::new(
-            Case::ModelToolCall,
-            &[
-                ("calls", calls_text(calls)),
-                (
-                    "call_form",
-                    dialect_words::call_form(reading.dialect).into(),
-                ),
-            ],
-        )
+        let values = [
+            ("calls", calls_text(calls)),
+            ("said", said_before_call(&reply.message)),
+            (
+                "call_form",
+                dialect_words::call_form(reading.dialect).into(),
+            ),
+        ];
+        let explained = Explained::new(Case::ModelToolCall, &values);
+        match tool_call_words(reading.dialect) {
+            Some(words) => explained.in_words_of(words, &values),
+            None => explained,
+        }
     } else if side_request && !reply.message.content.trim().is_empty() {
         Explained::new(
             Case::ModelSideAnswer,
@@ -262,6 +297,9 @@ fn model_response(reply: &ModelResponse, hop: &RecordedHop, reading: &HopReading
         )
     };
     dialect_words::reply_notes(reading.dialect, reply, &mut explained);
+    if reply.error.is_none() {
+        reply_notes(&mut explained, &reply.message, reading.dialect);
+    }
     if reply.streamed {
         explained.note(
             Case::NoteStreamReassembled,
@@ -306,7 +344,7 @@ fn model_response(reply: &ModelResponse, hop: &RecordedHop, reading: &HopReading
     explained
 }
 
-fn mcp_response(mcp: &McpReading) -> Explained {
+fn mcp_response(mcp: &McpReading, context: &ExplainContext) -> Explained {
     let Some(reply) = mcp.reply() else {
         return Explained::new(Case::McpOtherResult, &[]);
     };
@@ -327,7 +365,11 @@ fn mcp_response(mcp: &McpReading) -> Explained {
     }
     let text = shorten(reply.result_text.as_deref().unwrap_or_default(), QUOTE);
     if reply.is_error {
-        return Explained::new(Case::McpToolError, &[("text", text)]);
+        let mut explained = Explained::new(Case::McpToolError, &[("text", text)]);
+        if let Some(note) = handoff_note(context.model_dialect, true) {
+            explained.note(note, &[]);
+        }
+        return explained;
     }
     if !reply.tools.is_empty() {
         return Explained::new(
@@ -339,7 +381,11 @@ fn mcp_response(mcp: &McpReading) -> Explained {
         );
     }
     if reply.result_text.is_some() {
-        return Explained::new(Case::McpToolResult, &[("text", text)]);
+        let mut explained = Explained::new(Case::McpToolResult, &[("text", text)]);
+        if let Some(note) = handoff_note(context.model_dialect, false) {
+            explained.note(note, &[]);
+        }
+        return explained;
     }
     if !reply.supported_versions.is_empty() {
         return Explained::new(

@@ -5,6 +5,7 @@
 
 mod agent_read;
 mod anatomy;
+mod anatomy_read;
 mod anthropic_read;
 mod gemini_parts;
 mod gemini_read;
@@ -15,6 +16,7 @@ mod model_read;
 mod ollama_read;
 mod openai_read;
 mod responses_read;
+mod responses_stream;
 pub mod text_tool_call;
 mod usage;
 mod usage_read;
@@ -235,9 +237,9 @@ pub struct ModelRequest {
     /// The answer's format when the request asks for one other than free text: `JSON
     /// (complexity_reasoning, complexity_score)` (Gemini `responseMimeType`/`responseSchema`).
     pub answer_format: Option<String>,
-    /// What the request asks of the model's thinking, in the API's words (Gemini
-    /// `thinkingConfig`: `includeThoughts, thinkingLevel HIGH`).
-    pub thinking_request: Option<String>,
+    /// The thinking or reasoning the request asks for, in its own words (`adaptive, effort
+    /// high`, `enabled, budget 4096 tokens`, `effort medium, summary auto`).
+    pub thinking_mode: Option<String>,
 }
 
 impl ModelRequest {
@@ -349,7 +351,16 @@ pub fn read_request(dialect: Dialect, headers: &[Header], body: &BodyCapture) ->
         Dialect::Agent => agent_read::request(body),
         Dialect::GeminiCountTokens | Dialect::Unknown => json_util::generic(body),
     };
-    with_capture_limit(reading, body)
+    with_body_size(with_capture_limit(reading, body), body)
+}
+
+/// A model request knows the size of the body it came in.
+fn with_body_size(mut reading: BodyReading, body: &BodyCapture) -> BodyReading {
+    if let Reading::ModelRequest(request) = &mut reading.reading {
+        let total = usize::try_from(body.total_len).unwrap_or(usize::MAX);
+        request.body_bytes = total.max(body.bytes.len());
+    }
+    reading
 }
 
 /// Reads a response body in the given dialect.

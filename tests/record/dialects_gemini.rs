@@ -81,7 +81,7 @@ pub fn assert_turn_request(request: &ModelRequest, system_bytes: usize, context_
     assert_eq!(request.latest_user_text(), Some("Add buy milk to my notes"));
     assert!(request.stream);
     assert_eq!(
-        request.thinking_request.as_deref(),
+        request.thinking_mode.as_deref(),
         Some("includeThoughts, thinkingLevel HIGH")
     );
     assert!(!request.is_side_request());
@@ -102,7 +102,7 @@ fn a_tool_call_turn_reads_with_its_thought_signature_tools_system_and_tokens() {
     assert_eq!(explained.summary, "gemini-3.8-flash, 1 message, 20 tools");
     assert!(
         explained.explanation.contains(
-            "It asks the model to think before it answers (includeThoughts, thinkingLevel HIGH)."
+            "It sets how the model thinks: includeThoughts, thinkingLevel HIGH."
         ),
         "{}",
         explained.explanation

@@ -2,7 +2,7 @@
 
 use super::{Case, CaseText};
 
-const fn row(
+pub(super) const fn row(
     case: Case,
     name: &'static str,
     summary: &'static str,
@@ -57,7 +57,7 @@ pub const CASES: &[CaseText] = &[
     row(
         Case::ModelToolCall,
         "model_tool_call",
-        "the model asks for tool {calls} (it does not run it: the host will)",
+        "the model {said}asks for tool {calls} (it does not run it: the host will)",
         "Function calling is the model side: the model wrote text asking for a tool and the model server parsed it into {call_form}. The model runs nothing; the host decides whether to call the tool.",
     ),
     row(
@@ -148,7 +148,7 @@ pub const CASES: &[CaseText] = &[
         Case::McpToolResult,
         "mcp_tool_result",
         "result: \"{text}\"",
-        "The tool ran. The host will paste this text into the conversation as a role: tool message for the model.",
+        "The tool ran.",
     ),
     row(
         Case::McpToolError,
@@ -341,12 +341,6 @@ pub const CASES: &[CaseText] = &[
         "note_side_request",
         "",
         "It offers no tools and asks for an answer in {format}: a side request of the host (routing, a title), not a turn of the conversation.",
-    ),
-    row(
-        Case::NoteThinkingRequested,
-        "note_thinking_requested",
-        "",
-        "It asks the model to think before it answers ({thinking}).",
     ),
     row(
         Case::NoteGeminiThoughts,

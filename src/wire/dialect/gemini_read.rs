@@ -169,7 +169,7 @@ fn read_generation_config(config: Option<&Value>, request: &mut ModelRequest) {
                 other => format!("{key} {other}"),
             })
             .collect();
-        request.thinking_request = (!said.is_empty()).then(|| said.join(", "));
+        request.thinking_mode = (!said.is_empty()).then(|| said.join(", "));
     }
 }
 
@@ -322,7 +322,7 @@ mod tests {
         assert_eq!(request.tools, ["append", "read", "googleSearch"]);
         assert_eq!(request.tool_defs[0].bytes, br#"{"name":"append"}"#.len());
         assert_eq!(
-            request.thinking_request.as_deref(),
+            request.thinking_mode.as_deref(),
             Some("includeThoughts, thinkingBudget 512")
         );
         assert_eq!(request.answer_format, None);
