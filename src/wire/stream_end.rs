@@ -1,0 +1,422 @@
+//! Whether a streamed answer reached its end event before the client stopped reading:
+//! Responses' `response.completed` (or `.failed`, `.incomplete`), Anthropic's `message_stop`,
+//! chat completions' `data: [DONE]`, Ollama's `"done": true`, a Gemini chunk with a
+//! `finishReason`, and the closing `]` or `}` of a JSON answer (Gemini's JSON-array stream).
+//!
+//! [`EndWatch`] is fed every byte as it passes and keeps a bounded state (the current record's
+//! first [`WHOLE`] bytes and last [`TAIL`] bytes), so it works for answers of any size; a
+//! compressed answer is decoded only at the end, from the kept capture, when that is whole.
+
+use serde_json::Value;
+
+use crate::hop::{BodyCapture, Header, header_text};
+use crate::wire::content_encoding::{Encoding, readable};
+
+/// A record up to this size is kept whole and read as JSON.
+pub const WHOLE: usize = 16 * 1024;
+/// Of a bigger record, its last bytes are kept (where `finishReason` and `done` sit).
+pub const TAIL: usize = 2 * 1024;
+
+/// The event a stream ended with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EndEvent {
+    ResponseCompleted,
+    ResponseFailed,
+    ResponseIncomplete,
+    MessageStop,
+    Done,
+    OllamaDone,
+    FinishReason,
+    JsonClosed,
+}
+
+impl EndEvent {
+    /// How the event is named on the wire.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EndEvent::ResponseCompleted => "response.completed",
+            EndEvent::ResponseFailed => "response.failed",
+            EndEvent::ResponseIncomplete => "response.incomplete",
+            EndEvent::MessageStop => "message_stop",
+            EndEvent::Done => "[DONE]",
+            EndEvent::OllamaDone => "done: true",
+            EndEvent::FinishReason => "finishReason",
+            EndEvent::JsonClosed => "the end of the JSON body",
+        }
+    }
+
+    /// The note a hop gets when its client closed right after this event.
+    pub fn stopped_reading_note(self) -> String {
+        format!(
+            "the client stopped reading after the last event ({})",
+            self.as_str()
+        )
+    }
+}
+
+/// The error the proxy recorded, before it knew end events, for a client that closed early.
+pub const WENT_AWAY_MID_RESPONSE: &str = "client went away mid-response";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Framing {
+    Sse,
+    Ndjson,
+    Json,
+}
+
+/// One record's bytes, bounded: the first `WHOLE` and the last `TAIL`.
+#[derive(Debug, Default)]
+struct Record {
+    head: Vec<u8>,
+    tail: Vec<u8>,
+    len: usize,
+}
+
+impl Record {
+    fn push(&mut self, byte: u8) {
+        self.len += 1;
+        if self.head.len() < WHOLE {
+            self.head.push(byte);
+        }
+        self.tail.push(byte);
+        if self.tail.len() >= 2 * TAIL {
+            self.tail.drain(..TAIL);
+        }
+    }
+
+    fn whole(&self) -> Option<&[u8]> {
+        (self.len <= WHOLE).then_some(self.head.as_slice())
+    }
+
+    fn tail_has(&self, needle: &[u8]) -> bool {
+        self.tail.windows(needle.len()).any(|w| w == needle)
+    }
+}
+
+/// Which SSE field the current line is.
+#[derive(Debug, PartialEq, Eq)]
+enum Field {
+    /// The name so far, before its colon.
+    Name(Vec<u8>),
+    Data {
+        skip_space: bool,
+    },
+    Event,
+    Ignored,
+}
+
+/// Watches a response body as it passes for the end event of its stream.
+#[derive(Debug)]
+pub struct EndWatch {
+    /// None until the first byte that is not white space, when no type said.
+    framing: Option<Framing>,
+    /// Compressed: nothing is watched as it passes; the kept capture is read at the end.
+    encoded: Option<Vec<Header>>,
+    field: Field,
+    at_line_start: bool,
+    event_name: Vec<u8>,
+    data: Record,
+    /// A record has started since the last whole one.
+    pending: bool,
+    last: Option<EndEvent>,
+    json: JsonDepth,
+}
+
+impl EndWatch {
+    /// A watch for a body of this `Content-Type` and `Content-Encoding`.
+    pub fn for_body(content_type: Option<&str>, content_encoding: Option<&str>) -> EndWatch {
+        let mime = content_type.unwrap_or_default().to_ascii_lowercase();
+        let framing = if mime.contains("text/event-stream") {
+            Some(Framing::Sse)
+        } else if mime.contains("ndjson") || mime.contains("jsonl") {
+            Some(Framing::Ndjson)
+        } else if mime.contains("json") {
+            Some(Framing::Json)
+        } else {
+            None
+        };
+        let encoded = match Encoding::parse(content_encoding.unwrap_or_default()) {
+            Encoding::Identity => None,
+            _ => {
+                let mut headers = vec![Header::new(
+                    "content-encoding",
+                    content_encoding.unwrap_or_default(),
+                )];
+                headers.extend(content_type.map(|t| Header::new("content-type", t)));
+                Some(headers)
+            }
+        };
+        EndWatch {
+            framing,
+            encoded,
+            field: Field::Name(Vec::new()),
+            at_line_start: true,
+            event_name: Vec::new(),
+            data: Record::default(),
+            pending: false,
+            last: None,
+            json: JsonDepth::default(),
+        }
+    }
+
+    /// Feeds the next bytes of the body as they passed.
+    pub fn push(&mut self, bytes: &[u8]) {
+        if self.encoded.is_some() {
+            return;
+        }
+        for &byte in bytes {
+            if self.framing.is_none() {
+                if byte.is_ascii_whitespace() {
+                    continue;
+                }
+                self.framing = Some(match byte {
+                    b'{' | b'[' => Framing::Json,
+                    _ => Framing::Sse,
+                });
+            }
+            match self.framing {
+                Some(Framing::Sse) => self.sse_byte(byte),
+                Some(Framing::Ndjson) => self.ndjson_byte(byte),
+                // One JSON value, or JSON lines under a JSON type: both are watched.
+                _ => {
+                    self.json.push(byte);
+                    self.ndjson_byte(byte);
+                }
+            }
+        }
+    }
+
+    /// The end event the body reached, if its last record is one. `kept` is the kept capture
+    /// of a compressed body (read only when it is whole: a tail of compressed bytes cannot be
+    /// decoded alone).
+    pub fn finish(mut self, kept: Option<&BodyCapture>) -> Option<EndEvent> {
+        if let Some(headers) = self.encoded.take() {
+            let kept = kept.filter(|body| !body.truncated)?;
+            let body = readable(&headers, kept);
+            let mut plain = EndWatch::for_body(header_text(&headers, "content-type"), None);
+            plain.push(body.bytes());
+            return plain.finish(None);
+        }
+        match self.framing? {
+            Framing::Json if self.json.values <= 1 => {
+                self.json.closed.then_some(EndEvent::JsonClosed)
+            }
+            Framing::Json | Framing::Ndjson => {
+                if self.data.head.trim_ascii().is_empty() {
+                    self.last
+                } else {
+                    // A last line without its newline counts when it is whole JSON.
+                    let line = self.data.whole()?;
+                    serde_json::from_slice::<Value>(line.trim_ascii())
+                        .ok()
+                        .and_then(|value| json_end(&value))
+                }
+            }
+            Framing::Sse if self.pending && self.at_line_start => self.sse_event(),
+            Framing::Sse if self.pending => None,
+            Framing::Sse => self.last,
+        }
+    }
+
+    fn sse_byte(&mut self, byte: u8) {
+        match byte {
+            b'\r' => {}
+            b'\n' => {
+                if self.at_line_start {
+                    // A blank line: the event is whole.
+                    if self.pending {
+                        self.last = self.sse_event();
+                        self.pending = false;
+                    }
+                    self.event_name.clear();
+                    self.data = Record::default();
+                } else if let Field::Data { .. } = self.field {
+                    // Data lines of one event are joined by newlines.
+                    self.data.push(b'\n');
+                }
+                self.field = Field::Name(Vec::new());
+                self.at_line_start = true;
+            }
+            _ => {
+                self.at_line_start = false;
+                match &mut self.field {
+                    Field::Name(name) if byte == b':' => {
+                        self.field = match name.as_slice() {
+                            b"data" => Field::Data { skip_space: true },
+                            b"event" => {
+                                self.event_name.clear();
+                                Field::Event
+                            }
+                            _ => Field::Ignored,
+                        };
+                        if self.field != Field::Ignored {
+                            self.pending = true;
+                        }
+                    }
+                    Field::Name(name) if name.len() < 8 => name.push(byte),
+                    Field::Name(_) => self.field = Field::Ignored,
+                    Field::Data { skip_space } => {
+                        if !(*skip_space && byte == b' ') {
+                            self.data.push(byte);
+                        }
+                        *skip_space = false;
+                    }
+                    Field::Event if self.event_name.len() < 64 => self.event_name.push(byte),
+                    Field::Event | Field::Ignored => {}
+                }
+            }
+        }
+    }
+
+    fn ndjson_byte(&mut self, byte: u8) {
+        match byte {
+            b'\n' => {
+                if !self.data.head.trim_ascii().is_empty() {
+                    self.last = self.ndjson_record();
+                }
+                self.data = Record::default();
+            }
+            _ => self.data.push(byte),
+        }
+    }
+
+    /// The current SSE event, if it is an end event.
+    fn sse_event(&self) -> Option<EndEvent> {
+        let name = std::str::from_utf8(&self.event_name)
+            .unwrap_or_default()
+            .trim();
+        if let Some(event) = named_end(name) {
+            return Some(event);
+        }
+        let whole = self.data.whole();
+        if whole.is_some_and(|data| data.trim_ascii() == b"[DONE]") {
+            return Some(EndEvent::Done);
+        }
+        match whole.and_then(|data| serde_json::from_slice::<Value>(data).ok()) {
+            Some(value) => json_end(&value),
+            None => {
+                let head = &self.data.head[..self.data.head.len().min(512)];
+                first_type(head).and_then(named_end).or_else(|| {
+                    self.data
+                        .tail_has(b"\"finishReason\"")
+                        .then_some(EndEvent::FinishReason)
+                })
+            }
+        }
+    }
+
+    /// The current NDJSON line, if it is an end record.
+    fn ndjson_record(&self) -> Option<EndEvent> {
+        match self.data.whole() {
+            Some(line) => serde_json::from_slice::<Value>(line.trim_ascii())
+                .ok()
+                .and_then(|value| json_end(&value)),
+            None => (self.data.tail_has(b"\"done\":true") || self.data.tail_has(b"\"done\": true"))
+                .then_some(EndEvent::OllamaDone),
+        }
+    }
+}
+
+fn named_end(kind: &str) -> Option<EndEvent> {
+    match kind {
+        "response.completed" => Some(EndEvent::ResponseCompleted),
+        "response.failed" => Some(EndEvent::ResponseFailed),
+        "response.incomplete" => Some(EndEvent::ResponseIncomplete),
+        "message_stop" => Some(EndEvent::MessageStop),
+        _ => None,
+    }
+}
+
+/// The end event one JSON record is, by its `type`, Ollama's `done`, or a Gemini candidate's
+/// `finishReason` (also inside Code Assist's `response` wrapper).
+fn json_end(value: &Value) -> Option<EndEvent> {
+    if let Some(event) = value
+        .get("type")
+        .and_then(Value::as_str)
+        .and_then(named_end)
+    {
+        return Some(event);
+    }
+    if value.get("done").and_then(Value::as_bool) == Some(true) {
+        return Some(EndEvent::OllamaDone);
+    }
+    let candidates = value
+        .get("candidates")
+        .or_else(|| value.get("response").and_then(|r| r.get("candidates")))
+        .and_then(Value::as_array)?;
+    candidates
+        .iter()
+        .any(|c| c.get("finishReason").is_some_and(|r| !r.is_null()))
+        .then_some(EndEvent::FinishReason)
+}
+
+/// The value of a `"type"` given as the first key of a JSON object, from its first bytes.
+fn first_type(head: &[u8]) -> Option<&str> {
+    let text = std::str::from_utf8(head).ok()?;
+    let rest = text.trim_start().strip_prefix('{')?.trim_start();
+    let rest = rest
+        .strip_prefix("\"type\"")?
+        .trim_start()
+        .strip_prefix(':')?;
+    let rest = rest.trim_start().strip_prefix('"')?;
+    rest.split('"').next()
+}
+
+/// Where a JSON text is: its depth outside strings, how many top-level values opened, and
+/// whether the last one has closed.
+#[derive(Debug, Default)]
+struct JsonDepth {
+    depth: u32,
+    values: u32,
+    in_string: bool,
+    escaped: bool,
+    closed: bool,
+}
+
+impl JsonDepth {
+    fn push(&mut self, byte: u8) {
+        if self.in_string {
+            match byte {
+                _ if self.escaped => self.escaped = false,
+                b'\\' => self.escaped = true,
+                b'"' => self.in_string = false,
+                _ => {}
+            }
+            return;
+        }
+        match byte {
+            b'"' => self.in_string = true,
+            b'{' | b'[' => {
+                if self.depth == 0 {
+                    self.values = self.values.saturating_add(1);
+                }
+                self.depth = self.depth.saturating_add(1);
+                self.closed = false;
+            }
+            b'}' | b']' => {
+                self.depth = self.depth.saturating_sub(1);
+                self.closed = self.depth == 0;
+            }
+            _ if byte.is_ascii_whitespace() || byte == b',' => {}
+            _ if self.depth == 0 => self.closed = false,
+            _ => {}
+        }
+    }
+}
+
+/// The end event a recorded response body reached (decoded if compressed), for hops recorded
+/// before the proxy watched for them.
+pub fn reached_end(headers: &[Header], body: &BodyCapture) -> Option<EndEvent> {
+    if body.truncated {
+        return None;
+    }
+    let mut watch = EndWatch::for_body(
+        header_text(headers, "content-type"),
+        header_text(headers, "content-encoding"),
+    );
+    watch.push(&body.bytes);
+    watch.finish(Some(body))
+}
+
+#[cfg(test)]
+mod tests;
