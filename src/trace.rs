@@ -12,6 +12,7 @@ pub mod lanes;
 pub mod live_group;
 pub mod numbering;
 pub mod readiness;
+mod stopped_reading;
 pub mod summary;
 mod text_match;
 pub mod timing;
@@ -28,6 +29,7 @@ pub use group::{
     Assignment, GroupOptions, Grouper, Grouping, Reason, TraceDraft, TraceKind, group,
 };
 pub use numbering::{Direction, HopTimes, NumberedMessage, number_messages};
+pub use stopped_reading::settle_old_record;
 pub use summary::{TraceStatus, TraceSummary, summarize};
 
 /// A hop as the store gives it back: what was known at its start, and its end once it ended.

@@ -55,11 +55,13 @@ pub enum Case {
     NoteTruncated,
     NoteCutOff,
     NoteMalformed,
+    NotePartlyDecoded,
+    NoteStoppedReading,
 }
 
 impl Case {
     /// Every case, for checks that the table is complete.
-    pub const ALL: [Case; 49] = [
+    pub const ALL: [Case; 51] = [
         Case::AgentRequest,
         Case::AgentReply,
         Case::AgentError,
@@ -109,6 +111,8 @@ impl Case {
         Case::NoteTruncated,
         Case::NoteCutOff,
         Case::NoteMalformed,
+        Case::NotePartlyDecoded,
+        Case::NoteStoppedReading,
     ];
 }
 

@@ -123,8 +123,12 @@ pub struct EndWatch {
 }
 
 impl EndWatch {
-    /// A watch for a body of this `Content-Type` and `Content-Encoding`.
-    pub fn for_body(content_type: Option<&str>, content_encoding: Option<&str>) -> EndWatch {
+    /// A watch for a body of this `Content-Type` and `Content-Encoding`; None when the type
+    /// is neither a stream nor JSON (an image, a page, a download: nothing to watch).
+    pub fn for_body(
+        content_type: Option<&str>,
+        content_encoding: Option<&str>,
+    ) -> Option<EndWatch> {
         let mime = content_type.unwrap_or_default().to_ascii_lowercase();
         let framing = if mime.contains("text/event-stream") {
             Some(Framing::Sse)
@@ -132,8 +136,10 @@ impl EndWatch {
             Some(Framing::Ndjson)
         } else if mime.contains("json") {
             Some(Framing::Json)
-        } else {
+        } else if mime.trim().is_empty() {
             None
+        } else {
+            return None;
         };
         let encoded = match Encoding::parse(content_encoding.unwrap_or_default()) {
             Encoding::Identity => None,
@@ -146,7 +152,7 @@ impl EndWatch {
                 Some(headers)
             }
         };
-        EndWatch {
+        Some(EndWatch {
             framing,
             encoded,
             field: Field::Name(Vec::new()),
@@ -156,7 +162,7 @@ impl EndWatch {
             pending: false,
             last: None,
             json: JsonDepth::default(),
-        }
+        })
     }
 
     /// Feeds the next bytes of the body as they passed.
@@ -193,7 +199,7 @@ impl EndWatch {
         if let Some(headers) = self.encoded.take() {
             let kept = kept.filter(|body| !body.truncated)?;
             let body = readable(&headers, kept);
-            let mut plain = EndWatch::for_body(header_text(&headers, "content-type"), None);
+            let mut plain = EndWatch::for_body(header_text(&headers, "content-type"), None)?;
             plain.push(body.bytes());
             return plain.finish(None);
         }
@@ -413,7 +419,7 @@ pub fn reached_end(headers: &[Header], body: &BodyCapture) -> Option<EndEvent> {
     let mut watch = EndWatch::for_body(
         header_text(headers, "content-type"),
         header_text(headers, "content-encoding"),
-    );
+    )?;
     watch.push(&body.bytes);
     watch.finish(Some(body))
 }

@@ -21,6 +21,7 @@ mod ca_checks;
 mod cli;
 mod correlate;
 mod dialects_cloud;
+mod dialects_encoded;
 mod dialects_mcp;
 mod dialects_model;
 mod dialects_robust;

@@ -318,4 +318,16 @@ pub const CASES: &[CaseText] = &[
         "",
         "The body is not what its dialect should be: {detail}.",
     ),
+    row(
+        Case::NotePartlyDecoded,
+        "note_partly_decoded",
+        "",
+        "Its Content-Encoding could not be undone to the end ({detail}); this reading is of the decoded part.",
+    ),
+    row(
+        Case::NoteStoppedReading,
+        "note_stopped_reading",
+        "",
+        "The stream had reached its end: {note}, before the body's own end, so the answer is whole.",
+    ),
 ];

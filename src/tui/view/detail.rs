@@ -10,10 +10,11 @@ use ratatui::widgets::{Block, Borders, Paragraph, Wrap};
 
 use super::clean;
 use super::json::body_lines;
-use crate::hop::Header;
+use crate::hop::{BodyCapture, Header};
 use crate::trace::explain::human_duration;
 use crate::trace::{Direction, ExplainedMessage, RecordedHop};
 use crate::tui::app::TraceView;
+use crate::wire::content_encoding::readable;
 use crate::wire::dialect::Reading;
 
 /// How many stream chunks are listed.
@@ -79,36 +80,39 @@ pub fn lines(
     out.push(section("timing"));
     out.extend(timing_lines(message, hop, trace_start));
     let end = hop.end.as_ref();
-    let (headers, body, total, truncated) = match (message.direction, end) {
+    let empty = BodyCapture::default();
+    let (headers, body) = match (message.direction, end) {
         (Direction::Request, end) => (
             hop.start.request_headers.as_slice(),
-            end.map(|e| e.request_body.bytes.as_slice())
-                .unwrap_or_default(),
-            end.map_or(0, |e| e.request_body.total_len),
-            end.is_some_and(|e| e.request_body.truncated),
+            end.map_or(&empty, |e| &e.request_body),
         ),
-        (Direction::Response, Some(end)) => (
-            end.response_headers.as_slice(),
-            end.response_body.bytes.as_slice(),
-            end.response_body.total_len,
-            end.response_body.truncated,
-        ),
-        (Direction::Response, None) => (&[][..], &[][..], 0, false),
+        (Direction::Response, Some(end)) => (end.response_headers.as_slice(), &end.response_body),
+        (Direction::Response, None) => (&[][..], &empty),
     };
     out.push(Line::from(""));
     out.push(section("headers"));
     out.extend(headers.iter().map(header_line));
     out.push(Line::from(""));
-    let mut title = format!("body ({total} bytes");
-    if truncated {
-        title.push_str(&format!(", {} kept", body.len()));
+    let mut title = format!("body ({} bytes", body.total_len);
+    if body.truncated {
+        title.push_str(&format!(", {} kept", body.bytes.len()));
     }
     title.push(')');
     out.push(section(&title));
-    if body.is_empty() {
+    // Shown as it reads: its Content-Encoding undone, a body that is not text named.
+    let readable = readable(headers, body);
+    if let Some(note) = readable.note() {
+        out.push(Line::styled(note, Style::default().fg(Color::Gray)));
+    }
+    if body.bytes.is_empty() {
         out.push(Line::styled("(empty)", Style::default().fg(Color::Gray)));
+    } else if let Some(binary) = &readable.binary {
+        out.push(Line::styled(
+            binary.clone(),
+            Style::default().fg(Color::Gray),
+        ));
     } else {
-        out.extend(body_lines(body));
+        out.extend(body_lines(readable.bytes()));
     }
     if let (Direction::Response, Some(end)) = (message.direction, end)
         && end.chunks.len() > 1

@@ -13,9 +13,9 @@ macro_rules! fixture {
 const SSE: Option<&str> = Some("text/event-stream");
 
 fn end_of(content_type: Option<&str>, body: &[u8]) -> Option<EndEvent> {
-    let mut at_once = EndWatch::for_body(content_type, None);
+    let mut at_once = EndWatch::for_body(content_type, None).unwrap();
     at_once.push(body);
-    let mut bytewise = EndWatch::for_body(content_type, None);
+    let mut bytewise = EndWatch::for_body(content_type, None).unwrap();
     for byte in body {
         bytewise.push(std::slice::from_ref(byte));
     }
@@ -130,11 +130,11 @@ fn a_compressed_stream_is_read_from_its_whole_capture() {
     let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
     encoder.write_all(body).unwrap();
     let gzipped = encoder.finish().unwrap();
-    let mut watch = EndWatch::for_body(SSE, Some("gzip"));
+    let mut watch = EndWatch::for_body(SSE, Some("gzip")).unwrap();
     watch.push(&gzipped);
     let kept = BodyCapture::whole(gzipped.clone());
     assert_eq!(watch.finish(Some(&kept)), Some(EndEvent::ResponseCompleted));
-    let watch = EndWatch::for_body(SSE, Some("gzip"));
+    let watch = EndWatch::for_body(SSE, Some("gzip")).unwrap();
     assert_eq!(watch.finish(None), None, "no whole capture, no answer");
     let headers = [
         Header::new("Content-Type", "text/event-stream"),
@@ -146,6 +146,7 @@ fn a_compressed_stream_is_read_from_its_whole_capture() {
     );
     let cut = BodyCapture::whole(gzipped[..gzipped.len() / 2].to_vec());
     assert_eq!(reached_end(&headers, &cut), None);
+    assert!(EndWatch::for_body(Some("application/octet-stream"), None).is_none());
 }
 
 #[test]
