@@ -73,14 +73,18 @@ struct Record {
 }
 
 impl Record {
-    fn push(&mut self, byte: u8) {
-        self.len += 1;
-        if self.head.len() < WHOLE {
-            self.head.push(byte);
-        }
-        self.tail.push(byte);
-        if self.tail.len() >= 2 * TAIL {
-            self.tail.drain(..TAIL);
+    fn extend(&mut self, bytes: &[u8]) {
+        self.len += bytes.len();
+        let room = WHOLE.saturating_sub(self.head.len());
+        self.head.extend_from_slice(&bytes[..room.min(bytes.len())]);
+        if bytes.len() >= TAIL {
+            self.tail.clear();
+            self.tail.extend_from_slice(&bytes[bytes.len() - TAIL..]);
+        } else {
+            self.tail.extend_from_slice(bytes);
+            if self.tail.len() >= 2 * TAIL {
+                self.tail.drain(..self.tail.len() - TAIL);
+            }
         }
     }
 
@@ -165,30 +169,64 @@ impl EndWatch {
         })
     }
 
-    /// Feeds the next bytes of the body as they passed.
-    pub fn push(&mut self, bytes: &[u8]) {
+    /// Feeds the next bytes of the body as they passed. Runs of bytes within a line are
+    /// taken at once; only line ends and field names are looked at byte by byte.
+    pub fn push(&mut self, mut bytes: &[u8]) {
         if self.encoded.is_some() {
             return;
         }
-        for &byte in bytes {
-            if self.framing.is_none() {
-                if byte.is_ascii_whitespace() {
-                    continue;
+        while let Some(&byte) = bytes.first() {
+            let Some(framing) = self.framing else {
+                if !byte.is_ascii_whitespace() {
+                    self.framing = Some(match byte {
+                        b'{' | b'[' => Framing::Json,
+                        _ => Framing::Sse,
+                    });
+                } else {
+                    bytes = &bytes[1..];
                 }
-                self.framing = Some(match byte {
-                    b'{' | b'[' => Framing::Json,
-                    _ => Framing::Sse,
-                });
-            }
-            match self.framing {
-                Some(Framing::Sse) => self.sse_byte(byte),
-                Some(Framing::Ndjson) => self.ndjson_byte(byte),
+                continue;
+            };
+            let line = bytes
+                .iter()
+                .position(|b| matches!(b, b'\n' | b'\r'))
+                .unwrap_or(bytes.len());
+            let run = match (framing, &self.field) {
+                (Framing::Sse, Field::Data { skip_space: false }) if line > 0 => {
+                    self.data.extend(&bytes[..line]);
+                    self.at_line_start = false;
+                    line
+                }
+                (Framing::Sse, Field::Ignored) if line > 0 => {
+                    self.at_line_start = false;
+                    line
+                }
+                (Framing::Sse, _) => {
+                    self.sse_byte(byte);
+                    1
+                }
+                (Framing::Ndjson, _) if line > 0 => {
+                    self.data.extend(&bytes[..line]);
+                    line
+                }
                 // One JSON value, or JSON lines under a JSON type: both are watched.
-                _ => {
-                    self.json.push(byte);
-                    self.ndjson_byte(byte);
+                (Framing::Json, _) if line > 0 => {
+                    for &b in &bytes[..line] {
+                        self.json.push(b);
+                    }
+                    self.data.extend(&bytes[..line]);
+                    line
                 }
-            }
+                // A line end (or a carriage return) in JSON lines or JSON.
+                (_, _) => {
+                    if framing == Framing::Json {
+                        self.json.push(byte);
+                    }
+                    self.ndjson_byte(byte);
+                    1
+                }
+            };
+            bytes = &bytes[run..];
         }
     }
 
@@ -238,7 +276,7 @@ impl EndWatch {
                     self.data = Record::default();
                 } else if let Field::Data { .. } = self.field {
                     // Data lines of one event are joined by newlines.
-                    self.data.push(b'\n');
+                    self.data.extend(b"\n");
                 }
                 self.field = Field::Name(Vec::new());
                 self.at_line_start = true;
@@ -263,7 +301,7 @@ impl EndWatch {
                     Field::Name(_) => self.field = Field::Ignored,
                     Field::Data { skip_space } => {
                         if !(*skip_space && byte == b' ') {
-                            self.data.push(byte);
+                            self.data.extend(&[byte]);
                         }
                         *skip_space = false;
                     }
@@ -282,7 +320,7 @@ impl EndWatch {
                 }
                 self.data = Record::default();
             }
-            _ => self.data.push(byte),
+            _ => self.data.extend(&[byte]),
         }
     }
 
