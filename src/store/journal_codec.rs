@@ -59,10 +59,8 @@ pub fn encode(event: &HopEvent, out: &mut Vec<u8>) {
             w.u8(u8::from(end.chunks_truncated));
             w.opt_str(end.error.as_deref());
             w.headers(&end.response_trailers);
-            // Last and optional, so a journal left by an older tracer still decodes.
-            if let Some(note) = &end.note {
-                w.opt_str(Some(note));
-            }
+            // Last and only when there is one: a journal left by an older tracer still decodes.
+            end.note.iter().for_each(|note| w.opt_str(Some(note)));
         }
         HopEvent::RequestDone(done) => {
             w.request_done(&done.id, &done.request_body, done.request_ended_unix_ns)
@@ -140,11 +138,10 @@ pub fn decode(payload: &[u8]) -> Result<HopEvent, String> {
             let chunks_truncated = r.u8()? != 0;
             let error = r.opt_string()?;
             let response_trailers = r.headers()?;
-            let note = if r.0.is_empty() {
-                None
-            } else {
-                r.opt_string()?
-            };
+            let note = (!r.0.is_empty())
+                .then(|| r.opt_string())
+                .transpose()?
+                .flatten();
             HopEvent::Ended(Box::new(HopEnd {
                 id,
                 state,
@@ -347,12 +344,6 @@ mod tests {
                 }],
                 error: Some("e".into()),
                 response_trailers: vec![Header::new("grpc-status", "0")],
-                ..HopEnd::default()
-            })),
-            // An end with a note: the note is the frame's last field, absent from older frames.
-            HopEvent::Ended(Box::new(HopEnd {
-                id: "b".into(),
-                state: Some(HopState::Complete),
                 note: Some("the client stopped reading after the last event ([DONE])".into()),
                 ..HopEnd::default()
             })),

@@ -7,10 +7,13 @@
 //! first [`WHOLE`] bytes and last [`TAIL`] bytes), so it works for answers of any size; a
 //! compressed answer is decoded only at the end, from the kept capture, when that is whole.
 
+mod records;
+
 use serde_json::Value;
 
 use crate::hop::{BodyCapture, Header, header_text};
 use crate::wire::content_encoding::{Encoding, readable};
+use records::{JsonDepth, first_type, json_end, named_end};
 
 /// A record up to this size is kept whole and read as JSON.
 pub const WHOLE: usize = 16 * 1024;
@@ -357,93 +360,6 @@ impl EndWatch {
                 .and_then(|value| json_end(&value)),
             None => (self.data.tail_has(b"\"done\":true") || self.data.tail_has(b"\"done\": true"))
                 .then_some(EndEvent::OllamaDone),
-        }
-    }
-}
-
-fn named_end(kind: &str) -> Option<EndEvent> {
-    match kind {
-        "response.completed" => Some(EndEvent::ResponseCompleted),
-        "response.failed" => Some(EndEvent::ResponseFailed),
-        "response.incomplete" => Some(EndEvent::ResponseIncomplete),
-        "message_stop" => Some(EndEvent::MessageStop),
-        _ => None,
-    }
-}
-
-/// The end event one JSON record is, by its `type`, Ollama's `done`, or a Gemini candidate's
-/// `finishReason` (also inside Code Assist's `response` wrapper).
-fn json_end(value: &Value) -> Option<EndEvent> {
-    if let Some(event) = value
-        .get("type")
-        .and_then(Value::as_str)
-        .and_then(named_end)
-    {
-        return Some(event);
-    }
-    if value.get("done").and_then(Value::as_bool) == Some(true) {
-        return Some(EndEvent::OllamaDone);
-    }
-    let candidates = value
-        .get("candidates")
-        .or_else(|| value.get("response").and_then(|r| r.get("candidates")))
-        .and_then(Value::as_array)?;
-    candidates
-        .iter()
-        .any(|c| c.get("finishReason").is_some_and(|r| !r.is_null()))
-        .then_some(EndEvent::FinishReason)
-}
-
-/// The value of a `"type"` given as the first key of a JSON object, from its first bytes.
-fn first_type(head: &[u8]) -> Option<&str> {
-    let text = std::str::from_utf8(head).ok()?;
-    let rest = text.trim_start().strip_prefix('{')?.trim_start();
-    let rest = rest
-        .strip_prefix("\"type\"")?
-        .trim_start()
-        .strip_prefix(':')?;
-    let rest = rest.trim_start().strip_prefix('"')?;
-    rest.split('"').next()
-}
-
-/// Where a JSON text is: its depth outside strings, how many top-level values opened, and
-/// whether the last one has closed.
-#[derive(Debug, Default)]
-struct JsonDepth {
-    depth: u32,
-    values: u32,
-    in_string: bool,
-    escaped: bool,
-    closed: bool,
-}
-
-impl JsonDepth {
-    fn push(&mut self, byte: u8) {
-        if self.in_string {
-            match byte {
-                _ if self.escaped => self.escaped = false,
-                b'\\' => self.escaped = true,
-                b'"' => self.in_string = false,
-                _ => {}
-            }
-            return;
-        }
-        match byte {
-            b'"' => self.in_string = true,
-            b'{' | b'[' => {
-                if self.depth == 0 {
-                    self.values = self.values.saturating_add(1);
-                }
-                self.depth = self.depth.saturating_add(1);
-                self.closed = false;
-            }
-            b'}' | b']' => {
-                self.depth = self.depth.saturating_sub(1);
-                self.closed = self.depth == 0;
-            }
-            _ if byte.is_ascii_whitespace() || byte == b',' => {}
-            _ if self.depth == 0 => self.closed = false,
-            _ => {}
         }
     }
 }
