@@ -197,3 +197,58 @@ fn timing_lines(
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+
+    use super::*;
+    use crate::hop::{HopEnd, HopStart, HopState, Role, Transport};
+    use crate::trace::explain_trace;
+
+    #[test]
+    fn a_gzipped_body_is_shown_decoded_with_its_coding_said() {
+        let answer = b"{\"model\":\"m\",\"message\":{\"role\":\"assistant\",\"content\":\"buy milk\"},\"done\":true}";
+        let mut gzip = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        gzip.write_all(answer).unwrap();
+        let gzipped = gzip.finish().unwrap();
+        let hop = RecordedHop {
+            start: HopStart {
+                id: "1".into(),
+                route: "model".into(),
+                role: Role::Model,
+                transport: Transport::Http,
+                peer: "127.0.0.1:1".into(),
+                method: "POST".into(),
+                path: "/api/chat".into(),
+                url: "http://127.0.0.1:2/api/chat".into(),
+                request_headers: Vec::new(),
+                started_unix_ns: 1,
+            },
+            end: Some(HopEnd {
+                id: "1".into(),
+                state: Some(HopState::Complete),
+                status: Some(200),
+                response_headers: vec![
+                    Header::new("content-type", "application/json"),
+                    Header::new("content-encoding", "gzip"),
+                ],
+                response_body: BodyCapture::whole(gzipped.clone()),
+                response_ended_unix_ns: Some(2),
+                ..HopEnd::default()
+            }),
+        };
+        let messages = explain_trace(std::slice::from_ref(&hop));
+        let shown: Vec<String> = lines(&messages[1], &hop, 0)
+            .iter()
+            .map(|line| line.spans.iter().map(|s| s.content.as_ref()).collect())
+            .collect();
+        let text = shown.join("\n");
+        assert!(text.contains(&format!("body ({} bytes)", gzipped.len())), "{text}");
+        assert!(
+            text.contains(&format!("gzip: {} bytes decoded from {}", answer.len(), gzipped.len())),
+            "{text}"
+        );
+        assert!(text.contains("buy milk"), "{text}");
+    }
+}
