@@ -76,6 +76,13 @@ struct Record {
 }
 
 impl Record {
+    /// Empty again, keeping its buffers.
+    fn clear(&mut self) {
+        self.head.clear();
+        self.tail.clear();
+        self.len = 0;
+    }
+
     fn extend(&mut self, bytes: &[u8]) {
         self.len += bytes.len();
         let room = WHOLE.saturating_sub(self.head.len());
@@ -96,15 +103,15 @@ impl Record {
     }
 
     fn tail_has(&self, needle: &[u8]) -> bool {
-        self.tail.windows(needle.len()).any(|w| w == needle)
+        has(&self.tail, needle)
     }
 }
 
 /// Which SSE field the current line is.
 #[derive(Debug, PartialEq, Eq)]
 enum Field {
-    /// The name so far, before its colon.
-    Name(Vec<u8>),
+    /// The name so far, before its colon (the first bytes of it: no field name is longer).
+    Name([u8; 8], u8),
     Data {
         skip_space: bool,
     },
@@ -162,7 +169,7 @@ impl EndWatch {
         Some(EndWatch {
             framing,
             encoded,
-            field: Field::Name(Vec::new()),
+            field: Field::Name([0; 8], 0),
             at_line_start: true,
             event_name: Vec::new(),
             data: Record::default(),
@@ -276,19 +283,19 @@ impl EndWatch {
                         self.pending = false;
                     }
                     self.event_name.clear();
-                    self.data = Record::default();
+                    self.data.clear();
                 } else if let Field::Data { .. } = self.field {
                     // Data lines of one event are joined by newlines.
                     self.data.extend(b"\n");
                 }
-                self.field = Field::Name(Vec::new());
+                self.field = Field::Name([0; 8], 0);
                 self.at_line_start = true;
             }
             _ => {
                 self.at_line_start = false;
                 match &mut self.field {
-                    Field::Name(name) if byte == b':' => {
-                        self.field = match name.as_slice() {
+                    Field::Name(name, len) if byte == b':' => {
+                        self.field = match &name[..usize::from(*len)] {
                             b"data" => Field::Data { skip_space: true },
                             b"event" => {
                                 self.event_name.clear();
@@ -300,8 +307,11 @@ impl EndWatch {
                             self.pending = true;
                         }
                     }
-                    Field::Name(name) if name.len() < 8 => name.push(byte),
-                    Field::Name(_) => self.field = Field::Ignored,
+                    Field::Name(name, len) if usize::from(*len) < name.len() => {
+                        name[usize::from(*len)] = byte;
+                        *len += 1;
+                    }
+                    Field::Name(..) => self.field = Field::Ignored,
                     Field::Data { skip_space } => {
                         if !(*skip_space && byte == b' ') {
                             self.data.extend(&[byte]);
@@ -321,7 +331,7 @@ impl EndWatch {
                 if !self.data.head.trim_ascii().is_empty() {
                     self.last = self.ndjson_record();
                 }
-                self.data = Record::default();
+                self.data.clear();
             }
             _ => self.data.extend(&[byte]),
         }
@@ -339,29 +349,46 @@ impl EndWatch {
         if whole.is_some_and(|data| data.trim_ascii() == b"[DONE]") {
             return Some(EndEvent::Done);
         }
-        match whole.and_then(|data| serde_json::from_slice::<Value>(data).ok()) {
-            Some(value) => json_end(&value),
-            None => {
-                let head = &self.data.head[..self.data.head.len().min(512)];
-                first_type(head).and_then(named_end).or_else(|| {
-                    self.data
-                        .tail_has(b"\"finishReason\"")
-                        .then_some(EndEvent::FinishReason)
-                })
-            }
+        // Most events say their type first: the rest is parsed only when it may end the stream.
+        let kind = first_type(&self.data.head[..self.data.head.len().min(512)]);
+        if let Some(event) = kind.and_then(named_end) {
+            return Some(event);
+        }
+        match whole {
+            // A record that says its type first says no more about an end.
+            _ if kind.is_some() => None,
+            Some(data) if may_end(data) => serde_json::from_slice::<Value>(data)
+                .ok()
+                .and_then(|value| json_end(&value)),
+            Some(_) => None,
+            None => self
+                .data
+                .tail_has(b"\"finishReason\"")
+                .then_some(EndEvent::FinishReason),
         }
     }
 
     /// The current NDJSON line, if it is an end record.
     fn ndjson_record(&self) -> Option<EndEvent> {
+        let done = |bytes: &[u8]| has(bytes, b"\"done\":true") || has(bytes, b"\"done\": true");
         match self.data.whole() {
-            Some(line) => serde_json::from_slice::<Value>(line.trim_ascii())
+            Some(line) if done(line) => serde_json::from_slice::<Value>(line.trim_ascii())
                 .ok()
                 .and_then(|value| json_end(&value)),
-            None => (self.data.tail_has(b"\"done\":true") || self.data.tail_has(b"\"done\": true"))
-                .then_some(EndEvent::OllamaDone),
+            Some(_) => None,
+            None => done(&self.data.tail).then_some(EndEvent::OllamaDone),
         }
     }
+}
+
+/// Whether a record's JSON may say the stream ends (a `finishReason`, a `done`, a `type` not
+/// given first), so that it is worth parsing.
+fn may_end(data: &[u8]) -> bool {
+    has(data, b"\"finishReason\"") || has(data, b"\"done\"") || has(data, b"\"type\"")
+}
+
+fn has(bytes: &[u8], needle: &[u8]) -> bool {
+    bytes.windows(needle.len()).any(|w| w == needle)
 }
 
 /// The end event a recorded response body reached (decoded if compressed), for hops recorded

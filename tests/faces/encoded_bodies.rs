@@ -58,15 +58,25 @@ fn har_content_is_the_decoded_content_and_body_size_the_wire_bytes() {
     let response = &entry["response"];
     assert_eq!(response["bodySize"], json!(wire));
     let content = &response["content"];
-    assert_eq!(content["text"], json!(String::from_utf8(answer.clone()).unwrap()));
+    assert_eq!(
+        content["text"],
+        json!(String::from_utf8(answer.clone()).unwrap())
+    );
     assert_eq!(content["size"], json!(answer.len()));
-    assert_eq!(content["compression"], json!(answer.len() as i64 - wire as i64));
+    assert_eq!(
+        content["compression"],
+        json!(answer.len() as i64 - wire as i64)
+    );
     assert!(content.get("encoding").is_none(), "decoded JSON is text");
     let comment = content["comment"].as_str().unwrap();
     assert!(comment.starts_with("gzip: "), "{comment}");
     // The wire's header stays: the record says what crossed the wire.
     let headers = response["headers"].as_array().unwrap();
-    assert!(headers.iter().any(|h| h["name"] == "content-encoding" && h["value"] == "gzip"));
+    assert!(
+        headers
+            .iter()
+            .any(|h| h["name"] == "content-encoding" && h["value"] == "gzip")
+    );
     // A request still binary once decoded is the decoded bytes in base64.
     let post = &entry["request"]["postData"];
     assert_eq!(post["_encoding"], "base64");
@@ -84,7 +94,10 @@ fn the_handouts_show_the_decoded_body_and_name_a_binary_one() {
     };
     let named = format!("{} bytes of application/x-protobuf (zstd)", zstd.len());
     let markdown = markdown_handout(&trace);
-    assert!(markdown.contains("Added buy milk to your notes."), "{markdown}");
+    assert!(
+        markdown.contains("Added buy milk to your notes."),
+        "{markdown}"
+    );
     assert!(markdown.contains(&named), "{markdown}");
     assert!(
         !markdown.chars().any(|c| c.is_control() && c != '\n'),

@@ -244,9 +244,16 @@ mod tests {
             .map(|line| line.spans.iter().map(|s| s.content.as_ref()).collect())
             .collect();
         let text = shown.join("\n");
-        assert!(text.contains(&format!("body ({} bytes)", gzipped.len())), "{text}");
         assert!(
-            text.contains(&format!("gzip: {} bytes decoded from {}", answer.len(), gzipped.len())),
+            text.contains(&format!("body ({} bytes)", gzipped.len())),
+            "{text}"
+        );
+        assert!(
+            text.contains(&format!(
+                "gzip: {} bytes decoded from {}",
+                answer.len(),
+                gzipped.len()
+            )),
             "{text}"
         );
         assert!(text.contains("buy milk"), "{text}");
