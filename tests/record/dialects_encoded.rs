@@ -246,3 +246,16 @@ fn codex_zstd_otlp_post_reads_as_json_and_a_binary_body_is_named() {
     no_control_characters(&messages[0].summary);
     no_control_characters(&messages[0].explanation);
 }
+
+#[test]
+fn a_gzipped_gemini_stream_ends_with_its_finish_reason() {
+    use tracer::wire::stream_end::{EndEvent, reached_end};
+    let headers = vec![
+        Header::new("content-type", "text/event-stream"),
+        Header::new("content-encoding", "gzip"),
+    ];
+    let body = BodyCapture::whole(encoded!("gemini_cli_turn2_response.sse.gz").to_vec());
+    assert_eq!(reached_end(&headers, &body), Some(EndEvent::FinishReason));
+    let cut = BodyCapture::whole(body.bytes[..body.bytes.len() / 2].to_vec());
+    assert_eq!(reached_end(&headers, &cut), None);
+}
