@@ -17,6 +17,7 @@ pub mod numbering;
 pub mod readiness;
 pub mod request_anatomy;
 pub mod request_views;
+mod stopped_reading;
 pub mod summary;
 mod text_match;
 pub mod timing;
@@ -35,6 +36,7 @@ pub use group::{
     Assignment, GroupOptions, Grouper, Grouping, Reason, TraceDraft, TraceKind, group,
 };
 pub use numbering::{Direction, HopTimes, NumberedMessage, number_messages};
+pub use stopped_reading::settle_old_record;
 pub use summary::{TraceStatus, TraceSummary, summarize};
 pub use tokens::TokenCounts;
 

@@ -5,6 +5,7 @@ use super::body_text::{BodyText, TraceToExport, iso8601_utc};
 use crate::trace::explain::shorten;
 use crate::trace::request_views::request_views;
 use crate::trace::{Direction, ExplainedMessage, RecordedHop, TokenCounts, explain_trace};
+use crate::wire::content_encoding::readable;
 use crate::wire::safe_text::{multi_line, one_line};
 
 /// Longest message text on an arrow, in characters.
@@ -199,10 +200,19 @@ pub fn markdown_handout(trace: &TraceToExport<'_>) -> String {
         }
         let hop = &trace.hops[message.hop_index];
         let body = hop.end.as_ref().map(|end| match message.direction {
-            Direction::Request => &end.request_body,
-            Direction::Response => &end.response_body,
+            Direction::Request => (&hop.start.request_headers, &end.request_body),
+            Direction::Response => (&end.response_headers, &end.response_body),
         });
-        if let Some((text, language)) = body.and_then(|b| trimmed_body(&b.bytes)) {
+        // As it reads: its Content-Encoding undone, a body that is not text named.
+        let readable = body.map(|(headers, body)| readable(headers, body));
+        if let Some(note) = readable.as_ref().and_then(|r| r.note()) {
+            out.push_str(&format!("*{}*\n\n", markdown_text(&note)));
+        }
+        let shown = readable.as_ref().and_then(|r| match &r.binary {
+            Some(binary) => Some((binary.clone(), "text")),
+            None => trimmed_body(r.bytes()),
+        });
+        if let Some((text, language)) = shown {
             let text = multi_line(&text);
             let fence = fence_for(&text);
             out.push_str(&format!("{fence}{language}\n{text}\n{fence}\n\n"));

@@ -245,6 +245,9 @@ pub fn explain_response_in(
         ),
     };
     add_integrity_note(&mut explained, response);
+    if let Some(note) = end.and_then(|e| e.note.clone()) {
+        explained.note(Case::NoteStoppedReading, &[("note", note)]);
+    }
     explained
 }
 
@@ -419,6 +422,9 @@ fn add_integrity_note(explained: &mut Explained, body: &BodyReading) {
         Integrity::CutOff => explained.note(Case::NoteCutOff, &[]),
         Integrity::Malformed(detail) => {
             explained.note(Case::NoteMalformed, &[("detail", detail.clone())])
+        }
+        Integrity::PartlyDecoded(detail) => {
+            explained.note(Case::NotePartlyDecoded, &[("detail", detail.clone())])
         }
     }
 }

@@ -82,11 +82,13 @@ pub enum Case {
     NoteHandoffToolResult,
     NoteHandoffToolResultError,
     NoteHandoffFunctionOutput,
+    NotePartlyDecoded,
+    NoteStoppedReading,
 }
 
 impl Case {
     /// Every case, for checks that the table is complete.
-    pub const ALL: [Case; 72] = [
+    pub const ALL: [Case; 74] = [
         Case::AgentRequest,
         Case::AgentReply,
         Case::AgentError,
@@ -159,6 +161,8 @@ impl Case {
         Case::NoteHandoffToolResult,
         Case::NoteHandoffToolResultError,
         Case::NoteHandoffFunctionOutput,
+        Case::NotePartlyDecoded,
+        Case::NoteStoppedReading,
     ];
 }
 

@@ -7,6 +7,7 @@ mod agent_read;
 mod anatomy;
 mod anatomy_read;
 mod anthropic_read;
+mod encoded;
 mod gemini_parts;
 mod gemini_read;
 mod gemini_stream;
@@ -137,13 +138,15 @@ pub fn detect_hop(start: &HopStart, end: Option<&HopEnd>) -> Dialect {
     if start.transport == Transport::Stdio {
         return Dialect::Mcp;
     }
-    let body = end.map(|e| e.request_body.bytes.as_slice()).unwrap_or(&[]);
+    let empty = BodyCapture::default();
+    let body = end.map_or(&empty, |e| &e.request_body);
+    let body = crate::wire::content_encoding::readable(&start.request_headers, body);
     detect(
         start.role,
         &start.method,
         &start.path,
         &start.request_headers,
-        body,
+        body.bytes(),
     )
 }
 
@@ -160,6 +163,9 @@ pub enum Integrity {
     CutOff,
     /// The body is not what its dialect says it should be.
     Malformed(String),
+    /// Its `Content-Encoding` could not be undone to the end (a cut capture, tracer's reading
+    /// bound, corrupt bytes): what this reading is of, as one line.
+    PartlyDecoded(String),
 }
 
 /// How a tool call reached the wire.
@@ -339,9 +345,9 @@ pub struct HopReading {
     pub response: Option<BodyReading>,
 }
 
-/// Reads a request body in the given dialect.
+/// Reads a request body in the given dialect, its `Content-Encoding` undone first.
 pub fn read_request(dialect: Dialect, headers: &[Header], body: &BodyCapture) -> BodyReading {
-    let reading = match dialect {
+    let reading = encoded::read_through(headers, body, |body| match dialect {
         Dialect::OllamaChat | Dialect::OllamaGenerate => ollama_read::request(body),
         Dialect::OpenAiChat => openai_read::request(body),
         Dialect::OpenAiResponses => responses_read::request(body),
@@ -350,8 +356,8 @@ pub fn read_request(dialect: Dialect, headers: &[Header], body: &BodyCapture) ->
         Dialect::Mcp => mcp_read::read(headers, body),
         Dialect::Agent => agent_read::request(body),
         Dialect::GeminiCountTokens | Dialect::Unknown => json_util::generic(body),
-    };
-    with_body_size(with_capture_limit(reading, body), body)
+    });
+    with_body_size(reading, body)
 }
 
 /// A model request knows the size of the body it came in.
@@ -363,9 +369,9 @@ fn with_body_size(mut reading: BodyReading, body: &BodyCapture) -> BodyReading {
     reading
 }
 
-/// Reads a response body in the given dialect.
+/// Reads a response body in the given dialect, its `Content-Encoding` undone first.
 pub fn read_response(dialect: Dialect, headers: &[Header], body: &BodyCapture) -> BodyReading {
-    let reading = match dialect {
+    encoded::read_through(headers, body, |body| match dialect {
         Dialect::OllamaChat | Dialect::OllamaGenerate => ollama_read::response(headers, body),
         Dialect::OpenAiChat => openai_read::response(headers, body),
         Dialect::OpenAiResponses => responses_read::response(headers, body),
@@ -374,19 +380,7 @@ pub fn read_response(dialect: Dialect, headers: &[Header], body: &BodyCapture) -
         Dialect::Mcp => mcp_read::read(headers, body),
         Dialect::Agent => agent_read::response(body),
         Dialect::GeminiCountTokens | Dialect::Unknown => json_util::generic(body),
-    };
-    with_capture_limit(reading, body)
-}
-
-/// A capture the recorder cut short is labelled so, whatever the reader made of its start.
-fn with_capture_limit(mut reading: BodyReading, body: &BodyCapture) -> BodyReading {
-    if body.truncated {
-        reading.integrity = Integrity::Truncated {
-            kept: body.bytes.len() as u64,
-            total: body.total_len,
-        };
-    }
-    reading
+    })
 }
 
 /// Detects the dialect of a hop and reads both of its bodies.

@@ -101,9 +101,9 @@ fn a_tool_call_turn_reads_with_its_thought_signature_tools_system_and_tokens() {
     let explained = explain_request(&turn, &reading, None);
     assert_eq!(explained.summary, "gemini-3.8-flash, 1 message, 20 tools");
     assert!(
-        explained.explanation.contains(
-            "It sets how the model thinks: includeThoughts, thinkingLevel HIGH."
-        ),
+        explained
+            .explanation
+            .contains("It sets how the model thinks: includeThoughts, thinkingLevel HIGH."),
         "{}",
         explained.explanation
     );

@@ -25,6 +25,7 @@ mod correlate;
 mod dialects_agents;
 mod dialects_agents_chat;
 mod dialects_cloud;
+mod dialects_encoded;
 mod dialects_gemini;
 mod dialects_gemini_side;
 mod dialects_mcp;

@@ -360,4 +360,16 @@ pub const CASES: &[CaseText] = &[
         "Code Assist {method} (not a model turn)",
         "Gemini CLI's own call to the Code Assist API it uses after a Google sign-in: it asks about the account (its tier, project, quota or experiments), not the model.",
     ),
+    row(
+        Case::NotePartlyDecoded,
+        "note_partly_decoded",
+        "",
+        "Its Content-Encoding could not be undone to the end ({detail}); this reading is of the decoded part.",
+    ),
+    row(
+        Case::NoteStoppedReading,
+        "note_stopped_reading",
+        "",
+        "The stream had reached its end: {note}, before the body's own end, so the answer is whole.",
+    ),
 ];
