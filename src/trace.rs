@@ -17,16 +17,19 @@ pub mod numbering;
 pub mod readiness;
 pub mod request_anatomy;
 pub mod request_views;
+pub mod side_calls;
 mod stopped_reading;
 pub mod summary;
 mod text_match;
 pub mod timing;
 pub mod tokens;
+mod tool_call_links;
+pub mod tool_links;
 pub mod tool_origin;
 pub mod transport_moves;
 
 use crate::hop::{HopEnd, HopStart, Role};
-use crate::wire::dialect::{self, HopReading, ModelRequest, Reading};
+use crate::wire::dialect::{self, HopReading, Reading};
 use crate::wire::safe_text::one_line;
 
 pub use describe::{explain_request, explain_request_in, explain_response, explain_response_in};
@@ -36,6 +39,7 @@ pub use group::{
     Assignment, GroupOptions, Grouper, Grouping, Reason, TraceDraft, TraceKind, group,
 };
 pub use numbering::{Direction, HopTimes, NumberedMessage, number_messages};
+pub use side_calls::SideCall;
 pub use stopped_reading::settle_old_record;
 pub use summary::{TraceStatus, TraceSummary, summarize};
 pub use tokens::TokenCounts;
@@ -92,6 +96,11 @@ pub struct ExplainedMessage {
     pub explanation: String,
     /// On a model's answer: the tokens it reported (None elsewhere, and when it said none).
     pub tokens: Option<TokenCounts>,
+    /// The side call this hop is (a title, routing, telemetry…), outside the conversation.
+    pub side_call: Option<SideCall>,
+    /// The messages this one is linked to by a tool call: on a model's answer, the `tools/call`
+    /// requests that ran what it asked for; on a `tools/call` request, the answer that asked.
+    pub links: Vec<usize>,
 }
 
 impl ExplainedMessage {
@@ -130,31 +139,36 @@ pub fn explain_trace(hops: &[RecordedHop]) -> Vec<ExplainedMessage> {
     let readings: Vec<HopReading> = hops.iter().map(RecordedHop::reading).collect();
     let times: Vec<HopTimes> = hops.iter().map(RecordedHop::times).collect();
     let context = explain_context::ExplainContext::of_trace(hops, &readings);
-    let mut earlier_model_requests: Vec<&ModelRequest> = Vec::new();
     let mut out = Vec::new();
     let numbered = number_messages(&times);
     let mut hop_numbers = vec![0; hops.len()];
-    for message in numbered
-        .iter()
-        .filter(|m| m.direction == Direction::Request)
-    {
-        hop_numbers[message.hop_index] = message.number;
+    let mut answer_numbers = vec![0; hops.len()];
+    for message in &numbered {
+        match message.direction {
+            Direction::Request => hop_numbers[message.hop_index] = message.number,
+            Direction::Response => answer_numbers[message.hop_index] = message.number,
+        }
     }
+    let links = tool_call_links::TraceLinks::of(hops, &readings);
+    let numbers = tool_call_links::Numbers {
+        requests: &hop_numbers,
+        answers: &answer_numbers,
+    };
     for message in numbered {
         let index = message.hop_index;
         let (hop, reading) = (&hops[index], &readings[index]);
+        let side_call = context.conversations.side_call(index);
         let explained = match message.direction {
             Direction::Request => {
-                let request = match &reading.request.reading {
-                    Reading::ModelRequest(request) => Some(request),
-                    _ => None,
-                };
-                let previous =
-                    request.and_then(|r| request_anatomy::previous_of(r, &earlier_model_requests));
-                let explained = explain_request_in(hop, reading, previous, &context);
-                // A side request (routing, a title) is not what the next turn adds to.
-                earlier_model_requests.extend(request.filter(|r| !r.is_side_request()));
-                explained
+                // Only an earlier request of the same conversation is what this one adds to.
+                let previous = context
+                    .conversations
+                    .previous(index)
+                    .and_then(|at| match &readings[at].request.reading {
+                        Reading::ModelRequest(request) => Some(request),
+                        _ => None,
+                    });
+                explain_request_in(hop, reading, previous, &context)
             }
             Direction::Response => explain_response_in(hop, reading, &context),
         };
@@ -163,6 +177,14 @@ pub fn explain_trace(hops: &[RecordedHop]) -> Vec<ExplainedMessage> {
             Direction::Request => format!("{} {}", hop.start.method, hop.start.path),
             Direction::Response => response_head(hop),
         };
+        let mut summary = explained.summary;
+        if let Some(side) = side_call {
+            summary = format!("side call ({}): {summary}", side.as_str());
+        }
+        let linked = links.numbers(index, message.direction, &numbers);
+        if let Some(words) = links.words(index, message.direction, &numbers) {
+            summary.push_str(&words);
+        }
         out.push(ExplainedMessage {
             number: message.number,
             hop_number: hop_numbers[index],
@@ -176,12 +198,14 @@ pub fn explain_trace(hops: &[RecordedHop]) -> Vec<ExplainedMessage> {
             head: one_line(&head).into_owned(),
             dialect: reading.dialect.as_str(),
             case: explained.case,
-            summary: one_line(&explained.summary).into_owned(),
+            summary: one_line(&summary).into_owned(),
             explanation: one_line(&explained.explanation).into_owned(),
             tokens: match message.direction {
                 Direction::Request => None,
                 Direction::Response => reply_tokens(reading),
             },
+            side_call,
+            links: linked,
         });
     }
     out

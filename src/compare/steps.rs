@@ -5,6 +5,8 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::hop::{HopState, Role};
+use crate::trace::side_calls::Conversations;
+use crate::trace::tool_links::{Asked, ToolNames, pick_run};
 use crate::trace::{RecordedHop, TokenCounts};
 use crate::wire::dialect::{HopReading, JsonRpcKind, ModelRequest, ModelResponse, Reading};
 
@@ -199,14 +201,23 @@ fn tool_hop<'a>(hop: &'a RecordedHop, reading: &HopReading) -> Option<ToolHop<'a
 
 /// Reads a trace's hops (any order) into steps.
 pub fn run_view(trace: &str, title: Option<String>, hops: &[RecordedHop]) -> RunView {
-    let mut ordered: Vec<&RecordedHop> = hops.iter().collect();
-    ordered.sort_by_key(|hop| hop.start.started_unix_ns);
-    let readings: Vec<HopReading> = ordered.iter().map(|hop| hop.reading()).collect();
+    let mut order: Vec<usize> = (0..hops.len()).collect();
+    order.sort_by_key(|&i| hops[i].start.started_unix_ns);
+    let ordered: Vec<&RecordedHop> = order.iter().map(|&i| &hops[i]).collect();
+    let given: Vec<HopReading> = hops.iter().map(RecordedHop::reading).collect();
+    // A side call (a title, routing, a token count) is no step of the agent loop.
+    let conversations = Conversations::of_trace(hops, &given);
+    let names = ToolNames::of_trace(hops, &given);
+    let side: Vec<bool> = order
+        .iter()
+        .map(|&i| conversations.side_call(i).is_some())
+        .collect();
+    let readings: Vec<HopReading> = order.iter().map(|&i| given[i].clone()).collect();
     let entry = ordered.iter().position(|hop| hop.start.role == Role::Agent);
     let mut models = Vec::new();
     let mut tools = Vec::new();
     for (index, (hop, reading)) in ordered.iter().zip(&readings).enumerate() {
-        if Some(index) == entry || hop.start.role == Role::Agent {
+        if Some(index) == entry || hop.start.role == Role::Agent || side[index] {
             continue;
         }
         if reading.dialect.is_model_chat() {
@@ -231,7 +242,7 @@ pub fn run_view(trace: &str, title: Option<String>, hops: &[RecordedHop]) -> Run
         let until = models
             .get(index + 1)
             .map_or(i64::MAX, |next| next.hop.start.started_unix_ns);
-        steps.push(step_of(model, &mut tools, from, until));
+        steps.push(step_of(model, &mut tools, from, until, &names));
     }
     if models.is_empty() && !tools.is_empty() {
         // No model hop recorded (only the MCP side was fronted): the calls make one step.
@@ -304,7 +315,13 @@ pub fn run_view(trace: &str, title: Option<String>, hops: &[RecordedHop]) -> Run
     }
 }
 
-fn step_of(model: &ModelHop, tools: &mut [ToolHop], from: i64, until: i64) -> Step {
+fn step_of(
+    model: &ModelHop,
+    tools: &mut [ToolHop],
+    from: i64,
+    until: i64,
+    names: &ToolNames,
+) -> Step {
     let asked: Vec<Call> = model
         .response
         .map(|r| {
@@ -324,14 +341,16 @@ fn step_of(model: &ModelHop, tools: &mut [ToolHop], from: i64, until: i64) -> St
         let window = |t: &ToolHop| {
             !t.used && t.hop.start.started_unix_ns >= from && t.hop.start.started_unix_ns < until
         };
-        let found = tools
+        // The MCP side names the tool its own way (`append` for `mcp__notes__append`).
+        let open: Vec<(&str, &Value, bool)> = tools
             .iter()
-            .position(|t| window(t) && t.call == call)
-            .or_else(|| {
-                tools
-                    .iter()
-                    .position(|t| window(t) && t.call.name == call.name)
-            });
+            .map(|t| (t.call.name.as_str(), &t.call.arguments, !window(t)))
+            .collect();
+        let asked = Asked {
+            name: &call.name,
+            arguments: &call.arguments,
+        };
+        let found = pick_run(names, asked, &open);
         let outcome = found.map(|i| {
             tools[i].used = true;
             tool_ns += tools[i].outcome.duration_ns.unwrap_or(0);

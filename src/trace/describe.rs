@@ -9,6 +9,7 @@ use super::model_notes::{
     handoff_note, reply_notes, request_notes, said_before_call, tool_call_words,
 };
 use super::request_anatomy::RequestAnatomy;
+use super::side_calls::SideCall;
 use crate::hop::HopState;
 use crate::wire::dialect::{
     BodyReading, Dialect, HopReading, Integrity, JsonRpcKind, McpReading, ModelRequest,
@@ -64,7 +65,8 @@ pub fn explain_request_in(
             &[("text", shorten(&request.message, QUOTE))],
         ),
         Reading::ModelRequest(request) => {
-            model_request(request, previous, context, reading.dialect)
+            let side = context.side_call_of(&hop.start.id);
+            model_request(request, previous, context, reading.dialect, side)
         }
         Reading::Mcp(mcp) => mcp_request(mcp),
         other => dialect_words::code_assist_call(&hop.start.path).unwrap_or_else(|| {
@@ -86,8 +88,11 @@ fn model_request(
     previous: Option<&ModelRequest>,
     context: &ExplainContext,
     dialect: Dialect,
+    side: Option<SideCall>,
 ) -> Explained {
     let count = request.messages.len();
+    let side = side.or_else(|| request.is_side_request().then_some(SideCall::Routing));
+    let previous = previous.filter(|_| side.is_none());
     let mut values = vec![
         (
             "model",
@@ -99,7 +104,7 @@ fn model_request(
     ];
     let mut explained = match previous {
         _ if count == 0 => Explained::new(Case::ModelLoad, &values),
-        _ if request.is_side_request() => Explained::new(Case::ModelRequest, &values),
+        _ if side.is_some() => Explained::new(Case::ModelRequest, &values),
         Some(previous) => {
             let added = count.saturating_sub(previous.messages.len());
             values.push(("added", added.to_string()));
@@ -113,6 +118,8 @@ fn model_request(
         .filter(|_| request.is_side_request())
     {
         explained.note(Case::NoteSideRequest, &[("format", format)]);
+    } else if let Some(side) = side {
+        explained.note(Case::NoteSideCall, &[("what", side.as_str().to_string())]);
     }
     if request.stream {
         explained.note(Case::NoteStreamRequested, &[]);
@@ -205,7 +212,10 @@ pub fn explain_response_in(
         return Explained::new(case, &[("status", status.to_string())]);
     }
     let mut explained = match &response.reading {
-        Reading::ModelResponse(reply) => model_response(reply, hop, reading),
+        Reading::ModelResponse(reply) => {
+            let side = context.side_call_of(&hop.start.id);
+            model_response(reply, hop, reading, side.is_some())
+        }
         other if reading.dialect == Dialect::GeminiCountTokens && status < 400 => {
             dialect_words::token_count(other).unwrap_or_else(|| {
                 Explained::new(
@@ -251,9 +261,15 @@ pub fn explain_response_in(
     explained
 }
 
-fn model_response(reply: &ModelResponse, hop: &RecordedHop, reading: &HopReading) -> Explained {
+fn model_response(
+    reply: &ModelResponse,
+    hop: &RecordedHop,
+    reading: &HopReading,
+    side_call: bool,
+) -> Explained {
     let calls = &reply.message.tool_calls;
-    let side_request = matches!(&reading.request.reading,
+    let side_request = side_call
+        || matches!(&reading.request.reading,
         Reading::ModelRequest(request) if request.is_side_request());
     let mut explained = if let Some(error) = &reply.error {
         Explained::new(Case::ModelError, &[("error", shorten(error, QUOTE))])

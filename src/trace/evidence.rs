@@ -2,6 +2,8 @@
 
 use serde_json::Value;
 
+use super::request_anatomy::{title_line, title_words};
+use super::side_calls::side_call_by_shape;
 use crate::hop::{HopEnd, HopStart, HopState, Role, header_text};
 use crate::wire::dialect::{self, Reading, ToolCall};
 
@@ -42,6 +44,9 @@ pub struct TraceInput {
     /// On a model request: the latest user message, and every user message.
     pub latest_user_text: Option<String>,
     pub user_texts: Vec<String>,
+    /// What would title a trace this hop opens: the user's words on one line (an agent's
+    /// message; a model request's words without the host's context, none for a side call).
+    pub title_text: Option<String>,
     /// On a model request: tool calls already in the history, and `tool` messages' contents.
     pub history_calls: Vec<CallKey>,
     pub tool_results: Vec<String>,
@@ -92,9 +97,15 @@ impl TraceInput {
             ..TraceInput::default()
         };
         match &reading.request.reading {
-            Reading::AgentRequest(request) => input.user_text = Some(request.message.clone()),
+            Reading::AgentRequest(request) => {
+                input.user_text = Some(request.message.clone());
+                input.title_text = Some(title_line(&request.message)).filter(|t| !t.is_empty());
+            }
             Reading::ModelRequest(request) => {
                 input.latest_user_text = request.latest_user_text().map(str::to_string);
+                if side_call_by_shape(start, &reading).is_none() {
+                    input.title_text = title_words(request);
+                }
                 for message in &request.messages {
                     match message.role.as_str() {
                         "user" => input.user_texts.push(message.content.clone()),

@@ -60,6 +60,7 @@ pub enum Case {
     TokenCount,
     ModelSideAnswer,
     NoteSideRequest,
+    NoteSideCall,
     NoteGeminiThoughts,
     NoteGeminiSignature,
     CodeAssistCall,
@@ -88,7 +89,7 @@ pub enum Case {
 
 impl Case {
     /// Every case, for checks that the table is complete.
-    pub const ALL: [Case; 74] = [
+    pub const ALL: [Case; 75] = [
         Case::AgentRequest,
         Case::AgentReply,
         Case::AgentError,
@@ -142,6 +143,7 @@ impl Case {
         Case::TokenCount,
         Case::ModelSideAnswer,
         Case::NoteSideRequest,
+        Case::NoteSideCall,
         Case::NoteGeminiThoughts,
         Case::NoteGeminiSignature,
         Case::CodeAssistCall,

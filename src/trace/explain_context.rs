@@ -1,9 +1,10 @@
 //! What the whole trace tells the explanation of each of its hops: the model API the host speaks
 //! (so a tool's result is said to go back as a `tool_result` block, a `function_call_output`
 //! item or a `role: tool` message) and the MCP servers' tool lists (where each offered tool
-//! comes from).
+//! comes from), and which of its hops are side calls.
 
 use super::RecordedHop;
+use super::side_calls::{Conversations, SideCall};
 use super::tool_origin::ToolOrigins;
 use crate::wire::dialect::{Dialect, HopReading};
 
@@ -13,6 +14,10 @@ pub struct ExplainContext {
     /// The dialect of the trace's first model request, if it has one.
     pub model_dialect: Option<Dialect>,
     pub origins: ToolOrigins,
+    /// Where each hop stands: a side call, or the previous request of its conversation.
+    pub conversations: Conversations,
+    /// The hops' ids, in the order given to `of_trace`.
+    pub hop_ids: Vec<String>,
 }
 
 impl ExplainContext {
@@ -28,6 +33,14 @@ impl ExplainContext {
         Self {
             model_dialect,
             origins: ToolOrigins::of_trace(readings, &routes),
+            conversations: Conversations::of_trace(hops, readings),
+            hop_ids: hops.iter().map(|hop| hop.start.id.clone()).collect(),
         }
+    }
+
+    /// The side call the hop of that id is, if it is one.
+    pub fn side_call_of(&self, hop_id: &str) -> Option<SideCall> {
+        let index = self.hop_ids.iter().position(|id| id == hop_id)?;
+        self.conversations.side_call(index)
     }
 }

@@ -96,11 +96,13 @@ impl Grouper {
             }
             let title = input.user_text.clone().or(input.latest_user_text.clone());
             let index = self.open(trace_id.clone(), title, TraceKind::Request, t);
+            self.traces[index].draft.title = input.title_text.clone();
             return (index, Reason::Traceparent);
         }
         if input.role == Some(Role::Agent) {
             let title = input.user_text.clone();
             let index = self.open(input.hop_id.clone(), title, TraceKind::Request, t);
+            self.traces[index].draft.title = input.title_text.clone();
             return (index, Reason::OpensAgentRequest);
         }
         if input.latest_user_text.is_some() || !input.history_calls.is_empty() {
@@ -116,6 +118,8 @@ impl Grouper {
                     TraceKind::Request,
                     t,
                 );
+                // The text matches later requests; only the user's own words title the trace.
+                self.traces[index].draft.title = input.title_text.clone();
                 return (index, Reason::OpensUserText);
             }
         }
@@ -328,7 +332,7 @@ impl Grouper {
             state.agent_spans.push(input.started_ns, input.ended_ns);
             self.seen_agent = true;
             if state.draft.title.is_none() {
-                state.draft.title = input.user_text.clone();
+                state.draft.title = input.title_text.clone();
             }
             state
                 .texts
@@ -343,7 +347,7 @@ impl Grouper {
         if input.latest_user_text.is_some() || !input.user_texts.is_empty() {
             state.model_requests += 1;
             if state.draft.title.is_none() {
-                state.draft.title = input.latest_user_text.clone();
+                state.draft.title = input.title_text.clone();
             }
             if let Some(text) = &input.latest_user_text {
                 let text = MatchText::new(text);

@@ -171,7 +171,46 @@ pub fn user_words(request: &ModelRequest) -> Option<String> {
         .rev()
         .filter(|m| m.role == "user")
         .map(|m| without_tagged_blocks(&m.content))
-        .find(|text| !text.is_empty())
+        .find(|text| !text.is_empty() && !is_injected_instructions(text))
+}
+
+/// The user's words as a title: [`user_words`] on one line (line breaks and runs of spaces
+/// become one space), without the quotes a host wraps them in (opencode's `"…"`).
+pub fn title_words(request: &ModelRequest) -> Option<String> {
+    Some(title_line(&user_words(request)?)).filter(|t| !t.is_empty())
+}
+
+/// A title or summary on one line: whitespace runs (line breaks too) become one space, and a
+/// pair of quotes around the whole is dropped.
+pub fn title_line(text: &str) -> String {
+    let line = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    for (open, close) in [('"', '"'), ('\u{201c}', '\u{201d}'), ('\'', '\'')] {
+        if let Some(inner) = line
+            .strip_prefix(open)
+            .and_then(|rest| rest.strip_suffix(close))
+            && !inner.is_empty()
+            && !inner.contains(open)
+            && !inner.contains(close)
+        {
+            return inner.trim().to_string();
+        }
+    }
+    line
+}
+
+/// Text a host injects as a user message of its own: project instructions (`AGENTS.md`,
+/// `CLAUDE.md`) read from disk.
+fn is_injected_instructions(text: &str) -> bool {
+    let head = text.trim_start();
+    [
+        "# AGENTS.md",
+        "# CLAUDE.md",
+        "Contents of ",
+        "# Project instructions",
+    ]
+    .iter()
+    .any(|start| head.starts_with(start))
+        && (head.contains("AGENTS.md") || head.contains("CLAUDE.md") || head.starts_with("# P"))
 }
 
 /// A text without its blocks wrapped in one XML-like tag (`<name>` at the start of a line, up

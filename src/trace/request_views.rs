@@ -4,8 +4,9 @@
 
 use super::RecordedHop;
 use super::explain_context::ExplainContext;
-use super::request_anatomy::{RequestAnatomy, previous_of, user_words};
-use crate::wire::dialect::{HopReading, ModelRequest, Reading};
+use super::request_anatomy::{RequestAnatomy, user_words};
+use super::side_calls::SideCall;
+use crate::wire::dialect::{HopReading, Reading};
 
 /// One model request of a trace.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -16,6 +17,8 @@ pub struct RequestView {
     pub anatomy: RequestAnatomy,
     /// The user's words in it (the latest user message, without the host's tagged blocks).
     pub user_words: Option<String>,
+    /// The side call it is, when it is one (a title, routing…), outside the conversation.
+    pub side_call: Option<SideCall>,
 }
 
 /// The model requests of one trace's hops (any order), in the order they were sent.
@@ -24,20 +27,24 @@ pub fn request_views(hops: &[RecordedHop]) -> Vec<RequestView> {
     let context = ExplainContext::of_trace(hops, &readings);
     let mut order: Vec<usize> = (0..hops.len()).collect();
     order.sort_by_key(|&i| hops[i].start.started_unix_ns);
-    let mut earlier: Vec<&ModelRequest> = Vec::new();
     let mut views = Vec::new();
     for index in order {
         let Reading::ModelRequest(request) = &readings[index].request.reading else {
             continue;
         };
-        let previous = previous_of(request, &earlier);
+        let previous = context.conversations.previous(index).and_then(|at| {
+            match &readings[at].request.reading {
+                Reading::ModelRequest(request) => Some(request),
+                _ => None,
+            }
+        });
         views.push(RequestView {
             hop_id: hops[index].start.id.clone(),
             hop_index: index,
             anatomy: RequestAnatomy::of(request, previous, &context.origins),
             user_words: user_words(request),
+            side_call: context.conversations.side_call(index),
         });
-        earlier.push(request);
     }
     views
 }

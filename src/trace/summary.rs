@@ -1,5 +1,7 @@
 //! One line about a whole trace, for listings (`tracer ls`): counts, duration, status, tools used.
 
+use super::request_anatomy::{title_line, title_words};
+use super::side_calls::Conversations;
 use super::{RecordedHop, TokenCounts, reply_tokens};
 use crate::hop::{HopState, Role};
 use crate::wire::dialect::{JsonRpcKind, Reading};
@@ -36,7 +38,8 @@ impl TraceStatus {
 /// What `tracer ls` shows about one trace.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TraceSummary {
-    /// The user's text: the agent request's message, else the first model request's user text.
+    /// The user's words, on one line: the agent request's message, else the user's words in the
+    /// first model request of the conversation (never a side call's, never the host's context).
     pub title: Option<String>,
     pub hops: usize,
     pub messages: usize,
@@ -60,11 +63,14 @@ pub fn summarize(hops: &[RecordedHop]) -> TraceSummary {
     let mut in_flight = false;
     let mut last_end: Option<i64> = None;
     let mut tokens = TokenCounts::default();
-    let mut ordered: Vec<&RecordedHop> = hops.iter().collect();
-    ordered.sort_by_key(|hop| hop.start.started_unix_ns);
-    for hop in &ordered {
-        let reading = hop.reading();
-        if let Some(reported) = reply_tokens(&reading) {
+    let readings: Vec<_> = hops.iter().map(RecordedHop::reading).collect();
+    let conversations = Conversations::of_trace(hops, &readings);
+    let mut order: Vec<usize> = (0..hops.len()).collect();
+    order.sort_by_key(|&i| hops[i].start.started_unix_ns);
+    let ordered: Vec<&RecordedHop> = order.iter().map(|&i| &hops[i]).collect();
+    for (&index, hop) in order.iter().zip(&ordered) {
+        let reading = &readings[index];
+        if let Some(reported) = reply_tokens(reading) {
             tokens.add(&reported);
         }
         let times = hop.times();
@@ -81,11 +87,11 @@ pub fn summarize(hops: &[RecordedHop]) -> TraceSummary {
         };
         match &reading.request.reading {
             Reading::AgentRequest(request) if hop.start.role == Role::Agent => {
-                agent_title.get_or_insert_with(|| request.message.clone());
+                agent_title.get_or_insert_with(|| title_line(&request.message));
             }
-            Reading::ModelRequest(request) => {
-                if let Some(text) = request.latest_user_text() {
-                    model_title.get_or_insert_with(|| text.to_string());
+            Reading::ModelRequest(request) if conversations.side_call(index).is_none() => {
+                if model_title.is_none() {
+                    model_title = title_words(request);
                 }
             }
             Reading::Mcp(mcp) => {

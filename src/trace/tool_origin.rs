@@ -40,7 +40,8 @@ impl ToolCount {
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Origin {
     Host,
-    Server(String),
+    /// The server's name and the tool's own name on it.
+    Server(String, String),
 }
 
 impl ToolOrigins {
@@ -73,13 +74,27 @@ impl ToolOrigins {
         for origin in origins {
             match origin {
                 Origin::Host => count.host += 1,
-                Origin::Server(name) => match count.servers.iter_mut().find(|(n, _)| *n == name) {
+                Origin::Server(name, _) => match count.servers.iter_mut().find(|(n, _)| *n == name)
+                {
                     Some((_, n)) => *n += 1,
                     None => count.servers.push((name, 1)),
                 },
             }
         }
         count
+    }
+
+    /// For each offered tool, its own name on the MCP server that has it (`append` for
+    /// `mcp__notes__append`, `notes_append`, `mcp_notes_append` and Codex's `append` inside
+    /// `mcp__notes`); None for the host's own tools.
+    pub fn server_tool_names(&self, defs: &[ToolDef]) -> Vec<Option<String>> {
+        self.origins(defs)
+            .into_iter()
+            .map(|origin| match origin {
+                Origin::Host => None,
+                Origin::Server(_, tool) => Some(tool),
+            })
+            .collect()
     }
 
     fn origins(&self, defs: &[ToolDef]) -> Vec<Origin> {
@@ -116,9 +131,10 @@ impl ToolOrigins {
                     *i == index && best[*server].as_ref().is_some_and(|(p, _)| p == prefix)
                 });
                 match listed {
-                    Some((_, server, prefix)) => {
-                        Origin::Server(server_name(prefix, &self.listed[*server].route))
-                    }
+                    Some((_, server, prefix)) => Origin::Server(
+                        server_name(prefix, &self.listed[*server].route),
+                        listed_name(def, prefix),
+                    ),
                     None => by_name_alone(def),
                 }
             })
@@ -136,6 +152,19 @@ fn prefix_before(def: &ToolDef, tool: &str) -> Option<String> {
     let prefix = def.name.strip_suffix(tool)?;
     let separated = prefix.is_empty() || prefix.ends_with(['_', '-', '.', ':', '/']);
     separated.then(|| prefix.to_string())
+}
+
+/// The listed tool's own name: the offered name after its prefix (the name itself inside a
+/// namespace).
+fn listed_name(def: &ToolDef, prefix: &str) -> String {
+    match &def.namespace {
+        Some(_) => def.name.clone(),
+        None => def
+            .name
+            .strip_prefix(prefix)
+            .unwrap_or(&def.name)
+            .to_string(),
+    }
 }
 
 /// The server's name from the prefix its tools carry (`mcp__notes__`, `mcp_notes_`, `notes_`);
@@ -163,21 +192,21 @@ fn by_name_alone(def: &ToolDef) -> Origin {
         .and_then(|ns| ns.strip_prefix("mcp__"))
         .filter(|server| !server.is_empty())
     {
-        return Origin::Server(server.trim_end_matches('_').to_string());
+        return Origin::Server(server.trim_end_matches('_').to_string(), def.name.clone());
     }
     if let Some(rest) = def.name.strip_prefix("mcp__")
         && let Some((server, tool)) = rest.split_once("__")
         && !server.is_empty()
         && !tool.is_empty()
     {
-        return Origin::Server(server.to_string());
+        return Origin::Server(server.to_string(), tool.to_string());
     }
     if let Some(rest) = def.name.strip_prefix("mcp_")
         && let Some((server, tool)) = rest.split_once('_')
         && !server.is_empty()
         && !tool.is_empty()
     {
-        return Origin::Server(server.to_string());
+        return Origin::Server(server.to_string(), tool.to_string());
     }
     Origin::Host
 }

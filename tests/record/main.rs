@@ -18,6 +18,7 @@ mod interop_peers;
 #[path = "../support/trace_hops.rs"]
 mod trace_hops;
 
+mod agent_traces;
 mod big_bodies;
 mod ca_checks;
 mod cli;

@@ -10,6 +10,7 @@ use super::model::{
 use super::semconv::{self, Draft};
 use crate::export::body_text::TraceToExport;
 use crate::hop::{HopState, Role, Transport};
+use crate::trace::tool_links::ToolNames;
 use crate::trace::{Direction, RecordedHop, explain_trace};
 use crate::wire::dialect::{HopReading, Reading, ToolCall};
 
@@ -18,6 +19,16 @@ pub fn trace_spans(trace: &TraceToExport<'_>, options: SpanOptions) -> Vec<Span>
     let trace_id = otlp_trace_id(trace.id);
     let explained = explain_trace(trace.hops);
     let readings: Vec<HopReading> = trace.hops.iter().map(RecordedHop::reading).collect();
+    // Each asked call under the name its tools/call runs it by (`append` for
+    // `mcp__notes__append`), so the call id links the two whatever the host named the tool.
+    let names = ToolNames::of_trace(trace.hops, &readings);
+    let called: Vec<String> = readings
+        .iter()
+        .filter_map(|r| match &r.request.reading {
+            Reading::Mcp(mcp) => mcp.request().and_then(|m| m.tool_name.clone()),
+            _ => None,
+        })
+        .collect();
     let asked: Vec<ToolCall> = readings
         .iter()
         .filter_map(|r| match r.response.as_ref().map(|b| &b.reading) {
@@ -25,6 +36,7 @@ pub fn trace_spans(trace: &TraceToExport<'_>, options: SpanOptions) -> Vec<Span>
             _ => None,
         })
         .flatten()
+        .map(|call| on_server(call, &names, &called))
         .collect();
     // The agent hop is the root only when it opened the trace (started first): an agent hop that
     // joins later (by traceparent) may come after spans already sent under the synthesized root.
@@ -71,6 +83,14 @@ pub fn trace_spans(trace: &TraceToExport<'_>, options: SpanOptions) -> Vec<Span>
         spans.push(span);
     }
     spans
+}
+
+/// A model's call renamed to the `tools/call` name that runs it, if one of `called` does.
+fn on_server(mut call: ToolCall, names: &ToolNames, called: &[String]) -> ToolCall {
+    if let Some(name) = called.iter().find(|name| names.runs(&call.name, name)) {
+        call.name = name.clone();
+    }
+    call
 }
 
 /// The root of a trace no agent hop opened: the agent's turn (when a model was asked), else

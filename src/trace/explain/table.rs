@@ -343,6 +343,12 @@ pub const CASES: &[CaseText] = &[
         "It offers no tools and asks for an answer in {format}: a side request of the host (routing, a title), not a turn of the conversation.",
     ),
     row(
+        Case::NoteSideCall,
+        "note_side_call",
+        "",
+        "A side call ({what}): the host asks this for itself, beside the conversation. It is not a turn of the conversation, not a step of the agent loop, and its words are not the user's.",
+    ),
+    row(
         Case::NoteGeminiThoughts,
         "note_gemini_thoughts",
         "",

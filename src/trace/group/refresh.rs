@@ -66,7 +66,7 @@ impl Grouper {
         {
             state.texts.push(MatchText::new(text));
             if state.draft.title.is_none() {
-                state.draft.title = Some(text.clone());
+                state.draft.title = after.title_text.clone();
             }
             if state.draft.kind == TraceKind::Request {
                 self.seen_request_trace = true;

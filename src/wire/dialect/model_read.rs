@@ -47,8 +47,38 @@ pub(super) fn request_head(value: &Value, stream_default: bool) -> ModelRequest 
             .get("stream")
             .and_then(Value::as_bool)
             .unwrap_or(stream_default),
+        answer_format: answer_format(value),
         ..ModelRequest::default()
     }
+}
+
+/// The structured answer a request asks for, in the field its API names: Anthropic's
+/// `output_config.format`, Chat Completions' `response_format`, Responses' `text.format`:
+/// `JSON (title)`; None for free text.
+fn answer_format(value: &Value) -> Option<String> {
+    let format = value
+        .get("output_config")
+        .and_then(|c| c.get("format"))
+        .or_else(|| value.get("response_format"))
+        .or_else(|| value.get("text").and_then(|t| t.get("format")))
+        .filter(|f| f.is_object())?;
+    let kind = str_field(format, "type")?;
+    if !kind.starts_with("json") {
+        return None;
+    }
+    let schema = format
+        .get("schema")
+        .or_else(|| format.get("json_schema").and_then(|j| j.get("schema")));
+    let fields: Vec<&str> = schema
+        .and_then(|s| s.get("properties"))
+        .and_then(Value::as_object)
+        .map(|props| props.keys().map(String::as_str).collect())
+        .unwrap_or_default();
+    Some(if fields.is_empty() {
+        "JSON".to_string()
+    } else {
+        format!("JSON ({})", fields.join(", "))
+    })
 }
 
 /// A structured tool call; `arguments` as [`arguments_from`] reads them.

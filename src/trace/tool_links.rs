@@ -1,0 +1,132 @@
+//! A model's tool call and the MCP `tools/call` that ran it, as one link whatever name the host
+//! gave the tool (`mcp__notes__append`, `notes_append`, `mcp_notes_append`, Codex's `append`
+//! inside `mcp__notes`): the one place every face asks, from the tool origins of the trace.
+
+use serde_json::Value;
+
+use super::RecordedHop;
+use super::tool_origin::ToolOrigins;
+use crate::wire::dialect::{HopReading, Reading};
+
+/// The names a trace's model requests give MCP tools, each with the tool's own name.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ToolNames {
+    /// (the name the model calls, the tool's name on its MCP server).
+    offered: Vec<(String, String)>,
+}
+
+/// Separators hosts put between a server's name and its tool's.
+const SEPARATORS: [char; 5] = ['_', '-', '.', ':', '/'];
+
+impl ToolNames {
+    /// What a trace's hops (and `readings[i]`, the reading of `hops[i]`) tell about tool names.
+    pub fn of_trace(hops: &[RecordedHop], readings: &[HopReading]) -> Self {
+        let routes: Vec<&str> = hops.iter().map(|hop| hop.start.route.as_str()).collect();
+        Self::of_readings(readings, &routes)
+    }
+
+    /// The same from readings and the route of each.
+    pub fn of_readings(readings: &[HopReading], routes: &[&str]) -> Self {
+        let origins = ToolOrigins::of_trace(readings, routes);
+        let mut offered: Vec<(String, String)> = Vec::new();
+        for reading in readings {
+            let Reading::ModelRequest(request) = &reading.request.reading else {
+                continue;
+            };
+            let names = origins.server_tool_names(&request.tool_defs);
+            for (def, tool) in request.tool_defs.iter().zip(names) {
+                if let Some(tool) = tool
+                    && !offered.iter().any(|(name, _)| *name == def.name)
+                {
+                    offered.push((def.name.clone(), tool));
+                }
+            }
+        }
+        Self { offered }
+    }
+
+    /// The tool's own name on its MCP server, for a name the model calls it by (the name itself
+    /// when the trace tells nothing of it).
+    pub fn server_name<'a>(&'a self, asked: &'a str) -> &'a str {
+        self.offered
+            .iter()
+            .find(|(name, _)| name == asked)
+            .map_or(asked, |(_, tool)| tool.as_str())
+    }
+
+    /// Whether a `tools/call` of `called` runs the model's call of `asked`.
+    pub fn runs(&self, asked: &str, called: &str) -> bool {
+        if asked == called || called.is_empty() {
+            return asked == called;
+        }
+        if let Some((_, tool)) = self.offered.iter().find(|(name, _)| name == asked) {
+            return tool == called;
+        }
+        // Nothing offered it under that name here: a prefix of the usual shape still tells.
+        asked
+            .strip_suffix(called)
+            .is_some_and(|prefix| prefix.ends_with(SEPARATORS))
+    }
+}
+
+/// One model call asked for, as linking compares it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Asked<'a> {
+    pub name: &'a str,
+    pub arguments: &'a Value,
+}
+
+/// Which of `calls` (the `tools/call`s after the asking, in order, each with its tool name and
+/// arguments, those already linked marked `true`) runs the model's call `asked`: the same
+/// arguments first, else the first of that tool.
+pub fn pick_run(
+    names: &ToolNames,
+    asked: Asked<'_>,
+    calls: &[(&str, &Value, bool)],
+) -> Option<usize> {
+    let free = |(_, (name, _, used)): &(usize, &(&str, &Value, bool))| {
+        !*used && names.runs(asked.name, name)
+    };
+    let same_arguments = calls
+        .iter()
+        .enumerate()
+        .filter(free)
+        .find(|(_, (_, arguments, _))| *arguments == asked.arguments);
+    same_arguments
+        .or_else(|| calls.iter().enumerate().find(free))
+        .map(|(index, _)| index)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bare_prefixed_names_link_without_a_tools_list() {
+        let names = ToolNames::default();
+        for asked in [
+            "append",
+            "mcp__notes__append",
+            "notes_append",
+            "mcp_notes_append",
+        ] {
+            assert!(names.runs(asked, "append"), "{asked}");
+        }
+        assert!(!names.runs("appendix", "append"));
+        assert!(!names.runs("mcp__notes__read", "append"));
+        let args = serde_json::json!({"content": "milk"});
+        let other = serde_json::json!({"content": "eggs"});
+        let calls = [
+            ("read", &other, false),
+            ("append", &other, false),
+            ("append", &args, false),
+        ];
+        let asked = Asked {
+            name: "mcp__notes__append",
+            arguments: &args,
+        };
+        assert_eq!(pick_run(&names, asked, &calls), Some(2));
+        let used = [("append", &other, true), ("append", &other, false)];
+        assert_eq!(pick_run(&names, asked, &used), Some(1));
+    }
+}
