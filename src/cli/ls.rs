@@ -1,6 +1,8 @@
 //! `tracer ls`: traces newest first (or, with `--hops`, the raw hops), as a table or one JSON
 //! document. Hops not yet grouped (e.g. written by `tracer wrap`) are grouped first.
 
+use crate::trace::request_anatomy::title_line;
+use crate::trace::summary::trace_name;
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -133,9 +135,8 @@ pub fn trace_table(traces: &[TraceEntry]) -> String {
     ));
     for trace in traces {
         let title = match (&trace.title, trace.kind.as_str()) {
-            (Some(title), _) => format!("\"{}\"", shorten(title, 60)),
-            (None, "setup") => "(start-up discovery)".to_string(),
-            (None, _) => "-".to_string(),
+            (Some(title), _) => format!("\"{}\"", shorten(&title_line(title), 60)),
+            (None, kind) => trace_name(None, Some(kind), &[]).unwrap_or_else(|| "-".to_string()),
         };
         let tools = if trace.tools_used.is_empty() {
             "-".to_string()

@@ -1,6 +1,8 @@
 //! `tracer show ID|FILE`: one trace (from the database, or a hop-log file) as numbered, explained
 //! messages, or (`--json`) its JSON hop log.
 
+use crate::trace::request_anatomy::title_line;
+use crate::trace::summary::trace_name;
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -52,9 +54,12 @@ pub fn render(log: &HopLog) -> String {
     let trace = log.trace();
     let mut out = format!("trace {}", trace.id);
     match (log.title(), trace.kind.as_str()) {
-        (Some(title), _) => out.push_str(&format!("  \"{}\"", one_line(title))),
-        (None, "setup") => out.push_str("  (start-up discovery)"),
-        (None, _) => {}
+        (Some(title), _) => out.push_str(&format!("  \"{}\"", one_line(&title_line(title)))),
+        (None, kind) => {
+            if let Some(name) = trace_name(None, Some(kind), &[]) {
+                out.push_str(&format!("  {name}"));
+            }
+        }
     }
     out.push('\n');
     let mut facts = vec![

@@ -11,6 +11,7 @@ use super::body_text::{TraceToExport, iso8601_utc};
 use crate::hop::Header;
 use crate::trace::explain::{human_duration, plural};
 use crate::trace::lanes::{Tone, lanes};
+use crate::trace::summary::trace_name;
 use crate::trace::timing::{Bar, waterfall};
 use crate::trace::{Case, Direction, ExplainedMessage, RecordedHop, explain_trace, summarize};
 use crate::wire::safe_text::multi_line;
@@ -88,7 +89,8 @@ pub fn html_page(trace: &TraceToExport<'_>) -> String {
     let lanes = lanes(trace.hops, &messages);
     let timing = waterfall(trace.hops, &messages);
     let summary = summarize(trace.hops);
-    let title = trace.title.unwrap_or("(untitled trace)");
+    let name = trace_name(trace.title, None, trace.hops);
+    let title = name.as_deref().unwrap_or("(untitled trace)");
     let mut body = format!("<header>\n<h1>{}</h1>\n", escape(title));
     body.push_str(&format!(
         "<p class=\"meta\">trace <code>{}</code>{} · {} · {} · {} · {} · tools: {}{}</p>\n",

@@ -151,7 +151,8 @@ fn fence_for(text: &str) -> String {
 pub fn markdown_handout(trace: &TraceToExport<'_>) -> String {
     let messages = explain_trace(trace.hops);
     let mut out = String::new();
-    let title = trace.title.unwrap_or("(untitled trace)");
+    let name = crate::trace::summary::trace_name(trace.title, None, trace.hops);
+    let title = name.as_deref().unwrap_or("(untitled trace)");
     out.push_str(&format!("# Trace: {}\n\n", markdown_text(title)));
     let started = trace.hops.iter().map(|h| h.start.started_unix_ns).min();
     let tokens = TokenCounts::sum(messages.iter().filter_map(|m| m.tokens.as_ref())).short();

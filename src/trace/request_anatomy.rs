@@ -314,6 +314,38 @@ mod tests {
     }
 
     #[test]
+    fn titles_are_one_line_without_the_hosts_quotes() {
+        assert_eq!(
+            title_line("\"Add buy milk to my notes\""),
+            "Add buy milk to my notes"
+        );
+        assert_eq!(
+            title_line("context:\n# currentDate\nToday"),
+            "context: # currentDate Today"
+        );
+        assert_eq!(title_line("\"a\" and \"b\""), "\"a\" and \"b\"");
+        let request = ModelRequest {
+            messages: vec![
+                message("user", "# AGENTS.md instructions for /x\n\nBe brief."),
+                message(
+                    "user",
+                    "<system-reminder>\nctx\n</system-reminder>\n\"Add\nmilk\"",
+                ),
+            ],
+            ..ModelRequest::default()
+        };
+        assert_eq!(title_words(&request).as_deref(), Some("Add milk"));
+        let only_instructions = ModelRequest {
+            messages: vec![message(
+                "user",
+                "# AGENTS.md instructions for /x\nBe brief.",
+            )],
+            ..ModelRequest::default()
+        };
+        assert_eq!(title_words(&only_instructions), None);
+    }
+
+    #[test]
     fn conversations_continue_and_sizes_read() {
         let first = ModelRequest {
             messages: vec![message("user", "hi"), message("system", "s")],

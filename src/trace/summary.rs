@@ -53,6 +53,29 @@ pub struct TraceSummary {
     pub tokens: TokenCounts,
 }
 
+/// What every face calls a trace without a title whose kind is `setup`.
+pub const SETUP_NAME: &str = "(start-up discovery)";
+
+/// The one name of a trace in listings and headings: its title on one line, else the setup
+/// name for a setup trace (`kind` as stored, or None when not known: then told by its hops,
+/// none of which asks a model or an agent), else None.
+pub fn trace_name(title: Option<&str>, kind: Option<&str>, hops: &[RecordedHop]) -> Option<String> {
+    if let Some(title) = title {
+        return Some(title_line(title));
+    }
+    let setup = match kind {
+        Some(kind) => kind == "setup",
+        None => {
+            !hops.is_empty()
+                && hops.iter().all(|hop| {
+                    hop.trace_input().is_discovery()
+                        || super::transport_moves::TransportMove::of(&hop.start).is_some()
+                })
+        }
+    };
+    setup.then(|| SETUP_NAME.to_string())
+}
+
 /// Summarizes the hops of one trace.
 pub fn summarize(hops: &[RecordedHop]) -> TraceSummary {
     let mut status = TraceStatus::Ok;

@@ -107,6 +107,8 @@ fn header_line(app: &App) -> Line<'static> {
             let short: String = view.trace_id.chars().take(8).collect();
             spans.push(Span::raw(format!("trace {short} ")));
             if let Some(title) = &view.title {
+                // A title is one line: its line breaks are spaces, never dropped.
+                let title = crate::trace::request_anatomy::title_line(title);
                 spans.push(Span::styled(format!("“{title}” "), bold));
             }
             match &view.replay {

@@ -1,6 +1,7 @@
 //! The trace list: one row per trace (time, id, title, hops, duration, status, tools), only the
 //! rows on screen built, and the filter bar.
 
+use crate::trace::summary::trace_name;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Rect};
 use ratatui::style::{Color, Modifier, Style};
@@ -59,9 +60,7 @@ pub fn render(app: &mut App, frame: &mut Frame, area: Rect) {
         .map(|&index| {
             let row = &list.rows[index];
             let facts = list.facts.get(&row.id);
-            let title = row
-                .title
-                .clone()
+            let title = trace_name(row.title.as_deref(), Some(&row.kind), &[])
                 .unwrap_or_else(|| format!("({})", row.kind));
             let (hops, duration, status, tools) = match facts {
                 Some(f) => (
