@@ -285,7 +285,7 @@ fn a_gemini_cli_run_reads_as_one_numbered_conversation() {
         .collect();
     let lines: Vec<String> = explain_trace(&hops).iter().map(|m| m.line()).collect();
     assert_eq!(lines.len(), 6, "{lines:#?}");
-    assert!(lines[0].starts_with("1 agent → model  POST /v1beta/models/gemini-3.5-flash-lite:generateContent  gemini-3.5-flash-lite, 2 messages, 0 tools"), "{lines:#?}");
+    assert!(lines[0].starts_with("1 agent → model  POST /v1beta/models/gemini-3.5-flash-lite:generateContent  side call (routing): gemini-3.5-flash-lite, 2 messages, 0 tools"), "{lines:#?}");
     assert!(lines[3].contains("mcp_notes_append"), "{lines:#?}");
     // The turn after the router call is the first of the conversation, not "again".
     assert!(

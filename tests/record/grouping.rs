@@ -41,8 +41,8 @@ fn buy_milk_is_one_trace_of_ten_numbered_messages() {
             "2 agent → mcp  POST /mcp  tools/list",
             "3 mcp → agent  200  2 tools: append, read",
             "4 agent → model  POST /api/chat  qwen2.5:7b, 2 messages, 5 tools",
-            "5 model → agent  200  the model asks for tool append {\"content\":\"buy milk\"} (it does not run it: the host will)",
-            "6 agent → mcp  POST /mcp  tools/call append {\"content\":\"buy milk\"}",
+            "5 model → agent  200  the model asks for tool append {\"content\":\"buy milk\"} (it does not run it: the host will) · run in message 6",
+            "6 agent → mcp  POST /mcp  tools/call append {\"content\":\"buy milk\"} · asked for in message 5",
             "7 mcp → agent  200  result: \"Success\"",
             "8 agent → model  POST /api/chat  qwen2.5:7b, 4 messages (2 more than last time), 5 tools",
             "9 model → agent  200  the model answers: \"I've added \"buy milk\".\"",
@@ -229,7 +229,8 @@ fn without_an_agent_route_the_user_text_opens_traces() {
     assert_eq!(grouping.traces[1].hop_ids.len(), 3);
     assert_eq!(
         grouping.traces[1].title.as_deref(),
-        Some(first_prompt.as_str())
+        // A title is one line.
+        Some(first_prompt.split_whitespace().collect::<Vec<_>>().join(" ").as_str())
     );
     assert_eq!(
         grouping.traces[2].title.as_deref(),
