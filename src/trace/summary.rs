@@ -112,10 +112,10 @@ pub fn summarize(hops: &[RecordedHop]) -> TraceSummary {
             Reading::AgentRequest(request) if hop.start.role == Role::Agent => {
                 agent_title.get_or_insert_with(|| title_line(&request.message));
             }
-            Reading::ModelRequest(request) if conversations.side_call(index).is_none() => {
-                if model_title.is_none() {
-                    model_title = title_words(request);
-                }
+            Reading::ModelRequest(request)
+                if conversations.side_call(index).is_none() && model_title.is_none() =>
+            {
+                model_title = title_words(request);
             }
             Reading::Mcp(mcp) => {
                 if let Some(message) = mcp.request()

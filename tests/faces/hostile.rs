@@ -165,13 +165,13 @@ fn text_faces_show_hostile_content_as_visible_escapes() {
         show.contains("tools: append\\u{202e}exe.txt\\x1b]0;owned\\x07"),
         "{show}"
     );
-    // The title's newlines are escapes too: nothing forges a line of its own.
+    // A title is one line (its line breaks are spaces): nothing forges a line of its own.
     assert!(!show.lines().any(|l| l.starts_with("# Forged")), "{show}");
     assert!(
         show.lines()
             .next()
             .unwrap()
-            .contains("\\x0a# Forged heading"),
+            .contains("\\x07 # Forged heading"),
         "{show}"
     );
 }

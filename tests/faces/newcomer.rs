@@ -79,9 +79,13 @@ fn show_and_export_read_a_hop_log_file_as_import_then_show_would() {
         .map(|rest| rest.split("</text>").next().unwrap())
         .collect();
     assert_eq!(labels.len(), 10, "{labels:?}");
-    assert!(labels.iter().all(|l| !l.contains('…')), "{labels:#?}");
+    // Every label is whole but the tool call's, whose link to its tools/call may be cut.
+    let cut: Vec<usize> = (0..labels.len())
+        .filter(|&i| labels[i].contains('…'))
+        .collect();
+    assert!(cut.is_empty() || cut == [4], "{labels:#?}");
     assert!(
-        labels[4].ends_with(
+        labels[4].contains(
             "the model asks for tool append {&quot;content&quot;:&quot;buy milk&quot;} \
              (it does not run it: the host will)"
         ),

@@ -105,7 +105,7 @@ async fn show_prints_the_numbered_explained_trace_and_its_hop_log() {
         ),
         "{text}"
     );
-    assert!(text.contains(" 5 ← model → agent  200  the model asks for tool append {\"content\":\"buy milk\"} (it does not run it: the host will)  (+500 ms, took 470 ms)\n"), "{text}");
+    assert!(text.contains(" 5 ← model → agent  200  the model asks for tool append {\"content\":\"buy milk\"} (it does not run it: the host will) · run in message 6  (+500 ms, took 470 ms)\n"), "{text}");
     assert!(text.contains("10 ← agent → you  200  reply:"), "{text}");
     // Each message has its explanation under it, indented.
     let lines: Vec<&str> = text.lines().skip(3).collect();

@@ -230,7 +230,13 @@ fn without_an_agent_route_the_user_text_opens_traces() {
     assert_eq!(
         grouping.traces[1].title.as_deref(),
         // A title is one line.
-        Some(first_prompt.split_whitespace().collect::<Vec<_>>().join(" ").as_str())
+        Some(
+            first_prompt
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ")
+                .as_str()
+        )
     );
     assert_eq!(
         grouping.traces[2].title.as_deref(),
