@@ -39,6 +39,7 @@ pub enum Case {
     McpEndSession,
     McpSessionEnded,
     McpSessionEndRefused,
+    McpSessionLeft,
     Preconnect,
     PreconnectAnswered,
     Tunnel,
@@ -88,7 +89,7 @@ pub enum Case {
 
 impl Case {
     /// Every case, for checks that the table is complete.
-    pub const ALL: [Case; 74] = [
+    pub const ALL: [Case; 75] = [
         Case::AgentRequest,
         Case::AgentReply,
         Case::AgentError,
@@ -123,6 +124,7 @@ impl Case {
         Case::McpEndSession,
         Case::McpSessionEnded,
         Case::McpSessionEndRefused,
+        Case::McpSessionLeft,
         Case::Preconnect,
         Case::PreconnectAnswered,
         Case::Tunnel,

@@ -244,7 +244,10 @@ fn assert_recorded(run: &Run) {
     }
     for hop in &hops {
         assert!(hop["trace_id"].is_string(), "a hop left ungrouped: {hop}");
-        if hop["role"] == "mcp" {
+        // Codex sends `DELETE /mcp` as it exits and may not wait for the answer: recorded as
+        // it happened (aborted, no status), explained as the host leaving, not a failure.
+        let host_left = hop["method"] == "DELETE" && hop["status"].is_null();
+        if hop["role"] == "mcp" && !host_left {
             assert_eq!(hop["state"], "complete", "{hop}");
         }
     }
@@ -347,8 +350,13 @@ fn issue22_tokens_counted(agent: &Agent, run: &Run) -> Result<(), String> {
 
 fn issue22_hops_complete(_agent: &Agent, run: &Run) -> Result<(), String> {
     for log in run.hop_logs() {
+        // A host that ends its session and exits without waiting is told so, not a failure.
+        let left: Vec<&Value> = messages(&log)
+            .filter(|m| m["case"] == "mcp_session_left")
+            .map(|m| &m["hop"])
+            .collect();
         for hop in log["hops"].as_array().unwrap() {
-            if hop["state"] != "complete" {
+            if hop["state"] != "complete" && !left.contains(&&hop["number"]) {
                 return Err(format!(
                     "hop {} is {}: {}",
                     hop["number"], hop["state"], hop["error"]

@@ -223,6 +223,12 @@ pub const CASES: &[CaseText] = &[
         "The protocol lets a server refuse DELETE with 405; the session then ends when the server expires it. Nothing failed.",
     ),
     row(
+        Case::McpSessionLeft,
+        "mcp_session_left",
+        "the host left without waiting for the answer",
+        "The host ended its session and went (a process exiting does this): it closed the connection before the server answered the DELETE. Nothing failed; a new session starts with a new initialize.",
+    ),
+    row(
         Case::Preconnect,
         "preconnect",
         "a preconnect",
