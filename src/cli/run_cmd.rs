@@ -124,7 +124,8 @@ pub async fn run(db: &Path, args: RunArgs) -> anyhow::Result<ExitCode> {
             .chain(found.iter().map(String::as_str).collect::<Vec<_>>().iter())
             .filter_map(|host| host.parse().ok())
             .collect();
-        patterns.dedup_by_key(|p| p.to_string());
+        let mut seen = BTreeSet::new();
+        patterns.retain(|p| seen.insert(p.to_string()));
         patterns
     } else {
         args.intercept.clone()

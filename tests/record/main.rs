@@ -44,6 +44,8 @@ mod interop_https_sdk;
 mod interop_mcp_sdk;
 mod openai_double;
 mod proxy;
+mod run_agents;
+mod run_cli;
 mod secrets;
 mod secrets_edges;
 mod store_faults;
