@@ -252,7 +252,8 @@ fn opencode_gets_its_config_content_with_the_wrapped_command() {
     let command = content["mcp"]["notes"]["command"].as_array().unwrap();
     assert_eq!(command[0], env!("CARGO_BIN_EXE_tracer"));
     assert_eq!(command[command.len() - 2], "notes-server");
-    assert!(content["mcp"]["notes"].get("environment").is_none(), "only the command is overridden");
+    assert_eq!(content["mcp"]["notes"]["type"], "local", "the entry goes whole: {content}");
+    assert_eq!(content["mcp"]["notes"]["environment"]["A"], "1", "{content}");
     assert!(first.contains("opencode's stdio MCP servers recorded through tracer wrap: notes"));
     assert!(first.contains("decrypting llm.corp.test, "), "{first}");
     assert_eq!(std::fs::read_to_string(&path).unwrap(), config);

@@ -1,8 +1,9 @@
 //! opencode: its MCP servers (`mcp`, `"type": "local"` for stdio) from the global config
 //! (`~/.config/opencode/`), `OPENCODE_CONFIG`, the project's `opencode.json(c)` and `.opencode/`
 //! from the git root down, and `OPENCODE_CONFIG_CONTENT`, merged deeply in that order; the
-//! override is `OPENCODE_CONFIG_CONTENT` (read last by opencode, arrays replaced), the user's own
-//! content with each stdio server's `command` behind `tracer wrap`.
+//! override is `OPENCODE_CONFIG_CONTENT` (read last by opencode, arrays replaced, each source
+//! checked on its own): the user's own content with each stdio server's entry, whole, its
+//! `command` behind `tracer wrap`.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -79,7 +80,10 @@ pub fn prepare(args: &[String], context: &AgentContext) -> Result<Override, Agen
         };
         let mut wrapped = vec![context.wrap.program()];
         wrapped.extend(context.wrap.args(name, program, rest));
-        overrides.insert(name.clone(), json!({ "command": wrapped }));
+        // opencode checks each source on its own: the entry goes whole, its command replaced.
+        let mut whole = entry.clone();
+        whole["command"] = json!(wrapped);
+        overrides.insert(name.clone(), whole);
         out.wrapped.push(name.clone());
     }
     let mut content = user_content;

@@ -77,7 +77,8 @@ default_tools_approval_mode = "approve"
             "security": {"auth": {"selectedType": "gemini-api-key"}},
             "mcpServers": {"notes": {"command": command, "args": args}},
             "privacy": {"usageStatisticsEnabled": False}, "telemetry": {"enabled": False},
-            "general": {"disableAutoUpdate": True, "disableUpdateNag": True}}, indent=2))
+            # The current names: Gemini CLI rewrites a file with the old ones (disableAutoUpdate).
+            "general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False}}, indent=2))
         env = {"GEMINI_API_KEY": "test-fake-gemini-key", "GEMINI_CLI_NO_RELAUNCH": "true",
                "GEMINI_CLI_TRUST_WORKSPACE": "true"}
         return [os.path.join(bin_dir, "gemini"), "-p", PROMPT, "--yolo"], env, [path]
