@@ -292,14 +292,19 @@ fn first_line(
         }
     };
     let stdio = match coverage {
-        Some((agent, Ok(plan))) if plan.wrapped.is_empty() => {
+        Some((agent, Ok(plan))) if plan.wrapped.is_empty() && plan.skipped.is_empty() => {
             format!("{}: no stdio MCP servers configured", agent.name())
         }
         Some((agent, Ok(plan))) => format!(
-            "{}'s stdio MCP servers recorded through tracer wrap: {} (via {})",
+            "{}'s stdio MCP servers recorded through tracer wrap: {} (via {}){}",
             agent.name(),
             plan.wrapped.join(", "),
-            plan.how
+            plan.how,
+            if plan.skipped.is_empty() {
+                String::new()
+            } else {
+                format!("; NOT recorded: {}", plan.skipped.join(", "))
+            }
         ),
         Some((agent, Err(why))) => format!(
             "stdio MCP servers NOT recorded ({}: {why})",

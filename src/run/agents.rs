@@ -114,6 +114,8 @@ pub struct Override {
     pub env: Vec<(String, String)>,
     /// The stdio servers started through `tracer wrap`.
     pub wrapped: Vec<String>,
+    /// Stdio servers the override cannot reach (not recorded).
+    pub skipped: Vec<String>,
     /// URLs found in the configuration (model base URLs, remote MCP servers).
     pub urls: Vec<String>,
     /// How the override reaches the agent (for the first line).

@@ -1,5 +1,5 @@
 //! `tracer run` of the real agents (Claude Code `-p`, Codex `exec`, Gemini CLI `-p`, opencode
-//! `run`), each against the scripted upstream served over TLS under the agent's real API host
+//! `run`, Qwen Code `-p`), each against the scripted upstream served over TLS under the agent's real API host
 //! (`--resolve`, `--upstream-ca`), offline (`unshare --net` when root), with the notes server as
 //! a stdio MCP server in the agent's own config file in a temporary HOME: the note is added, the
 //! model hops are decrypted, the wrapped stdio `tools/call append` is recorded, tracer exits with
@@ -32,6 +32,7 @@ const GEMINI: Agent = Agent {
     host: "generativelanguage.googleapis.com",
     model_path: ":streamGenerateContent",
 };
+const QWEN: Agent = Agent { bin: "qwen", host: "api.openai.com", model_path: "/v1/chat/completions" };
 const OPENCODE: Agent = Agent { bin: "opencode", host: "api.openai.com", model_path: "/v1/chat/completions" };
 
 fn agents_dir() -> PathBuf {
@@ -214,4 +215,10 @@ fn gemini_cli_under_tracer_run() {
 fn opencode_under_tracer_run() {
     agent_does_buy_milk_under_tracer_run(&OPENCODE);
     config_survives_kill_9(&OPENCODE);
+}
+
+#[test]
+fn qwen_code_under_tracer_run() {
+    agent_does_buy_milk_under_tracer_run(&QWEN);
+    config_survives_kill_9(&QWEN);
 }

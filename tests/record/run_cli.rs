@@ -159,7 +159,13 @@ fn run_stand_in(dir: &Path, program: &Path, args: &[&str]) -> (String, String) {
     all.extend(args);
     let output = tracer_run(
         dir,
-        &[("HOME", &home_text), ("XDG_CONFIG_HOME", ""), ("CODEX_HOME", ""), ("GEMINI_CLI_HOME", "")],
+        &[
+            ("HOME", &home_text),
+            ("XDG_CONFIG_HOME", ""),
+            ("CODEX_HOME", ""),
+            ("GEMINI_CLI_HOME", ""),
+            ("QWEN_HOME", ""),
+        ],
         &all,
     );
     assert!(output.status.success(), "{output:?}");
@@ -218,21 +224,44 @@ fn codex_gets_c_overrides_before_its_subcommand() {
 }
 
 #[test]
-fn gemini_cli_reads_a_system_settings_file_of_tracers() {
+fn gemini_cli_gets_a_home_of_tracers_linking_to_the_users_own() {
     let dir = tempfile::tempdir().unwrap();
     let settings = format!(r#"{{"mcpServers": {{"notes": {STDIO_NOTES}}}, "x": 1}}"#);
     let path = dir.path().join("home/.gemini/settings.json");
     write(&path, &settings);
+    write(&dir.path().join("home/.gemini/oauth_creds.json"), "{}");
     let gemini = stand_in(
         &dir.path().join("bin"),
         "gemini",
-        r#"echo "DEFAULTS $GEMINI_CLI_SYSTEM_DEFAULTS_PATH"; cat "$GEMINI_CLI_SYSTEM_SETTINGS_PATH""#,
+        r#"readlink "$GEMINI_CLI_HOME/.gemini/oauth_creds.json"; cat "$GEMINI_CLI_HOME/.gemini/settings.json""#,
     );
     let (out, first) = run_stand_in(dir.path(), &gemini, &["-p", "hi"]);
-    assert!(out.starts_with("DEFAULTS /etc/gemini-cli/system-defaults.json\n"), "{out}");
+    let linked = dir.path().join("home/.gemini/oauth_creds.json");
+    assert!(out.starts_with(&format!("{}\n", linked.display())), "{out}");
     let written: serde_json::Value = serde_json::from_str(&out[out.find('{').unwrap()..]).unwrap();
     assert_eq!(written["mcpServers"]["notes"]["command"], env!("CARGO_BIN_EXE_tracer"));
+    assert_eq!(written["x"], 1, "the user's settings, copied");
     assert!(first.contains("Gemini CLI's stdio MCP servers recorded through tracer wrap: notes"));
+    assert!(first.contains("via GEMINI_CLI_HOME"), "{first}");
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), settings);
+}
+
+#[test]
+fn qwen_code_reads_a_system_settings_file_of_tracers() {
+    let dir = tempfile::tempdir().unwrap();
+    let settings = format!(r#"{{"mcpServers": {{"notes": {STDIO_NOTES}}}}}"#);
+    let path = dir.path().join("home/.qwen/settings.json");
+    write(&path, &settings);
+    let qwen = stand_in(
+        &dir.path().join("bin"),
+        "qwen",
+        r#"echo "DEFAULTS $QWEN_CODE_SYSTEM_DEFAULTS_PATH"; cat "$QWEN_CODE_SYSTEM_SETTINGS_PATH""#,
+    );
+    let (out, first) = run_stand_in(dir.path(), &qwen, &["-p", "hi"]);
+    assert!(out.starts_with("DEFAULTS /etc/qwen-code/system-defaults.json\n"), "{out}");
+    let written: serde_json::Value = serde_json::from_str(&out[out.find('{').unwrap()..]).unwrap();
+    assert_eq!(written["mcpServers"]["notes"]["command"], env!("CARGO_BIN_EXE_tracer"));
+    assert!(first.contains("Qwen Code's stdio MCP servers recorded through tracer wrap: notes"));
     assert_eq!(std::fs::read_to_string(&path).unwrap(), settings);
 }
 

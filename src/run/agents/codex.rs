@@ -57,6 +57,7 @@ pub fn prepare(args: &[String], context: &AgentContext) -> Result<Override, Agen
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
         {
+            out.skipped.push(name.clone());
             continue;
         }
         let original: Vec<String> = entry

@@ -1,8 +1,14 @@
 //! Gemini CLI and Qwen Code (its fork): MCP servers from the system defaults, the user's and the
 //! (trusted) workspace's `settings.json` and the system settings, merged by server name with the
-//! system file last; the override is a system settings file of tracer's own (the user's system
-//! file's content with each stdio server behind `tracer wrap`), named by the agent's
-//! `…_SYSTEM_SETTINGS_PATH` variable, the system defaults kept where they were.
+//! system file last.
+//!
+//! Qwen Code's override is a system settings file of tracer's own (the user's system file's
+//! content with each stdio server behind `tracer wrap`), named by `QWEN_CODE_SYSTEM_SETTINGS_PATH`,
+//! the system defaults kept where they were. Gemini CLI skips a system settings file unless it
+//! and every folder above it are root's and writable by no one else, so its override is a home
+//! of tracer's (`GEMINI_CLI_HOME`): a `.gemini` whose entries link to the user's own, but for
+//! `settings.json`, a copy with the stdio servers wrapped. A server the workspace or system
+//! settings define wins over that copy and is not wrapped (said in the first line).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -24,6 +30,8 @@ pub struct Family {
     system_default: &'static str,
     trust_var: Option<&'static str>,
     subcommands: &'static [&'static str],
+    /// The override: a home of tracer's (Gemini CLI) or a system settings file (Qwen Code).
+    by_home: bool,
 }
 
 pub const GEMINI: Family = Family {
@@ -35,6 +43,7 @@ pub const GEMINI: Family = Family {
     system_default: "/etc/gemini-cli/settings.json",
     trust_var: Some("GEMINI_CLI_TRUST_WORKSPACE"),
     subcommands: &["mcp", "extensions", "extension", "skills", "hooks"],
+    by_home: true,
 };
 
 pub const QWEN: Family = Family {
@@ -46,6 +55,7 @@ pub const QWEN: Family = Family {
     system_default: "/etc/qwen-code/settings.json",
     trust_var: None,
     subcommands: &["mcp", "extensions", "extension", "channel", "auth"],
+    by_home: false,
 };
 
 pub fn prepare(family: Family, args: &[String], context: &AgentContext) -> Result<Override, AgentError> {
@@ -78,25 +88,35 @@ pub fn prepare(family: Family, args: &[String], context: &AgentContext) -> Resul
     };
     let layers = [&defaults, &user, &system];
     let trusted = workspace_trusted(&family, context, &user_dir, &layers);
-    let mut servers: BTreeMap<String, Value> = BTreeMap::new();
-    for layer in [&defaults, &user]
+    let mut servers: BTreeMap<String, (Value, bool)> = BTreeMap::new();
+    for (layer, below_user) in [(&defaults, true), (&user, true)]
         .into_iter()
-        .chain(trusted.then_some(&workspace))
-        .chain([&system])
+        .chain(trusted.then_some((&workspace, false)))
+        .chain([(&system, false)])
     {
-        servers.extend(servers_under(layer, "mcpServers"));
+        for (name, entry) in servers_under(layer, "mcpServers") {
+            servers.insert(name, (entry, below_user));
+        }
     }
     let mut out = Override {
-        how: format!("{} (a settings file of tracer's)", family.system_var),
+        how: if family.by_home {
+            format!("{} (a home of tracer's)", family.home_var)
+        } else {
+            format!("{} (a settings file of tracer's)", family.system_var)
+        },
         args: args.to_vec(),
         ..Override::default()
     };
     let mut overrides = serde_json::Map::new();
-    for (name, mut entry) in servers {
+    for (name, (mut entry, below_user)) in servers {
         urls_in(&entry, &mut out.urls);
         let Some(command) = entry.get("command").and_then(Value::as_str).map(String::from) else {
             continue;
         };
+        if family.by_home && !below_user {
+            out.skipped.push(name);
+            continue;
+        }
         let original: Vec<String> = entry
             .get("args")
             .and_then(Value::as_array)
@@ -112,7 +132,8 @@ pub fn prepare(family: Family, args: &[String], context: &AgentContext) -> Resul
             find_key(layer, key, &mut out.urls);
         }
     }
-    let mut written = match system {
+    let base = if family.by_home { user } else { system };
+    let mut written = match base {
         Value::Object(map) => map,
         _ => serde_json::Map::new(),
     };
@@ -124,10 +145,41 @@ pub fn prepare(family: Family, args: &[String], context: &AgentContext) -> Resul
     written.insert("mcpServers".into(), Value::Object(all));
     let text = serde_json::to_string_pretty(&Value::Object(written))
         .map_err(|e| AgentError::Unsupported(e.to_string()))?;
-    let file = write_scratch(context.scratch, &format!("{}-system-settings.json", &family.dir[1..]), &text)?;
-    out.env.push((family.system_var.into(), file.display().to_string()));
-    out.env.push((family.defaults_var.into(), defaults_path.display().to_string()));
+    if family.by_home {
+        let home = overlay_home(context.scratch, &user_dir, family.dir)?;
+        write_scratch(&home.join(family.dir), "settings.json", &text)?;
+        out.env.push((family.home_var.into(), home.display().to_string()));
+    } else {
+        let file = write_scratch(context.scratch, &format!("{}-system-settings.json", &family.dir[1..]), &text)?;
+        out.env.push((family.system_var.into(), file.display().to_string()));
+        out.env.push((family.defaults_var.into(), defaults_path.display().to_string()));
+    }
     Ok(out)
+}
+
+/// A home in the scratch directory whose `DIR` holds a link to each entry of the user's own
+/// (`settings.json` excepted: the caller writes its copy there).
+fn overlay_home(scratch: &Path, user_dir: &Path, dir: &str) -> Result<PathBuf, AgentError> {
+    let home = scratch.join("agent-home");
+    let overlay = home.join(dir);
+    let failed = |path: &Path, source: std::io::Error| AgentError::Read {
+        path: path.display().to_string(),
+        source,
+    };
+    std::fs::create_dir_all(&overlay).map_err(|e| failed(&overlay, e))?;
+    let entries = match std::fs::read_dir(user_dir) {
+        Ok(entries) => entries.flatten().collect(),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+        Err(error) => return Err(failed(user_dir, error)),
+    };
+    for entry in entries {
+        if entry.file_name() == "settings.json" {
+            continue;
+        }
+        let link = overlay.join(entry.file_name());
+        std::os::unix::fs::symlink(entry.path(), &link).map_err(|e| failed(&link, e))?;
+    }
+    Ok(home)
 }
 
 /// Whether the agent reads the workspace's settings: trusted by its variable, folder trust

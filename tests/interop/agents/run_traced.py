@@ -25,7 +25,8 @@ from agent_setups import FAKE_KEY, PROMPT, QUIET_ENV, write  # noqa: E402
 from run_agent import read_url  # noqa: E402
 
 HOSTS = {"claude": "api.anthropic.com", "codex": "api.openai.com",
-         "gemini": "generativelanguage.googleapis.com", "opencode": "api.openai.com"}
+         "gemini": "generativelanguage.googleapis.com", "opencode": "api.openai.com",
+         "qwen": "api.openai.com"}
 
 
 def setup(agent, bin_dir, home, project, notes_cmd):
@@ -96,6 +97,15 @@ default_tools_approval_mode = "approve"
         env = {"OPENCODE_DISABLE_MODELS_FETCH": "1", "OPENCODE_DISABLE_AUTOUPDATE": "1",
                "OPENCODE_DISABLE_LSP_DOWNLOAD": "1", "OPENCODE_DISABLE_SHARE": "1"}
         return [os.path.join(bin_dir, "opencode"), "run", "--auto", PROMPT], env, [path]
+    if agent == "qwen":
+        path = os.path.join(home, ".qwen", "settings.json")
+        write(path, json.dumps({
+            "mcpServers": {"notes": {"command": command, "args": args}},
+            "telemetry": {"enabled": False}, "privacy": {"usageStatisticsEnabled": False},
+            "general": {"enableAutoUpdate": False}}, indent=2))
+        return ([os.path.join(bin_dir, "qwen"), "--auth-type", "openai", "--openai-base-url",
+                 "https://api.openai.com/v1", "--openai-api-key", FAKE_KEY, "-m", "scripted-model",
+                 "--yolo", "-p", PROMPT], {}, [path])
     raise SystemExit(f"unknown agent {agent}")
 
 
