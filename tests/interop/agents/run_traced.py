@@ -102,7 +102,8 @@ default_tools_approval_mode = "approve"
         write(path, json.dumps({
             "mcpServers": {"notes": {"command": command, "args": args}},
             "telemetry": {"enabled": False}, "privacy": {"usageStatisticsEnabled": False},
-            "general": {"enableAutoUpdate": False}}, indent=2))
+            # `$version`: Qwen Code adds it to a settings file that lacks it.
+            "general": {"enableAutoUpdate": False}, "$version": 4}, indent=2))
         return ([os.path.join(bin_dir, "qwen"), "--auth-type", "openai", "--openai-base-url",
                  "https://api.openai.com/v1", "--openai-api-key", FAKE_KEY, "-m", "scripted-model",
                  "--yolo", "-p", PROMPT], {}, [path])
