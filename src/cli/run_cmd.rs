@@ -91,7 +91,10 @@ pub async fn run(db: &Path, args: RunArgs) -> anyhow::Result<ExitCode> {
     let ca_home = ca_dir(args.ca_dir.as_deref())?;
     let (ca, created) = CertAuthority::load_or_create(&ca_home)?;
     if created == Created::New {
-        crate::say!("tracer: created a CA in {} for this run and later ones", ca_home.display());
+        crate::say!(
+            "tracer: created a CA in {} for this run and later ones",
+            ca_home.display()
+        );
     }
     let bundle = ca.write_bundle()?;
     let scratch = Scratch::create().context("tracer's scratch directory for the run")?;
@@ -105,7 +108,9 @@ pub async fn run(db: &Path, args: RunArgs) -> anyhow::Result<ExitCode> {
     let agent = KnownAgent::recognise(program);
     let coverage = agent.map(|agent| {
         let context = AgentContext {
-            home: inherited.get("HOME").map_or_else(|| cwd.clone(), PathBuf::from),
+            home: inherited
+                .get("HOME")
+                .map_or_else(|| cwd.clone(), PathBuf::from),
             cwd: cwd.clone(),
             env: &inherited,
             wrap: &wrap,
@@ -306,10 +311,9 @@ fn first_line(
                 format!("; NOT recorded: {}", plan.skipped.join(", "))
             }
         ),
-        Some((agent, Err(why))) => format!(
-            "stdio MCP servers NOT recorded ({}: {why})",
-            agent.name()
-        ),
+        Some((agent, Err(why))) => {
+            format!("stdio MCP servers NOT recorded ({}: {why})", agent.name())
+        }
         None => format!(
             "stdio MCP servers NOT recorded (tracer does not know `{}`'s configuration)",
             Path::new(program)
@@ -319,7 +323,14 @@ fn first_line(
     };
     let routes = routes
         .iter()
-        .map(|r| format!("; route {} on {} → {}", r.name, r.listen, r.shown_upstream()))
+        .map(|r| {
+            format!(
+                "; route {} on {} → {}",
+                r.name,
+                r.listen,
+                r.shown_upstream()
+            )
+        })
         .collect::<String>();
     crate::wire::safe_text::one_line(&format!(
         "tracer run: recording to {shown_db} (live: tracer tui --db {shown_db}); {stdio}; \

@@ -120,9 +120,14 @@ impl Report<'_> {
                     )
                 })
                 .collect();
-            text.push_str(&format!("tunnelled, not decrypted: {}\n", listed.join(", ")));
+            text.push_str(&format!(
+                "tunnelled, not decrypted: {}\n",
+                listed.join(", ")
+            ));
         }
-        if let Some(first) = traces.first() && style == ReportStyle::Table {
+        if let Some(first) = traces.first()
+            && style == ReportStyle::Table
+        {
             text.push_str(&format!(
                 "tracer show {} --db {} for the numbered trace\n",
                 &first.id[..first.id.len().min(8)],

@@ -199,24 +199,23 @@ fn urls_in(value: &serde_json::Value, out: &mut Vec<String>) {
     }
 }
 
-/// Writes an override file into the scratch directory (readable by the user only).
+/// Writes an override file into the scratch directory (readable by the user only, created
+/// new: nothing there is ever written through).
 fn write_scratch(scratch: &Path, name: &str, text: &str) -> Result<PathBuf, AgentError> {
     use std::io::Write;
     use std::os::unix::fs::OpenOptionsExt;
     let path = scratch.join(name);
-    let mut file = std::fs::OpenOptions::new()
+    std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)
         .mode(0o600)
         .open(&path)
-        .and_then(|mut file| file.write_all(text.as_bytes()).map(|()| file));
-    match file.as_mut() {
-        Ok(_) => Ok(path),
-        Err(error) => Err(AgentError::Read {
+        .and_then(|mut file| file.write_all(text.as_bytes()))
+        .map_err(|source| AgentError::Read {
             path: path.display().to_string(),
-            source: std::io::Error::new(error.kind(), error.to_string()),
-        }),
-    }
+            source,
+        })?;
+    Ok(path)
 }
 
 /// The directories from the git root (or the directory itself) down to `dir`.

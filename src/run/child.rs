@@ -9,11 +9,7 @@ use tokio::signal::unix::SignalKind;
 use crate::stop_signal::StopSignals;
 
 /// Starts `program args` with the run's environment on top of tracer's own.
-pub fn spawn(
-    program: &str,
-    args: &[String],
-    env: &[(String, String)],
-) -> std::io::Result<Child> {
+pub fn spawn(program: &str, args: &[String], env: &[(String, String)]) -> std::io::Result<Child> {
     Command::new(program)
         .args(args)
         .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
@@ -56,7 +52,8 @@ fn terminal_delivers_to_the_group() -> bool {
 }
 
 fn pass_on(pid: Option<i32>, kind: SignalKind) {
-    if let (Some(pid), Ok(signal)) = (pid, nix::sys::signal::Signal::try_from(kind.as_raw_value())) {
+    if let (Some(pid), Ok(signal)) = (pid, nix::sys::signal::Signal::try_from(kind.as_raw_value()))
+    {
         let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), signal);
     }
 }

@@ -84,7 +84,11 @@ mod tests {
     fn every_runtime_gets_the_proxy_and_the_bundle() {
         let addr: SocketAddr = "127.0.0.1:4321".parse().unwrap();
         let env = child_env(addr, Path::new("/ca/bundle.pem"), Path::new("/ca/ca.pem"));
-        let get = |name: &str| env.iter().find(|(n, _)| *n == name).map(|(_, v)| v.as_str());
+        let get = |name: &str| {
+            env.iter()
+                .find(|(n, _)| *n == name)
+                .map(|(_, v)| v.as_str())
+        };
         for name in PROXY_VARIABLES {
             assert_eq!(get(name), Some("http://127.0.0.1:4321"), "{name}");
         }

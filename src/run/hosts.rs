@@ -86,8 +86,14 @@ mod tests {
 
     #[test]
     fn hosts_come_from_urls_only() {
-        assert_eq!(url_host("https://api.example.test/v1").as_deref(), Some("api.example.test"));
-        assert_eq!(url_host("http://u:p@127.0.0.1:8080/mcp").as_deref(), Some("127.0.0.1"));
+        assert_eq!(
+            url_host("https://api.example.test/v1").as_deref(),
+            Some("api.example.test")
+        );
+        assert_eq!(
+            url_host("http://u:p@127.0.0.1:8080/mcp").as_deref(),
+            Some("127.0.0.1")
+        );
         assert_eq!(url_host("http://[::1]:80/").as_deref(), Some("::1"));
         assert_eq!(url_host("HTTPS://X"), None);
         assert_eq!(url_host("ftp://x"), None);
@@ -109,6 +115,9 @@ mod tests {
         ];
         let hosts = hosts_in_env_and_args(env, &args);
         let hosts: Vec<&str> = hosts.iter().map(String::as_str).collect();
-        assert_eq!(hosts, ["gpu.lan", "llm.corp.test", "other.test", "qwen.test"]);
+        assert_eq!(
+            hosts,
+            ["gpu.lan", "llm.corp.test", "other.test", "qwen.test"]
+        );
     }
 }

@@ -46,6 +46,7 @@ mod openai_double;
 mod proxy;
 mod run_agents;
 mod run_cli;
+mod run_overrides;
 mod secrets;
 mod secrets_edges;
 mod store_faults;

@@ -25,15 +25,31 @@ struct Agent {
     model_path: &'static str,
 }
 
-const CLAUDE: Agent = Agent { bin: "claude", host: "api.anthropic.com", model_path: "/v1/messages" };
-const CODEX: Agent = Agent { bin: "codex", host: "api.openai.com", model_path: "/v1/responses" };
+const CLAUDE: Agent = Agent {
+    bin: "claude",
+    host: "api.anthropic.com",
+    model_path: "/v1/messages",
+};
+const CODEX: Agent = Agent {
+    bin: "codex",
+    host: "api.openai.com",
+    model_path: "/v1/responses",
+};
 const GEMINI: Agent = Agent {
     bin: "gemini",
     host: "generativelanguage.googleapis.com",
     model_path: ":streamGenerateContent",
 };
-const QWEN: Agent = Agent { bin: "qwen", host: "api.openai.com", model_path: "/v1/chat/completions" };
-const OPENCODE: Agent = Agent { bin: "opencode", host: "api.openai.com", model_path: "/v1/chat/completions" };
+const QWEN: Agent = Agent {
+    bin: "qwen",
+    host: "api.openai.com",
+    model_path: "/v1/chat/completions",
+};
+const OPENCODE: Agent = Agent {
+    bin: "opencode",
+    host: "api.openai.com",
+    model_path: "/v1/chat/completions",
+};
 
 fn agents_dir() -> PathBuf {
     std::env::var_os("TRACER_AGENTS_DIR")
@@ -42,7 +58,10 @@ fn agents_dir() -> PathBuf {
 }
 
 fn installed(agent: &Agent) -> bool {
-    let bin = agents_dir().join(agent.bin).join("node_modules/.bin").join(agent.bin);
+    let bin = agents_dir()
+        .join(agent.bin)
+        .join("node_modules/.bin")
+        .join(agent.bin);
     let python = Command::new("python3").arg("--version").output().is_ok();
     if bin.exists() && python {
         return true;
@@ -52,15 +71,25 @@ fn installed(agent: &Agent) -> bool {
         "TRACER_INTEROP=1 but {} (or python3) is missing; `bash scripts/test` installs the agents",
         bin.display()
     );
-    eprintln!("skipping a tracer run interop test: {} is not installed", bin.display());
+    eprintln!(
+        "skipping a tracer run interop test: {} is not installed",
+        bin.display()
+    );
     false
 }
 
 fn pem(label: &str, der: &[u8]) -> String {
     use base64::Engine;
     let text = base64::engine::general_purpose::STANDARD.encode(der);
-    let lines: Vec<&str> = text.as_bytes().chunks(64).map(|c| std::str::from_utf8(c).unwrap()).collect();
-    format!("-----BEGIN {label}-----\n{}\n-----END {label}-----\n", lines.join("\n"))
+    let lines: Vec<&str> = text
+        .as_bytes()
+        .chunks(64)
+        .map(|c| std::str::from_utf8(c).unwrap())
+        .collect();
+    format!(
+        "-----BEGIN {label}-----\n{}\n-----END {label}-----\n",
+        lines.join("\n")
+    )
 }
 
 struct Traced {
@@ -132,9 +161,16 @@ fn run(agent: &Agent, kill: bool) -> Option<Traced> {
         String::from_utf8_lossy(&output.stderr)
     );
     let summary: Value = serde_json::from_slice(&std::fs::read(summary_path).unwrap()).unwrap();
-    eprintln!("tracer run {}: exit {}, {} s", agent.bin, summary["exit_code"], summary["seconds"]);
+    eprintln!(
+        "tracer run {}: exit {}, {} s",
+        agent.bin, summary["exit_code"], summary["seconds"]
+    );
     let db = work.path().join("run/tracer.db");
-    Some(Traced { _work: work, summary, db })
+    Some(Traced {
+        _work: work,
+        summary,
+        db,
+    })
 }
 
 fn agent_does_buy_milk_under_tracer_run(agent: &Agent) {
@@ -143,19 +179,31 @@ fn agent_does_buy_milk_under_tracer_run(agent: &Agent) {
     assert_eq!(s["timed_out"], false, "{s:#}");
     assert_eq!(s["exit_code"], 0, "the agent (so tracer) failed: {s:#}");
     assert_eq!(s["notes"], "buy milk\n", "{s:#}");
-    assert_eq!(s["configs_before"], s["configs_after"], "a config file changed: {s:#}");
+    assert_eq!(
+        s["configs_before"], s["configs_after"],
+        "a config file changed: {s:#}"
+    );
     assert_eq!(s["scratch_left"], serde_json::json!([]), "{s:#}");
     let stderr = s["stderr"].as_str().unwrap();
     let report: Value = serde_json::from_str(stderr.lines().last().unwrap()).unwrap();
     assert_eq!(report["exit_code"], s["exit_code"], "{report:#}");
-    assert_eq!(report["stdio_servers_wrapped"], serde_json::json!(["notes"]), "{stderr}");
-    assert!(stderr.contains("stdio MCP servers recorded through tracer wrap: notes"), "{stderr}");
+    assert_eq!(
+        report["stdio_servers_wrapped"],
+        serde_json::json!(["notes"]),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("stdio MCP servers recorded through tracer wrap: notes"),
+        "{stderr}"
+    );
 
     let hops = run.tracer(&["ls", "--hops", "-n", "1000"]);
     let hops = hops.as_array().unwrap();
     let model: Vec<&Value> = hops
         .iter()
-        .filter(|h| h["route"] == agent.host && h["path"].as_str().unwrap().contains(agent.model_path))
+        .filter(|h| {
+            h["route"] == agent.host && h["path"].as_str().unwrap().contains(agent.model_path)
+        })
         .collect();
     assert!(model.len() >= 2, "the model hops, decrypted: {hops:#?}");
     for hop in &model {
@@ -168,21 +216,30 @@ fn agent_does_buy_milk_under_tracer_run(agent: &Agent) {
         .find(|h| h["transport"] == "stdio" && h["method"] == "tools/call")
         .unwrap_or_else(|| panic!("no stdio tools/call: {hops:#?}"));
     assert_eq!(call["route"], "notes");
-    let trace_id = call["trace_id"].as_str().expect("the tools/call is grouped");
+    let trace_id = call["trace_id"]
+        .as_str()
+        .expect("the tools/call is grouped");
     let log = run.tracer(&["show", trace_id]);
     let messages = log["messages"].as_array().unwrap();
     let asked = messages
         .iter()
         .find(|m| m["case"] == "mcp_tool_call")
         .unwrap_or_else(|| panic!("{log:#}"));
-    assert!(asked["summary"].as_str().unwrap().contains("buy milk"), "{asked:#}");
+    assert!(
+        asked["summary"].as_str().unwrap().contains("buy milk"),
+        "{asked:#}"
+    );
     // Grouping is every capture path's: reported, not asserted here.
     let together = model.iter().any(|h| h["trace_id"] == call["trace_id"]);
     eprintln!(
         "tracer run {}: {} model hops; the stdio tools/call is {} trace as a model hop",
         agent.bin,
         model.len(),
-        if together { "in the same" } else { "NOT in the same" }
+        if together {
+            "in the same"
+        } else {
+            "NOT in the same"
+        }
     );
 }
 
@@ -190,7 +247,10 @@ fn config_survives_kill_9(agent: &Agent) {
     let Some(run) = run(agent, true) else { return };
     let s = &run.summary;
     assert_eq!(s["killed"], true, "tracer was not killed mid-run: {s:#}");
-    assert_eq!(s["configs_before"], s["configs_after"], "a config file changed: {s:#}");
+    assert_eq!(
+        s["configs_before"], s["configs_after"],
+        "a config file changed: {s:#}"
+    );
 }
 
 #[test]

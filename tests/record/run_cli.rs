@@ -1,19 +1,18 @@
 //! `tracer run -- COMMAND`: the child's exit code (128+N after signal N), the proxy and trust
-//! variables it gets, the first line and the end (`--quiet`, `--json`), each known agent's
-//! override as the agent would see it (stand-in scripts named like the agents print what they
-//! got), the user's config files untouched; and curl and Python `requests` under `tracer run`
-//! against a TLS upstream under its real host name, decrypted with no other setup.
+//! variables it gets, the first line and the end (`--quiet`, `--json`); and curl and Python
+//! `requests` under `tracer run` against a TLS upstream under its real host name, decrypted with
+//! no other setup. Each agent's override: `run_overrides.rs`.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
 use http::{Request, Response};
 use hyper::body::Incoming;
 
-use super::https_support::{TestPki, TestBody, full, hops_in, tls_upstream};
+use super::https_support::{TestBody, TestPki, full, hops_in, tls_upstream};
 
 /// `tracer run` in `dir` with a CA there, the given environment and arguments.
-fn tracer_run(dir: &Path, env: &[(&str, &str)], args: &[&str]) -> Output {
+pub fn tracer_run(dir: &Path, env: &[(&str, &str)], args: &[&str]) -> Output {
     let mut command = Command::new(env!("CARGO_BIN_EXE_tracer"));
     command
         .current_dir(dir)
@@ -29,7 +28,7 @@ fn tracer_run(dir: &Path, env: &[(&str, &str)], args: &[&str]) -> Output {
     command.output().unwrap()
 }
 
-fn stderr_lines(output: &Output) -> Vec<String> {
+pub fn stderr_lines(output: &Output) -> Vec<String> {
     String::from_utf8_lossy(&output.stderr)
         .lines()
         .map(String::from)
@@ -45,9 +44,7 @@ fn the_childs_exit_code_is_tracers_and_a_signal_is_128_plus_n() {
     assert_eq!(killed.status.code(), Some(128 + 9), "{killed:?}");
     let missing = tracer_run(dir.path(), &[], &["--", "/nonexistent/agent"]);
     assert_eq!(missing.status.code(), Some(127), "{missing:?}");
-    assert!(
-        String::from_utf8_lossy(&missing.stderr).contains("cannot start `/nonexistent/agent`")
-    );
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("cannot start `/nonexistent/agent`"));
 }
 
 #[test]
@@ -61,11 +58,20 @@ fn the_child_gets_the_proxy_and_trust_for_every_runtime_and_keeps_no_proxy() {
     assert!(output.status.success(), "{output:?}");
     let env: std::collections::HashMap<String, String> = String::from_utf8_lossy(&output.stdout)
         .lines()
-        .filter_map(|l| l.split_once('=').map(|(k, v)| (k.to_string(), v.to_string())))
+        .filter_map(|l| {
+            l.split_once('=')
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+        })
         .collect();
     let proxy = env["HTTPS_PROXY"].clone();
     assert!(proxy.starts_with("http://127.0.0.1:"), "{proxy}");
-    for name in ["https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"] {
+    for name in [
+        "https_proxy",
+        "HTTP_PROXY",
+        "http_proxy",
+        "ALL_PROXY",
+        "all_proxy",
+    ] {
         assert_eq!(env[name], proxy, "{name}");
     }
     let bundle = dir.path().join("ca/tracer-ca-bundle.pem");
@@ -82,10 +88,19 @@ fn the_child_gets_the_proxy_and_trust_for_every_runtime_and_keeps_no_proxy() {
         assert_eq!(Path::new(&env[name]), bundle, "{name}");
     }
     let ca = std::fs::read_to_string(dir.path().join("ca/tracer-ca.pem")).unwrap();
-    assert_eq!(Path::new(&env["NODE_EXTRA_CA_CERTS"]), dir.path().join("ca/tracer-ca.pem"));
+    assert_eq!(
+        Path::new(&env["NODE_EXTRA_CA_CERTS"]),
+        dir.path().join("ca/tracer-ca.pem")
+    );
     let bundled = std::fs::read_to_string(&bundle).unwrap();
-    assert!(bundled.contains(ca.lines().nth(1).unwrap()), "the bundle holds tracer's CA");
-    assert!(bundled.matches("BEGIN CERTIFICATE").count() > 1, "and the system's roots");
+    assert!(
+        bundled.contains(ca.lines().nth(1).unwrap()),
+        "the bundle holds tracer's CA"
+    );
+    assert!(
+        bundled.matches("BEGIN CERTIFICATE").count() > 1,
+        "and the system's roots"
+    );
     assert_eq!(env["NODE_USE_ENV_PROXY"], "1");
     assert_eq!(env["NO_PROXY"], "keep.example.test");
     assert_eq!(Path::new(&env["TRACER_DB"]), dir.path().join("run.db"));
@@ -97,11 +112,22 @@ fn the_child_gets_the_proxy_and_trust_for_every_runtime_and_keeps_no_proxy() {
         .output()
         .unwrap();
     let lines = String::from_utf8_lossy(&ca_env.stdout).into_owned();
-    for name in ["SSL_CERT_FILE", "CODEX_CA_CERTIFICATE", "DENO_CERT", "NODE_EXTRA_CA_CERTS"] {
-        assert!(lines.contains(&format!("export {name}='{}'", env[name])), "{name}: {lines}");
+    for name in [
+        "SSL_CERT_FILE",
+        "CODEX_CA_CERTIFICATE",
+        "DENO_CERT",
+        "NODE_EXTRA_CA_CERTS",
+    ] {
+        assert!(
+            lines.contains(&format!("export {name}='{}'", env[name])),
+            "{name}: {lines}"
+        );
     }
     assert!(lines.contains("export NODE_USE_ENV_PROXY='1'"), "{lines}");
-    assert!(lines.contains("export HTTPS_PROXY='http://127.0.0.1:9'"), "{lines}");
+    assert!(
+        lines.contains("export HTTPS_PROXY='http://127.0.0.1:9'"),
+        "{lines}"
+    );
 }
 
 #[test]
@@ -109,13 +135,25 @@ fn one_line_before_and_quiet_or_json_after() {
     let dir = tempfile::tempdir().unwrap();
     let quiet = tracer_run(dir.path(), &[], &["--quiet", "--", "true"]);
     let lines = stderr_lines(&quiet);
-    let run_lines: Vec<&String> = lines.iter().filter(|l| l.starts_with("tracer run:")).collect();
+    let run_lines: Vec<&String> = lines
+        .iter()
+        .filter(|l| l.starts_with("tracer run:"))
+        .collect();
     assert_eq!(run_lines.len(), 1, "{lines:#?}");
     let first = run_lines[0];
-    assert!(first.contains(&format!("recording to {}", dir.path().join("run.db").display())));
+    assert!(first.contains(&format!(
+        "recording to {}",
+        dir.path().join("run.db").display()
+    )));
     assert!(first.contains("tracer tui --db"), "{first}");
-    assert!(first.contains("stdio MCP servers NOT recorded (tracer does not know `true`"), "{first}");
-    assert!(first.contains("api.anthropic.com, api.openai.com"), "{first}");
+    assert!(
+        first.contains("stdio MCP servers NOT recorded (tracer does not know `true`"),
+        "{first}"
+    );
+    assert!(
+        first.contains("api.anthropic.com, api.openai.com"),
+        "{first}"
+    );
     assert!(first.contains("other hosts tunnelled"), "{first}");
 
     let json = tracer_run(
@@ -125,167 +163,21 @@ fn one_line_before_and_quiet_or_json_after() {
     );
     assert_eq!(json.status.code(), Some(5));
     let lines = stderr_lines(&json);
-    assert!(lines[lines.len() - 2].contains("decrypting llm.corp.test, the 24 known"), "{lines:#?}");
+    assert!(
+        lines[lines.len() - 2].contains("decrypting llm.corp.test, the 24 known"),
+        "{lines:#?}"
+    );
     let value: serde_json::Value = serde_json::from_str(lines.last().unwrap()).unwrap();
     assert_eq!(value["exit_code"], 5);
     assert_eq!(value["command"], "sh");
     assert!(value["traces"].as_array().unwrap().is_empty());
 
-    let every = tracer_run(dir.path(), &[], &["--quiet", "--intercept", "*", "--", "true"]);
+    let every = tracer_run(
+        dir.path(),
+        &[],
+        &["--quiet", "--intercept", "*", "--", "true"],
+    );
     assert!(String::from_utf8_lossy(&every.stderr).contains("decrypting every host"));
-}
-
-/// A stand-in for an agent: a script named like it that prints its arguments and what the
-/// override points at, while the run lasts.
-fn stand_in(bin: &Path, name: &str, body: &str) -> PathBuf {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::create_dir_all(bin).unwrap();
-    let path = bin.join(name);
-    std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
-    path
-}
-
-fn write(path: &Path, text: &str) {
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(path, text).unwrap();
-}
-
-/// Runs the stand-in under `tracer run` with HOME in `dir`; returns (stdout, first line).
-fn run_stand_in(dir: &Path, program: &Path, args: &[&str]) -> (String, String) {
-    let home = dir.join("home");
-    let home_text = home.display().to_string();
-    let mut all = vec!["--quiet", "--", program.to_str().unwrap()];
-    all.extend(args);
-    let output = tracer_run(
-        dir,
-        &[
-            ("HOME", &home_text),
-            ("XDG_CONFIG_HOME", ""),
-            ("CODEX_HOME", ""),
-            ("GEMINI_CLI_HOME", ""),
-            ("QWEN_HOME", ""),
-        ],
-        &all,
-    );
-    assert!(output.status.success(), "{output:?}");
-    let first = stderr_lines(&output)
-        .into_iter()
-        .find(|l| l.starts_with("tracer run:"))
-        .unwrap();
-    (String::from_utf8_lossy(&output.stdout).into_owned(), first)
-}
-
-const STDIO_NOTES: &str = r#"{"command": "notes-server", "args": ["--stdio", "--file", "/n.txt"]}"#;
-
-#[test]
-fn claude_code_reads_one_mcp_config_of_tracers_with_strict_mcp_config() {
-    let dir = tempfile::tempdir().unwrap();
-    let state = format!(
-        r#"{{"mcpServers": {{"notes": {STDIO_NOTES}, "web": {{"type": "http", "url": "https://mcp.corp.test/mcp"}}}}}}"#
-    );
-    let state_path = dir.path().join("home/.claude.json");
-    write(&state_path, &state);
-    let claude = stand_in(
-        &dir.path().join("bin"),
-        "claude",
-        r#"echo "ARGS $*"; cat "$2""#,
-    );
-    let (out, first) = run_stand_in(dir.path(), &claude, &["-p", "hi"]);
-    assert!(out.contains("--strict-mcp-config -p hi"), "{out}");
-    let config: serde_json::Value = serde_json::from_str(&out[out.find('{').unwrap()..]).unwrap();
-    let notes = &config["mcpServers"]["notes"];
-    assert_eq!(notes["command"], env!("CARGO_BIN_EXE_tracer"));
-    let args: Vec<&str> = notes["args"].as_array().unwrap().iter().map(|a| a.as_str().unwrap()).collect();
-    assert_eq!(&args[2..5], ["wrap", "--name", "notes"]);
-    assert_eq!(&args[args.len() - 4..], ["notes-server", "--stdio", "--file", "/n.txt"]);
-    assert_eq!(config["mcpServers"]["web"]["url"], "https://mcp.corp.test/mcp");
-    assert!(first.contains("Claude Code's stdio MCP servers recorded through tracer wrap: notes"), "{first}");
-    assert!(first.contains("decrypting mcp.corp.test, "), "{first}");
-    assert_eq!(std::fs::read_to_string(&state_path).unwrap(), state);
-}
-
-#[test]
-fn codex_gets_c_overrides_before_its_subcommand() {
-    let dir = tempfile::tempdir().unwrap();
-    let config = "[mcp_servers.notes]\ncommand = \"notes-server\"\nargs = [\"--stdio\"]\n";
-    let path = dir.path().join("home/.codex/config.toml");
-    write(&path, config);
-    let codex = stand_in(&dir.path().join("bin"), "codex", r#"for a in "$@"; do echo "$a"; done"#);
-    let (out, first) = run_stand_in(dir.path(), &codex, &["exec", "hi"]);
-    let lines: Vec<&str> = out.lines().collect();
-    assert_eq!(lines[0], "-c");
-    assert_eq!(lines[1], format!("mcp_servers.notes.command=\"{}\"", env!("CARGO_BIN_EXE_tracer")));
-    assert!(lines[3].starts_with("mcp_servers.notes.args=[\"--db\""), "{out}");
-    assert!(lines[3].ends_with("\"--\", \"notes-server\", \"--stdio\"]"), "{out}");
-    assert_eq!(&lines[4..], ["exec", "hi"]);
-    assert!(first.contains("Codex CLI's stdio MCP servers recorded through tracer wrap: notes"));
-    assert_eq!(std::fs::read_to_string(&path).unwrap(), config);
-}
-
-#[test]
-fn gemini_cli_gets_a_home_of_tracers_linking_to_the_users_own() {
-    let dir = tempfile::tempdir().unwrap();
-    let settings = format!(r#"{{"mcpServers": {{"notes": {STDIO_NOTES}}}, "x": 1}}"#);
-    let path = dir.path().join("home/.gemini/settings.json");
-    write(&path, &settings);
-    write(&dir.path().join("home/.gemini/oauth_creds.json"), "{}");
-    let gemini = stand_in(
-        &dir.path().join("bin"),
-        "gemini",
-        r#"readlink "$GEMINI_CLI_HOME/.gemini/oauth_creds.json"; cat "$GEMINI_CLI_HOME/.gemini/settings.json""#,
-    );
-    let (out, first) = run_stand_in(dir.path(), &gemini, &["-p", "hi"]);
-    let linked = dir.path().join("home/.gemini/oauth_creds.json");
-    assert!(out.starts_with(&format!("{}\n", linked.display())), "{out}");
-    let written: serde_json::Value = serde_json::from_str(&out[out.find('{').unwrap()..]).unwrap();
-    assert_eq!(written["mcpServers"]["notes"]["command"], env!("CARGO_BIN_EXE_tracer"));
-    assert_eq!(written["x"], 1, "the user's settings, copied");
-    assert!(first.contains("Gemini CLI's stdio MCP servers recorded through tracer wrap: notes"));
-    assert!(first.contains("via GEMINI_CLI_HOME"), "{first}");
-    assert_eq!(std::fs::read_to_string(&path).unwrap(), settings);
-}
-
-#[test]
-fn qwen_code_reads_a_system_settings_file_of_tracers() {
-    let dir = tempfile::tempdir().unwrap();
-    let settings = format!(r#"{{"mcpServers": {{"notes": {STDIO_NOTES}}}}}"#);
-    let path = dir.path().join("home/.qwen/settings.json");
-    write(&path, &settings);
-    let qwen = stand_in(
-        &dir.path().join("bin"),
-        "qwen",
-        r#"echo "DEFAULTS $QWEN_CODE_SYSTEM_DEFAULTS_PATH"; cat "$QWEN_CODE_SYSTEM_SETTINGS_PATH""#,
-    );
-    let (out, first) = run_stand_in(dir.path(), &qwen, &["-p", "hi"]);
-    assert!(out.starts_with("DEFAULTS /etc/qwen-code/system-defaults.json\n"), "{out}");
-    let written: serde_json::Value = serde_json::from_str(&out[out.find('{').unwrap()..]).unwrap();
-    assert_eq!(written["mcpServers"]["notes"]["command"], env!("CARGO_BIN_EXE_tracer"));
-    assert!(first.contains("Qwen Code's stdio MCP servers recorded through tracer wrap: notes"));
-    assert_eq!(std::fs::read_to_string(&path).unwrap(), settings);
-}
-
-#[test]
-fn opencode_gets_its_config_content_with_the_wrapped_command() {
-    let dir = tempfile::tempdir().unwrap();
-    let config = r#"{
-  // a comment, as opencode.jsonc allows
-  "mcp": {"notes": {"type": "local", "command": ["notes-server", "--stdio"], "environment": {"A": "1"}}},
-  "provider": {"p": {"options": {"baseURL": "https://llm.corp.test/v1"}}},
-}"#;
-    let path = dir.path().join("home/.config/opencode/opencode.jsonc");
-    write(&path, config);
-    let opencode = stand_in(&dir.path().join("bin"), "opencode", r#"echo "$OPENCODE_CONFIG_CONTENT""#);
-    let (out, first) = run_stand_in(dir.path(), &opencode, &["run", "hi"]);
-    let content: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
-    let command = content["mcp"]["notes"]["command"].as_array().unwrap();
-    assert_eq!(command[0], env!("CARGO_BIN_EXE_tracer"));
-    assert_eq!(command[command.len() - 2], "notes-server");
-    assert_eq!(content["mcp"]["notes"]["type"], "local", "the entry goes whole: {content}");
-    assert_eq!(content["mcp"]["notes"]["environment"]["A"], "1", "{content}");
-    assert!(first.contains("opencode's stdio MCP servers recorded through tracer wrap: notes"));
-    assert!(first.contains("decrypting llm.corp.test, "), "{first}");
-    assert_eq!(std::fs::read_to_string(&path).unwrap(), config);
 }
 
 async fn chat_reply(_request: Request<Incoming>) -> Response<TestBody> {
@@ -299,7 +191,10 @@ async fn chat_reply(_request: Request<Incoming>) -> Response<TestBody> {
 }
 
 fn available(program: &str, probe: &[&str]) -> bool {
-    let found = Command::new(program).args(probe).output().is_ok_and(|o| o.status.success());
+    let found = Command::new(program)
+        .args(probe)
+        .output()
+        .is_ok_and(|o| o.status.success());
     if !found {
         assert!(
             std::env::var("TRACER_INTEROP").as_deref() != Ok("1"),
@@ -328,15 +223,23 @@ async fn curl_and_python_requests_are_recorded_decrypted_with_no_setup() {
         "--json",
         "--",
     ];
-    let body = r#"{"model":"gpt-test","messages":[{"role":"user","content":"Add buy milk to my notes"}]}"#;
+    let body =
+        r#"{"model":"gpt-test","messages":[{"role":"user","content":"Add buy milk to my notes"}]}"#;
     let mut clients: Vec<Vec<String>> = Vec::new();
     if available("curl", &["--version"]) {
         clients.push(
-            ["curl", "-sS", "-H", "content-type: application/json", "-d", body]
-                .iter()
-                .map(|s| s.to_string())
-                .chain([format!("https://{host}/v1/chat/completions")])
-                .collect(),
+            [
+                "curl",
+                "-sS",
+                "-H",
+                "content-type: application/json",
+                "-d",
+                body,
+            ]
+            .iter()
+            .map(|s| s.to_string())
+            .chain([format!("https://{host}/v1/chat/completions")])
+            .collect(),
         );
     }
     if available("python3", &["-c", "import requests"]) {
@@ -362,11 +265,17 @@ async fn curl_and_python_requests_are_recorded_decrypted_with_no_setup() {
             .unwrap()
         };
         assert!(output.status.success(), "{}: {output:?}", client[0]);
-        assert!(String::from_utf8_lossy(&output.stdout).contains("noted"), "{output:?}");
+        assert!(
+            String::from_utf8_lossy(&output.stdout).contains("noted"),
+            "{output:?}"
+        );
         let lines = stderr_lines(&output);
         let report: serde_json::Value = serde_json::from_str(lines.last().unwrap()).unwrap();
         assert_eq!(report["traces"].as_array().unwrap().len(), 1, "{report:#}");
-        assert_eq!(report["traces"][0]["title"], "Add buy milk to my notes", "{report:#}");
+        assert_eq!(
+            report["traces"][0]["title"], "Add buy milk to my notes",
+            "{report:#}"
+        );
     }
     let hops = hops_in(&dir.path().join("run.db")).await;
     assert_eq!(hops.len(), count, "one decrypted hop per client");

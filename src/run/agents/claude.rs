@@ -86,7 +86,10 @@ pub fn prepare(args: &[String], context: &AgentContext) -> Result<Override, Agen
     };
     for (name, entry) in servers.iter_mut() {
         urls_in(entry, &mut out.urls);
-        let stdio = matches!(entry.get("type").and_then(Value::as_str), None | Some("stdio"));
+        let stdio = matches!(
+            entry.get("type").and_then(Value::as_str),
+            None | Some("stdio")
+        );
         let Some(command) = entry.get("command").and_then(Value::as_str) else {
             continue;
         };
@@ -96,7 +99,11 @@ pub fn prepare(args: &[String], context: &AgentContext) -> Result<Override, Agen
         let original: Vec<String> = entry
             .get("args")
             .and_then(Value::as_array)
-            .map(|a| a.iter().filter_map(|v| v.as_str().map(String::from)).collect())
+            .map(|a| {
+                a.iter()
+                    .filter_map(|v| v.as_str().map(String::from))
+                    .collect()
+            })
             .unwrap_or_default();
         let wrapped = context.wrap.args(name, command, &original);
         entry["command"] = json!(context.wrap.program());
@@ -171,7 +178,15 @@ mod tests {
 
     #[test]
     fn the_runs_own_mcp_configs_are_taken_out_of_the_arguments() {
-        let args = strings(&["-p", "hi", "--mcp-config", "a.json", "b.json", "--strict-mcp-config", "-v"]);
+        let args = strings(&[
+            "-p",
+            "hi",
+            "--mcp-config",
+            "a.json",
+            "b.json",
+            "--strict-mcp-config",
+            "-v",
+        ]);
         let (given, strict, rest) = split_mcp_flags(&args);
         assert_eq!(given, ["a.json", "b.json"]);
         assert!(strict);
@@ -183,7 +198,10 @@ mod tests {
         let yes = [json!({"enabledMcpjsonServers": ["notes"]})];
         assert!(approved(&yes, "notes"));
         assert!(!approved(&yes, "other"));
-        let all = [json!({"enableAllProjectMcpServers": true}), json!({"disabledMcpjsonServers": ["x"]})];
+        let all = [
+            json!({"enableAllProjectMcpServers": true}),
+            json!({"disabledMcpjsonServers": ["x"]}),
+        ];
         assert!(approved(&all, "notes"));
         assert!(!approved(&all, "x"));
     }

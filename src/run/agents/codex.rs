@@ -63,13 +63,18 @@ pub fn prepare(args: &[String], context: &AgentContext) -> Result<Override, Agen
         let original: Vec<String> = entry
             .get("args")
             .and_then(Value::as_array)
-            .map(|a| a.iter().filter_map(|v| v.as_str().map(String::from)).collect())
+            .map(|a| {
+                a.iter()
+                    .filter_map(|v| v.as_str().map(String::from))
+                    .collect()
+            })
             .unwrap_or_default();
         let wrapped = context.wrap.args(name, command, &original);
         let program = Value::String(context.wrap.program());
         let wrapped = Value::Array(wrapped.into_iter().map(Value::String).collect());
         out.args.push("-c".into());
-        out.args.push(format!("mcp_servers.{name}.command={program}"));
+        out.args
+            .push(format!("mcp_servers.{name}.command={program}"));
         out.args.push("-c".into());
         out.args.push(format!("mcp_servers.{name}.args={wrapped}"));
         out.wrapped.push(name.clone());
@@ -81,10 +86,31 @@ pub fn prepare(args: &[String], context: &AgentContext) -> Result<Override, Agen
 /// Codex's other subcommands (its `--help` list).
 fn is_subcommand(word: &str) -> bool {
     [
-        "agents", "login", "logout", "mcp", "plugin", "app-server", "remote-control",
-        "completion", "update", "doctor", "sandbox", "debug", "apply", "a", "queue", "archive",
-        "delete", "migrate-rollouts", "migrate-nfs-db", "unarchive", "cloud", "exec-server",
-        "features", "help", "mcp-server",
+        "agents",
+        "login",
+        "logout",
+        "mcp",
+        "plugin",
+        "app-server",
+        "remote-control",
+        "completion",
+        "update",
+        "doctor",
+        "sandbox",
+        "debug",
+        "apply",
+        "a",
+        "queue",
+        "archive",
+        "delete",
+        "migrate-rollouts",
+        "migrate-nfs-db",
+        "unarchive",
+        "cloud",
+        "exec-server",
+        "features",
+        "help",
+        "mcp-server",
     ]
     .contains(&word)
 }
@@ -135,9 +161,10 @@ mod tests {
 
     #[test]
     fn a_trusted_project_is_named_by_its_path() {
-        let user: Value = toml::from_str::<toml::Table>("[projects.\"/w/p\"]\ntrust_level = \"trusted\"\n")
-            .map(Value::Table)
-            .unwrap();
+        let user: Value =
+            toml::from_str::<toml::Table>("[projects.\"/w/p\"]\ntrust_level = \"trusted\"\n")
+                .map(Value::Table)
+                .unwrap();
         assert!(trusted(&user, Path::new("/w/p")));
         assert!(!trusted(&user, Path::new("/w")));
     }

@@ -58,11 +58,17 @@ pub const QWEN: Family = Family {
     by_home: false,
 };
 
-pub fn prepare(family: Family, args: &[String], context: &AgentContext) -> Result<Override, AgentError> {
+pub fn prepare(
+    family: Family,
+    args: &[String],
+    context: &AgentContext,
+) -> Result<Override, AgentError> {
     if let Some(first) = args.first()
         && family.subcommands.contains(&first.as_str())
     {
-        return Err(AgentError::Unsupported(format!("`{first}` starts no agent session")));
+        return Err(AgentError::Unsupported(format!(
+            "`{first}` starts no agent session"
+        )));
     }
     let user_dir = match context.var(family.home_var) {
         Some(dir) if family.home_var_is_the_dir => PathBuf::from(dir),
@@ -110,7 +116,11 @@ pub fn prepare(family: Family, args: &[String], context: &AgentContext) -> Resul
     let mut overrides = serde_json::Map::new();
     for (name, (mut entry, below_user)) in servers {
         urls_in(&entry, &mut out.urls);
-        let Some(command) = entry.get("command").and_then(Value::as_str).map(String::from) else {
+        let Some(command) = entry
+            .get("command")
+            .and_then(Value::as_str)
+            .map(String::from)
+        else {
             continue;
         };
         if family.by_home && !below_user {
@@ -120,7 +130,11 @@ pub fn prepare(family: Family, args: &[String], context: &AgentContext) -> Resul
         let original: Vec<String> = entry
             .get("args")
             .and_then(Value::as_array)
-            .map(|a| a.iter().filter_map(|v| v.as_str().map(String::from)).collect())
+            .map(|a| {
+                a.iter()
+                    .filter_map(|v| v.as_str().map(String::from))
+                    .collect()
+            })
             .unwrap_or_default();
         entry["command"] = json!(context.wrap.program());
         entry["args"] = json!(context.wrap.args(&name, &command, &original));
@@ -148,11 +162,20 @@ pub fn prepare(family: Family, args: &[String], context: &AgentContext) -> Resul
     if family.by_home {
         let home = overlay_home(context.scratch, &user_dir, family.dir)?;
         write_scratch(&home.join(family.dir), "settings.json", &text)?;
-        out.env.push((family.home_var.into(), home.display().to_string()));
+        out.env
+            .push((family.home_var.into(), home.display().to_string()));
     } else {
-        let file = write_scratch(context.scratch, &format!("{}-system-settings.json", &family.dir[1..]), &text)?;
-        out.env.push((family.system_var.into(), file.display().to_string()));
-        out.env.push((family.defaults_var.into(), defaults_path.display().to_string()));
+        let file = write_scratch(
+            context.scratch,
+            &format!("{}-system-settings.json", &family.dir[1..]),
+            &text,
+        )?;
+        out.env
+            .push((family.system_var.into(), file.display().to_string()));
+        out.env.push((
+            family.defaults_var.into(),
+            defaults_path.display().to_string(),
+        ));
     }
     Ok(out)
 }
@@ -184,7 +207,12 @@ fn overlay_home(scratch: &Path, user_dir: &Path, dir: &str) -> Result<PathBuf, A
 
 /// Whether the agent reads the workspace's settings: trusted by its variable, folder trust
 /// turned off, or the folder (or a parent marked so) in `trustedFolders.json`.
-fn workspace_trusted(family: &Family, context: &AgentContext, user_dir: &Path, layers: &[&Value]) -> bool {
+fn workspace_trusted(
+    family: &Family,
+    context: &AgentContext,
+    user_dir: &Path,
+    layers: &[&Value],
+) -> bool {
     if let Some(var) = family.trust_var {
         match context.var(var) {
             Some("true") => return true,
@@ -192,9 +220,9 @@ fn workspace_trusted(family: &Family, context: &AgentContext, user_dir: &Path, l
             _ => {}
         }
     }
-    let folder_trust_off = layers.iter().any(|layer| {
-        layer.pointer("/security/folderTrust/enabled") == Some(&Value::Bool(false))
-    });
+    let folder_trust_off = layers
+        .iter()
+        .any(|layer| layer.pointer("/security/folderTrust/enabled") == Some(&Value::Bool(false)));
     if folder_trust_off || family.trust_var.is_none() {
         return true;
     }

@@ -60,7 +60,10 @@ pub fn prepare(args: &[String], context: &AgentContext) -> Result<Override, Agen
         args: args.to_vec(),
         ..Override::default()
     };
-    urls_in(merged.get("provider").unwrap_or(&Value::Null), &mut out.urls);
+    urls_in(
+        merged.get("provider").unwrap_or(&Value::Null),
+        &mut out.urls,
+    );
     let servers: BTreeMap<String, Value> = servers_under(&merged, "mcp");
     let mut overrides = serde_json::Map::new();
     for (name, entry) in &servers {
@@ -119,6 +122,9 @@ mod tests {
     fn objects_merge_and_arrays_are_replaced() {
         let mut a = json!({"mcp": {"n": {"type": "local", "command": ["a", "b"], "environment": {"X": "1"}}}});
         merge_deep(&mut a, json!({"mcp": {"n": {"command": ["c"]}}}));
-        assert_eq!(a, json!({"mcp": {"n": {"type": "local", "command": ["c"], "environment": {"X": "1"}}}}));
+        assert_eq!(
+            a,
+            json!({"mcp": {"n": {"type": "local", "command": ["c"], "environment": {"X": "1"}}}})
+        );
     }
 }
