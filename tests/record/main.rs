@@ -47,6 +47,7 @@ mod proxy;
 mod run_agents;
 mod run_cli;
 mod run_overrides;
+mod run_terminal;
 mod secrets;
 mod secrets_edges;
 mod store_faults;
