@@ -112,7 +112,7 @@ impl Traced {
     }
 }
 
-fn run(agent: &Agent, kill: bool) -> Option<Traced> {
+fn run(agent: &Agent, driver_flags: &[&str]) -> Option<Traced> {
     if !installed(agent) {
         return None;
     }
@@ -140,9 +140,7 @@ fn run(agent: &Agent, kill: bool) -> Option<Traced> {
         .arg(&key)
         .arg("--upstream-ca")
         .arg(&ca);
-    if kill {
-        command.arg("--kill-after-first-request");
-    }
+    command.args(driver_flags);
     let netns = Command::new("unshare")
         .args(["--net", "sh", "-c", "ip link set lo up"])
         .output()
@@ -174,7 +172,9 @@ fn run(agent: &Agent, kill: bool) -> Option<Traced> {
 }
 
 fn agent_does_buy_milk_under_tracer_run(agent: &Agent) {
-    let Some(run) = run(agent, false) else { return };
+    let Some(run) = run(agent, &[]) else {
+        return;
+    };
     let s = &run.summary;
     assert_eq!(s["timed_out"], false, "{s:#}");
     assert_eq!(s["exit_code"], 0, "the agent (so tracer) failed: {s:#}");
@@ -244,7 +244,9 @@ fn agent_does_buy_milk_under_tracer_run(agent: &Agent) {
 }
 
 fn config_survives_kill_9(agent: &Agent) {
-    let Some(run) = run(agent, true) else { return };
+    let Some(run) = run(agent, &["--kill-after-first-request"]) else {
+        return;
+    };
     let s = &run.summary;
     assert_eq!(s["killed"], true, "tracer was not killed mid-run: {s:#}");
     assert_eq!(
@@ -281,4 +283,40 @@ fn opencode_under_tracer_run() {
 fn qwen_code_under_tracer_run() {
     agent_does_buy_milk_under_tracer_run(&QWEN);
     config_survives_kill_9(&QWEN);
+}
+
+/// Claude Code's own screen (its TUI) under `tracer run` in tmux: the prompt typed, the note added
+/// through the wrapped stdio server, `/exit` typed, tracer leaving with Claude Code's code.
+#[test]
+fn claude_code_interactive_keeps_its_screen_under_tracer_run() {
+    if Command::new("tmux").arg("-V").output().is_err() {
+        assert!(
+            std::env::var("TRACER_INTEROP").as_deref() != Ok("1"),
+            "TRACER_INTEROP=1 but tmux is not installed"
+        );
+        return;
+    }
+    let Some(run) = run(&CLAUDE, &["--interactive"]) else {
+        return;
+    };
+    let s = &run.summary;
+    let screen = s["screen"].as_str().unwrap_or("");
+    assert_eq!(s["notes"], "buy milk\n", "{screen}");
+    assert_eq!(s["exit_code"], 0, "{screen}");
+    assert!(screen.contains("Claude Code v"), "its own screen: {screen}");
+    assert!(screen.contains("Add buy milk to my notes"), "{screen}");
+    assert!(screen.contains("tracer run: recording to"), "{screen}");
+    assert_eq!(s["configs_before"], s["configs_after"], "{s:#}");
+    let hops = run.tracer(&["ls", "--hops", "-n", "1000"]);
+    let hops = hops.as_array().unwrap();
+    assert!(
+        hops.iter()
+            .any(|h| h["transport"] == "stdio" && h["method"] == "tools/call"),
+        "{hops:#?}"
+    );
+    assert!(
+        hops.iter()
+            .any(|h| h["route"] == CLAUDE.host && h["status"] == 200),
+        "{hops:#?}"
+    );
 }

@@ -4,6 +4,8 @@ test CA's certificate for the agent's real API host), the notes server configure
 server in the agent's own config file in a throwaway HOME, and `tracer run --resolve HOST:443=…
 --upstream-ca CA -- AGENT "Add buy milk to my notes"`. With --netns (root) inside `unshare --net`.
 With --kill-after-first-request, tracer is killed with SIGKILL once the upstream saw a request.
+With --interactive (Claude Code), the agent's own screen runs in tmux: the prompt is typed, the
+answer awaited, `/exit` typed; the screen is kept in the summary.
 
 Writes WORK/summary.json: tracer's exit code, output tails, the notes file, the config files'
 bytes before and after (hex SHA-256), the database, the upstream's request log."""
@@ -110,6 +112,56 @@ default_tools_approval_mode = "approve"
     raise SystemExit(f"unknown agent {agent}")
 
 
+def interactive(args, work, project, env, tracer, command, notes):
+    """Runs tracer run of the agent's interactive screen in tmux; returns (exit code, screen)."""
+    socket = os.path.join(work, "tmux.sock")
+    state = os.path.join(env["HOME"], ".claude.json")
+    key = "sk-ant-test-fake-key-0000000000000000"
+    write(state, json.dumps({"hasCompletedOnboarding": True,
+                             "customApiKeyResponses": {"approved": [key[-20:]], "rejected": []},
+                             "projects": {project: {"hasTrustDialogAccepted": True}}}))
+    argv = [a for a in command if a not in ("-p", PROMPT, "--output-format", "json")]
+    script = os.path.join(work, "interactive.sh")
+    exports = "".join(f"export {k}={shlex.quote(v)}\n" for k, v in env.items() if k != "TERM")
+    tracer_argv = [a for a in tracer[: tracer.index("--")] if a != "--json"] + ["--", *argv]
+    write(script, f"{exports}export TERM=xterm-256color\ncd {shlex.quote(project)}\n"
+                  f"{' '.join(shlex.quote(a) for a in tracer_argv)}\necho TRACER-EXIT-$?\nsleep 600\n")
+
+    def tmux(*more):
+        return subprocess.run(["tmux", "-S", socket, *more], capture_output=True, text=True).stdout
+
+    def screen():
+        return tmux("capture-pane", "-p", "-t", "run", "-S", "-300")
+
+    def wait(predicate, seconds):
+        deadline = time.time() + seconds
+        while time.time() < deadline:
+            if predicate():
+                return True
+            time.sleep(0.2)
+        return False
+
+    tmux("new-session", "-d", "-s", "run", "-x", "160", "-y", "50", f"sh {shlex.quote(script)}")
+    try:
+        wait(lambda: "for shortcuts" in screen(), 60)
+        tmux("send-keys", "-t", "run", "-l", PROMPT)
+        time.sleep(0.5)
+        tmux("send-keys", "-t", "run", "Enter")
+        wait(lambda: os.path.exists(notes) and "buy milk" in open(notes).read(), args.timeout)
+        wait(lambda: "Done" in screen(), 30)
+        time.sleep(1)
+        tmux("send-keys", "-t", "run", "-l", "/exit")
+        time.sleep(0.5)
+        tmux("send-keys", "-t", "run", "Enter")
+        wait(lambda: "TRACER-EXIT-" in screen(), 60)
+        shown = screen()
+    finally:
+        tmux("kill-server")
+    marker = shown.split("TRACER-EXIT-", 1)
+    code = int(marker[1].split()[0]) if len(marker) == 2 else None
+    return code, shown
+
+
 def digest(path):
     with open(path, "rb") as f:
         return hashlib.sha256(f.read()).hexdigest()
@@ -143,11 +195,18 @@ def run(args):
                "USER": "tester", "SHELL": "/bin/sh", "TMPDIR": os.path.join(work, "tmp"),
                **QUIET_ENV, **agent_env}
         started = time.time()
+        if args.interactive:
+            code, screen = interactive(args, work, project, env, tracer, command, notes)
+            killed, timed_out = False, code is None
+        else:
+            screen = None
         with open(os.path.join(logs, "tracer.out"), "wb") as out, \
                 open(os.path.join(logs, "tracer.err"), "wb") as err:
-            process = subprocess.Popen(tracer, cwd=project, env=env, stdin=subprocess.DEVNULL,
-                                       stdout=out, stderr=err, start_new_session=True)
-            killed, timed_out = False, False
+            process = subprocess.Popen(["true"] if args.interactive else tracer, cwd=project, env=env,
+                                       stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+                                       start_new_session=True)
+            if not args.interactive:
+                killed, timed_out = False, False
             try:
                 if args.kill_after_first_request:
                     while time.time() - started < args.timeout and process.poll() is None:
@@ -156,7 +215,9 @@ def run(args):
                             killed = True
                             break
                         time.sleep(0.05)
-                code = process.wait(args.timeout)
+                waited = process.wait(args.timeout)
+                if not args.interactive:
+                    code = waited
             except subprocess.TimeoutExpired:
                 timed_out = True
                 code = None
@@ -181,7 +242,7 @@ def run(args):
         "stderr": tail("tracer.err"),
         "notes": open(notes, encoding="utf-8").read() if os.path.exists(notes) else None,
         "configs_before": before, "configs_after": {p: digest(p) for p in configs},
-        "scratch_left": scratch_left, "db": db, "upstream_log": upstream_log,
+        "scratch_left": scratch_left, "db": db, "upstream_log": upstream_log, "screen": screen,
     }
     with open(os.path.join(work, "summary.json"), "w", encoding="utf-8") as f:
         json.dump(summary, f, indent=2)
@@ -201,6 +262,7 @@ def main():
     parser.add_argument("--timeout", type=float, default=240)
     parser.add_argument("--kill-after-first-request", action="store_true")
     parser.add_argument("--netns", action="store_true")
+    parser.add_argument("--interactive", action="store_true", help="Claude Code's own screen, in tmux")
     args = parser.parse_args()
     for name in ("agents_dir", "tracer", "notes_server", "tls_cert", "tls_key", "upstream_ca"):
         setattr(args, name, os.path.abspath(getattr(args, name)))
