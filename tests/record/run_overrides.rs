@@ -207,3 +207,15 @@ fn opencode_gets_its_config_content_with_the_wrapped_command() {
     assert!(first.contains("decrypting llm.corp.test, "), "{first}");
     assert_eq!(std::fs::read_to_string(&path).unwrap(), config);
 }
+
+#[test]
+fn an_agent_with_no_stdio_server_runs_as_it_was_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = r#"{"mcpServers": {"web": {"type": "http", "url": "https://mcp.corp.test/mcp"}}}"#;
+    write(&dir.path().join("home/.claude.json"), state);
+    let claude = stand_in(&dir.path().join("bin"), "claude", r#"echo "ARGS $*""#);
+    let (out, first) = run_stand_in(dir.path(), &claude, &["-p", "hi"]);
+    assert_eq!(out, "ARGS -p hi\n");
+    assert!(first.contains("Claude Code: no stdio MCP servers configured"), "{first}");
+    assert!(first.contains("decrypting mcp.corp.test, "), "{first}");
+}

@@ -110,6 +110,11 @@ pub fn prepare(args: &[String], context: &AgentContext) -> Result<Override, Agen
         entry["args"] = json!(wrapped);
         out.wrapped.push(name.clone());
     }
+    if out.wrapped.is_empty() {
+        // Nothing to wrap: the run's arguments stay as they were (plugins' servers too).
+        out.args = args.to_vec();
+        return Ok(out);
+    }
     let text = serde_json::to_string_pretty(&json!({ "mcpServers": servers }))
         .map_err(|e| AgentError::Unsupported(e.to_string()))?;
     let file = write_scratch(context.scratch, "claude-mcp.json", &text)?;

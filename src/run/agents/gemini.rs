@@ -146,6 +146,9 @@ pub fn prepare(
             find_key(layer, key, &mut out.urls);
         }
     }
+    if out.wrapped.is_empty() {
+        return Ok(out);
+    }
     let base = if family.by_home { user } else { system };
     let mut written = match base {
         Value::Object(map) => map,

@@ -89,6 +89,9 @@ pub fn prepare(args: &[String], context: &AgentContext) -> Result<Override, Agen
         overrides.insert(name.clone(), whole);
         out.wrapped.push(name.clone());
     }
+    if out.wrapped.is_empty() {
+        return Ok(out);
+    }
     let mut content = user_content;
     merge_deep(&mut content, json!({ "mcp": overrides }));
     out.env.push((CONTENT.into(), content.to_string()));
