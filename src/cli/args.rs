@@ -297,8 +297,8 @@ pub struct CaArgs {
 
     /// Print `export` lines for the trust variables of every common runtime (SSL_CERT_FILE,
     /// REQUESTS_CA_BUNDLE, CURL_CA_BUNDLE, CODEX_CA_CERTIFICATE, GIT_SSL_CAINFO,
-    /// CARGO_HTTP_CAINFO, AWS_CA_BUNDLE, DENO_CERT: the system's roots plus tracer's CA;
-    /// NODE_EXTRA_CA_CERTS: the CA; NODE_USE_ENV_PROXY=1), the set `tracer run` sets
+    /// CARGO_HTTP_CAINFO, AWS_CA_BUNDLE, DENO_CERT, NODE_EXTRA_CA_CERTS, …: the system's roots
+    /// plus tracer's CA; NODE_USE_ENV_PROXY=1), the set `tracer run` sets
     #[arg(long)]
     pub env: bool,
 

@@ -21,7 +21,7 @@ pub fn run(args: CaArgs) -> anyhow::Result<ExitCode> {
     if args.env {
         let bundle = ca.write_bundle()?;
         let mut env = args.proxy.map(proxy_env).unwrap_or_default();
-        env.extend(trust_env(&bundle, &ca.cert_path()));
+        env.extend(trust_env(&bundle));
         out!("{}", export_lines(&env))?;
     } else {
         outln!("{}", ca.cert_path().display())?;

@@ -146,7 +146,6 @@ pub async fn run(db: &Path, args: RunArgs) -> anyhow::Result<ExitCode> {
         ..ProxySettings::default()
     };
     let loopback = std::net::SocketAddr::from(([127, 0, 0, 1], 0));
-    let ca_cert = ca.cert_path();
     let proxy = Proxy::bind(args.routes.clone(), settings)
         .await?
         .with_forward(ForwardSettings {
@@ -160,7 +159,7 @@ pub async fn run(db: &Path, args: RunArgs) -> anyhow::Result<ExitCode> {
     let forward = proxy
         .forward_addr()
         .context("the forward proxy did not listen")?;
-    let mut child_env: Vec<(String, String)> = env::child_env(forward, &bundle, &ca_cert)
+    let mut child_env: Vec<(String, String)> = env::child_env(forward, &bundle)
         .into_iter()
         .map(|(k, v)| (k.to_string(), v))
         .collect();

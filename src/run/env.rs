@@ -34,21 +34,22 @@ pub const BUNDLE_VARIABLES: [&str; 12] = [
     "NIX_SSL_CERT_FILE",
 ];
 
-/// Node adds these certificates to its own roots: tracer's CA alone is enough.
+/// Node and Bun add these certificates to their own roots (the bundle, as `tracer ca --env`
+/// has always printed it).
 pub const NODE_EXTRA: &str = "NODE_EXTRA_CA_CERTS";
 
 /// Node's built-in `fetch` (undici) and `http` honour the proxy variables only with this set.
 pub const NODE_USE_ENV_PROXY: &str = "NODE_USE_ENV_PROXY";
 
-/// The trust variables: each bundle variable at `bundle`, Node's at the CA certificate, and
-/// Node told to use the proxy variables.
-pub fn trust_env(bundle: &Path, ca_cert: &Path) -> Vec<(&'static str, String)> {
+/// The trust variables: each bundle variable and Node's at `bundle`, and Node told to use the
+/// proxy variables.
+pub fn trust_env(bundle: &Path) -> Vec<(&'static str, String)> {
     let bundle = bundle.display().to_string();
     let mut env: Vec<(&'static str, String)> = BUNDLE_VARIABLES
         .iter()
         .map(|name| (*name, bundle.clone()))
         .collect();
-    env.push((NODE_EXTRA, ca_cert.display().to_string()));
+    env.push((NODE_EXTRA, bundle));
     env.push((NODE_USE_ENV_PROXY, "1".to_string()));
     env
 }
@@ -63,9 +64,9 @@ pub fn proxy_env(proxy: SocketAddr) -> Vec<(&'static str, String)> {
 }
 
 /// The whole set a traced program gets (`NO_PROXY` is left as the user set it).
-pub fn child_env(proxy: SocketAddr, bundle: &Path, ca_cert: &Path) -> Vec<(&'static str, String)> {
+pub fn child_env(proxy: SocketAddr, bundle: &Path) -> Vec<(&'static str, String)> {
     let mut env = proxy_env(proxy);
-    env.extend(trust_env(bundle, ca_cert));
+    env.extend(trust_env(bundle));
     env
 }
 
@@ -83,7 +84,7 @@ mod tests {
     #[test]
     fn every_runtime_gets_the_proxy_and_the_bundle() {
         let addr: SocketAddr = "127.0.0.1:4321".parse().unwrap();
-        let env = child_env(addr, Path::new("/ca/bundle.pem"), Path::new("/ca/ca.pem"));
+        let env = child_env(addr, Path::new("/ca/bundle.pem"));
         let get = |name: &str| {
             env.iter()
                 .find(|(n, _)| *n == name)
@@ -95,7 +96,7 @@ mod tests {
         for name in BUNDLE_VARIABLES {
             assert_eq!(get(name), Some("/ca/bundle.pem"), "{name}");
         }
-        assert_eq!(get(NODE_EXTRA), Some("/ca/ca.pem"));
+        assert_eq!(get(NODE_EXTRA), Some("/ca/bundle.pem"));
         assert_eq!(get(NODE_USE_ENV_PROXY), Some("1"));
         assert_eq!(get("NO_PROXY"), None);
     }

@@ -88,10 +88,7 @@ fn the_child_gets_the_proxy_and_trust_for_every_runtime_and_keeps_no_proxy() {
         assert_eq!(Path::new(&env[name]), bundle, "{name}");
     }
     let ca = std::fs::read_to_string(dir.path().join("ca/tracer-ca.pem")).unwrap();
-    assert_eq!(
-        Path::new(&env["NODE_EXTRA_CA_CERTS"]),
-        dir.path().join("ca/tracer-ca.pem")
-    );
+    assert_eq!(Path::new(&env["NODE_EXTRA_CA_CERTS"]), bundle);
     let bundled = std::fs::read_to_string(&bundle).unwrap();
     assert!(
         bundled.contains(ca.lines().nth(1).unwrap()),

@@ -216,6 +216,9 @@ fn an_agent_with_no_stdio_server_runs_as_it_was_asked() {
     let claude = stand_in(&dir.path().join("bin"), "claude", r#"echo "ARGS $*""#);
     let (out, first) = run_stand_in(dir.path(), &claude, &["-p", "hi"]);
     assert_eq!(out, "ARGS -p hi\n");
-    assert!(first.contains("Claude Code: no stdio MCP servers configured"), "{first}");
+    assert!(
+        first.contains("Claude Code: no stdio MCP servers configured"),
+        "{first}"
+    );
     assert!(first.contains("decrypting mcp.corp.test, "), "{first}");
 }
