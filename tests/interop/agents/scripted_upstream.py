@@ -10,7 +10,8 @@ that carries its result gets the final text (scripted_apis.py says how each API 
 Options: --encoding gzip|zstd compresses model answers (when the client's Accept-Encoding lists
 it, or always with --force-encoding); --pause-ms N waits N ms before the last bytes of a streamed
 body (after its end event); --log FILE appends one JSON line per request (method, path, headers,
-body, what was answered). Prints `listening on http://127.0.0.1:PORT` when ready."""
+body, what was answered); --tls-cert/--tls-key serve HTTPS (for `tracer run` under a real host
+name). Prints `listening on http(s)://127.0.0.1:PORT` when ready."""
 
 import argparse
 import base64
@@ -220,10 +221,20 @@ def main():
     parser.add_argument("--force-encoding", action="store_true")
     parser.add_argument("--pause-ms", type=int, default=0)
     parser.add_argument("--event-delay-ms", type=int, default=1)
+    parser.add_argument("--tls-cert", help="PEM certificate (chain) to serve HTTPS with")
+    parser.add_argument("--tls-key", help="its PEM private key")
     parser.parse_args(namespace=OPTIONS)
     server = ThreadingHTTPServer((OPTIONS.listen, OPTIONS.port), Handler)
     server.daemon_threads = True
-    url = f"http://{OPTIONS.listen}:{server.server_address[1]}"
+    scheme = "http"
+    if OPTIONS.tls_cert:
+        import ssl
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(OPTIONS.tls_cert, OPTIONS.tls_key)
+        context.set_alpn_protocols(["http/1.1"])
+        server.socket = context.wrap_socket(server.socket, server_side=True)
+        scheme = "https"
+    url = f"{scheme}://{OPTIONS.listen}:{server.server_address[1]}"
     if OPTIONS.port_file:
         with open(OPTIONS.port_file, "w", encoding="utf-8") as f:
             f.write(str(server.server_address[1]))
