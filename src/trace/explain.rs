@@ -55,11 +55,12 @@ pub enum Case {
     NoteTruncated,
     NoteCutOff,
     NoteMalformed,
+    NoteStreamedOn,
 }
 
 impl Case {
     /// Every case, for checks that the table is complete.
-    pub const ALL: [Case; 49] = [
+    pub const ALL: [Case; 50] = [
         Case::AgentRequest,
         Case::AgentReply,
         Case::AgentError,
@@ -109,6 +110,7 @@ impl Case {
         Case::NoteTruncated,
         Case::NoteCutOff,
         Case::NoteMalformed,
+        Case::NoteStreamedOn,
     ];
 }
 

@@ -13,9 +13,12 @@ mod contention;
 mod dialect_hops;
 #[path = "../support/interop_peers.rs"]
 mod interop_peers;
+#[path = "../support/session_fixtures.rs"]
+mod session_fixtures;
 #[path = "../support/trace_hops.rs"]
 mod trace_hops;
 
+mod agent_sessions;
 mod big_bodies;
 mod ca_checks;
 mod cli;

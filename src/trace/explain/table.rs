@@ -318,4 +318,10 @@ pub const CASES: &[CaseText] = &[
         "",
         "The body is not what its dialect should be: {detail}.",
     ),
+    row(
+        Case::NoteStreamedOn,
+        "note_streamed_on",
+        "",
+        "It is told here, when its tool call was complete in the stream; the answer went on streaming while the host ran the tool ({more} more).",
+    ),
 ];
