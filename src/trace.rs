@@ -118,18 +118,6 @@ pub fn reply_tokens(reading: &HopReading) -> Option<TokenCounts> {
     }
 }
 
-/// How long hop `index`'s answer went on streaming after the moment it is told at (its tool
-/// call complete), when another hop of the trace started in between (the host ran the tool).
-fn streamed_on(times: &[HopTimes], index: usize) -> Option<i64> {
-    let hop = times.get(index)?;
-    let (told, end) = (hop.told_ns?, hop.response_ns?);
-    let overlapped = times
-        .iter()
-        .enumerate()
-        .any(|(other, t)| other != index && t.request_ns >= told && t.request_ns < end);
-    overlapped.then_some(end - told)
-}
-
 /// Numbers and explains the messages of one trace's hops (any order; in-flight hops included).
 pub fn explain_trace(hops: &[RecordedHop]) -> Vec<ExplainedMessage> {
     let readings: Vec<HopReading> = hops.iter().map(RecordedHop::reading).collect();
@@ -157,7 +145,7 @@ pub fn explain_trace(hops: &[RecordedHop]) -> Vec<ExplainedMessage> {
             }
             Direction::Response => {
                 let mut explained = explain_response(hop, reading);
-                if let Some(more) = streamed_on(&times, index) {
+                if let Some((_, more)) = numbering::streamed_on(&times, index) {
                     let more = explain::human_duration(more);
                     explained.note(Case::NoteStreamedOn, &[("more", more)]);
                 }

@@ -210,6 +210,11 @@ impl HopLog {
         Ok(log)
     }
 
+    /// The session the trace belongs to, when known.
+    pub fn session(&self) -> Option<&SessionEntry> {
+        self.trace.session.as_ref()
+    }
+
     /// A hop-log file read and explained again from its hops, as if it had been imported and
     /// exported (`tracer show FILE`, `tracer export FILE`): the same document `import` then
     /// `export` would give, without a database.

@@ -49,13 +49,22 @@ impl Grouper {
         }
     }
 
-    /// Puts a hop in a known trace without deciding (hops grouped earlier, or by hand).
+    /// Puts a hop in a known trace without deciding (hops grouped earlier, or by hand); a trace
+    /// new to the grouper joins the hop's session, decided as for a new hop.
     pub fn place(&mut self, input: &TraceInput, trace_id: &str, kind: TraceKind) {
-        self.place_in_session(input, trace_id, kind, None);
+        let index = match self.by_id.get(trace_id) {
+            Some(index) => *index,
+            None => {
+                let session = self.session_for(input);
+                self.open(trace_id.to_string(), None, kind, input.started_ns, session)
+            }
+        };
+        self.placed(index, input);
     }
 
-    /// `place`, with the session the store names for that trace (None for traces written before
-    /// sessions: the hop's session is decided as for a new hop).
+    /// `place`, for a trace the store holds, in the session the store names for it (None for a
+    /// trace stored before sessions, or imported without one: it stays in no session, and takes
+    /// only hops of its own trace id).
     pub fn place_in_session(
         &mut self,
         input: &TraceInput,
@@ -68,11 +77,15 @@ impl Grouper {
             None => {
                 let session = match session {
                     Some(known) => self.known_session(known, input.started_ns),
-                    None => self.session_for(input),
+                    None => self.detached_session(input.started_ns),
                 };
                 self.open(trace_id.to_string(), None, kind, input.started_ns, session)
             }
         };
+        self.placed(index, input);
+    }
+
+    fn placed(&mut self, index: usize, input: &TraceInput) {
         if let Some(call) = &input.mcp_call
             && let Some(entry) = self.traces[index]
                 .asked
@@ -275,8 +288,8 @@ impl Grouper {
                 session_id: self
                     .sessions
                     .get(session)
-                    .map(|s| s.draft.id.clone())
-                    .unwrap_or_default(),
+                    .filter(|s| !s.detached)
+                    .map(|s| s.draft.id.clone()),
             },
             session,
             spans: Spans::default(),

@@ -111,7 +111,7 @@ impl LiveGrouping {
         let drafts = grouper.take_changed();
         let trace_sessions: Vec<(String, String)> = drafts
             .iter()
-            .map(|d| (d.id.clone(), d.session_id.clone()))
+            .filter_map(|d| Some((d.id.clone(), d.session_id.clone()?)))
             .collect();
         let traces: Vec<_> = drafts.into_iter().map(trace_row).collect();
         let sessions: Vec<_> = grouper

@@ -1,9 +1,9 @@
 //! Numbering a trace's messages 1..M in the order they happened (a request → or a response ←).
 //!
 //! A request (→) happens when it starts; a response (←) when it ends, except that a streamed
-//! model answer carrying a tool call happens when that call was complete in the stream (the host
-//! runs the tool then, so the `tools/call` it asks for follows it; `trace::call_moment`). A hop
-//! is named by the number of its request. The buy-milk trace is ten messages, the user's reply
+//! model answer carrying a tool call, still streaming when the host started the next hop (it ran
+//! the tool), happens when that call was complete in the stream, so the `tools/call` it asks for
+//! follows it (`trace::call_moment`). A hop is named by the number of its request. The buy-milk trace is ten messages, the user's reply
 //! last.
 
 use crate::hop::{HopEnd, HopStart, HopState};
@@ -60,10 +60,19 @@ impl HopTimes {
         }
     }
 
-    /// When the response counts as told: the tool call's moment, else its end.
-    pub fn response_told_ns(&self) -> Option<i64> {
-        self.told_ns.or(self.response_ns)
-    }
+}
+
+/// When hop `index`'s answer went on streaming after its tool call was complete while another
+/// hop of the trace started (the host ran the tool): that moment, and how long it streamed on.
+/// Only then is the answer told before its end; without an overlap nothing moves.
+pub fn streamed_on(hops: &[HopTimes], index: usize) -> Option<(i64, i64)> {
+    let hop = hops.get(index)?;
+    let (told, end) = (hop.told_ns?, hop.response_ns?);
+    let overlapped = hops
+        .iter()
+        .enumerate()
+        .any(|(other, t)| other != index && t.request_ns >= told && t.request_ns < end);
+    overlapped.then_some((told, end - told))
 }
 
 /// One numbered message: its number, which hop (index into the input) and which arrow.
@@ -83,7 +92,8 @@ pub fn number_messages(hops: &[HopTimes]) -> Vec<NumberedMessage> {
     let mut events: Vec<(i64, u8, usize, Direction)> = Vec::with_capacity(hops.len() * 2);
     for (index, hop) in hops.iter().enumerate() {
         events.push((hop.request_ns, 1, index, Direction::Request));
-        if let Some(at) = hop.response_told_ns() {
+        let told = streamed_on(hops, index).map(|(told, _)| told);
+        if let Some(at) = told.or(hop.response_ns) {
             let at = at.max(hop.request_ns);
             let rank = if at == hop.request_ns { 2 } else { 0 };
             events.push((at, rank, index, Direction::Response));

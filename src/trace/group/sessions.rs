@@ -29,6 +29,8 @@ pub(super) struct SessionState {
     last_ns: i64,
     /// A titled request trace has been opened in it (start-up discovery is over).
     pub(super) has_request: bool,
+    /// The stand-in of a stored trace in no session: never written, never joined.
+    pub(super) detached: bool,
 }
 
 impl SessionState {
@@ -92,13 +94,24 @@ impl Grouper {
         index
     }
 
+    /// A session of its own for a stored trace that has none (see `place_in_session`).
+    pub(super) fn detached_session(&mut self, t: i64) -> usize {
+        let index = self.open_session(String::new(), None, t);
+        self.session_by_id.remove("");
+        self.changed_sessions.remove(&index);
+        if let Some(session) = self.sessions.get_mut(index) {
+            session.detached = true;
+        }
+        index
+    }
+
     /// The alive session opened last among those `accept` takes.
     fn latest_session(&self, t: i64, accept: impl Fn(&SessionState) -> bool) -> Option<usize> {
         self.sessions
             .iter()
             .enumerate()
             .rev()
-            .find(|(_, s)| s.alive(t) && accept(s))
+            .find(|(_, s)| !s.detached && s.alive(t) && accept(s))
             .map(|(index, _)| index)
     }
 
@@ -117,6 +130,7 @@ impl Grouper {
             routes: Vec::new(),
             last_ns: t,
             has_request: false,
+            detached: false,
         });
         self.changed_sessions.insert(index);
         index
@@ -125,6 +139,9 @@ impl Grouper {
     /// What a hop added to `index` tells its session: the host's id, the MCP session, a route
     /// initialized.
     pub(super) fn note_session(&mut self, index: usize, input: &TraceInput) {
+        if self.sessions.get(index).is_none_or(|s| s.detached) {
+            return;
+        }
         let t = input.started_ns;
         // The host's id, when this session has none and no other alive session holds it.
         let adopt = input
@@ -162,12 +179,18 @@ impl Grouper {
     pub fn take_changed_sessions(&mut self) -> Vec<SessionDraft> {
         std::mem::take(&mut self.changed_sessions)
             .into_iter()
-            .filter_map(|index| self.sessions.get(index).map(|s| s.draft.clone()))
+            .filter_map(|index| self.sessions.get(index))
+            .filter(|s| !s.detached)
+            .map(|s| s.draft.clone())
             .collect()
     }
 
     /// Every session built so far, in the order they were opened.
     pub fn sessions(&self) -> Vec<SessionDraft> {
-        self.sessions.iter().map(|s| s.draft.clone()).collect()
+        self.sessions
+            .iter()
+            .filter(|s| !s.detached)
+            .map(|s| s.draft.clone())
+            .collect()
     }
 }

@@ -60,8 +60,9 @@ pub struct TraceDraft {
     /// The end of its last hop; None while any hop is in flight.
     pub ended_ns: Option<i64>,
     pub hop_ids: Vec<String>,
-    /// The session (run of a host) the trace belongs to.
-    pub session_id: String,
+    /// The session (run of a host) the trace belongs to; None for a trace stored before
+    /// sessions, which is left in none.
+    pub session_id: Option<String>,
 }
 
 /// A session as grouping built it: one run of a host, above its traces.
