@@ -39,6 +39,7 @@ mod https_forward_edges;
 mod https_forward_limits;
 mod https_reverse;
 mod https_support;
+mod interop_agent_sessions;
 mod interop_agents;
 mod interop_https_curl;
 mod interop_https_sdk;
