@@ -33,11 +33,13 @@ pub struct Grouper {
     /// Traces that took a hop (or learned more of one) since `take_changed` last asked.
     changed: std::collections::BTreeSet<usize>,
     /// Sessions (runs of a host) in the order they were opened, and their indexes by id, by the
-    /// host's own id and by MCP session.
+    /// host's own id, by MCP session and by client address.
     sessions: Vec<SessionState>,
     session_by_id: HashMap<String, usize>,
     by_host: HashMap<String, usize>,
     by_mcp: HashMap<String, usize>,
+    /// The session that last had a hop without a host id from each client address.
+    by_peer: HashMap<String, usize>,
     changed_sessions: std::collections::BTreeSet<usize>,
 }
 

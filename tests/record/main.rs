@@ -32,6 +32,7 @@ mod foreign_files;
 mod grouping;
 mod grouping_evidence;
 mod grouping_proxy;
+mod grouping_sessions;
 mod hop_log;
 mod http_shapes;
 mod https_ca;

@@ -3,9 +3,10 @@
 //!
 //! A session is one run of an agent. Hosts that name their run (`x-claude-code-session-id`,
 //! Codex `session-id`, opencode `x-session-id`) are told apart by that id. MCP hops never carry
-//! it, and `Mcp-Session-Id` is redacted in the record: they belong to the latest session, except
-//! that an `initialize` of a route the latest session has initialized already starts a new
-//! process, so a new session. A session opened by MCP start-up takes the first host id that comes
+//! it, and `Mcp-Session-Id` is redacted in the record: they belong to the session that last had a
+//! hop from the same connection (client address and port), else to the latest session, except
+//! that an `initialize` of a route that session has initialized already starts a new process, so
+//! a new session. A session opened by MCP start-up takes the first host id that comes
 //! after it. Traces never cross sessions: every decision by content or time looks only at the
 //! traces of the hop's session. Only request-side facts (headers, the JSON-RPC method, start
 //! times) are read, so a hop fed in flight decides as its finished replay does.
@@ -68,8 +69,17 @@ impl Grouper {
         {
             return index;
         }
-        // A model hop without the host's id (a preconnect) is not of a run that names itself.
-        let latest = if input.role == Some(Role::Model) {
+        // The session that last had a hop from this very connection (a new process opens new
+        // ones), else the latest; a model hop without the host's id (a preconnect) is not of a
+        // run that names itself.
+        let by_peer = self
+            .by_peer
+            .get(&input.peer)
+            .copied()
+            .filter(|&index| self.sessions[index].alive(t));
+        let latest = if by_peer.is_some() {
+            by_peer
+        } else if input.role == Some(Role::Model) {
             self.latest_session(t, |s| s.draft.host_session.is_none())
         } else {
             self.latest_session(t, |_| true)
@@ -172,6 +182,9 @@ impl Grouper {
         }
         if let Some(tag) = &input.mcp_session {
             self.by_mcp.entry(tag.clone()).or_insert(index);
+        }
+        if input.host_session.is_none() {
+            self.by_peer.insert(input.peer.clone(), index);
         }
     }
 
