@@ -53,22 +53,17 @@ fn complete_offset(body: &[u8]) -> Option<usize> {
         let Ok(record) = serde_json::from_str::<Value>(json) else {
             continue;
         };
+        let index = record["index"].as_i64().unwrap_or(-1);
+        let item = record["item"]["type"].as_str().unwrap_or("");
         match record["type"].as_str() {
-            Some("content_block_start") => {
-                if record["content_block"]["type"].as_str() == Some("tool_use") {
-                    tool_blocks.push(record["index"].as_i64().unwrap_or(-1));
-                }
+            Some("content_block_start")
+                if record["content_block"]["type"].as_str() == Some("tool_use") =>
+            {
+                tool_blocks.push(index);
             }
-            Some("content_block_stop") => {
-                if tool_blocks.contains(&record["index"].as_i64().unwrap_or(-1)) {
-                    return Some(at);
-                }
-            }
-            Some("response.output_item.done") => {
-                let kind = record["item"]["type"].as_str().unwrap_or("");
-                if HOST_RUN_ITEMS.contains(&kind) {
-                    return Some(at);
-                }
+            Some("content_block_stop") if tool_blocks.contains(&index) => return Some(at),
+            Some("response.output_item.done") if HOST_RUN_ITEMS.contains(&item) => {
+                return Some(at);
             }
             _ => {}
         }
@@ -109,6 +104,9 @@ mod tests {
         let chat = b"data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":0}]}}]}\n\ndata: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":0,\"function\":{\"arguments\":\"{}\"}}]}}]}\n\ndata: {\"choices\":[{\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\ndata: [DONE]\n\n";
         let closed = complete_offset(chat).expect("closed");
         assert!(chat[..closed].ends_with(b"\"{}\"}}]}}]}\n"));
-        assert_eq!(complete_offset(b"data: {\"type\":\"message_stop\"}\n\n"), None);
+        assert_eq!(
+            complete_offset(b"data: {\"type\":\"message_stop\"}\n\n"),
+            None
+        );
     }
 }

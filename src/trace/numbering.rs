@@ -59,7 +59,6 @@ impl HopTimes {
             told_ns,
         }
     }
-
 }
 
 /// When hop `index`'s answer went on streaming after its tool call was complete while another

@@ -134,7 +134,9 @@ async fn live_decides_as_rebuild(name: &str) {
     let (_dir, rebuilt_store, hops) = rebuilt(name).await;
     let expected = assignments(&rebuilt_store).await;
     let dir = tempfile::tempdir().expect("tempdir");
-    let store = Store::open(&dir.path().join("live.db")).await.expect("store");
+    let store = Store::open(&dir.path().join("live.db"))
+        .await
+        .expect("store");
     let mut events: Vec<(i64, bool, usize)> = Vec::new();
     for (index, hop) in hops.iter().enumerate() {
         events.push((hop.start.started_unix_ns, false, index));
@@ -163,7 +165,11 @@ async fn live_decides_as_rebuild(name: &str) {
         live.pass_at(&store, at).await.expect("pass");
     }
     live.pass_at(&store, i64::MAX / 2).await.expect("last pass");
-    assert_eq!(assignments(&store).await, expected, "{name}: live == rebuild");
+    assert_eq!(
+        assignments(&store).await,
+        expected,
+        "{name}: live == rebuild"
+    );
 }
 
 #[tokio::test]
@@ -203,7 +209,12 @@ async fn tool_calls_follow_the_answer_that_asked(name: &str) {
                     trace.id
                 );
                 assert!(
-                    call.start.started_unix_ns < hop.end.as_ref().and_then(|e| e.response_ended_unix_ns).unwrap_or(i64::MAX),
+                    call.start.started_unix_ns
+                        < hop
+                            .end
+                            .as_ref()
+                            .and_then(|e| e.response_ended_unix_ns)
+                            .unwrap_or(i64::MAX),
                     "{name}: the host ran the tool while the answer still streamed (what this test is about)"
                 );
                 checked += 1;

@@ -84,8 +84,10 @@ fn runs_back_to_back_with_the_same_text_are_sessions_of_their_own() {
             hops.extend(run(prefix, t, host.map(|h| h[index])));
         }
         let grouping = group(&inputs(&hops), GroupOptions::default());
-        let mut expected: Vec<Vec<String>> =
-            ["7", "8", "9"].iter().flat_map(|p| setup_and_request(p)).collect();
+        let mut expected: Vec<Vec<String>> = ["7", "8", "9"]
+            .iter()
+            .flat_map(|p| setup_and_request(p))
+            .collect();
         expected.sort();
         assert_eq!(traces(&grouping), expected, "host ids {host:?}");
         assert_eq!(grouping.sessions.len(), 3, "host ids {host:?}");
@@ -124,7 +126,11 @@ fn the_hosts_own_id_keeps_overlapping_runs_apart() {
             .map(|a| a.trace_id.clone())
     };
     assert_eq!(of("53"), of("55"), "run 1's loop is one trace");
-    assert_eq!(of("53"), of("54"), "run 1's tool call, on run 1's connection, is in it");
+    assert_eq!(
+        of("53"),
+        of("54"),
+        "run 1's tool call, on run 1's connection, is in it"
+    );
     assert_eq!(of("63"), of("64"), "run 2's tool call is in run 2's");
     assert_eq!(of("63"), of("65"), "run 2's loop is one trace");
     assert_ne!(of("53"), of("63"), "the runs' loops are apart");

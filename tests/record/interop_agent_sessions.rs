@@ -19,10 +19,19 @@ fn partition(run: &Run) -> Vec<(String, Vec<String>)> {
                 .as_array()
                 .unwrap()
                 .iter()
-                .map(|t| format!("{}:{}", t["kind"].as_str().unwrap(), t["id"].as_str().unwrap()))
+                .map(|t| {
+                    format!(
+                        "{}:{}",
+                        t["kind"].as_str().unwrap(),
+                        t["id"].as_str().unwrap()
+                    )
+                })
                 .collect();
             traces.sort();
-            (s["host_session_id"].as_str().unwrap_or("-").to_string(), traces)
+            (
+                s["host_session_id"].as_str().unwrap_or("-").to_string(),
+                traces,
+            )
         })
         .collect();
     out.sort();
@@ -31,17 +40,28 @@ fn partition(run: &Run) -> Vec<(String, Vec<String>)> {
 
 fn runs_back_to_back(agent: &Agent, runs: usize) {
     let count = runs.to_string();
-    let Some(run) = run(agent, &["--linger-ms=300"], &["--runs", &count, "--gap", "1.5"]) else {
+    let Some(run) = run(
+        agent,
+        &["--linger-ms=300"],
+        &["--runs", &count, "--gap", "1.5"],
+    ) else {
         return;
     };
     let codes = &run.summary["exit_codes"];
     assert_eq!(codes.as_array().map(Vec::len), Some(runs), "{codes}");
-    assert!(codes.as_array().unwrap().iter().all(|c| c == 0), "{:#}", run.summary);
+    assert!(
+        codes.as_array().unwrap().iter().all(|c| c == 0),
+        "{:#}",
+        run.summary
+    );
     assert_eq!(run.summary["notes"], "buy milk\n".repeat(runs));
     let live = partition(&run);
     assert_eq!(live.len(), runs, "one session per run: {live:#?}");
     for (host, traces) in &live {
-        assert_ne!(host, "-", "the session is named by the host's id: {live:#?}");
+        assert_ne!(
+            host, "-",
+            "the session is named by the host's id: {live:#?}"
+        );
         let kinds: Vec<&str> = traces.iter().map(|t| &t[..t.find(':').unwrap()]).collect();
         assert_eq!(kinds, ["request", "setup"], "{live:#?}");
     }
@@ -61,7 +81,11 @@ fn runs_back_to_back(agent: &Agent, runs: usize) {
         .output()
         .unwrap();
     assert!(output.status.success(), "{output:?}");
-    assert_eq!(partition(&run), live, "rebuild decides as live grouping did");
+    assert_eq!(
+        partition(&run),
+        live,
+        "rebuild decides as live grouping did"
+    );
 }
 
 #[test]

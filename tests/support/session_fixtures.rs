@@ -143,15 +143,17 @@ fn packed(hop: &Value, request: Option<Vec<u8>>, response: Option<Vec<u8>>) -> P
         response_head_unix_ns: time("response_head_unix_ns"),
         response_first_byte_unix_ns: time("response_first_byte_unix_ns"),
         response_ended_unix_ns: time("response_ended_unix_ns"),
-        chunks: hop["response_chunks"].as_array().map_or_else(Vec::new, |chunks| {
-            chunks
-                .iter()
-                .map(|c| Chunk {
-                    offset_ns: c[0].as_i64().expect("offset"),
-                    size: c[1].as_u64().expect("size"),
-                })
-                .collect()
-        }),
+        chunks: hop["response_chunks"]
+            .as_array()
+            .map_or_else(Vec::new, |chunks| {
+                chunks
+                    .iter()
+                    .map(|c| Chunk {
+                        offset_ns: c[0].as_i64().expect("offset"),
+                        size: c[1].as_u64().expect("size"),
+                    })
+                    .collect()
+            }),
         chunks_truncated: hop["response_chunks_truncated"].as_i64() == Some(1),
         error: hop["error"].as_str().map(str::to_string),
     };
@@ -168,7 +170,9 @@ pub async fn stored(dir: &Path, hops: &[PackedHop]) -> Store {
     {
         let mut conn = store.pool().acquire().await.expect("connection");
         for hop in hops {
-            hops::insert_start(&mut conn, &hop.start).await.expect("start");
+            hops::insert_start(&mut conn, &hop.start)
+                .await
+                .expect("start");
             assert!(hops::apply_end(&mut conn, &hop.end).await.expect("end"));
         }
     }

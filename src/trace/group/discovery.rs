@@ -41,9 +41,9 @@ impl Grouper {
             self.traces[index].draft.kind = TraceKind::Setup;
             return (index, Reason::Setup);
         }
-        let index = self.nearest_setup(t, session).unwrap_or_else(|| {
-            self.open(input.hop_id.clone(), None, TraceKind::Setup, t, session)
-        });
+        let index = self
+            .nearest_setup(t, session)
+            .unwrap_or_else(|| self.open(input.hop_id.clone(), None, TraceKind::Setup, t, session));
         (index, Reason::Setup)
     }
 
@@ -67,7 +67,9 @@ impl Grouper {
         let nearest = self
             .active_traces()
             .filter(|(_, s)| {
-                s.session == session && s.draft.kind == TraceKind::Request && s.distance(t) <= window
+                s.session == session
+                    && s.draft.kind == TraceKind::Request
+                    && s.distance(t) <= window
             })
             .min_by_key(|(index, s)| (!s.is_open(t, window), s.distance(t), usize::MAX - index))
             .map(|(index, _)| index);

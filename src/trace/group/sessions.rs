@@ -86,7 +86,8 @@ impl Grouper {
         };
         match latest {
             Some(index)
-                if !(input.is_initialize() && self.sessions[index].routes.contains(&input.route)) =>
+                if !(input.is_initialize()
+                    && self.sessions[index].routes.contains(&input.route)) =>
             {
                 index
             }
