@@ -6,6 +6,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
+use tracer::export::hop_log::HopLog;
 use tracer::hop::Role;
 use tracer::store::Store;
 use tracer::trace::correlate::{GroupScope, correlate, recorded_hops};
@@ -228,4 +229,63 @@ async fn tool_calls_follow_the_answer_that_asked(name: &str) {
 async fn every_tool_call_is_numbered_after_the_answer_that_asked_for_it() {
     tool_calls_follow_the_answer_that_asked("codex-5-runs.json").await;
     tool_calls_follow_the_answer_that_asked("claude-code-2-runs.json").await;
+}
+
+/// The hop log names the trace's session by the host's own id, and import keeps it: export →
+/// import → export gives the same bytes.
+#[tokio::test]
+async fn the_hop_log_carries_the_session_through_import() {
+    let (_dir, store, hops) = rebuilt("claude-code-2-runs.json").await;
+    let host_ids: BTreeSet<&str> = hops
+        .iter()
+        .filter_map(|h| h.header("x-claude-code-session-id"))
+        .collect();
+    let other = tempfile::tempdir().expect("tempdir");
+    let copy = Store::open(&other.path().join("copy.db"))
+        .await
+        .expect("store");
+    let validator = crate::hop_log::schema_validator();
+    for trace in store.traces().await.expect("traces") {
+        let log = HopLog::from_store(&store, &trace.id).await.expect("log");
+        let session = log.session().expect("a session");
+        assert!(
+            host_ids.contains(session.host_session_id.as_deref().unwrap_or("")),
+            "{session:?}"
+        );
+        let text = log.to_json_pretty();
+        crate::hop_log::assert_valid(&validator, &text);
+        log.import(&copy).await.expect("import");
+        correlate(&copy, GroupOptions::default(), GroupScope::Unassigned)
+            .await
+            .expect("group");
+        let again = HopLog::from_store(&copy, &trace.id).await.expect("again");
+        assert_eq!(again.to_json_pretty(), text, "export → import → export");
+    }
+}
+
+/// `tracer ls --sessions --json`: one entry per run, each with its setup and request traces.
+#[tokio::test]
+async fn ls_lists_the_sessions_with_their_traces() {
+    let (dir, store, _hops) = rebuilt("codex-5-runs.json").await;
+    store.close().await;
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_tracer"))
+        .args(["ls", "--sessions", "--json", "--db"])
+        .arg(dir.path().join("tracer.db"))
+        .output()
+        .expect("tracer ls");
+    assert!(output.status.success(), "{output:?}");
+    let listed: serde_json::Value = serde_json::from_slice(&output.stdout).expect("JSON");
+    let sessions = listed.as_array().expect("an array");
+    assert_eq!(sessions.len(), 5);
+    for session in sessions {
+        assert!(session["host_session_id"].is_string(), "{session}");
+        let kinds: Vec<&str> = session["traces"]
+            .as_array()
+            .expect("traces")
+            .iter()
+            .map(|t| t["kind"].as_str().expect("kind"))
+            .collect();
+        assert_eq!(kinds, ["setup", "request"], "{session}");
+        assert_eq!(session["traces"][1]["session"]["id"], session["id"]);
+    }
 }
