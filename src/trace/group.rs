@@ -40,6 +40,7 @@ pub struct Grouper {
     by_mcp: HashMap<String, usize>,
     /// The session that last had a hop without a host id from each client address.
     by_peer: HashMap<String, usize>,
+    peer_limit: usize,
     changed_sessions: std::collections::BTreeSet<usize>,
 }
 

@@ -20,6 +20,9 @@ use crate::trace::evidence::TraceInput;
 /// pass (`trace::feed::LOOKBACK_NS`), so a one-shot pass knows every session a rebuild would.
 pub const SESSION_IDLE_NS: i64 = 15 * 60 * 1_000_000_000;
 
+/// How many client addresses are remembered before those of closed sessions are forgotten.
+const PEERS_KEPT: usize = 4096;
+
 /// What the grouper remembers about one session.
 #[derive(Debug)]
 pub(super) struct SessionState {
@@ -186,6 +189,13 @@ impl Grouper {
         }
         if input.host_session.is_none() {
             self.by_peer.insert(input.peer.clone(), index);
+            if self.by_peer.len() > self.peer_limit.max(PEERS_KEPT) {
+                // Connections of closed sessions are forgotten; the limit doubles past what is
+                // left, so a proxy serving many connections does this rarely.
+                let sessions = &self.sessions;
+                self.by_peer.retain(|_, s| sessions[*s].alive(t));
+                self.peer_limit = 2 * self.by_peer.len();
+            }
         }
     }
 
