@@ -217,6 +217,10 @@ pub struct HopEnd {
     /// More chunks arrived than were kept (the list is bounded).
     pub chunks_truncated: bool,
     pub error: Option<String>,
+    /// How the hop ended when that is worth saying and is no failure: "the client stopped
+    /// reading after the last event (response.completed)" for a complete stream whose client
+    /// closed before the body's own end.
+    pub note: Option<String>,
 }
 
 /// What recorders send to the store writer.

@@ -5,31 +5,39 @@ mod call_moment;
 pub mod correlate;
 pub mod dates;
 mod describe;
+mod dialect_words;
 pub mod evidence;
 pub mod explain;
+pub mod explain_context;
 mod feed;
 pub mod group;
 pub mod lanes;
 pub mod live_group;
+mod model_notes;
 pub mod numbering;
 pub mod readiness;
+pub mod request_anatomy;
+pub mod request_views;
+mod stopped_reading;
 pub mod summary;
 mod text_match;
 pub mod timing;
 pub mod tokens;
+pub mod tool_origin;
 pub mod transport_moves;
 
 use crate::hop::{HopEnd, HopStart, Role};
 use crate::wire::dialect::{self, HopReading, ModelRequest, Reading};
 use crate::wire::safe_text::one_line;
 
-pub use describe::{explain_request, explain_response};
+pub use describe::{explain_request, explain_request_in, explain_response, explain_response_in};
 pub use evidence::{CallKey, TraceInput};
 pub use explain::{Case, Explained};
 pub use group::{
     Assignment, GroupOptions, Grouper, Grouping, Reason, TraceDraft, TraceKind, group,
 };
 pub use numbering::{Direction, HopTimes, NumberedMessage, number_messages};
+pub use stopped_reading::settle_old_record;
 pub use summary::{TraceStatus, TraceSummary, summarize};
 pub use tokens::TokenCounts;
 
@@ -122,7 +130,8 @@ pub fn reply_tokens(reading: &HopReading) -> Option<TokenCounts> {
 pub fn explain_trace(hops: &[RecordedHop]) -> Vec<ExplainedMessage> {
     let readings: Vec<HopReading> = hops.iter().map(RecordedHop::reading).collect();
     let times: Vec<HopTimes> = hops.iter().map(RecordedHop::times).collect();
-    let mut previous_model_request: Option<&ModelRequest> = None;
+    let context = explain_context::ExplainContext::of_trace(hops, &readings);
+    let mut earlier_model_requests: Vec<&ModelRequest> = Vec::new();
     let mut out = Vec::new();
     let numbered = number_messages(&times);
     let mut hop_numbers = vec![0; hops.len()];
@@ -137,14 +146,19 @@ pub fn explain_trace(hops: &[RecordedHop]) -> Vec<ExplainedMessage> {
         let (hop, reading) = (&hops[index], &readings[index]);
         let explained = match message.direction {
             Direction::Request => {
-                let explained = explain_request(hop, reading, previous_model_request);
-                if let Reading::ModelRequest(request) = &reading.request.reading {
-                    previous_model_request = Some(request);
-                }
+                let request = match &reading.request.reading {
+                    Reading::ModelRequest(request) => Some(request),
+                    _ => None,
+                };
+                let previous =
+                    request.and_then(|r| request_anatomy::previous_of(r, &earlier_model_requests));
+                let explained = explain_request_in(hop, reading, previous, &context);
+                // A side request (routing, a title) is not what the next turn adds to.
+                earlier_model_requests.extend(request.filter(|r| !r.is_side_request()));
                 explained
             }
             Direction::Response => {
-                let mut explained = explain_response(hop, reading);
+                let mut explained = explain_response_in(hop, reading, &context);
                 if let Some((_, more)) = numbering::streamed_on(&times, index) {
                     let more = explain::human_duration(more);
                     explained.note(Case::NoteStreamedOn, &[("more", more)]);

@@ -2,6 +2,7 @@
 //! recorded text made safe to print (`safe_text`); pure.
 
 pub mod agent_api;
+pub mod content_encoding;
 pub mod dialect;
 pub mod ids;
 pub mod jsonrpc;
@@ -11,4 +12,5 @@ pub mod openai;
 pub mod redact;
 pub mod safe_text;
 pub mod stream;
+pub mod stream_end;
 pub mod trace_context;

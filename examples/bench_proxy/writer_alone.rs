@@ -116,5 +116,6 @@ fn end(id: &str) -> HopEnd {
         }],
         chunks_truncated: false,
         error: None,
+        note: None,
     }
 }

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::Args;
-use serde_json::{Value, json};
+use serde_json::json;
 
 use super::eval_cmd::parse_seconds;
 use super::stdout_text::{emit, emit_json};
@@ -184,9 +184,7 @@ async fn rerun_one_step(
     let view = view_of(original);
     let mut request = step_request(original, &view, step)?;
     if let Some(model) = &args.model {
-        request
-            .body
-            .insert("model".into(), Value::String(model.clone()));
+        request.set_model(model);
     }
     let mut tool_names = Vec::new();
     if let Some(mcp) = &args.tools_from {
@@ -200,11 +198,7 @@ async fn rerun_one_step(
     let answers = resend(&request, &url, args.times, args.timeout, stop).await;
     let rows = answer_tally(&answers);
     let answered = answers.iter().filter(|a| a.error.is_none()).count();
-    let model = request
-        .body
-        .get("model")
-        .and_then(Value::as_str)
-        .unwrap_or("?");
+    let model = request.model().unwrap_or("?");
     if args.json {
         let doc = json!({
             "trace": original.trace_id,

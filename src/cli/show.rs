@@ -14,7 +14,8 @@ use crate::replay::plain::wrap;
 use crate::replay::source::is_file;
 use crate::store::Store;
 use crate::trace::correlate::group_new_hops;
-use crate::trace::explain::{human_duration, plural};
+use crate::trace::explain::{human_duration, plural, shorten};
+use crate::trace::request_views::{RequestView, request_views};
 use crate::wire::safe_text::one_line;
 
 /// Explanations wrap at this many columns.
@@ -76,9 +77,20 @@ pub fn render(log: &HopLog) -> String {
         .messages()
         .first()
         .map_or(trace.started_unix_ns, |m| m.at_unix_ns);
+    let views = request_views(&log.recorded_hops());
     for message in log.messages() {
         out.push_str(&message_line(log, message, origin));
         out.push('\n');
+        let view = views.iter().find(|v| v.hop_id == message.hop_id);
+        if let Some(view) = view.filter(|_| message.direction == "→") {
+            for line in request_lines(view) {
+                for line in wrap(&line, WIDTH - INDENT.len()) {
+                    out.push_str(INDENT);
+                    out.push_str(&line);
+                    out.push('\n');
+                }
+            }
+        }
         for line in wrap(&message.explanation, WIDTH - INDENT.len()) {
             out.push_str(INDENT);
             out.push_str(&line);
@@ -89,6 +101,19 @@ pub fn render(log: &HopLog) -> String {
         }
     }
     out
+}
+
+/// What a model request carries, on a line (`system 3 blocks + 1 message, 12.3 KB · tools 29:
+/// 24 the host's, 5 from notes (mcp) · 1 message`), and the user's words when its conversation
+/// starts here.
+fn request_lines(view: &RequestView) -> Vec<String> {
+    let mut lines = vec![one_line(&view.anatomy.line()).into_owned()];
+    if view.anatomy.new_messages.is_none()
+        && let Some(words) = &view.user_words
+    {
+        lines.push(format!("the user's words: \"{}\"", shorten(words, 200)));
+    }
+    lines
 }
 
 fn message_line(log: &HopLog, message: &MessageEntry, origin: i64) -> String {

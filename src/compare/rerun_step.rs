@@ -42,6 +42,30 @@ pub struct StepRequest {
     pub recorded: Vec<Call>,
 }
 
+impl StepRequest {
+    /// Asks another model: the body's `model`, except on Gemini's own paths, where the model is
+    /// named in the path (`…/models/NAME:streamGenerateContent`).
+    pub fn set_model(&mut self, model: &str) {
+        if self.dialect == Dialect::Gemini
+            && let Some((head, rest)) = self.path.rsplit_once("models/")
+            && let Some((_, method)) = rest.split_once(':')
+        {
+            self.path = format!("{head}models/{model}:{method}");
+            return;
+        }
+        self.body
+            .insert("model".into(), Value::String(model.to_string()));
+    }
+
+    /// The model asked: the body's `model`, else the one a Gemini path names.
+    pub fn model(&self) -> Option<&str> {
+        self.body.get("model").and_then(Value::as_str).or_else(|| {
+            let (_, rest) = self.path.rsplit_once("models/")?;
+            rest.split(':').next()
+        })
+    }
+}
+
 /// The recorded request of step `k` (1-based) of `trace`.
 pub fn step_request(
     trace: &LoadedTrace,
@@ -98,6 +122,16 @@ pub async fn fetch_tools(url: &str, timeout: Duration) -> Result<Vec<Tool>, Step
 /// The tools as the request's dialect declares them.
 pub fn tools_for(dialect: Dialect, tools: &[Tool]) -> Value {
     let schema = |t: &Tool| t.input_schema.clone();
+    if dialect == Dialect::Gemini {
+        let declarations: Vec<Value> = tools
+            .iter()
+            .map(|t| {
+                json!({"name": t.name, "description": t.description.clone().unwrap_or_default(),
+                    "parameters": schema(t)})
+            })
+            .collect();
+        return json!([{ "functionDeclarations": declarations }]);
+    }
     Value::Array(
         tools
             .iter()
@@ -220,4 +254,51 @@ pub fn answer_tally(answers: &[StepAnswer]) -> Vec<TallyRow> {
         .map(|a| a.calls.clone())
         .collect();
     tally(&runs)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn step(dialect: Dialect, path: &str, body: Value) -> StepRequest {
+        StepRequest {
+            step: 1,
+            dialect,
+            path: path.into(),
+            body: body.as_object().cloned().unwrap_or_default(),
+            recorded: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn another_model_goes_where_the_dialect_names_it() {
+        let path = "/v1beta/models/gemini-3.8-flash:streamGenerateContent?alt=sse";
+        let mut gemini = step(Dialect::Gemini, path, json!({"contents": []}));
+        assert_eq!(gemini.model(), Some("gemini-3.8-flash"));
+        gemini.set_model("gemini-2.5-pro");
+        assert_eq!(
+            gemini.path,
+            "/v1beta/models/gemini-2.5-pro:streamGenerateContent?alt=sse"
+        );
+        assert!(gemini.body.get("model").is_none());
+        let mut code_assist = step(
+            Dialect::Gemini,
+            "/v1internal:streamGenerateContent?alt=sse",
+            json!({"model": "gemini-3-flash", "request": {}}),
+        );
+        code_assist.set_model("gemini-2.5-pro");
+        assert_eq!(code_assist.model(), Some("gemini-2.5-pro"));
+        let mut chat = step(
+            Dialect::OpenAiChat,
+            "/v1/chat/completions",
+            json!({"model": "a"}),
+        );
+        chat.set_model("b");
+        assert_eq!(
+            (chat.model(), chat.path.as_str()),
+            (Some("b"), "/v1/chat/completions")
+        );
+        let tools = tools_for(Dialect::Gemini, &[]);
+        assert_eq!(tools, json!([{"functionDeclarations": []}]));
+    }
 }

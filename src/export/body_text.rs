@@ -2,8 +2,9 @@
 
 use base64::Engine;
 
-use crate::hop::BodyCapture;
+use crate::hop::{BodyCapture, Header};
 use crate::trace::RecordedHop;
+use crate::wire::content_encoding::{ReadableBody, readable};
 
 /// One trace to export: its id, its title and its hops (any order).
 #[derive(Debug, Clone, Copy)]
@@ -30,6 +31,13 @@ impl BodyText {
                 BodyText::Base64(base64::engine::general_purpose::STANDARD.encode(&body.bytes))
             }
         }
+    }
+
+    /// A message's body for reading: its `Content-Encoding` undone (bounded), then as
+    /// [`BodyText::of`]; with how the decoding went.
+    pub fn readable<'a>(headers: &[Header], body: &'a BodyCapture) -> (BodyText, ReadableBody<'a>) {
+        let readable = readable(headers, body);
+        (BodyText::of(&readable.body), readable)
     }
 
     pub fn text(&self) -> &str {

@@ -5,6 +5,7 @@ use serde_json::{Map, Value, json};
 use super::body_text::{BodyText, TraceToExport, iso8601_utc};
 use crate::hop::{BodyCapture, Header, HopState, Transport, header_text};
 use crate::trace::{Direction, RecordedHop, explain_trace};
+use crate::wire::content_encoding::ReadableBody;
 
 /// A HAR 1.2 document of the given traces (one `pages` entry per trace, entries by start time).
 pub fn har_document(traces: &[TraceToExport<'_>]) -> Value {
@@ -130,17 +131,26 @@ fn request_url(hop: &RecordedHop) -> String {
     }
 }
 
-fn truncation_note(body: &BodyCapture, fields: &mut Map<String, Value>) {
+/// A cut capture, and a `Content-Encoding` undone (or not), said in the fields' `comment`.
+fn truncation_note(
+    body: &BodyCapture,
+    readable: &ReadableBody<'_>,
+    fields: &mut Map<String, Value>,
+) {
+    let mut comments = Vec::new();
     if body.truncated {
         fields.insert("_truncated".into(), json!(true));
-        fields.insert(
-            "comment".into(),
-            json!(format!(
-                "only the first {} of {} bytes were recorded",
-                body.bytes.len(),
-                body.total_len
-            )),
-        );
+        comments.push(format!(
+            "only the first {} of {} bytes were recorded",
+            body.bytes.len(),
+            body.total_len
+        ));
+    }
+    if let Some(note) = readable.note() {
+        comments.push(note);
+    }
+    if !comments.is_empty() {
+        fields.insert("comment".into(), json!(comments.join("; ")));
     }
 }
 
@@ -161,7 +171,7 @@ pub fn har_entry(hop: &RecordedHop) -> Value {
     request.insert("headers".into(), json!(headers(&start.request_headers)));
     request.insert("queryString".into(), json!(query_string(&start.path)));
     if !request_body.bytes.is_empty() || request_body.total_len > 0 {
-        let body = BodyText::of(request_body);
+        let (body, readable) = BodyText::readable(&start.request_headers, request_body);
         let mut post = Map::new();
         post.insert(
             "mimeType".into(),
@@ -171,25 +181,34 @@ pub fn har_entry(hop: &RecordedHop) -> Value {
         if body.is_base64() {
             post.insert("_encoding".into(), json!("base64"));
         }
-        truncation_note(request_body, &mut post);
+        truncation_note(request_body, &readable, &mut post);
         request.insert("postData".into(), Value::Object(post));
     }
     request.insert("headersSize".into(), json!(-1));
     request.insert("bodySize".into(), json!(request_body.total_len));
 
     let status = end.and_then(|e| e.status);
+    // HAR's `content` is the decoded content: `text` decoded, `size` its length, `compression`
+    // the bytes the coding saved; `bodySize` stays the bytes on the wire.
+    let (body, readable) = BodyText::readable(response_headers, response_body);
     let mut content = Map::new();
-    content.insert("size".into(), json!(response_body.total_len));
+    let decoded_len = readable.body.total_len;
+    content.insert("size".into(), json!(decoded_len));
+    if readable.was_decoded() && !readable.stopped_short() && !response_body.truncated {
+        content.insert(
+            "compression".into(),
+            json!(decoded_len as i64 - response_body.total_len as i64),
+        );
+    }
     content.insert(
         "mimeType".into(),
         json!(mime_type(response_headers, response_body)),
     );
-    let body = BodyText::of(response_body);
     content.insert("text".into(), json!(body.text()));
     if body.is_base64() {
         content.insert("encoding".into(), json!("base64"));
     }
-    truncation_note(response_body, &mut content);
+    truncation_note(response_body, &readable, &mut content);
     let status_text = status
         .and_then(|s| http::StatusCode::from_u16(s).ok())
         .and_then(|s| s.canonical_reason())
@@ -212,6 +231,9 @@ pub fn har_entry(hop: &RecordedHop) -> Value {
     );
     if let Some(error) = end.and_then(|e| e.error.as_ref()) {
         response.insert("_error".into(), json!(error));
+    }
+    if let Some(note) = end.and_then(|e| e.note.as_ref()) {
+        response.insert("_note".into(), json!(note));
     }
 
     let (send, wait, receive) = timings(hop);

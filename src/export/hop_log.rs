@@ -195,6 +195,10 @@ pub struct HopEntry {
     pub url: String,
     pub state: HopState,
     pub error: Option<String>,
+    /// How the hop ended when that is no failure ("the client stopped reading after the last
+    /// event (response.completed)"); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 impl HopLog {
@@ -220,7 +224,10 @@ impl HopLog {
     /// `export` would give, without a database.
     pub fn from_file(bytes: &[u8]) -> Result<HopLog, HopLogError> {
         let log = HopLog::from_json(bytes)?;
-        let hops = log.recorded_hops_checked()?;
+        let mut hops = log.recorded_hops_checked()?;
+        for end in hops.iter_mut().filter_map(|hop| hop.end.as_mut()) {
+            crate::trace::settle_old_record(end);
+        }
         let row = TraceRow {
             id: log.trace.id.clone(),
             title: log.trace.title.clone(),
@@ -264,6 +271,7 @@ impl HopLog {
                     .and_then(|e| e.state)
                     .unwrap_or(HopState::InFlight),
                 error: hop.end.as_ref().and_then(|e| e.error.clone()),
+                note: hop.end.as_ref().and_then(|e| e.note.clone()),
             })
             .collect();
         hop_entries.sort_by_key(|hop| hop.number);

@@ -244,6 +244,9 @@ fn message_html(
                 escape(error)
             ));
         }
+        if let Some(note) = &end.note {
+            out.push_str(&format!("<li>{}</li>\n", escape(note)));
+        }
     }
     out.push_str("</ul>\n");
     let (headers, body) = match message.direction {
@@ -252,11 +255,19 @@ fn message_html(
     };
     out.push_str(&headers_html(headers));
     out.push_str("<h4>Body</h4>\n");
-    out.push_str(&json_html::body_html(
-        &body.bytes,
-        body.total_len,
-        body.truncated,
-    ));
+    // As it reads: its Content-Encoding undone, a body that is not text named.
+    let readable = crate::wire::content_encoding::readable(headers, body);
+    if let Some(note) = readable.note() {
+        out.push_str(&format!("<p class=\"note\">{}</p>\n", escape(&note)));
+    }
+    match &readable.binary {
+        Some(binary) => out.push_str(&format!("<p class=\"note\">{}</p>", escape(binary))),
+        None => out.push_str(&json_html::body_html(
+            readable.bytes(),
+            body.total_len,
+            body.truncated,
+        )),
+    }
     if message.direction == Direction::Response && end.chunks.len() > 1 {
         out.push_str(&format!(
             "\n<h4>Chunks ({} arrived{})</h4>\n<table class=\"chunks\"><tr><th>#</th><th>after the request</th><th>gap</th><th>bytes</th></tr>",

@@ -3,7 +3,9 @@
 
 use super::body_text::{BodyText, TraceToExport, iso8601_utc};
 use crate::trace::explain::shorten;
+use crate::trace::request_views::request_views;
 use crate::trace::{Direction, ExplainedMessage, RecordedHop, TokenCounts, explain_trace};
+use crate::wire::content_encoding::readable;
 use crate::wire::safe_text::{multi_line, one_line};
 
 /// Longest message text on an arrow, in characters.
@@ -164,6 +166,7 @@ pub fn markdown_handout(trace: &TraceToExport<'_>) -> String {
     out.push_str("```mermaid\n");
     out.push_str(&sequence_diagram(&messages));
     out.push_str("```\n\n## The messages\n\n");
+    let views = request_views(trace.hops);
     for message in &messages {
         out.push_str(&format!(
             "### {}. {} → {}: {}\n\n**{}**\n\n{}\n\n",
@@ -177,12 +180,39 @@ pub fn markdown_handout(trace: &TraceToExport<'_>) -> String {
         if let Some(tokens) = message.tokens.and_then(|t| t.text()) {
             out.push_str(&format!("Tokens: {}\n\n", markdown_text(&tokens)));
         }
+        // What a model request carries and the user's words, which a long body's trimmed
+        // start would hide.
+        if let Some(view) = views
+            .iter()
+            .find(|v| v.hop_index == message.hop_index)
+            .filter(|_| message.direction == Direction::Request)
+        {
+            out.push_str(&format!(
+                "It carries: {}\n\n",
+                markdown_text(&view.anatomy.line())
+            ));
+            if let Some(words) = &view.user_words {
+                out.push_str(&format!(
+                    "The user's words: \"{}\"\n\n",
+                    markdown_text(words)
+                ));
+            }
+        }
         let hop = &trace.hops[message.hop_index];
         let body = hop.end.as_ref().map(|end| match message.direction {
-            Direction::Request => &end.request_body,
-            Direction::Response => &end.response_body,
+            Direction::Request => (&hop.start.request_headers, &end.request_body),
+            Direction::Response => (&end.response_headers, &end.response_body),
         });
-        if let Some((text, language)) = body.and_then(|b| trimmed_body(&b.bytes)) {
+        // As it reads: its Content-Encoding undone, a body that is not text named.
+        let readable = body.map(|(headers, body)| readable(headers, body));
+        if let Some(note) = readable.as_ref().and_then(|r| r.note()) {
+            out.push_str(&format!("*{}*\n\n", markdown_text(&note)));
+        }
+        let shown = readable.as_ref().and_then(|r| match &r.binary {
+            Some(binary) => Some((binary.clone(), "text")),
+            None => trimmed_body(r.bytes()),
+        });
+        if let Some((text, language)) = shown {
             let text = multi_line(&text);
             let fence = fence_for(&text);
             out.push_str(&format!("{fence}{language}\n{text}\n{fence}\n\n"));

@@ -23,6 +23,7 @@ use super::{Route, loop_guard, upgrade};
 use crate::hop::Sink;
 use crate::hop::{BodyCapture, BodySide, HopEnd, HopStart, HopState, Role, Transport};
 use crate::wire::ids::random_hex_id;
+use crate::wire::stream_end::{EndEvent, EndWatch, WENT_AWAY_MID_RESPONSE};
 
 /// Ends a hop as aborted if the request handling is dropped before it hands the hop over
 /// (the client went away while waiting for the upstream's response head).
@@ -196,6 +197,10 @@ pub async fn handle_at(
     let status = response_parts.status.as_u16();
     let response_headers = record_headers(&response_parts.headers, settings.redact);
     let response_redactor = body_redactor(&response_parts.headers, settings.redact);
+    let end_watch = EndWatch::for_body(
+        header_str(&response_parts.headers, http::header::CONTENT_TYPE),
+        header_str(&response_parts.headers, http::header::CONTENT_ENCODING),
+    );
     strip_hop_by_hop(&mut response_parts.headers);
     let response_was_empty = upstream_body.is_end_stream();
     let end = guard.disarm().map(|mut end| {
@@ -235,7 +240,8 @@ pub async fn handle_at(
         Some(out) => response_body.with_pieces(out),
         None => response_body,
     }
-    .with_redactor(response_redactor);
+    .with_redactor(response_redactor)
+    .with_end_watch(end_watch);
     let response_body = if status == 304 && response_parts.headers.contains_key(CONTENT_LENGTH) {
         // hyper drops the Content-Length of a bodiless answer unless its body might have bytes.
         super::bodiless::KeepLength(response_body).boxed_unsync()
@@ -243,6 +249,10 @@ pub async fn handle_at(
         response_body.boxed_unsync()
     };
     Ok(Response::from_parts(response_parts, response_body))
+}
+
+fn header_str(headers: &http::HeaderMap, name: http::header::HeaderName) -> Option<&str> {
+    headers.get(name).and_then(|value| value.to_str().ok())
 }
 
 /// The request body's capture, once the body ends (or is dropped).
@@ -262,10 +272,12 @@ fn finished_hop(
     let (state, error) = match response.outcome {
         BodyOutcome::Complete => (HopState::Complete, None),
         BodyOutcome::Broken(e) => (HopState::Failed, Some(format!("upstream body failed: {e}"))),
-        BodyOutcome::Dropped => (
-            HopState::Aborted,
-            Some("client went away mid-response".into()),
-        ),
+        // The stream had passed its end event: the client had the whole answer.
+        BodyOutcome::Dropped if response.end_event.is_some() => {
+            end.note = response.end_event.map(EndEvent::stopped_reading_note);
+            (HopState::Complete, None)
+        }
+        BodyOutcome::Dropped => (HopState::Aborted, Some(WENT_AWAY_MID_RESPONSE.into())),
     };
     end.state = Some(state);
     end.error = error;

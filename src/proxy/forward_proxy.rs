@@ -21,7 +21,9 @@ use tokio::task::JoinSet;
 
 use super::context::{ProxyBody, RequestBody, RouteContext, UpstreamClient};
 use super::forward::handle_at;
-use super::forward_roles::{HostPattern, HostRole, looks_like_jsonrpc, role_from_head};
+use super::forward_roles::{
+    HostPattern, HostRole, looks_like_jsonrpc, role_from_head, role_from_host,
+};
 use super::tee::HopClock;
 use super::{ProxySettings, Route};
 use crate::ca::CertAuthority;
@@ -183,7 +185,7 @@ pub async fn forward_one(
     let (role, name) = match shared.host_role(host) {
         Some(found) => found,
         None => {
-            let role = match role_from_head(&path, &parts.headers) {
+            let role = match role_from_head(&path, &parts.headers).or(role_from_host(host)) {
                 Some(role) => role,
                 None if parts.method == Method::POST && !body.is_end_stream() => {
                     let (role, peeked) = role_from_body(body).await;

@@ -109,13 +109,27 @@ const MODEL_PATHS: [&str; 6] = [
     "/v1/messages",
 ];
 
+/// Gemini's model methods (Google AI, Vertex AI, Code Assist's `/v1internal:…`).
+const GEMINI_METHODS: [&str; 3] = [":generateContent", ":streamGenerateContent", ":countTokens"];
+
+/// Hosts whose every request is for a model: Google AI, Vertex AI (`REGION-aiplatform…`) and
+/// the Code Assist API Gemini CLI talks to after a Google sign-in.
+pub fn role_from_host(host: &str) -> Option<Role> {
+    let host = host.trim_end_matches('.').to_ascii_lowercase();
+    let model = host == "generativelanguage.googleapis.com"
+        || host == "aiplatform.googleapis.com"
+        || host.ends_with("-aiplatform.googleapis.com")
+        || host == "cloudcode-pa.googleapis.com"
+        || host.ends_with("-cloudcode-pa.googleapis.com");
+    model.then_some(Role::Model)
+}
+
 /// The role a request's path and headers show, when they show one.
 pub fn role_from_head(path: &str, headers: &HeaderMap) -> Option<Role> {
     let path = path.split(['?', '#']).next().unwrap_or(path);
     let path = path.trim_end_matches('/');
     let model = MODEL_PATHS.iter().any(|p| path.ends_with(p))
-        || path.ends_with(":generateContent")
-        || path.ends_with(":streamGenerateContent");
+        || GEMINI_METHODS.iter().any(|m| path.ends_with(m));
     if model {
         return Some(Role::Model);
     }
@@ -173,6 +187,21 @@ mod tests {
             assert_eq!(role_from_head(path, &none), Some(Role::Model), "{path}");
         }
         assert_eq!(role_from_head("/mcp", &none), None);
+        for path in [
+            "/v1/projects/p/locations/l/publishers/google/models/g:streamGenerateContent?alt=sse",
+            "/v1internal:streamGenerateContent?alt=sse",
+            "/v1beta/models/gemini-2.5-pro:countTokens",
+        ] {
+            assert_eq!(role_from_head(path, &none), Some(Role::Model), "{path}");
+        }
+        for host in [
+            "generativelanguage.googleapis.com",
+            "us-central1-aiplatform.googleapis.com",
+            "cloudcode-pa.googleapis.com",
+        ] {
+            assert_eq!(role_from_host(host), Some(Role::Model), "{host}");
+        }
+        assert_eq!(role_from_host("oauth2.googleapis.com"), None);
         let mut mcp = HeaderMap::new();
         mcp.insert("mcp-protocol-version", "2025-11-25".parse().unwrap());
         assert_eq!(role_from_head("/mcp", &mcp), Some(Role::Mcp));

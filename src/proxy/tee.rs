@@ -12,6 +12,7 @@ use http_body_util::BodyExt;
 pub use super::tee_pieces::PieceOut;
 use crate::hop::{BodyCapture, Chunk};
 use crate::wire::redact::BodyRedactor;
+use crate::wire::stream_end::{EndEvent, EndWatch};
 
 /// The shared clock of one hop: a monotonic start and the wall time it corresponds to.
 #[derive(Debug, Clone, Copy)]
@@ -71,6 +72,8 @@ pub struct Captured {
     pub leftover: Option<Leftover>,
     /// The redactor the kept bytes went through, for the leftover read later.
     pub redactor: Option<BodyRedactor>,
+    /// For a body dropped early: the end event its stream had passed, if any.
+    pub end_event: Option<EndEvent>,
 }
 
 impl Captured {
@@ -86,6 +89,7 @@ impl Captured {
             trailers: None,
             leftover: None,
             redactor: None,
+            end_event: None,
         }
     }
 
@@ -131,6 +135,8 @@ where
     pieces: Option<PieceOut>,
     /// What the kept copy goes through before it is kept (None: kept as it came).
     redactor: Option<BodyRedactor>,
+    /// Watches every byte passed (kept or not) for the stream's end event.
+    end_watch: Option<EndWatch>,
     /// Called once, synchronously, when the body ends or is dropped.
     done: Option<Box<dyn FnOnce(Captured) + Send>>,
 }
@@ -173,6 +179,7 @@ where
             seen: Captured::empty(),
             pieces: None,
             redactor: None,
+            end_watch: None,
             done: Some(Box::new(done)),
         }
     }
@@ -190,9 +197,18 @@ where
         self
     }
 
+    /// Watches the body for its stream's end event (bounded state, whatever the body's size).
+    pub fn with_end_watch(mut self, watch: Option<EndWatch>) -> Self {
+        self.end_watch = watch;
+        self
+    }
+
     fn observe(&mut self, data: &Bytes) {
         if data.is_empty() {
             return;
+        }
+        if let Some(watch) = self.end_watch.as_mut() {
+            watch.push(data);
         }
         let seen = &mut self.seen;
         if seen.first_byte_unix_ns.is_none() {
@@ -243,6 +259,9 @@ where
                     .filter(|rest| !rest.is_end_stream())
                     .map(|rest| rest.map_err(|e| e.to_string()).boxed_unsync());
                 seen.redactor = self.redactor.take();
+                // A compressed body is read from its capture, when that is all of it.
+                let whole = (seen.pieced == 0 && !seen.body.truncated).then_some(&seen.body);
+                seen.end_event = self.end_watch.take().and_then(|w| w.finish(whole));
             }
             seen.outcome = outcome;
             seen.ended_unix_ns = self.clock.now_unix_ns();

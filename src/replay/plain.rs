@@ -29,11 +29,21 @@ pub fn steps_text(trace: &LoadedTrace) -> String {
         }
         let hop = &trace.hops[message.hop_index];
         let body = hop.end.as_ref().map(|end| match message.direction {
-            Direction::Request => &end.request_body,
-            Direction::Response => &end.response_body,
+            Direction::Request => (&hop.start.request_headers, &end.request_body),
+            Direction::Response => (&end.response_headers, &end.response_body),
         });
-        if let Some(body) = body.filter(|b| !b.bytes.is_empty()) {
-            let text = String::from_utf8_lossy(&body.bytes);
+        // As it reads: its Content-Encoding undone, a body that is not text named.
+        let readable = body
+            .filter(|(_, b)| !b.bytes.is_empty())
+            .map(|(headers, body)| crate::wire::content_encoding::readable(headers, body));
+        if let Some(note) = readable.as_ref().and_then(|r| r.note()) {
+            let _ = writeln!(out, "    ({})", multi_line(&note));
+        }
+        if let Some(body) = readable {
+            let text = match &body.binary {
+                Some(binary) => std::borrow::Cow::Owned(binary.clone()),
+                None => String::from_utf8_lossy(body.bytes()),
+            };
             let pretty = serde_json::from_str::<serde_json::Value>(&text)
                 .ok()
                 .and_then(|v| serde_json::to_string_pretty(&v).ok())

@@ -75,6 +75,7 @@ pub struct HopRow {
     pub response_chunks: Option<String>,
     pub response_chunks_truncated: Option<bool>,
     pub response_trailers: Option<String>,
+    pub note: Option<String>,
     /// Which bodies have pieces in `hop_body_pieces` (bit 1 request, bit 2 response): the row's
     /// body columns then hold only what follows the pieces.
     pub body_pieces: i64,
@@ -156,6 +157,7 @@ impl TryFrom<HopRow> for StoredHop {
                 .collect(),
             chunks_truncated: row.response_chunks_truncated.unwrap_or(false),
             error: row.error,
+            note: row.note,
         };
         Ok(StoredHop {
             seq: row.seq,
@@ -173,6 +175,7 @@ pub struct EndColumns<'a> {
     pub state: &'static str,
     pub status: Option<i64>,
     pub error: Option<&'a str>,
+    pub note: Option<&'a str>,
     pub response_headers: String,
     /// False when the end knows nothing of the request (it never finished: no end time, no
     /// bytes): the request columns then keep what a `RequestDone` already stored.
@@ -196,6 +199,7 @@ impl<'a> EndColumns<'a> {
             state: end.state.unwrap_or(HopState::Complete).as_str(),
             status: end.status.map(i64::from),
             error: end.error.as_deref(),
+            note: end.note.as_deref(),
             response_headers: headers_to_json(&end.response_headers),
             carries_request: end.request_ended_unix_ns.is_some() || end.request_body.total_len > 0,
             request_body_len: len_i64(end.request_body.total_len),

@@ -17,7 +17,7 @@ pub struct NewHopRow<'a> {
     pub end: Option<&'a HopEnd>,
 }
 
-/// Rows per statement: 27 values each, under SQLite's 32766-variable limit.
+/// Rows per statement: 28 values each, under SQLite's 32766-variable limit.
 const ROWS_PER_STATEMENT: usize = 500;
 
 /// Inserts new hops; a hop id already stored is left as it is. Returns the ids inserted.
@@ -33,7 +33,7 @@ pub async fn insert_new_hops(
                  request_body_truncated, response_body, response_body_len, response_body_truncated,
                  request_started_unix_ns, request_ended_unix_ns, response_head_unix_ns,
                  response_first_byte_unix_ns, response_ended_unix_ns, response_chunks,
-                 response_chunks_truncated, response_trailers) ",
+                 response_chunks_truncated, response_trailers, note) ",
         );
         insert.push_values(rows, |mut row, hop| {
             let start = hop.start;
@@ -76,7 +76,8 @@ pub async fn insert_new_hops(
                 .push_bind(columns.and_then(|c| c.response_ended_unix_ns))
                 .push_bind(columns.map(|c| c.response_chunks.clone()))
                 .push_bind(columns.map(|c| c.response_chunks_truncated))
-                .push_bind(columns.and_then(|c| c.response_trailers.clone()));
+                .push_bind(columns.and_then(|c| c.response_trailers.clone()))
+                .push_bind(columns.and_then(|c| c.note.map(str::to_string)));
         });
         insert.push(" on conflict(id) do nothing returning id");
         let ids: Vec<String> = insert.build_query_scalar().fetch_all(&mut *conn).await?;

@@ -48,7 +48,8 @@ pub async fn apply_end_with_bodies(
              request_ended_unix_ns = coalesce(?12, request_ended_unix_ns),
              response_head_unix_ns = ?13,
              response_first_byte_unix_ns = ?14, response_ended_unix_ns = ?15,
-             response_chunks = ?16, response_chunks_truncated = ?17, response_trailers = ?18
+             response_chunks = ?16, response_chunks_truncated = ?17, response_trailers = ?18,
+             note = ?20
          where id = ?1",
     )
     .bind(&end.id)
@@ -70,6 +71,7 @@ pub async fn apply_end_with_bodies(
     .bind(columns.response_chunks_truncated)
     .bind(columns.response_trailers)
     .bind(columns.carries_request)
+    .bind(columns.note)
     .execute(conn)
     .await?;
     Ok(done.rows_affected() > 0)

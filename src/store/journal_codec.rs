@@ -59,6 +59,8 @@ pub fn encode(event: &HopEvent, out: &mut Vec<u8>) {
             w.u8(u8::from(end.chunks_truncated));
             w.opt_str(end.error.as_deref());
             w.headers(&end.response_trailers);
+            // Last and only when there is one: a journal left by an older tracer still decodes.
+            end.note.iter().for_each(|note| w.opt_str(Some(note)));
         }
         HopEvent::RequestDone(done) => {
             w.request_done(&done.id, &done.request_body, done.request_ended_unix_ns)
@@ -136,6 +138,10 @@ pub fn decode(payload: &[u8]) -> Result<HopEvent, String> {
             let chunks_truncated = r.u8()? != 0;
             let error = r.opt_string()?;
             let response_trailers = r.headers()?;
+            let note = (!r.0.is_empty())
+                .then(|| r.opt_string())
+                .transpose()?
+                .flatten();
             HopEvent::Ended(Box::new(HopEnd {
                 id,
                 state,
@@ -151,6 +157,7 @@ pub fn decode(payload: &[u8]) -> Result<HopEvent, String> {
                 chunks,
                 chunks_truncated,
                 error,
+                note,
             }))
         }
         REQUEST_DONE => HopEvent::RequestDone(Box::new(RequestDone {
@@ -337,6 +344,7 @@ mod tests {
                 }],
                 error: Some("e".into()),
                 response_trailers: vec![Header::new("grpc-status", "0")],
+                note: Some("the client stopped reading after the last event ([DONE])".into()),
                 ..HopEnd::default()
             })),
             HopEvent::RequestDone(Box::new(RequestDone {

@@ -15,10 +15,14 @@ use crate::store::traces::TraceRow;
 use crate::store::{Result, Store};
 
 impl From<StoredHop> for RecordedHop {
+    /// A stored hop as the readers read it (an old record of a client that stopped reading
+    /// after the last event reads complete: `settle_old_record`).
     fn from(stored: StoredHop) -> Self {
+        let mut end = stored.end;
+        super::settle_old_record(&mut end);
         RecordedHop {
             start: stored.start,
-            end: Some(stored.end),
+            end: Some(end),
         }
     }
 }

@@ -2,11 +2,17 @@
 //! the case's templates name. The words themselves live in `explain::CASES`.
 
 use super::RecordedHop;
+use super::dialect_words;
 use super::explain::{Case, Explained, human_duration, plural, shorten};
+use super::explain_context::ExplainContext;
+use super::model_notes::{
+    handoff_note, reply_notes, request_notes, said_before_call, tool_call_words,
+};
+use super::request_anatomy::RequestAnatomy;
 use crate::hop::HopState;
 use crate::wire::dialect::{
-    BodyReading, HopReading, Integrity, JsonRpcKind, McpReading, ModelRequest, ModelResponse,
-    Reading, ToolCall, ToolCallForm,
+    BodyReading, Dialect, HopReading, Integrity, JsonRpcKind, McpReading, ModelRequest,
+    ModelResponse, Reading, ToolCall, ToolCallForm,
 };
 
 /// How long a quoted text may be in a summary line.
@@ -20,11 +26,21 @@ fn calls_text(calls: &[ToolCall]) -> String {
         .join(", ")
 }
 
-/// Explains a hop's request; `previous` is the previous model request of the same trace.
+/// Explains a hop's request; `previous` is the previous model request of the same conversation.
 pub fn explain_request(
     hop: &RecordedHop,
     reading: &HopReading,
     previous: Option<&ModelRequest>,
+) -> Explained {
+    explain_request_in(hop, reading, previous, &ExplainContext::default())
+}
+
+/// Explains a hop's request with what its trace tells (`explain_trace` gives it).
+pub fn explain_request_in(
+    hop: &RecordedHop,
+    reading: &HopReading,
+    previous: Option<&ModelRequest>,
+    context: &ExplainContext,
 ) -> Explained {
     if hop.start.method == "CONNECT" {
         // An interception that never got past the handshake names an https:// URL; a tunnel
@@ -40,25 +56,37 @@ pub fn explain_request(
         return Explained::new(step.request_case(), &[("path", hop.start.path.clone())]);
     }
     let mut explained = match &reading.request.reading {
+        other if reading.dialect == Dialect::GeminiCountTokens => {
+            dialect_words::count_tokens_request(other, &hop.start.path)
+        }
         Reading::AgentRequest(request) => Explained::new(
             Case::AgentRequest,
             &[("text", shorten(&request.message, QUOTE))],
         ),
-        Reading::ModelRequest(request) => model_request(request, previous),
+        Reading::ModelRequest(request) => {
+            model_request(request, previous, context, reading.dialect)
+        }
         Reading::Mcp(mcp) => mcp_request(mcp),
-        other => Explained::new(
-            Case::HttpRequest,
-            &[(
-                "detail",
-                other_detail(other, &hop.start.method, &hop.start.path),
-            )],
-        ),
+        other => dialect_words::code_assist_call(&hop.start.path).unwrap_or_else(|| {
+            Explained::new(
+                Case::HttpRequest,
+                &[(
+                    "detail",
+                    other_detail(other, &hop.start.method, &hop.start.path),
+                )],
+            )
+        }),
     };
     add_integrity_note(&mut explained, &reading.request);
     explained
 }
 
-fn model_request(request: &ModelRequest, previous: Option<&ModelRequest>) -> Explained {
+fn model_request(
+    request: &ModelRequest,
+    previous: Option<&ModelRequest>,
+    context: &ExplainContext,
+    dialect: Dialect,
+) -> Explained {
     let count = request.messages.len();
     let mut values = vec![
         (
@@ -71,6 +99,7 @@ fn model_request(request: &ModelRequest, previous: Option<&ModelRequest>) -> Exp
     ];
     let mut explained = match previous {
         _ if count == 0 => Explained::new(Case::ModelLoad, &values),
+        _ if request.is_side_request() => Explained::new(Case::ModelRequest, &values),
         Some(previous) => {
             let added = count.saturating_sub(previous.messages.len());
             values.push(("added", added.to_string()));
@@ -78,8 +107,19 @@ fn model_request(request: &ModelRequest, previous: Option<&ModelRequest>) -> Exp
         }
         None => Explained::new(Case::ModelRequest, &values),
     };
+    if let Some(format) = request
+        .answer_format
+        .clone()
+        .filter(|_| request.is_side_request())
+    {
+        explained.note(Case::NoteSideRequest, &[("format", format)]);
+    }
     if request.stream {
         explained.note(Case::NoteStreamRequested, &[]);
+    }
+    if count > 0 {
+        let anatomy = RequestAnatomy::of(request, previous, &context.origins);
+        request_notes(&mut explained, request, &anatomy, dialect);
     }
     explained
 }
@@ -122,6 +162,15 @@ fn mcp_request(mcp: &McpReading) -> Explained {
 
 /// Explains a hop's response (or its absence: in flight, failed, aborted).
 pub fn explain_response(hop: &RecordedHop, reading: &HopReading) -> Explained {
+    explain_response_in(hop, reading, &ExplainContext::default())
+}
+
+/// Explains a hop's response with what its trace tells (`explain_trace` gives it).
+pub fn explain_response_in(
+    hop: &RecordedHop,
+    reading: &HopReading,
+    context: &ExplainContext,
+) -> Explained {
     let end = hop.end.as_ref();
     let error = end.and_then(|e| e.error.clone()).unwrap_or_default();
     match end.and_then(|e| e.state) {
@@ -156,8 +205,16 @@ pub fn explain_response(hop: &RecordedHop, reading: &HopReading) -> Explained {
         return Explained::new(case, &[("status", status.to_string())]);
     }
     let mut explained = match &response.reading {
-        Reading::ModelResponse(reply) => model_response(reply, hop),
-        Reading::Mcp(mcp) => mcp_response(mcp),
+        Reading::ModelResponse(reply) => model_response(reply, hop, reading),
+        other if reading.dialect == Dialect::GeminiCountTokens && status < 400 => {
+            dialect_words::token_count(other).unwrap_or_else(|| {
+                Explained::new(
+                    Case::HttpResponse,
+                    &[("detail", other_detail(other, "", ""))],
+                )
+            })
+        }
+        Reading::Mcp(mcp) => mcp_response(mcp, context),
         Reading::AgentReply(reply) if reply.error.is_some() && reply.reply.is_empty() => {
             Explained::new(
                 Case::AgentError,
@@ -179,7 +236,7 @@ pub fn explain_response(hop: &RecordedHop, reading: &HopReading) -> Explained {
                 ],
             )
         }
-        Reading::Empty if reading.dialect == crate::wire::dialect::Dialect::Mcp => {
+        Reading::Empty if reading.dialect == Dialect::Mcp => {
             Explained::new(Case::McpAccepted, &[("status", status.to_string())])
         }
         other => Explained::new(
@@ -188,11 +245,16 @@ pub fn explain_response(hop: &RecordedHop, reading: &HopReading) -> Explained {
         ),
     };
     add_integrity_note(&mut explained, response);
+    if let Some(note) = end.and_then(|e| e.note.clone()) {
+        explained.note(Case::NoteStoppedReading, &[("note", note)]);
+    }
     explained
 }
 
-fn model_response(reply: &ModelResponse, hop: &RecordedHop) -> Explained {
+fn model_response(reply: &ModelResponse, hop: &RecordedHop, reading: &HopReading) -> Explained {
     let calls = &reply.message.tool_calls;
+    let side_request = matches!(&reading.request.reading,
+        Reading::ModelRequest(request) if request.is_side_request());
     let mut explained = if let Some(error) = &reply.error {
         Explained::new(Case::ModelError, &[("error", shorten(error, QUOTE))])
     } else if calls.iter().any(|c| c.form != ToolCallForm::Structured) {
@@ -205,7 +267,24 @@ fn model_response(reply: &ModelResponse, hop: &RecordedHop) -> Explained {
             &[("calls", calls_text(calls)), ("form", form.to_string())],
         )
     } else if !calls.is_empty() {
-        Explained::new(Case::ModelToolCall, &[("calls", calls_text(calls))])
+        let values = [
+            ("calls", calls_text(calls)),
+            ("said", said_before_call(&reply.message)),
+            (
+                "call_form",
+                dialect_words::call_form(reading.dialect).into(),
+            ),
+        ];
+        let explained = Explained::new(Case::ModelToolCall, &values);
+        match tool_call_words(reading.dialect) {
+            Some(words) => explained.in_words_of(words, &values),
+            None => explained,
+        }
+    } else if side_request && !reply.message.content.trim().is_empty() {
+        Explained::new(
+            Case::ModelSideAnswer,
+            &[("text", shorten(&reply.message.content, QUOTE))],
+        )
     } else if !reply.message.content.trim().is_empty() {
         Explained::new(
             Case::ModelAnswer,
@@ -220,6 +299,10 @@ fn model_response(reply: &ModelResponse, hop: &RecordedHop) -> Explained {
             )],
         )
     };
+    dialect_words::reply_notes(reading.dialect, reply, &mut explained);
+    if reply.error.is_none() {
+        reply_notes(&mut explained, &reply.message, reading.dialect);
+    }
     if reply.streamed {
         explained.note(
             Case::NoteStreamReassembled,
@@ -264,7 +347,7 @@ fn model_response(reply: &ModelResponse, hop: &RecordedHop) -> Explained {
     explained
 }
 
-fn mcp_response(mcp: &McpReading) -> Explained {
+fn mcp_response(mcp: &McpReading, context: &ExplainContext) -> Explained {
     let Some(reply) = mcp.reply() else {
         return Explained::new(Case::McpOtherResult, &[]);
     };
@@ -285,7 +368,11 @@ fn mcp_response(mcp: &McpReading) -> Explained {
     }
     let text = shorten(reply.result_text.as_deref().unwrap_or_default(), QUOTE);
     if reply.is_error {
-        return Explained::new(Case::McpToolError, &[("text", text)]);
+        let mut explained = Explained::new(Case::McpToolError, &[("text", text)]);
+        if let Some(note) = handoff_note(context.model_dialect, true) {
+            explained.note(note, &[]);
+        }
+        return explained;
     }
     if !reply.tools.is_empty() {
         return Explained::new(
@@ -297,7 +384,11 @@ fn mcp_response(mcp: &McpReading) -> Explained {
         );
     }
     if reply.result_text.is_some() {
-        return Explained::new(Case::McpToolResult, &[("text", text)]);
+        let mut explained = Explained::new(Case::McpToolResult, &[("text", text)]);
+        if let Some(note) = handoff_note(context.model_dialect, false) {
+            explained.note(note, &[]);
+        }
+        return explained;
     }
     if !reply.supported_versions.is_empty() {
         return Explained::new(
@@ -331,6 +422,9 @@ fn add_integrity_note(explained: &mut Explained, body: &BodyReading) {
         Integrity::CutOff => explained.note(Case::NoteCutOff, &[]),
         Integrity::Malformed(detail) => {
             explained.note(Case::NoteMalformed, &[("detail", detail.clone())])
+        }
+        Integrity::PartlyDecoded(detail) => {
+            explained.note(Case::NotePartlyDecoded, &[("detail", detail.clone())])
         }
     }
 }

@@ -55,12 +55,41 @@ pub enum Case {
     NoteTruncated,
     NoteCutOff,
     NoteMalformed,
+    /// Side requests and the dialects' own words (Gemini).
+    CountTokens,
+    TokenCount,
+    ModelSideAnswer,
+    NoteSideRequest,
+    NoteGeminiThoughts,
+    NoteGeminiSignature,
+    CodeAssistCall,
+    /// Words for another case in one API's own terms (`Explained::in_words_of`): a tool call
+    /// as Anthropic's `tool_use` block, as the Responses API's `function_call` item.
+    WordsToolUse,
+    WordsFunctionCall,
+    /// Notes in each API's own terms: thinking, what a request carries, how results go back.
+    NoteTextBeforeCall,
+    NoteThinking,
+    NoteThinkingSigned,
+    NoteHiddenReasoning,
+    NoteSystemPrompt,
+    NoteCacheMarks,
+    NoteToolsOffered,
+    NoteNewSince,
+    NoteThinkingMode,
+    NoteAdaptiveThinking,
+    NoteHandoffToolMessage,
+    NoteHandoffToolResult,
+    NoteHandoffToolResultError,
+    NoteHandoffFunctionOutput,
+    NotePartlyDecoded,
+    NoteStoppedReading,
     NoteStreamedOn,
 }
 
 impl Case {
     /// Every case, for checks that the table is complete.
-    pub const ALL: [Case; 50] = [
+    pub const ALL: [Case; 75] = [
         Case::AgentRequest,
         Case::AgentReply,
         Case::AgentError,
@@ -110,13 +139,45 @@ impl Case {
         Case::NoteTruncated,
         Case::NoteCutOff,
         Case::NoteMalformed,
+        Case::CountTokens,
+        Case::TokenCount,
+        Case::ModelSideAnswer,
+        Case::NoteSideRequest,
+        Case::NoteGeminiThoughts,
+        Case::NoteGeminiSignature,
+        Case::CodeAssistCall,
+        Case::WordsToolUse,
+        Case::WordsFunctionCall,
+        Case::NoteTextBeforeCall,
+        Case::NoteThinking,
+        Case::NoteThinkingSigned,
+        Case::NoteHiddenReasoning,
+        Case::NoteSystemPrompt,
+        Case::NoteCacheMarks,
+        Case::NoteToolsOffered,
+        Case::NoteNewSince,
+        Case::NoteThinkingMode,
+        Case::NoteAdaptiveThinking,
+        Case::NoteHandoffToolMessage,
+        Case::NoteHandoffToolResult,
+        Case::NoteHandoffToolResultError,
+        Case::NoteHandoffFunctionOutput,
+        Case::NotePartlyDecoded,
+        Case::NoteStoppedReading,
         Case::NoteStreamedOn,
     ];
 }
 
 mod table;
+mod table_terms;
 
 pub use table::CASES;
+pub use table_terms::TERMS;
+
+/// Every row: the table's, then those in each API's own terms.
+pub fn rows() -> impl Iterator<Item = &'static CaseText> {
+    CASES.iter().chain(TERMS)
+}
 
 /// One row of the table.
 #[derive(Debug, Clone, Copy)]
@@ -137,7 +198,7 @@ impl Case {
 
 /// The table row of a case.
 pub fn case_text(case: Case) -> Option<&'static CaseText> {
-    CASES.iter().find(|row| row.case == case)
+    rows().find(|row| row.case == case)
 }
 
 /// Replaces each `{name}` in a template by its value; unknown names are left as they are.
@@ -168,6 +229,16 @@ impl Explained {
             summary,
             explanation,
         }
+    }
+
+    /// The same case, its summary and explanation told in the words of another row (one API's
+    /// own terms), with the same values.
+    pub fn in_words_of(mut self, words: Case, values: &[(&str, String)]) -> Self {
+        if let Some(row) = case_text(words) {
+            self.summary = fill(row.summary, values);
+            self.explanation = fill(row.explanation, values);
+        }
+        self
     }
 
     /// Adds a note's sentence to the explanation.
@@ -221,14 +292,14 @@ mod tests {
 
     #[test]
     fn every_case_has_exactly_one_row() {
-        assert_eq!(CASES.len(), Case::ALL.len());
+        assert_eq!(rows().count(), Case::ALL.len());
         for case in Case::ALL {
             assert!(case_text(case).is_some(), "{case:?} has no row");
         }
-        for row in CASES {
-            let count = CASES.iter().filter(|r| r.case == row.case).count();
+        for row in rows() {
+            let count = rows().filter(|r| r.case == row.case).count();
             assert_eq!(count, 1, "{:?}", row.case);
-            let named = CASES.iter().filter(|r| r.name == row.name).count();
+            let named = rows().filter(|r| r.name == row.name).count();
             assert_eq!(named, 1, "{}", row.name);
         }
         assert_eq!(Case::ModelToolCall.name(), "model_tool_call");
@@ -240,7 +311,10 @@ mod tests {
     fn templates_fill_and_format() {
         let explained = Explained::new(
             Case::ModelToolCall,
-            &[("calls", "append {\"content\":\"buy milk\"}".to_string())],
+            &[
+                ("calls", "append {\"content\":\"buy milk\"}".to_string()),
+                ("said", String::new()),
+            ],
         );
         assert_eq!(
             explained.summary,

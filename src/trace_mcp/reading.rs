@@ -142,7 +142,12 @@ impl TraceServer {
                 (h.name.clone(), value)
             })
             .collect();
-        let shown = body_for_reading(&body.bytes);
+        // As it reads: its Content-Encoding undone, a body that is not text named.
+        let readable = crate::wire::content_encoding::readable(headers, body);
+        let shown = match &readable.binary {
+            Some(binary) => binary.clone(),
+            None => body_for_reading(readable.bytes()),
+        };
         let (cut_text, cut) = cut_at(&shown, max_bytes as usize);
         let mut text = format!(
             "message {} of trace {}: {} → {}  {}  ({})\n{}\n{}\n\nheaders:\n",
@@ -161,10 +166,11 @@ impl TraceServer {
         if body.bytes.is_empty() {
             text.push_str("body: empty\n");
         } else {
-            text.push_str(&format!(
-                "body ({} bytes recorded):\n{cut_text}\n",
-                body.bytes.len()
-            ));
+            text.push_str(&format!("body ({} bytes recorded):\n", body.bytes.len()));
+            if let Some(note) = readable.note() {
+                text.push_str(&format!("({note})\n"));
+            }
+            text.push_str(&format!("{cut_text}\n"));
         }
         if cut {
             text.push_str(&format!(

@@ -5,13 +5,19 @@
 
 mod agent_read;
 mod anatomy;
+mod anatomy_read;
 mod anthropic_read;
+mod encoded;
+mod gemini_parts;
+mod gemini_read;
+mod gemini_stream;
 mod json_util;
 mod mcp_read;
 mod model_read;
 mod ollama_read;
 mod openai_read;
 mod responses_read;
+mod responses_stream;
 pub mod text_tool_call;
 mod usage;
 mod usage_read;
@@ -33,6 +39,10 @@ pub enum Dialect {
     OpenAiChat,
     OpenAiResponses,
     AnthropicMessages,
+    /// Gemini `generateContent` / `streamGenerateContent` (Google AI, Vertex AI, Code Assist).
+    Gemini,
+    /// Gemini `countTokens`: a request to count a prompt's tokens, not a model turn.
+    GeminiCountTokens,
     Mcp,
     Agent,
     Unknown,
@@ -46,6 +56,8 @@ impl Dialect {
             Dialect::OpenAiChat => "openai.chat",
             Dialect::OpenAiResponses => "openai.responses",
             Dialect::AnthropicMessages => "anthropic.messages",
+            Dialect::Gemini => "gemini.generate",
+            Dialect::GeminiCountTokens => "gemini.count_tokens",
             Dialect::Mcp => "mcp",
             Dialect::Agent => "agent",
             Dialect::Unknown => "unknown",
@@ -61,6 +73,7 @@ impl Dialect {
                 | Dialect::OpenAiChat
                 | Dialect::OpenAiResponses
                 | Dialect::AnthropicMessages
+                | Dialect::Gemini
         )
     }
 }
@@ -68,6 +81,9 @@ impl Dialect {
 /// Detects a hop's dialect from its route role, method, path, request headers and request body.
 pub fn detect(role: Role, method: &str, path: &str, headers: &[Header], body: &[u8]) -> Dialect {
     let path = path.split('?').next().unwrap_or(path).trim_end_matches('/');
+    if let Some(gemini) = gemini_read::dialect_of_path(path) {
+        return gemini;
+    }
     if path.ends_with("/api/chat") {
         return Dialect::OllamaChat;
     }
@@ -122,13 +138,15 @@ pub fn detect_hop(start: &HopStart, end: Option<&HopEnd>) -> Dialect {
     if start.transport == Transport::Stdio {
         return Dialect::Mcp;
     }
-    let body = end.map(|e| e.request_body.bytes.as_slice()).unwrap_or(&[]);
+    let empty = BodyCapture::default();
+    let body = end.map_or(&empty, |e| &e.request_body);
+    let body = crate::wire::content_encoding::readable(&start.request_headers, body);
     detect(
         start.role,
         &start.method,
         &start.path,
         &start.request_headers,
-        body,
+        body.bytes(),
     )
 }
 
@@ -145,6 +163,9 @@ pub enum Integrity {
     CutOff,
     /// The body is not what its dialect says it should be.
     Malformed(String),
+    /// Its `Content-Encoding` could not be undone to the end (a cut capture, tracer's reading
+    /// bound, corrupt bytes): what this reading is of, as one line.
+    PartlyDecoded(String),
 }
 
 /// How a tool call reached the wire.
@@ -219,6 +240,12 @@ pub struct ModelRequest {
     pub cache_marks: usize,
     /// The request body's size in bytes.
     pub body_bytes: usize,
+    /// The answer's format when the request asks for one other than free text: `JSON
+    /// (complexity_reasoning, complexity_score)` (Gemini `responseMimeType`/`responseSchema`).
+    pub answer_format: Option<String>,
+    /// The thinking or reasoning the request asks for, in its own words (`adaptive, effort
+    /// high`, `enabled, budget 4096 tokens`, `effort medium, summary auto`).
+    pub thinking_mode: Option<String>,
 }
 
 impl ModelRequest {
@@ -229,6 +256,12 @@ impl ModelRequest {
             .rev()
             .find(|m| m.role == "user" && !m.content.trim().is_empty())
             .map(|m| m.content.as_str())
+    }
+
+    /// A request of the host's own beside the conversation (routing, a title): it offers no
+    /// tools and asks for a structured answer.
+    pub fn is_side_request(&self) -> bool {
+        self.tools.is_empty() && self.answer_format.is_some()
     }
 }
 
@@ -312,43 +345,42 @@ pub struct HopReading {
     pub response: Option<BodyReading>,
 }
 
-/// Reads a request body in the given dialect.
+/// Reads a request body in the given dialect, its `Content-Encoding` undone first.
 pub fn read_request(dialect: Dialect, headers: &[Header], body: &BodyCapture) -> BodyReading {
-    let reading = match dialect {
+    let reading = encoded::read_through(headers, body, |body| match dialect {
         Dialect::OllamaChat | Dialect::OllamaGenerate => ollama_read::request(body),
         Dialect::OpenAiChat => openai_read::request(body),
         Dialect::OpenAiResponses => responses_read::request(body),
         Dialect::AnthropicMessages => anthropic_read::request(body),
+        Dialect::Gemini => gemini_read::request(body),
         Dialect::Mcp => mcp_read::read(headers, body),
         Dialect::Agent => agent_read::request(body),
-        Dialect::Unknown => json_util::generic(body),
-    };
-    with_capture_limit(reading, body)
+        Dialect::GeminiCountTokens | Dialect::Unknown => json_util::generic(body),
+    });
+    with_body_size(reading, body)
 }
 
-/// Reads a response body in the given dialect.
+/// A model request knows the size of the body it came in.
+fn with_body_size(mut reading: BodyReading, body: &BodyCapture) -> BodyReading {
+    if let Reading::ModelRequest(request) = &mut reading.reading {
+        let total = usize::try_from(body.total_len).unwrap_or(usize::MAX);
+        request.body_bytes = total.max(body.bytes.len());
+    }
+    reading
+}
+
+/// Reads a response body in the given dialect, its `Content-Encoding` undone first.
 pub fn read_response(dialect: Dialect, headers: &[Header], body: &BodyCapture) -> BodyReading {
-    let reading = match dialect {
+    encoded::read_through(headers, body, |body| match dialect {
         Dialect::OllamaChat | Dialect::OllamaGenerate => ollama_read::response(headers, body),
         Dialect::OpenAiChat => openai_read::response(headers, body),
         Dialect::OpenAiResponses => responses_read::response(headers, body),
         Dialect::AnthropicMessages => anthropic_read::response(headers, body),
+        Dialect::Gemini => gemini_stream::response(headers, body),
         Dialect::Mcp => mcp_read::read(headers, body),
         Dialect::Agent => agent_read::response(body),
-        Dialect::Unknown => json_util::generic(body),
-    };
-    with_capture_limit(reading, body)
-}
-
-/// A capture the recorder cut short is labelled so, whatever the reader made of its start.
-fn with_capture_limit(mut reading: BodyReading, body: &BodyCapture) -> BodyReading {
-    if body.truncated {
-        reading.integrity = Integrity::Truncated {
-            kept: body.bytes.len() as u64,
-            total: body.total_len,
-        };
-    }
-    reading
+        Dialect::GeminiCountTokens | Dialect::Unknown => json_util::generic(body),
+    })
 }
 
 /// Detects the dialect of a hop and reads both of its bodies.
@@ -356,9 +388,13 @@ pub fn read_hop(start: &HopStart, end: Option<&HopEnd>) -> HopReading {
     let dialect = detect_hop(start, end);
     let empty = BodyCapture::default();
     let request_body = end.map(|e| &e.request_body).unwrap_or(&empty);
+    let mut request = read_request(dialect, &start.request_headers, request_body);
+    if dialect == Dialect::Gemini {
+        gemini_read::add_path_facts(&mut request, &start.path);
+    }
     HopReading {
         dialect,
-        request: read_request(dialect, &start.request_headers, request_body),
+        request,
         response: end
             .filter(|e| e.state != Some(HopState::InFlight))
             .map(|e| read_response(dialect, &e.response_headers, &e.response_body)),

@@ -25,6 +25,7 @@ mod scripted_replies;
 mod closed_stdout;
 mod compare;
 mod demo;
+mod encoded_bodies;
 mod exports;
 mod hostile;
 mod hostile_more;

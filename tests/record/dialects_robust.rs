@@ -61,13 +61,27 @@ const FIXTURES: &[(&str, &[u8])] = &[
         "agent_reply.json",
         include_bytes!("../fixtures/dialects/agent_reply.json"),
     ),
+    (
+        "agents/gemini-cli/side1_request.json",
+        include_bytes!("../fixtures/agents/gemini-cli/side1_request.json"),
+    ),
+    (
+        "agents/gemini-cli/turn1_response.sse",
+        include_bytes!("../fixtures/agents/gemini-cli/turn1_response.sse"),
+    ),
+    (
+        "agents/gemini-cli/json-array/turn1_response.json",
+        include_bytes!("../fixtures/agents/gemini-cli/json-array/turn1_response.json"),
+    ),
 ];
 
-const DIALECTS: [Dialect; 7] = [
+const DIALECTS: [Dialect; 9] = [
     Dialect::OllamaChat,
     Dialect::OllamaGenerate,
     Dialect::OpenAiChat,
     Dialect::AnthropicMessages,
+    Dialect::Gemini,
+    Dialect::GeminiCountTokens,
     Dialect::Mcp,
     Dialect::Agent,
     Dialect::Unknown,
@@ -103,7 +117,7 @@ fn every_prefix_of_every_fixture_reads_as_every_dialect() {
 
 #[test]
 fn cut_streams_are_never_whole() {
-    let streams: [(Dialect, &str, &[u8]); 3] = [
+    let streams: [(Dialect, &str, &[u8]); 4] = [
         (
             Dialect::OllamaChat,
             "application/x-ndjson",
@@ -118,6 +132,11 @@ fn cut_streams_are_never_whole() {
             Dialect::AnthropicMessages,
             "text/event-stream",
             include_bytes!("../fixtures/dialects/anthropic_stream_tool_use.sse"),
+        ),
+        (
+            Dialect::Gemini,
+            "text/event-stream",
+            include_bytes!("../fixtures/agents/gemini-cli/turn1_response.sse"),
         ),
     ];
     for (dialect, content_type, body) in streams {

@@ -170,7 +170,9 @@ async fn https_upstreams_are_byte_exact_pooled_and_use_h2_by_alpn() {
             .unwrap();
         let shown = String::from_utf8_lossy(&shown.stdout);
         assert!(
-            shown.contains("the model asks for tool get_weather {\"location\":\"Paris\"}"),
+            shown.contains(
+                "the model says \"I'll check the current weather in Paris for you.\" and asks for tool get_weather {\"location\":\"Paris\"}"
+            ),
             "the Anthropic stream reassembled and explained: {shown}"
         );
         let stream = &hops[1];

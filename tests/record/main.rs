@@ -6,6 +6,8 @@
 
 #[path = "../support/agent_doubles.rs"]
 mod agent_doubles;
+#[path = "../support/agent_trace.rs"]
+mod agent_trace;
 #[path = "../support/contention.rs"]
 mod contention;
 #[macro_use]
@@ -23,7 +25,12 @@ mod big_bodies;
 mod ca_checks;
 mod cli;
 mod correlate;
+mod dialects_agents;
+mod dialects_agents_chat;
 mod dialects_cloud;
+mod dialects_encoded;
+mod dialects_gemini;
+mod dialects_gemini_side;
 mod dialects_mcp;
 mod dialects_model;
 mod dialects_robust;

@@ -115,6 +115,7 @@ impl HopLog {
                 state: Some(entry.state),
                 request_ended_unix_ns: request.timings.ended_unix_ns,
                 error: entry.error.clone(),
+                note: entry.note.clone(),
                 request_body,
                 ..HopEnd::default()
             };

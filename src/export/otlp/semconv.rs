@@ -37,6 +37,7 @@ pub fn provider(dialect: Dialect) -> &'static str {
     match dialect {
         Dialect::OpenAiChat | Dialect::OpenAiResponses => "openai",
         Dialect::AnthropicMessages => "anthropic",
+        Dialect::Gemini | Dialect::GeminiCountTokens => "gcp.gemini",
         _ => "ollama",
     }
 }

@@ -2,7 +2,7 @@
 
 use super::{Case, CaseText};
 
-const fn row(
+pub(super) const fn row(
     case: Case,
     name: &'static str,
     summary: &'static str,
@@ -57,8 +57,8 @@ pub const CASES: &[CaseText] = &[
     row(
         Case::ModelToolCall,
         "model_tool_call",
-        "the model asks for tool {calls} (it does not run it: the host will)",
-        "Function calling is the model side: the model wrote text asking for a tool and the model server parsed it into tool_calls. The model runs nothing; the host decides whether to call the tool.",
+        "the model {said}asks for tool {calls} (it does not run it: the host will)",
+        "Function calling is the model side: the model wrote text asking for a tool and the model server parsed it into {call_form}. The model runs nothing; the host decides whether to call the tool.",
     ),
     row(
         Case::ModelTextToolCall,
@@ -148,7 +148,7 @@ pub const CASES: &[CaseText] = &[
         Case::McpToolResult,
         "mcp_tool_result",
         "result: \"{text}\"",
-        "The tool ran. The host will paste this text into the conversation as a role: tool message for the model.",
+        "The tool ran.",
     ),
     row(
         Case::McpToolError,
@@ -317,6 +317,60 @@ pub const CASES: &[CaseText] = &[
         "note_malformed",
         "",
         "The body is not what its dialect should be: {detail}.",
+    ),
+    row(
+        Case::CountTokens,
+        "count_tokens",
+        "count the tokens of {messages} for {model}",
+        "The host asks the model server only how many tokens this content would take (countTokens): nothing is generated and the conversation does not move on.",
+    ),
+    row(
+        Case::TokenCount,
+        "token_count",
+        "{total} tokens",
+        "The model server counted the tokens of the content it was sent; no model answered.",
+    ),
+    row(
+        Case::ModelSideAnswer,
+        "model_side_answer",
+        "the model answers the host's side request: \"{text}\"",
+        "This answer is for the host itself, in the format it asked for (a routing choice, a title): it is not a turn of the conversation, and the agent loop goes on.",
+    ),
+    row(
+        Case::NoteSideRequest,
+        "note_side_request",
+        "",
+        "It offers no tools and asks for an answer in {format}: a side request of the host (routing, a title), not a turn of the conversation.",
+    ),
+    row(
+        Case::NoteGeminiThoughts,
+        "note_gemini_thoughts",
+        "",
+        "The model's thoughts came apart, in parts marked thought: true ({bytes} bytes): a summary of its reasoning for the host to show, not part of the answer.",
+    ),
+    row(
+        Case::NoteGeminiSignature,
+        "note_gemini_signature",
+        "",
+        "A thoughtSignature ({bytes} bytes) seals the reasoning behind this turn: the host must send it back with the functionCall part next time, or the model loses its train of thought.",
+    ),
+    row(
+        Case::CodeAssistCall,
+        "code_assist_call",
+        "Code Assist {method} (not a model turn)",
+        "Gemini CLI's own call to the Code Assist API it uses after a Google sign-in: it asks about the account (its tier, project, quota or experiments), not the model.",
+    ),
+    row(
+        Case::NotePartlyDecoded,
+        "note_partly_decoded",
+        "",
+        "Its Content-Encoding could not be undone to the end ({detail}); this reading is of the decoded part.",
+    ),
+    row(
+        Case::NoteStoppedReading,
+        "note_stopped_reading",
+        "",
+        "The stream had reached its end: {note}, before the body's own end, so the answer is whole.",
     ),
     row(
         Case::NoteStreamedOn,

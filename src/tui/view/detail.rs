@@ -10,10 +10,11 @@ use ratatui::widgets::{Block, Borders, Paragraph, Wrap};
 
 use super::clean;
 use super::json::body_lines;
-use crate::hop::Header;
+use crate::hop::{BodyCapture, Header};
 use crate::trace::explain::human_duration;
 use crate::trace::{Direction, ExplainedMessage, RecordedHop};
 use crate::tui::app::TraceView;
+use crate::wire::content_encoding::readable;
 use crate::wire::dialect::Reading;
 
 /// How many stream chunks are listed.
@@ -82,36 +83,39 @@ pub fn lines(
         out.push(Line::from(format!("  tokens:   {tokens}")));
     }
     let end = hop.end.as_ref();
-    let (headers, body, total, truncated) = match (message.direction, end) {
+    let empty = BodyCapture::default();
+    let (headers, body) = match (message.direction, end) {
         (Direction::Request, end) => (
             hop.start.request_headers.as_slice(),
-            end.map(|e| e.request_body.bytes.as_slice())
-                .unwrap_or_default(),
-            end.map_or(0, |e| e.request_body.total_len),
-            end.is_some_and(|e| e.request_body.truncated),
+            end.map_or(&empty, |e| &e.request_body),
         ),
-        (Direction::Response, Some(end)) => (
-            end.response_headers.as_slice(),
-            end.response_body.bytes.as_slice(),
-            end.response_body.total_len,
-            end.response_body.truncated,
-        ),
-        (Direction::Response, None) => (&[][..], &[][..], 0, false),
+        (Direction::Response, Some(end)) => (end.response_headers.as_slice(), &end.response_body),
+        (Direction::Response, None) => (&[][..], &empty),
     };
     out.push(Line::from(""));
     out.push(section("headers"));
     out.extend(headers.iter().map(header_line));
     out.push(Line::from(""));
-    let mut title = format!("body ({total} bytes");
-    if truncated {
-        title.push_str(&format!(", {} kept", body.len()));
+    let mut title = format!("body ({} bytes", body.total_len);
+    if body.truncated {
+        title.push_str(&format!(", {} kept", body.bytes.len()));
     }
     title.push(')');
     out.push(section(&title));
-    if body.is_empty() {
+    // Shown as it reads: its Content-Encoding undone, a body that is not text named.
+    let readable = readable(headers, body);
+    if let Some(note) = readable.note() {
+        out.push(Line::styled(note, Style::default().fg(Color::Gray)));
+    }
+    if body.bytes.is_empty() {
         out.push(Line::styled("(empty)", Style::default().fg(Color::Gray)));
+    } else if let Some(binary) = &readable.binary {
+        out.push(Line::styled(
+            binary.clone(),
+            Style::default().fg(Color::Gray),
+        ));
     } else {
-        out.extend(body_lines(body));
+        out.extend(body_lines(readable.bytes()));
     }
     if let (Direction::Response, Some(end)) = (message.direction, end)
         && end.chunks.len() > 1
@@ -195,4 +199,66 @@ fn timing_lines(
         )));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+
+    use super::*;
+    use crate::hop::{HopEnd, HopStart, HopState, Role, Transport};
+    use crate::trace::explain_trace;
+
+    #[test]
+    fn a_gzipped_body_is_shown_decoded_with_its_coding_said() {
+        let answer = b"{\"model\":\"m\",\"message\":{\"role\":\"assistant\",\"content\":\"buy milk\"},\"done\":true}";
+        let mut gzip = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        gzip.write_all(answer).unwrap();
+        let gzipped = gzip.finish().unwrap();
+        let hop = RecordedHop {
+            start: HopStart {
+                id: "1".into(),
+                route: "model".into(),
+                role: Role::Model,
+                transport: Transport::Http,
+                peer: "127.0.0.1:1".into(),
+                method: "POST".into(),
+                path: "/api/chat".into(),
+                url: "http://127.0.0.1:2/api/chat".into(),
+                request_headers: Vec::new(),
+                started_unix_ns: 1,
+            },
+            end: Some(HopEnd {
+                id: "1".into(),
+                state: Some(HopState::Complete),
+                status: Some(200),
+                response_headers: vec![
+                    Header::new("content-type", "application/json"),
+                    Header::new("content-encoding", "gzip"),
+                ],
+                response_body: BodyCapture::whole(gzipped.clone()),
+                response_ended_unix_ns: Some(2),
+                ..HopEnd::default()
+            }),
+        };
+        let messages = explain_trace(std::slice::from_ref(&hop));
+        let shown: Vec<String> = lines(&messages[1], &hop, 0)
+            .iter()
+            .map(|line| line.spans.iter().map(|s| s.content.as_ref()).collect())
+            .collect();
+        let text = shown.join("\n");
+        assert!(
+            text.contains(&format!("body ({} bytes)", gzipped.len())),
+            "{text}"
+        );
+        assert!(
+            text.contains(&format!(
+                "gzip: {} bytes decoded from {}",
+                answer.len(),
+                gzipped.len()
+            )),
+            "{text}"
+        );
+        assert!(text.contains("buy milk"), "{text}");
+    }
 }

@@ -2,13 +2,16 @@
 
 use serde_json::Value;
 
+use super::anatomy_read::{cache_marked, field_parts, flat_tool_defs, message_system_parts};
 use super::json_util::{content_text, str_field, u64_field, whole};
 use super::model_read::{
     error_text, object_body, request_head, sse_json, sse_or_object, stream_reading, streamed_call,
     structured_call,
 };
 use super::ollama_read::add_text_tool_calls;
-use super::{BodyReading, ModelMessage, ModelRequest, ModelResponse, Reading, ToolCall, Usage};
+use super::{
+    BodyReading, ModelMessage, ModelRequest, ModelResponse, Reading, SystemSource, ToolCall, Usage,
+};
 use crate::hop::{BodyCapture, Header};
 
 fn tool_use(block: &Value) -> Option<ToolCall> {
@@ -17,6 +20,59 @@ fn tool_use(block: &Value) -> Option<ToolCall> {
         str_field(block, "name")?.to_string(),
         block.get("input"),
     ))
+}
+
+/// Thinking text, and the bytes of the signature that seals it, joined to a message.
+fn add_thinking(message: &mut ModelMessage, thinking: &str, signature: &str) {
+    if !thinking.is_empty() {
+        if !message.thinking.is_empty() {
+            message.thinking.push('\n');
+        }
+        message.thinking.push_str(thinking);
+    }
+    if !signature.is_empty() {
+        *message.thinking_signature_bytes.get_or_insert(0) += signature.len();
+    }
+}
+
+/// A `redacted_thinking` block: reasoning only the API can read, counted by its bytes.
+fn add_hidden(message: &mut ModelMessage, data: &str) {
+    *message.hidden_reasoning_bytes.get_or_insert(0) += data.len();
+}
+
+/// The thinking the request asks for: `thinking.type` (with its budget) and any effort.
+fn thinking_mode(value: &Value) -> Option<String> {
+    let mut words = Vec::new();
+    if let Some(thinking) = value.get("thinking") {
+        let kind = str_field(thinking, "type").unwrap_or("?");
+        words.push(match u64_field(thinking, "budget_tokens") {
+            Some(budget) => format!("{kind}, budget {budget} tokens"),
+            None => kind.to_string(),
+        });
+    }
+    if let Some(effort) = value
+        .get("output_config")
+        .and_then(|c| str_field(c, "effort"))
+    {
+        words.push(format!("effort {effort}"));
+    }
+    (!words.is_empty()).then(|| words.join(", "))
+}
+
+/// `cache_control` marks on the system blocks, the tools and the messages' content blocks.
+fn cache_marks(value: &Value) -> usize {
+    let marked_in = |list: Option<&Value>| match list {
+        Some(Value::Array(items)) => items.iter().filter(|item| cache_marked(item)).count(),
+        _ => 0,
+    };
+    let in_messages: usize = match value.get("messages") {
+        Some(Value::Array(messages)) => messages
+            .iter()
+            .map(|m| usize::from(cache_marked(m)) + marked_in(m.get("content")))
+            .sum(),
+        _ => 0,
+    };
+    marked_in(value.get("system")) + marked_in(value.get("tools")) + in_messages
 }
 
 /// One request message; its `tool_result` blocks become separate `tool` messages after it.
@@ -34,9 +90,14 @@ fn messages_of(value: &Value) -> Vec<ModelMessage> {
             for block in blocks {
                 match str_field(block, "type") {
                     Some("text") => texts.push(str_field(block, "text").unwrap_or_default()),
-                    Some("thinking") => message
-                        .thinking
-                        .push_str(str_field(block, "thinking").unwrap_or_default()),
+                    Some("thinking") => add_thinking(
+                        &mut message,
+                        str_field(block, "thinking").unwrap_or_default(),
+                        str_field(block, "signature").unwrap_or_default(),
+                    ),
+                    Some("redacted_thinking") => {
+                        add_hidden(&mut message, str_field(block, "data").unwrap_or_default())
+                    }
                     Some("tool_use") => message.tool_calls.extend(tool_use(block)),
                     Some("tool_result") => results.push(ModelMessage {
                         role: "tool".into(),
@@ -77,17 +138,17 @@ pub(super) fn request(body: &BodyCapture) -> BodyReading {
             .get("system")
             .map(|s| content_text(Some(s)))
             .filter(|s| !s.is_empty());
-        let tools = match value.get("tools") {
-            Some(Value::Array(items)) => items
-                .iter()
-                .filter_map(|t| str_field(t, "name").map(str::to_string))
-                .collect(),
-            _ => Vec::new(),
-        };
+        let tool_defs = flat_tool_defs(value.get("tools"));
+        let mut system_parts = field_parts(value.get("system"), SystemSource::SystemField);
+        system_parts.extend(message_system_parts(&messages));
         whole(Reading::ModelRequest(ModelRequest {
             system,
+            tools: tool_defs.iter().map(|t| t.name.clone()).collect(),
             messages,
-            tools,
+            system_parts,
+            tool_defs,
+            cache_marks: cache_marks(value),
+            thinking_mode: thinking_mode(value),
             ..request_head(value, false)
         }))
     })
@@ -126,6 +187,7 @@ struct Block {
     id: Option<String>,
     name: String,
     partial_json: String,
+    signature: String,
 }
 
 fn stream(body: &[u8]) -> BodyReading {
@@ -149,10 +211,17 @@ fn stream(body: &[u8]) -> BodyReading {
                 blocks.push(Block {
                     index,
                     kind: str_field(&start, "type").unwrap_or_default().to_string(),
-                    text: str_field(&start, "text").unwrap_or_default().to_string(),
+                    text: ["text", "thinking", "data"]
+                        .iter()
+                        .find_map(|key| str_field(&start, key))
+                        .unwrap_or_default()
+                        .to_string(),
                     id: str_field(&start, "id").map(str::to_string),
                     name: str_field(&start, "name").unwrap_or_default().to_string(),
                     partial_json: String::new(),
+                    signature: str_field(&start, "signature")
+                        .unwrap_or_default()
+                        .to_string(),
                 });
             }
             Some("content_block_delta") => {
@@ -166,6 +235,9 @@ fn stream(body: &[u8]) -> BodyReading {
                     block
                         .partial_json
                         .push_str(str_field(&delta, "partial_json").unwrap_or_default());
+                    block
+                        .signature
+                        .push_str(str_field(&delta, "signature").unwrap_or_default());
                 }
             }
             Some("message_delta") => {
@@ -182,7 +254,8 @@ fn stream(body: &[u8]) -> BodyReading {
     for block in blocks {
         match block.kind.as_str() {
             "text" => reply.message.content.push_str(&block.text),
-            "thinking" => reply.message.thinking.push_str(&block.text),
+            "thinking" => add_thinking(&mut reply.message, &block.text, &block.signature),
+            "redacted_thinking" => add_hidden(&mut reply.message, &block.text),
             "tool_use" => {
                 let call = streamed_call(block.id, block.name, block.partial_json);
                 reply.message.tool_calls.push(call);

@@ -2,13 +2,14 @@
 
 use serde_json::Value;
 
+use super::anatomy_read::{field_parts, flat_tool_defs, message_system_parts};
 use super::json_util::{
     content_text, malformed, ndjson_lines, parse_lenient, str_field, text, u64_field, whole,
 };
 use super::model_read::{error_text, object_body, request_head, stream_reading, structured_call};
 use super::{
-    BodyReading, ModelMessage, ModelRequest, ModelResponse, OllamaTimings, Reading, ToolCall,
-    ToolCallForm, Usage, text_tool_call,
+    BodyReading, ModelMessage, ModelRequest, ModelResponse, OllamaTimings, Reading, SystemSource,
+    ToolCall, ToolCallForm, Usage, text_tool_call,
 };
 use crate::hop::{BodyCapture, Header};
 
@@ -92,10 +93,19 @@ pub(super) fn request(body: &BodyCapture) -> BodyReading {
                 .find(|m| m.role == "system")
                 .map(|m| m.content.clone())
         });
+        let mut system_parts = field_parts(value.get("system"), SystemSource::SystemField);
+        system_parts.extend(message_system_parts(&messages));
         whole(Reading::ModelRequest(ModelRequest {
             system,
+            system_parts,
             messages,
             tools: tool_names(value.get("tools")),
+            tool_defs: flat_tool_defs(value.get("tools")),
+            thinking_mode: match value.get("think") {
+                Some(Value::Bool(true)) => Some("think".into()),
+                Some(Value::String(level)) => Some(format!("think {level}")),
+                _ => None,
+            },
             ..request_head(value, true)
         }))
     })

@@ -2,6 +2,7 @@
 
 use serde_json::Value;
 
+use super::anatomy_read::{flat_tool_defs, message_system_parts};
 use super::json_util::{str_field, u64_field, whole};
 use super::model_read::{
     error_text, object_body, request_head, sse_json, sse_or_object, stream_reading, streamed_call,
@@ -22,10 +23,14 @@ pub(super) fn request(body: &BodyCapture) -> BodyReading {
             .iter()
             .find(|m| m.role == "system" || m.role == "developer")
             .map(|m| m.content.clone());
+        let tool_defs = flat_tool_defs(value.get("tools"));
         whole(Reading::ModelRequest(ModelRequest {
             system,
+            system_parts: message_system_parts(&messages),
             messages,
             tools: tool_names(value.get("tools")),
+            tool_defs,
+            thinking_mode: str_field(value, "reasoning_effort").map(|e| format!("effort {e}")),
             ..request_head(value, false)
         }))
     })

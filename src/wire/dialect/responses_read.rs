@@ -1,19 +1,23 @@
-//! The OpenAI Responses API (`/v1/responses`): `input` items (messages, `function_call`,
-//! `function_call_output`) read as a conversation, and replies plain or as named SSE events
-//! (`response.output_text.delta`, `response.function_call_arguments.delta`, ...) reassembled.
+//! The OpenAI Responses API (`/v1/responses`): `input` items (messages, `reasoning`,
+//! `function_call`, `function_call_output`) read as a conversation, `instructions` and developer
+//! messages as the system prompt, tools inside `namespace` entries counted each; replies plain
+//! here, streamed in `responses_stream`.
 
 use serde_json::Value;
 
-use super::json_util::{content_text, str_field, u64_field, whole};
+use super::anatomy_read::{json_bytes, message_system_parts};
+use super::json_util::{content_text, str_field, whole};
 use super::model_read::{
-    error_text, object_body, request_head, sse_json, sse_or_object, stream_reading, streamed_call,
-    structured_call, usage,
+    error_text, object_body, request_head, sse_or_object, structured_call, usage,
 };
 use super::ollama_read::add_text_tool_calls;
-use super::{BodyReading, ModelMessage, ModelRequest, ModelResponse, Reading, ToolCall};
+use super::{
+    BodyReading, ModelMessage, ModelRequest, ModelResponse, Reading, SystemPart, SystemSource,
+    ToolCall, ToolDef,
+};
 use crate::hop::{BodyCapture, Header};
 
-fn function_call(item: &Value) -> Option<ToolCall> {
+pub(super) fn function_call(item: &Value) -> Option<ToolCall> {
     Some(structured_call(
         str_field(item, "call_id")
             .or_else(|| str_field(item, "id"))
@@ -23,7 +27,31 @@ fn function_call(item: &Value) -> Option<ToolCall> {
     ))
 }
 
-/// The conversation an `input` spells: messages, the model's earlier calls, the tools' outputs.
+/// A `reasoning` item's readable part (its summary, else its text) and the bytes of its
+/// encrypted part, joined to a message.
+fn add_reasoning(item: &Value, message: &mut ModelMessage) {
+    let mut text = content_text(item.get("summary"));
+    if text.is_empty() {
+        text = content_text(item.get("content"));
+    }
+    if !text.is_empty() {
+        if !message.thinking.is_empty() {
+            message.thinking.push('\n');
+        }
+        message.thinking.push_str(&text);
+    }
+    if let Some(encrypted) = str_field(item, "encrypted_content").filter(|e| !e.is_empty()) {
+        *message.hidden_reasoning_bytes.get_or_insert(0) += encrypted.len();
+    }
+}
+
+/// An assistant message that so far holds only reasoning, ready for what the model did next.
+fn only_reasoning(message: &ModelMessage) -> bool {
+    message.role == "assistant" && message.content.is_empty() && message.tool_calls.is_empty()
+}
+
+/// The conversation an `input` spells: messages, the model's reasoning and earlier calls, the
+/// tools' outputs.
 fn conversation(input: Option<&Value>) -> Vec<ModelMessage> {
     let items = match input {
         Some(Value::String(text)) => {
@@ -39,6 +67,17 @@ fn conversation(input: Option<&Value>) -> Vec<ModelMessage> {
     let mut messages: Vec<ModelMessage> = Vec::new();
     for item in items {
         match str_field(item, "type") {
+            Some("reasoning") => match messages.last_mut() {
+                Some(last) if only_reasoning(last) => add_reasoning(item, last),
+                _ => {
+                    let mut message = ModelMessage {
+                        role: "assistant".into(),
+                        ..ModelMessage::default()
+                    };
+                    add_reasoning(item, &mut message);
+                    messages.push(message);
+                }
+            },
             Some("function_call") => {
                 let Some(call) = function_call(item) else {
                     continue;
@@ -61,13 +100,27 @@ fn conversation(input: Option<&Value>) -> Vec<ModelMessage> {
                 ..ModelMessage::default()
             }),
             Some("message") | None if item.get("role").is_some() => {
-                let mut message = ModelMessage {
-                    role: str_field(item, "role").unwrap_or_default().to_string(),
-                    content: content_text(item.get("content")),
-                    ..ModelMessage::default()
+                let role = str_field(item, "role").unwrap_or_default();
+                let content = content_text(item.get("content"));
+                let message = match messages.last_mut() {
+                    // The text that follows the model's reasoning is the same turn.
+                    Some(last) if role == "assistant" && only_reasoning(last) => {
+                        last.content = content;
+                        last
+                    }
+                    _ => {
+                        messages.push(ModelMessage {
+                            role: role.to_string(),
+                            content,
+                            ..ModelMessage::default()
+                        });
+                        let Some(last) = messages.last_mut() else {
+                            continue;
+                        };
+                        last
+                    }
                 };
-                add_text_tool_calls(&mut message);
-                messages.push(message);
+                add_text_tool_calls(message);
             }
             _ => {}
         }
@@ -75,45 +128,94 @@ fn conversation(input: Option<&Value>) -> Vec<ModelMessage> {
     messages
 }
 
-/// Function tools are flat here (`{type, name, parameters}`); built-in tools go by their type.
-fn tool_names(tools: Option<&Value>) -> Vec<String> {
+/// Every callable tool: function tools are flat (`{type, name, parameters}`), a `namespace`
+/// entry holds tools of its own (Codex puts each MCP server's tools in one), built-in tools go
+/// by their type.
+fn tool_defs(tools: Option<&Value>) -> Vec<ToolDef> {
     let Some(Value::Array(tools)) = tools else {
         return Vec::new();
     };
-    tools
+    let mut defs = Vec::new();
+    for tool in tools {
+        if let (Some("namespace"), Some(Value::Array(inner))) =
+            (str_field(tool, "type"), tool.get("tools"))
+        {
+            let namespace = str_field(tool, "name").map(str::to_string);
+            defs.extend(inner.iter().filter_map(|entry| {
+                Some(ToolDef {
+                    name: tool_name(entry)?.to_string(),
+                    namespace: namespace.clone(),
+                    bytes: json_bytes(entry),
+                })
+            }));
+            continue;
+        }
+        if let Some(name) = tool_name(tool) {
+            defs.push(ToolDef {
+                name: name.to_string(),
+                namespace: None,
+                bytes: json_bytes(tool),
+            });
+        }
+    }
+    defs
+}
+
+fn tool_name(tool: &Value) -> Option<&str> {
+    str_field(tool, "name")
+        .or_else(|| tool.get("function").and_then(|f| str_field(f, "name")))
+        .or_else(|| str_field(tool, "type"))
+}
+
+/// The reasoning the request asks for: `reasoning.effort` and `reasoning.summary`.
+fn thinking_mode(value: &Value) -> Option<String> {
+    let reasoning = value.get("reasoning").filter(|r| r.is_object())?;
+    let words: Vec<String> = ["effort", "summary"]
         .iter()
-        .filter_map(|tool| {
-            str_field(tool, "name")
-                .or_else(|| tool.get("function").and_then(|f| str_field(f, "name")))
-                .or_else(|| str_field(tool, "type"))
-                .map(str::to_string)
-        })
-        .collect()
+        .filter_map(|key| str_field(reasoning, key).map(|v| format!("{key} {v}")))
+        .collect();
+    Some(if words.is_empty() {
+        "on".to_string()
+    } else {
+        words.join(", ")
+    })
 }
 
 /// Reads a `POST /v1/responses` request.
 pub(super) fn request(body: &BodyCapture) -> BodyReading {
     object_body(body, |value| {
         let messages = conversation(value.get("input"));
-        let system = str_field(value, "instructions")
-            .map(str::to_string)
-            .or_else(|| {
-                messages
-                    .iter()
-                    .find(|m| m.role == "system" || m.role == "developer")
-                    .map(|m| m.content.clone())
-            });
+        let instructions = str_field(value, "instructions").filter(|i| !i.is_empty());
+        let system = instructions.map(str::to_string).or_else(|| {
+            messages
+                .iter()
+                .find(|m| m.role == "system" || m.role == "developer")
+                .map(|m| m.content.clone())
+        });
+        let mut system_parts: Vec<SystemPart> = instructions
+            .map(|text| SystemPart {
+                source: SystemSource::Instructions,
+                bytes: text.len(),
+                cache_marked: false,
+            })
+            .into_iter()
+            .collect();
+        system_parts.extend(message_system_parts(&messages));
+        let tool_defs = tool_defs(value.get("tools"));
         whole(Reading::ModelRequest(ModelRequest {
             system,
+            tools: tool_defs.iter().map(|t| t.name.clone()).collect(),
             messages,
-            tools: tool_names(value.get("tools")),
+            system_parts,
+            tool_defs,
+            thinking_mode: thinking_mode(value),
             ..request_head(value, false)
         }))
     })
 }
 
 /// A whole `response` object: its output items as one assistant message.
-fn reply_of(response: &Value, reply: &mut ModelResponse) {
+pub(super) fn reply_of(response: &Value, reply: &mut ModelResponse) {
     if let Some(model) = str_field(response, "model") {
         reply.model = Some(model.to_string());
     }
@@ -126,6 +228,11 @@ fn reply_of(response: &Value, reply: &mut ModelResponse) {
     let Some(Value::Array(output)) = response.get("output") else {
         return;
     };
+    reply.message = output_message(output);
+}
+
+/// The output items of a response as one assistant message.
+pub(super) fn output_message(output: &[Value]) -> ModelMessage {
     let mut message = ModelMessage {
         role: "assistant".into(),
         ..ModelMessage::default()
@@ -134,19 +241,17 @@ fn reply_of(response: &Value, reply: &mut ModelResponse) {
         match str_field(item, "type") {
             Some("message") => message.content.push_str(&content_text(item.get("content"))),
             Some("function_call") => message.tool_calls.extend(function_call(item)),
-            Some("reasoning") => message
-                .thinking
-                .push_str(&content_text(item.get("summary"))),
+            Some("reasoning") => add_reasoning(item, &mut message),
             _ => {}
         }
     }
     add_text_tool_calls(&mut message);
-    reply.message = message;
+    message
 }
 
 /// Reads a reply: a `response` object, or its stream of events.
 pub(super) fn response(headers: &[Header], body: &BodyCapture) -> BodyReading {
-    sse_or_object(headers, body, stream, |value| {
+    sse_or_object(headers, body, super::responses_stream::stream, |value| {
         let mut reply = ModelResponse {
             records: 1,
             ..ModelResponse::default()
@@ -157,126 +262,4 @@ pub(super) fn response(headers: &[Header], body: &BodyCapture) -> BodyReading {
         }
         whole(Reading::ModelResponse(Box::new(reply)))
     })
-}
-
-/// A function call being assembled from its events, keyed by its item id.
-struct PartialCall {
-    item_id: String,
-    output_index: Option<u64>,
-    call: ToolCall,
-    arguments: String,
-}
-
-fn stream(body: &[u8]) -> BodyReading {
-    let sse = sse_json(body);
-    let mut reply = sse.reply();
-    let mut calls: Vec<PartialCall> = Vec::new();
-    let mut last: Option<Value> = None;
-    let mut ended = false;
-    for event in &sse.events {
-        let data = &event.data;
-        let item_id = str_field(data, "item_id").unwrap_or_default();
-        let output_index = u64_field(data, "output_index");
-        let find = |calls: &mut Vec<PartialCall>| {
-            calls
-                .iter_mut()
-                .rev()
-                .position(|c| {
-                    (!item_id.is_empty() && c.item_id == item_id)
-                        || (item_id.is_empty()
-                            && output_index.is_some()
-                            && c.output_index == output_index)
-                })
-                .map(|from_end| calls.len() - 1 - from_end)
-        };
-        match event.kind() {
-            Some("response.created" | "response.in_progress") => {
-                if let Some(model) = data.get("response").and_then(|r| str_field(r, "model")) {
-                    reply.model = Some(model.to_string());
-                }
-            }
-            Some("response.output_item.added" | "response.output_item.done") => {
-                let item = data.get("item").cloned().unwrap_or_default();
-                if str_field(&item, "type") != Some("function_call") {
-                    continue;
-                }
-                let Some(call) = function_call(&item) else {
-                    continue;
-                };
-                let id = str_field(&item, "id").unwrap_or_default().to_string();
-                let done_arguments = str_field(&item, "arguments").unwrap_or_default();
-                match calls.iter_mut().find(|c| c.item_id == id) {
-                    Some(known) => {
-                        if !done_arguments.is_empty() {
-                            known.arguments = done_arguments.to_string();
-                        }
-                        known.call.name = call.name;
-                        known.call.id = call.id;
-                    }
-                    None => calls.push(PartialCall {
-                        item_id: id,
-                        output_index,
-                        call,
-                        arguments: done_arguments.to_string(),
-                    }),
-                }
-            }
-            Some("response.output_text.delta") => {
-                reply
-                    .message
-                    .content
-                    .push_str(str_field(data, "delta").unwrap_or_default());
-            }
-            Some("response.reasoning_summary_text.delta" | "response.reasoning_text.delta") => {
-                reply
-                    .message
-                    .thinking
-                    .push_str(str_field(data, "delta").unwrap_or_default());
-            }
-            Some("response.function_call_arguments.delta") => {
-                if let Some(i) = find(&mut calls) {
-                    calls[i]
-                        .arguments
-                        .push_str(str_field(data, "delta").unwrap_or_default());
-                }
-            }
-            Some("response.function_call_arguments.done") => {
-                if let (Some(i), Some(arguments)) = (find(&mut calls), str_field(data, "arguments"))
-                {
-                    calls[i].arguments = arguments.to_string();
-                }
-            }
-            Some("response.completed" | "response.failed" | "response.incomplete") => {
-                ended = true;
-                last = data.get("response").cloned();
-            }
-            Some("error") => {
-                reply.error = str_field(data, "message")
-                    .map(str::to_string)
-                    .or_else(|| error_text(data));
-            }
-            _ => {}
-        }
-    }
-    let streamed_text = std::mem::take(&mut reply.message.content);
-    let streamed_thinking = std::mem::take(&mut reply.message.thinking);
-    if let Some(last) = &last {
-        reply_of(last, &mut reply);
-    }
-    // What streamed is what the client saw; the final object fills in what did not stream.
-    if !streamed_text.is_empty() || reply.message.content.is_empty() {
-        reply.message.content = streamed_text;
-    }
-    if !streamed_thinking.is_empty() {
-        reply.message.thinking = streamed_thinking;
-    }
-    if !calls.is_empty() {
-        reply.message.tool_calls = calls
-            .into_iter()
-            .map(|partial| streamed_call(partial.call.id, partial.call.name, partial.arguments))
-            .collect();
-    }
-    add_text_tool_calls(&mut reply.message);
-    let ended = ended || reply.error.is_some();
-    stream_reading(reply, ended, sse.bad, "response event")
 }

@@ -2,6 +2,7 @@
 //! in SQLite with its bodies, timings and failures.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod end_events;
 pub(crate) mod harness;
 mod loops;
 mod streaming;
