@@ -11,6 +11,7 @@ mod eval_cmd;
 pub mod export_cmd;
 mod import;
 mod ls;
+mod ls_sessions;
 mod mcp_cmd;
 pub mod otlp_args;
 mod proxy_cmd;

@@ -314,8 +314,12 @@ pub struct LsArgs {
     pub json: bool,
 
     /// List the raw hops instead of traces
-    #[arg(long)]
+    #[arg(long, conflicts_with = "sessions")]
     pub hops: bool,
+
+    /// List sessions (one run of a host each) with their traces, instead of traces alone
+    #[arg(long)]
+    pub sessions: bool,
 
     /// How many to list
     #[arg(long, short = 'n', default_value_t = 50)]

@@ -85,6 +85,7 @@ pub enum Case {
     NoteHandoffFunctionOutput,
     NotePartlyDecoded,
     NoteStoppedReading,
+    NoteStreamedOn,
 }
 
 impl Case {
@@ -165,6 +166,7 @@ impl Case {
         Case::NoteHandoffFunctionOutput,
         Case::NotePartlyDecoded,
         Case::NoteStoppedReading,
+        Case::NoteStreamedOn,
     ];
 }
 

@@ -15,9 +15,12 @@ mod contention;
 mod dialect_hops;
 #[path = "../support/interop_peers.rs"]
 mod interop_peers;
+#[path = "../support/session_fixtures.rs"]
+mod session_fixtures;
 #[path = "../support/trace_hops.rs"]
 mod trace_hops;
 
+mod agent_sessions;
 mod big_bodies;
 mod ca_checks;
 mod cli;
@@ -36,6 +39,7 @@ mod foreign_files;
 mod grouping;
 mod grouping_evidence;
 mod grouping_proxy;
+mod grouping_sessions;
 mod hop_log;
 mod http_shapes;
 mod https_ca;
@@ -43,6 +47,7 @@ mod https_forward_edges;
 mod https_forward_limits;
 mod https_reverse;
 mod https_support;
+mod interop_agent_sessions;
 mod interop_agents;
 mod interop_https_curl;
 mod interop_https_sdk;

@@ -378,4 +378,10 @@ pub const CASES: &[CaseText] = &[
         "",
         "The stream had reached its end: {note}, before the body's own end, so the answer is whole.",
     ),
+    row(
+        Case::NoteStreamedOn,
+        "note_streamed_on",
+        "",
+        "It is told here, when its tool call was complete in the stream; the answer went on streaming while the host ran the tool ({more} more).",
+    ),
 ];
