@@ -90,7 +90,7 @@ pub enum Case {
 
 impl Case {
     /// Every case, for checks that the table is complete.
-    pub const ALL: [Case; 75] = [
+    pub const ALL: [Case; 76] = [
         Case::AgentRequest,
         Case::AgentReply,
         Case::AgentError,
