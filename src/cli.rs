@@ -11,11 +11,14 @@ mod eval_cmd;
 pub mod export_cmd;
 mod import;
 mod ls;
+mod ls_sessions;
 mod mcp_cmd;
 pub mod otlp_args;
 mod proxy_cmd;
 mod replay_cmd;
 mod rerun_cmd;
+mod run_cmd;
+mod run_report;
 pub mod serve_replay_cmd;
 mod show;
 mod stdout_text;
@@ -57,6 +60,14 @@ pub enum Command {
     Demo(DemoArgs),
     /// Run the recording proxy in front of model, MCP and agent servers
     Proxy(ProxyArgs),
+    /// Run a program (an agent) with tracer in the middle: its HTTP(S), and its stdio MCP servers
+    ///
+    /// Starts the forward proxy on a free loopback port, runs COMMAND with the proxy and trust
+    /// variables of every common runtime set (tracer's CA made on first use), and, for the
+    /// agents tracer knows (claude, codex, gemini, opencode, qwen), starts each stdio MCP server
+    /// of theirs through `tracer wrap` for this run only (the user's files are never changed).
+    /// The command keeps the terminal; tracer exits with its exit code (128+N after signal N).
+    Run(run_cmd::RunArgs),
     /// Print the path of tracer's CA certificate, creating the CA on first use
     ///
     /// The forward proxy (`tracer proxy --forward`) answers HTTPS with certificates this CA signs;
@@ -151,6 +162,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Demo(args) => demo_cmd::run(cli.db, args).await,
         Command::Proxy(args) => proxy_cmd::run(&db, args).await,
         Command::Ca(args) => ca_cmd::run(args),
+        Command::Run(args) => run_cmd::run(&db, args).await,
         Command::Ls(args) => ls::run(&db, args).await,
         Command::Up(args) => up_cmd::run(&db, args).await,
         Command::Show(args) => show::run(&db, args).await,

@@ -15,6 +15,9 @@
 //! - `exporter`: the live OpenTelemetry exporter over the store (`--otlp` on proxy, up, wrap)
 //!   and `tracer export --push`.
 //! - `replay_server`: a recorded trace standing in for a model or MCP server.
+//! - `run`: `tracer run -- COMMAND`: a program run with the proxy and trust set, a known agent's
+//!   stdio MCP servers started through `tracer wrap` for the run (faces floor; `cli/run_cmd.rs`
+//!   wires it to `proxy`, `store` and `ca`).
 //! - `compare`: `diff`, `rerun` and `eval`: traces as steps, compared, re-sent and judged.
 //! - `tui`: the trace browser and replay screen; `replay`: stepping through a trace.
 //! - `topology`: the article's processes with tracer in the middle (`tracer up`); `demo`: the
@@ -35,6 +38,7 @@ pub mod proxy;
 pub mod reference;
 pub mod replay;
 pub mod replay_server;
+pub mod run;
 pub mod serve;
 pub mod stop_signal;
 pub mod store;

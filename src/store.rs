@@ -16,6 +16,7 @@ mod journal_intake;
 mod open_check;
 pub mod proxy_routes;
 pub mod reader;
+pub mod sessions;
 pub mod traces;
 pub mod waiting;
 pub mod write_tx;

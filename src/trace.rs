@@ -1,6 +1,7 @@
 //! Traces: grouping hops into the trace of one user request, numbering its messages, and
 //! explaining each message for a newcomer. Pure functions over recorded hops.
 
+mod call_moment;
 pub mod correlate;
 pub mod dates;
 mod describe;
@@ -170,7 +171,14 @@ pub fn explain_trace(hops: &[RecordedHop]) -> Vec<ExplainedMessage> {
                     });
                 explain_request_in(hop, reading, previous, &context)
             }
-            Direction::Response => explain_response_in(hop, reading, &context),
+            Direction::Response => {
+                let mut explained = explain_response_in(hop, reading, &context);
+                if let Some((_, more)) = numbering::streamed_on(&times, index) {
+                    let more = explain::human_duration(more);
+                    explained.note(Case::NoteStreamedOn, &[("more", more)]);
+                }
+                explained
+            }
         };
         let (from, to) = parties(hop.start.role, message.direction);
         let head = match message.direction {

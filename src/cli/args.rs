@@ -295,10 +295,16 @@ pub struct CaArgs {
     #[arg(long, value_name = "DIR")]
     pub ca_dir: Option<PathBuf>,
 
-    /// Print `export` lines for SSL_CERT_FILE, REQUESTS_CA_BUNDLE, NODE_EXTRA_CA_CERTS and
-    /// CURL_CA_BUNDLE, pointing at the system's roots plus tracer's CA
+    /// Print `export` lines for the trust variables of every common runtime (SSL_CERT_FILE,
+    /// REQUESTS_CA_BUNDLE, CURL_CA_BUNDLE, CODEX_CA_CERTIFICATE, GIT_SSL_CAINFO,
+    /// CARGO_HTTP_CAINFO, AWS_CA_BUNDLE, DENO_CERT, NODE_EXTRA_CA_CERTS, …: the system's roots
+    /// plus tracer's CA; NODE_USE_ENV_PROXY=1), the set `tracer run` sets
     #[arg(long)]
     pub env: bool,
+
+    /// With --env: also HTTPS_PROXY, HTTP_PROXY and ALL_PROXY (both cases) at this forward proxy
+    #[arg(long, value_name = "ADDR", requires = "env")]
+    pub proxy: Option<std::net::SocketAddr>,
 }
 
 #[derive(Debug, Args)]
@@ -308,8 +314,12 @@ pub struct LsArgs {
     pub json: bool,
 
     /// List the raw hops instead of traces
-    #[arg(long)]
+    #[arg(long, conflicts_with = "sessions")]
     pub hops: bool,
+
+    /// List sessions (one run of a host each) with their traces, instead of traces alone
+    #[arg(long)]
+    pub sessions: bool,
 
     /// How many to list
     #[arg(long, short = 'n', default_value_t = 50)]
@@ -341,6 +351,6 @@ pub struct CorrelateArgs {
     pub rebuild: bool,
 }
 
-fn parse_route(spec: &str) -> Result<Route, String> {
+pub(super) fn parse_route(spec: &str) -> Result<Route, String> {
     Route::parse(spec).map_err(|e| e.to_string())
 }

@@ -1,20 +1,13 @@
 //! `tracer ca`: create (once) and locate tracer's CA; `--env` prints the trust variables that
-//! point clients at the system's roots plus that CA.
+//! point clients at the system's roots plus that CA (the set `tracer run` gives its child), and
+//! with `--proxy ADDR` the proxy variables too.
 
-use std::path::Path;
 use std::process::ExitCode;
 
 use super::CaArgs;
 use super::stdout_text::{out, outln};
 use crate::ca::{CertAuthority, Created, KEY_FILE, ca_dir};
-
-/// The variables that Python (ssl, httpx, requests), Node and curl read for their roots.
-pub const TRUST_VARIABLES: [&str; 4] = [
-    "SSL_CERT_FILE",
-    "REQUESTS_CA_BUNDLE",
-    "NODE_EXTRA_CA_CERTS",
-    "CURL_CA_BUNDLE",
-];
+use crate::run::env::{export_lines, proxy_env, trust_env};
 
 pub fn run(args: CaArgs) -> anyhow::Result<ExitCode> {
     let dir = ca_dir(args.ca_dir.as_deref())?;
@@ -27,32 +20,11 @@ pub fn run(args: CaArgs) -> anyhow::Result<ExitCode> {
     }
     if args.env {
         let bundle = ca.write_bundle()?;
-        out!("{}", env_lines(&bundle))?;
+        let mut env = args.proxy.map(proxy_env).unwrap_or_default();
+        env.extend(trust_env(&bundle));
+        out!("{}", export_lines(&env))?;
     } else {
         outln!("{}", ca.cert_path().display())?;
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// `export NAME='PATH'` for each trust variable, quoted for sh.
-pub fn env_lines(bundle: &Path) -> String {
-    let quoted = format!("'{}'", bundle.display().to_string().replace('\'', r"'\''"));
-    TRUST_VARIABLES
-        .iter()
-        .map(|name| format!("export {name}={quoted}\n"))
-        .collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn env_lines_are_quoted_for_the_shell() {
-        let lines = env_lines(Path::new("/home/o'neil/tracer-ca-bundle.pem"));
-        assert!(
-            lines.starts_with("export SSL_CERT_FILE='/home/o'\\''neil/tracer-ca-bundle.pem'\n")
-        );
-        assert_eq!(lines.lines().count(), 4);
-    }
 }

@@ -70,6 +70,7 @@ impl LoadedTrace {
             id: self.log.trace_id(),
             title: self.log.title(),
             hops: &self.hops,
+            session: self.log.session(),
         }
     }
 }

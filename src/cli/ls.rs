@@ -8,7 +8,7 @@ use std::process::ExitCode;
 
 use super::LsArgs;
 use super::stdout_text::{emit_json, out, outln};
-use crate::export::hop_log::TraceEntry;
+use crate::export::hop_log::{SessionEntry, TraceEntry};
 use crate::exporter::push::push_command;
 use crate::store::exports::SPANS_NOT_EXPORTED;
 use crate::store::traces::TraceRow;
@@ -44,6 +44,8 @@ pub async fn run(db: &Path, args: LsArgs) -> anyhow::Result<ExitCode> {
                 )?;
             }
         }
+    } else if args.sessions {
+        super::ls_sessions::run(&store, db, &args).await?;
     } else {
         let traces = list_traces(&store, args.limit).await?;
         if args.json {
@@ -119,15 +121,34 @@ pub async fn list_traces(store: &Store, limit: i64) -> anyhow::Result<Vec<TraceE
             ..TraceEntry::new(row, summary)
         });
     }
+    // The session of each, as the hop log names it.
+    let sessions = store.trace_sessions().await?;
+    let rows: std::collections::HashMap<String, crate::store::sessions::SessionRow> = store
+        .sessions()
+        .await?
+        .into_iter()
+        .map(|row| (row.id.clone(), row))
+        .collect();
+    for entry in &mut out {
+        entry.session = sessions
+            .get(&entry.id)
+            .and_then(|id| rows.get(id))
+            .map(SessionEntry::of);
+    }
     Ok(out)
 }
 
 pub fn trace_table(traces: &[TraceEntry]) -> String {
+    trace_table_at(traces, now_ns())
+}
+
+/// The table of `trace_table`, dated against `now` (`ls --sessions` writes one per session).
+pub fn trace_table_at(traces: &[TraceEntry], now: i64) -> String {
     let mut out = String::new();
     if traces.is_empty() {
         return out;
     }
-    let dated = needs_dates(traces.iter().map(|t| t.started_unix_ns), Some(now_ns()));
+    let dated = needs_dates(traces.iter().map(|t| t.started_unix_ns), Some(now));
     out.push_str(&format!(
         "ID        {:<width$}  HOPS  DURATION  STATUS          TOKENS                TOOLS             TITLE\n",
         "STARTED",
@@ -204,7 +225,7 @@ pub fn hop_table(hops: &[HopListing]) -> String {
 }
 
 /// The STARTED cell: `HH:MM:SS.mmm`, after its date when the list spans days or is not today's.
-fn started(unix_ns: i64, dated: bool) -> String {
+pub fn started(unix_ns: i64, dated: bool) -> String {
     if dated {
         format!("{} {}", utc_date(unix_ns), clock_time(unix_ns))
     } else {
@@ -212,11 +233,11 @@ fn started(unix_ns: i64, dated: bool) -> String {
     }
 }
 
-fn started_width(dated: bool) -> usize {
+pub fn started_width(dated: bool) -> usize {
     if dated { 23 } else { 12 }
 }
 
-fn now_ns() -> i64 {
+pub fn now_ns() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))

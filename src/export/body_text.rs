@@ -12,6 +12,8 @@ pub struct TraceToExport<'a> {
     pub id: &'a str,
     pub title: Option<&'a str>,
     pub hops: &'a [RecordedHop],
+    /// The session (run of a host) the trace belongs to, when known.
+    pub session: Option<&'a crate::export::hop_log::SessionEntry>,
 }
 
 /// A body as the exports carry it: UTF-8 text as is, anything else as base64.

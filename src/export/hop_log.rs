@@ -77,6 +77,29 @@ pub struct TraceEntry {
     /// The tokens its model hops reported, summed (absent when none did).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tokens: Option<TokenEntry>,
+    /// The session (run of a host) it belongs to (absent when grouping named none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<SessionEntry>,
+}
+
+/// A trace's session: one run of a host, above its traces.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SessionEntry {
+    /// The id of the hop that opened the session.
+    pub id: String,
+    /// The host's own id of its run (`x-claude-code-session-id`, Codex `session-id`, ...).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_session_id: Option<String>,
+}
+
+impl SessionEntry {
+    pub fn of(row: &crate::store::sessions::SessionRow) -> SessionEntry {
+        SessionEntry {
+            id: row.id.clone(),
+            host_session_id: row.host_session_id.clone(),
+        }
+    }
 }
 
 impl TraceEntry {
@@ -94,6 +117,7 @@ impl TraceEntry {
             message_count: summary.messages,
             tools_used: summary.tools_used,
             tokens: TokenEntry::of(&summary.tokens),
+            session: None,
         }
     }
 }
@@ -184,7 +208,15 @@ impl HopLog {
         trace_id_or_prefix: &str,
     ) -> Result<HopLog, HopLogError> {
         let (row, hops) = load_trace(store, trace_id_or_prefix).await?;
-        Ok(HopLog::from_recorded(row, &hops))
+        let session = store.session_of_trace(&row.id).await?;
+        let mut log = HopLog::from_recorded(row, &hops);
+        log.trace.session = session.as_ref().map(SessionEntry::of);
+        Ok(log)
+    }
+
+    /// The session the trace belongs to, when known.
+    pub fn session(&self) -> Option<&SessionEntry> {
+        self.trace.session.as_ref()
     }
 
     /// A hop-log file read and explained again from its hops, as if it had been imported and
@@ -204,7 +236,9 @@ impl HopLog {
             ended_unix_ns: log.trace.ended_unix_ns,
             created_by: IMPORTED_BY.to_string(),
         };
-        Ok(HopLog::from_recorded(row, &hops))
+        let mut rebuilt = HopLog::from_recorded(row, &hops);
+        rebuilt.trace.session = log.trace.session.clone();
+        Ok(rebuilt)
     }
 
     /// The hop log of a trace row and its hops, each message explained.

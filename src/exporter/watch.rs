@@ -10,6 +10,7 @@ use tokio::sync::mpsc::error::TrySendError;
 
 use super::sender::{Queued, Tally, key_of};
 use crate::export::body_text::TraceToExport;
+use crate::export::hop_log::SessionEntry;
 use crate::export::otlp::{Span, SpanOptions, trace_spans};
 use crate::hop::{HopState, now_unix_ns};
 use crate::store::exports::SpanKey;
@@ -111,10 +112,13 @@ impl Watcher {
             return Ok(None);
         }
         let title = self.store.trace(trace_id).await.ok().and_then(|t| t.title);
+        let session = self.store.session_of_trace(trace_id).await?;
+        let session = session.as_ref().map(SessionEntry::of);
         let view = TraceToExport {
             id: trace_id,
             title: title.as_deref(),
             hops: &hops,
+            session: session.as_ref(),
         };
         let spans = ended_spans(trace_spans(&view, self.options), &hops);
         let keys: Vec<SpanKey> = spans.iter().map(|s| key_of(s, trace_id)).collect();

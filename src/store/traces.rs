@@ -171,42 +171,12 @@ impl Store {
         traces: &[TraceRow],
         assignments: &[(String, String)],
     ) -> Result<()> {
-        let mut tx = self.begin_write().await?;
-        for trace in traces {
-            sqlx::query(
-                "insert into traces (id, title, kind, started_unix_ns, ended_unix_ns, created_by)
-                 values (?1, ?2, ?3, ?4, ?5, ?6)
-                 on conflict(id) do update set
-                     title = coalesce(traces.title, excluded.title),
-                     kind = excluded.kind,
-                     started_unix_ns = min(traces.started_unix_ns, excluded.started_unix_ns),
-                     ended_unix_ns = excluded.ended_unix_ns",
-            )
-            .bind(&trace.id)
-            .bind(&trace.title)
-            .bind(&trace.kind)
-            .bind(trace.started_unix_ns)
-            .bind(trace.ended_unix_ns)
-            .bind(&trace.created_by)
-            .execute(&mut *tx)
-            .await?;
-        }
-        // One statement per thousand assignments, not one per hop: each statement is a round
-        // trip to SQLite's worker thread.
-        for chunk in assignments.chunks(1000) {
-            let pairs = serde_json::to_string(chunk)
-                .map_err(|e| StoreError::Malformed(format!("assignments: {e}")))?;
-            sqlx::query(
-                "update hops set trace_id = pair.value ->> 1
-                 from json_each(?1) as pair
-                 where hops.id = pair.value ->> 0",
-            )
-            .bind(pairs)
-            .execute(&mut *tx)
-            .await?;
-        }
-        tx.commit().await?;
-        Ok(())
+        self.write_grouping_pass(super::sessions::GroupingWrite {
+            traces,
+            assignments,
+            ..Default::default()
+        })
+        .await
     }
 
     /// Forgets every hop's trace and every trace `created_by` wrote (for a full re-grouping).
@@ -223,9 +193,66 @@ impl Store {
             .bind(created_by)
             .execute(&mut *tx)
             .await?;
+        sqlx::query(
+            "update traces set session_id = null
+             where session_id in (select id from sessions where created_by = ?1)",
+        )
+        .bind(created_by)
+        .execute(&mut *tx)
+        .await?;
+        sqlx::query("delete from sessions where created_by = ?1")
+            .bind(created_by)
+            .execute(&mut *tx)
+            .await?;
         tx.commit().await?;
         Ok(())
     }
+}
+
+/// Inserts or updates traces inside the caller's transaction (keeping a title already stored).
+pub(super) async fn upsert_traces(conn: &mut SqliteConnection, traces: &[TraceRow]) -> Result<()> {
+    for trace in traces {
+        sqlx::query(
+            "insert into traces (id, title, kind, started_unix_ns, ended_unix_ns, created_by)
+             values (?1, ?2, ?3, ?4, ?5, ?6)
+             on conflict(id) do update set
+                 title = coalesce(traces.title, excluded.title),
+                 kind = excluded.kind,
+                 started_unix_ns = min(traces.started_unix_ns, excluded.started_unix_ns),
+                 ended_unix_ns = excluded.ended_unix_ns",
+        )
+        .bind(&trace.id)
+        .bind(&trace.title)
+        .bind(&trace.kind)
+        .bind(trace.started_unix_ns)
+        .bind(trace.ended_unix_ns)
+        .bind(&trace.created_by)
+        .execute(&mut *conn)
+        .await?;
+    }
+    Ok(())
+}
+
+/// Sets hops' trace ids inside the caller's transaction: (hop id, trace id) pairs.
+pub(super) async fn assign_hops(
+    conn: &mut SqliteConnection,
+    assignments: &[(String, String)],
+) -> Result<()> {
+    // One statement per thousand assignments, not one per hop: each statement is a round
+    // trip to SQLite's worker thread.
+    for chunk in assignments.chunks(1000) {
+        let pairs = serde_json::to_string(chunk)
+            .map_err(|e| StoreError::Malformed(format!("assignments: {e}")))?;
+        sqlx::query(
+            "update hops set trace_id = pair.value ->> 1
+             from json_each(?1) as pair
+             where hops.id = pair.value ->> 0",
+        )
+        .bind(pairs)
+        .execute(&mut *conn)
+        .await?;
+    }
+    Ok(())
 }
 
 /// Inserts a trace inside the caller's transaction (for imports); false when that id is taken.

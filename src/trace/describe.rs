@@ -190,6 +190,15 @@ pub fn explain_response_in(
             return Explained::new(Case::InterceptRefused, &[("error", error)]);
         }
         Some(HopState::Failed) => return Explained::new(Case::Failed, &[("error", error)]),
+        Some(HopState::Aborted)
+            if super::transport_moves::left_after_ending_session(
+                &hop.start,
+                Some(HopState::Aborted),
+                end.and_then(|e| e.status),
+            ) =>
+        {
+            return Explained::new(Case::McpSessionLeft, &[]);
+        }
         Some(HopState::Aborted) => return Explained::new(Case::Aborted, &[("error", error)]),
         _ => {}
     }

@@ -6,6 +6,7 @@ use super::request_anatomy::{title_line, title_words};
 use super::side_calls::side_call_by_shape;
 use crate::hop::{HopEnd, HopStart, HopState, Role, header_text};
 use crate::wire::dialect::{self, Reading, ToolCall};
+use crate::wire::redact::REDACTED;
 
 /// A tool call reduced to what matching compares: its name and its arguments as JSON.
 #[derive(Debug, Clone, PartialEq)]
@@ -56,6 +57,35 @@ pub struct TraceInput {
     pub mcp_method: Option<String>,
     pub mcp_call: Option<CallKey>,
     pub mcp_result: Option<String>,
+    /// The route the hop came through (an MCP server is initialized once per route and process).
+    pub route: String,
+    /// The host's own id of its run (`x-claude-code-session-id`, Codex `session-id`, ...).
+    pub host_session: Option<String>,
+    /// The MCP session the request names (`Mcp-Session-Id`), when the record holds it in clear.
+    pub mcp_session: Option<String>,
+    /// An MCP `DELETE`: the host ends its MCP session (its process is going away).
+    pub ends_mcp_session: bool,
+}
+
+/// Headers in which hosts name their own run, most specific first: Claude Code, Codex (whose
+/// `thread-id` is the same id), opencode (`x-session-id`), then the other correlation names.
+pub const HOST_SESSION_HEADERS: [&str; 5] = [
+    "x-claude-code-session-id",
+    "session-id",
+    "x-session-id",
+    "thread-id",
+    "x-thread-id",
+];
+
+/// The first host session id among `HOST_SESSION_HEADERS` (a redacted value, as older records
+/// hold them, names nothing).
+fn host_session_of(headers: &[crate::hop::Header]) -> Option<String> {
+    HOST_SESSION_HEADERS.iter().find_map(|name| {
+        header_text(headers, name)
+            .map(str::trim)
+            .filter(|value| !value.is_empty() && !value.starts_with(REDACTED))
+            .map(str::to_string)
+    })
 }
 
 /// MCP methods that discover a server rather than act for a user request.
@@ -76,6 +106,11 @@ impl TraceInput {
             .is_some_and(|m| DISCOVERY_METHODS.contains(&m) || m == "resources/list")
     }
 
+    /// Whether this hop starts an MCP session (`initialize`): once per server and host process.
+    pub fn is_initialize(&self) -> bool {
+        self.mcp_method.as_deref() == Some("initialize")
+    }
+
     /// Builds the grouping view of a recorded hop by reading its bodies.
     pub fn from_hop(start: &HopStart, end: Option<&HopEnd>) -> Self {
         let reading = dialect::read_hop(start, end);
@@ -94,6 +129,16 @@ impl TraceInput {
             }),
             trace_id: header_text(&start.request_headers, "traceparent")
                 .and_then(trace_id_of_traceparent),
+            route: start.route.clone(),
+            host_session: host_session_of(&start.request_headers),
+            mcp_session: match start.role {
+                Role::Mcp => header_text(&start.request_headers, "mcp-session-id")
+                    .map(str::trim)
+                    .filter(|value| !value.is_empty() && !value.starts_with(REDACTED))
+                    .map(str::to_string),
+                _ => None,
+            },
+            ends_mcp_session: start.role == Role::Mcp && start.method == "DELETE",
             ..TraceInput::default()
         };
         match &reading.request.reading {

@@ -39,6 +39,7 @@ pub enum Case {
     McpEndSession,
     McpSessionEnded,
     McpSessionEndRefused,
+    McpSessionLeft,
     Preconnect,
     PreconnectAnswered,
     Tunnel,
@@ -85,11 +86,12 @@ pub enum Case {
     NoteHandoffFunctionOutput,
     NotePartlyDecoded,
     NoteStoppedReading,
+    NoteStreamedOn,
 }
 
 impl Case {
     /// Every case, for checks that the table is complete.
-    pub const ALL: [Case; 75] = [
+    pub const ALL: [Case; 77] = [
         Case::AgentRequest,
         Case::AgentReply,
         Case::AgentError,
@@ -124,6 +126,7 @@ impl Case {
         Case::McpEndSession,
         Case::McpSessionEnded,
         Case::McpSessionEndRefused,
+        Case::McpSessionLeft,
         Case::Preconnect,
         Case::PreconnectAnswered,
         Case::Tunnel,
@@ -165,6 +168,7 @@ impl Case {
         Case::NoteHandoffFunctionOutput,
         Case::NotePartlyDecoded,
         Case::NoteStoppedReading,
+        Case::NoteStreamedOn,
     ];
 }
 

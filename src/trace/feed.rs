@@ -1,10 +1,11 @@
 //! One stored hop fed to a grouper: what grouping keeps of it (no bodies), what feeding it did,
 //! and the rows a grouping pass writes; shared by the live grouper and the one-shot driver.
 
-use super::group::{Grouper, TraceDraft, TraceKind};
+use super::group::{Grouper, KnownSession, SESSION_IDLE_NS, SessionDraft, TraceDraft, TraceKind};
 use super::{RecordedHop, TraceInput};
 use crate::hop::{HopState, Role};
 use crate::store::hops::StoredHop;
+use crate::store::sessions::{SessionRow, TracePlace};
 use crate::store::traces::TraceRow;
 
 /// Who the `traces` rows this driver writes are `created_by`.
@@ -12,6 +13,9 @@ pub const CREATED_BY: &str = "correlate";
 
 /// How far before the earliest unassigned hop the hops that may hold its trace are read.
 pub const LOOKBACK_NS: i64 = 15 * 60 * 1_000_000_000;
+
+// A pass must read every hop of a session still open, or it would open that session again.
+const _: () = assert!(SESSION_IDLE_NS <= LOOKBACK_NS);
 
 /// What a run did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -64,19 +68,24 @@ pub(crate) enum Fed {
 }
 
 /// Feeds one hop (in start order) to `grouper`: placed in the trace it has, or assigned.
-/// `kind_of` names the kind of a stored trace.
+/// `place_of` says what the store knows of a stored trace (its kind and session).
 pub(crate) fn feed(
     grouper: &mut Grouper,
     seen: &SeenHop,
-    kind_of: impl Fn(&str) -> Option<String>,
+    place_of: impl Fn(&str) -> Option<TracePlace>,
 ) -> Fed {
     match &seen.trace_id {
         Some(trace_id) => {
-            let kind = match kind_of(trace_id).as_deref() {
-                Some("setup") => TraceKind::Setup,
+            let place = place_of(trace_id).unwrap_or_default();
+            let kind = match place.kind.as_str() {
+                "setup" => TraceKind::Setup,
                 _ => TraceKind::Request,
             };
-            grouper.place(&seen.input, trace_id, kind);
+            let session = place.session_id.map(|id| KnownSession {
+                id,
+                host_session: place.host_session_id,
+            });
+            grouper.place_in_session(&seen.input, trace_id, kind, session.as_ref());
             Fed::Placed(trace_id.clone())
         }
         None => {
@@ -86,6 +95,16 @@ pub(crate) fn feed(
                 trace: assignment.trace_id,
             }
         }
+    }
+}
+
+/// A session as the grouper drafted it, as a row to write.
+pub(crate) fn session_row(draft: SessionDraft) -> SessionRow {
+    SessionRow {
+        id: draft.id,
+        host_session_id: draft.host_session,
+        started_unix_ns: draft.started_ns,
+        created_by: CREATED_BY.to_string(),
     }
 }
 

@@ -6,15 +6,19 @@
 
 use std::collections::HashMap;
 
+mod discovery;
 mod refresh;
+mod sessions;
 mod state;
 mod types;
 
+use sessions::SessionState;
+pub use sessions::{KnownSession, SESSION_IDLE_NS};
 use state::{Spans, TraceState};
-pub use types::{Assignment, GroupOptions, Grouping, Reason, TraceDraft, TraceKind};
+pub use types::{Assignment, GroupOptions, Grouping, Reason, SessionDraft, TraceDraft, TraceKind};
 
 use super::evidence::{CallKey, TraceInput};
-use super::text_match::{MatchText, peer_host};
+use super::text_match::MatchText;
 use crate::hop::Role;
 
 /// Assigns hops to traces as they arrive (in order of request start).
@@ -26,9 +30,18 @@ pub struct Grouper {
     active: Vec<usize>,
     by_id: HashMap<String, usize>,
     seen_agent: bool,
-    seen_request_trace: bool,
     /// Traces that took a hop (or learned more of one) since `take_changed` last asked.
     changed: std::collections::BTreeSet<usize>,
+    /// Sessions (runs of a host) in the order they were opened, and their indexes by id, by the
+    /// host's own id, by MCP session and by client address.
+    sessions: Vec<SessionState>,
+    session_by_id: HashMap<String, usize>,
+    by_host: HashMap<String, usize>,
+    by_mcp: HashMap<String, usize>,
+    /// The session that last had a hop without a host id from each client address.
+    by_peer: HashMap<String, usize>,
+    peer_limit: usize,
+    changed_sessions: std::collections::BTreeSet<usize>,
 }
 
 impl Grouper {
@@ -39,12 +52,43 @@ impl Grouper {
         }
     }
 
-    /// Puts a hop in a known trace without deciding (hops grouped earlier, or by hand).
+    /// Puts a hop in a known trace without deciding (hops grouped earlier, or by hand); a trace
+    /// new to the grouper joins the hop's session, decided as for a new hop.
     pub fn place(&mut self, input: &TraceInput, trace_id: &str, kind: TraceKind) {
         let index = match self.by_id.get(trace_id) {
             Some(index) => *index,
-            None => self.open(trace_id.to_string(), None, kind, input.started_ns),
+            None => {
+                let session = self.session_for(input);
+                self.open(trace_id.to_string(), None, kind, input.started_ns, session)
+            }
         };
+        self.placed(index, input);
+    }
+
+    /// `place`, for a trace the store holds, in the session the store names for it (None for a
+    /// trace stored before sessions, or imported without one: it stays in no session, and takes
+    /// only hops of its own trace id).
+    pub fn place_in_session(
+        &mut self,
+        input: &TraceInput,
+        trace_id: &str,
+        kind: TraceKind,
+        session: Option<&KnownSession>,
+    ) {
+        let index = match self.by_id.get(trace_id) {
+            Some(index) => *index,
+            None => {
+                let session = match session {
+                    Some(known) => self.known_session(known, input.started_ns),
+                    None => self.detached_session(input.started_ns),
+                };
+                self.open(trace_id.to_string(), None, kind, input.started_ns, session)
+            }
+        };
+        self.placed(index, input);
+    }
+
+    fn placed(&mut self, index: usize, input: &TraceInput) {
         if let Some(call) = &input.mcp_call
             && let Some(entry) = self.traces[index]
                 .asked
@@ -95,53 +139,57 @@ impl Grouper {
                 return (*index, Reason::Traceparent);
             }
             let title = input.user_text.clone().or(input.latest_user_text.clone());
-            let index = self.open(trace_id.clone(), title, TraceKind::Request, t);
+            let session = self.session_for(input);
+            let index = self.open(trace_id.clone(), title, TraceKind::Request, t, session);
             self.traces[index].draft.title = input.title_text.clone();
             return (index, Reason::Traceparent);
         }
+        let session = self.session_for(input);
         if input.role == Some(Role::Agent) {
             let title = input.user_text.clone();
-            let index = self.open(input.hop_id.clone(), title, TraceKind::Request, t);
+            let index = self.open(input.hop_id.clone(), title, TraceKind::Request, t, session);
             self.traces[index].draft.title = input.title_text.clone();
             return (index, Reason::OpensAgentRequest);
         }
         if input.latest_user_text.is_some() || !input.history_calls.is_empty() {
-            if let Some(found) = self.by_model_request(input) {
+            if let Some(found) = self.by_model_request(input, session) {
                 return found;
             }
             if !self.seen_agent
                 && let Some(text) = &input.latest_user_text
             {
-                let index = self.open(
-                    input.hop_id.clone(),
-                    Some(text.clone()),
-                    TraceKind::Request,
-                    t,
-                );
+                let title = Some(text.clone());
+                let index = self.open(input.hop_id.clone(), title, TraceKind::Request, t, session);
                 // The text matches later requests; only the user's own words title the trace.
                 self.traces[index].draft.title = input.title_text.clone();
                 return (index, Reason::OpensUserText);
             }
         }
         if let Some(call) = &input.mcp_call
-            && let Some(index) = self.by_tool_call(call, t)
+            && let Some(index) = self.by_tool_call(call, t, session)
         {
             return (index, Reason::ToolCall);
         }
         if input.is_discovery() {
-            return self.by_discovery(input);
+            return self.by_discovery(input, session);
         }
-        self.by_time(input)
+        self.by_time(input, session)
     }
 
-    fn open_request_traces(&self, t: i64) -> impl Iterator<Item = (usize, &TraceState)> {
+    /// The open request traces of `session` at `t`.
+    fn open_request_traces(
+        &self,
+        t: i64,
+        session: usize,
+    ) -> impl Iterator<Item = (usize, &TraceState)> {
         let window = self.options.window_ns;
-        self.active_traces()
-            .filter(move |(_, s)| s.draft.kind == TraceKind::Request && s.is_open(t, window))
+        self.active_traces().filter(move |(_, s)| {
+            s.session == session && s.draft.kind == TraceKind::Request && s.is_open(t, window)
+        })
     }
 
     /// The open trace a model request belongs to, by its user text, then its history.
-    fn by_model_request(&self, input: &TraceInput) -> Option<(usize, Reason)> {
+    fn by_model_request(&self, input: &TraceInput, session: usize) -> Option<(usize, Reason)> {
         let t = input.started_ns;
         let fresh = input.history_calls.is_empty();
         let latest = input.latest_user_text.as_deref().map(MatchText::new);
@@ -151,7 +199,7 @@ impl Grouper {
             Vec::new()
         };
         let mut best: Option<(i64, i64, usize, Reason)> = None;
-        for (index, state) in self.open_request_traces(t) {
+        for (index, state) in self.open_request_traces(t, session) {
             let mut score = 0i64;
             let mut reason = Reason::History;
             let latest_strength = latest.as_ref().map_or(0, |latest| {
@@ -198,9 +246,9 @@ impl Grouper {
     }
 
     /// The open trace whose model asked for this call and has not had it run yet.
-    fn by_tool_call(&mut self, call: &CallKey, t: i64) -> Option<usize> {
+    fn by_tool_call(&mut self, call: &CallKey, t: i64, session: usize) -> Option<usize> {
         let mut best: Option<(i64, i64, usize, usize)> = None;
-        for (index, state) in self.open_request_traces(t) {
+        for (index, state) in self.open_request_traces(t, session) {
             for (slot, (asked, used)) in state.asked.iter().enumerate() {
                 let score = match (asked == call, names_match(&asked.name, &call.name)) {
                     (true, _) => 3,
@@ -224,77 +272,14 @@ impl Grouper {
         Some(index)
     }
 
-    /// Discovery joins the open trace of the same client nearest in time (one that has not
-    /// started its work yet first); at start-up, before any user request, a setup trace.
-    fn by_discovery(&mut self, input: &TraceInput) -> (usize, Reason) {
-        let t = input.started_ns;
-        let host = peer_host(&input.peer);
-        let candidates: Vec<(usize, &TraceState)> = self
-            .open_request_traces(t)
-            .filter(|(_, s)| s.peers.is_empty() || s.peers.contains(&host))
-            .collect();
-        // A trace that has not started its work yet takes the call, the oldest first (hosts
-        // serve requests in the order they came); else the trace nearest in time.
-        let fresh = candidates
-            .iter()
-            .filter(|(_, s)| s.children == 0)
-            .min_by_key(|(index, s)| (s.draft.started_ns, *index))
-            .map(|(index, _)| *index);
-        let best = fresh.or_else(|| {
-            candidates
-                .iter()
-                .min_by_key(|(index, s)| (s.distance(t), usize::MAX - index))
-                .map(|(index, _)| *index)
-        });
-        if let Some(index) = best {
-            return (index, Reason::Discovery);
-        }
-        if self.seen_request_trace {
-            let (index, reason) = self.by_time(input);
-            if reason == Reason::Time {
-                return (index, reason);
-            }
-            self.traces[index].draft.kind = TraceKind::Setup;
-            return (index, Reason::Setup);
-        }
-        let index = self
-            .nearest_setup(t)
-            .unwrap_or_else(|| self.open(input.hop_id.clone(), None, TraceKind::Setup, t));
-        (index, Reason::Setup)
-    }
-
-    /// The setup trace active within the window of `t`, if any.
-    fn nearest_setup(&self, t: i64) -> Option<usize> {
-        let window = self.options.window_ns;
-        self.active_traces()
-            .filter(|(_, s)| s.draft.kind == TraceKind::Setup && s.distance(t) <= window)
-            .min_by_key(|(_, s)| s.distance(t))
-            .map(|(index, _)| index)
-    }
-
-    /// Time, last: the open request trace whose activity is nearest; at start-up (before any
-    /// user request) the setup trace; else a trace of its own.
-    fn by_time(&mut self, input: &TraceInput) -> (usize, Reason) {
-        let t = input.started_ns;
-        let window = self.options.window_ns;
-        let nearest = self
-            .active_traces()
-            .filter(|(_, s)| s.draft.kind == TraceKind::Request && s.distance(t) <= window)
-            .min_by_key(|(index, s)| (!s.is_open(t, window), s.distance(t), usize::MAX - index))
-            .map(|(index, _)| index);
-        match nearest {
-            Some(index) => (index, Reason::Time),
-            None if !self.seen_request_trace && self.nearest_setup(t).is_some() => {
-                (self.nearest_setup(t).unwrap_or_default(), Reason::Setup)
-            }
-            None => (
-                self.open(input.hop_id.clone(), None, TraceKind::Request, t),
-                Reason::Alone,
-            ),
-        }
-    }
-
-    fn open(&mut self, id: String, title: Option<String>, kind: TraceKind, t: i64) -> usize {
+    fn open(
+        &mut self,
+        id: String,
+        title: Option<String>,
+        kind: TraceKind,
+        t: i64,
+        session: usize,
+    ) -> usize {
         let index = self.traces.len();
         self.by_id.insert(id.clone(), index);
         self.active.push(index);
@@ -307,7 +292,13 @@ impl Grouper {
                 started_ns: t,
                 ended_ns: None,
                 hop_ids: Vec::new(),
+                session_id: self
+                    .sessions
+                    .get(session)
+                    .filter(|s| !s.detached)
+                    .map(|s| s.draft.id.clone()),
             },
+            session,
             spans: Spans::default(),
             agent_spans: Spans::default(),
             asked: Vec::new(),
@@ -339,7 +330,7 @@ impl Grouper {
                 .extend(input.user_text.iter().map(|t| MatchText::new(t)));
         } else {
             state.children += 1;
-            let host = peer_host(&input.peer);
+            let host = super::text_match::peer_host(&input.peer);
             if !state.peers.contains(&host) {
                 state.peers.push(host);
             }
@@ -360,9 +351,11 @@ impl Grouper {
             .asked
             .extend(input.asked_calls.iter().map(|c| (c.clone(), false)));
         state.results.extend(input.mcp_result.iter().cloned());
+        let session = state.session;
         if state.draft.kind == TraceKind::Request && state.draft.title.is_some() {
-            self.seen_request_trace = true;
+            self.mark_request(session);
         }
+        self.note_session(session, input);
     }
 }
 
@@ -383,5 +376,6 @@ pub fn group(inputs: &[TraceInput], options: GroupOptions) -> Grouping {
     Grouping {
         traces: grouper.traces(),
         assignments,
+        sessions: grouper.sessions(),
     }
 }

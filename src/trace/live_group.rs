@@ -15,9 +15,10 @@ use std::ops::Bound;
 use futures_util::TryStreamExt;
 
 use super::TraceInput;
-use super::feed::{CorrelateReport, Fed, LOOKBACK_NS, SeenHop, feed, trace_row};
+use super::feed::{CorrelateReport, Fed, LOOKBACK_NS, SeenHop, feed, session_row, trace_row};
 use super::group::{GroupOptions, Grouper};
 use super::readiness::{self, Evidence};
+use crate::store::sessions::{GroupingWrite, TracePlace};
 use crate::store::{Result, Store};
 
 /// Hops in start order: (request start, seq).
@@ -37,8 +38,8 @@ pub struct LiveGrouping {
     unfinished: HashMap<i64, Unfinished>,
     /// What unfinished hops still owe later decisions, in start order.
     owing: BTreeMap<StartKey, Evidence>,
-    /// Kinds of traces grouped by another process, looked up once.
-    kinds: HashMap<String, String>,
+    /// Kinds and sessions of traces grouped by another process, looked up once.
+    kinds: HashMap<String, TracePlace>,
     /// The latest request start read: the record's clock.
     clock: i64,
 }
@@ -107,10 +108,27 @@ impl LiveGrouping {
         self.owing
             .retain(|(started, _), _| !overtaken(options, clock, now, *started));
         pass.report.waiting = self.queue.len();
-        let traces: Vec<_> = grouper.take_changed().into_iter().map(trace_row).collect();
+        let drafts = grouper.take_changed();
+        let trace_sessions: Vec<(String, String)> = drafts
+            .iter()
+            .filter_map(|d| Some((d.id.clone(), d.session_id.clone()?)))
+            .collect();
+        let traces: Vec<_> = drafts.into_iter().map(trace_row).collect();
+        let sessions: Vec<_> = grouper
+            .take_changed_sessions()
+            .into_iter()
+            .map(session_row)
+            .collect();
         pass.report.traces = traces.len();
-        if !traces.is_empty() || !pass.assignments.is_empty() {
-            store.write_grouping(&traces, &pass.assignments).await?;
+        if !traces.is_empty() || !pass.assignments.is_empty() || !sessions.is_empty() {
+            store
+                .write_grouping_pass(GroupingWrite {
+                    traces: &traces,
+                    trace_sessions: &trace_sessions,
+                    sessions: &sessions,
+                    assignments: &pass.assignments,
+                })
+                .await?;
         }
         self.grouper = Some(grouper);
         Ok(pass.report)
@@ -126,7 +144,7 @@ impl LiveGrouping {
         let Some(since) = since else {
             return Ok(grouper);
         };
-        self.kinds = store.trace_kinds().await?;
+        self.kinds = store.trace_places().await?;
         let lookback = LOOKBACK_NS.max(self.options.window_ns);
         let mut hops = std::pin::pin!(store.hops_for_grouping(since.saturating_sub(lookback)));
         while let Some(stored) = hops.try_next().await? {
@@ -159,7 +177,7 @@ impl LiveGrouping {
                 && !self.kinds.contains_key(trace)
                 && !grouper.knows(trace)
             {
-                self.kinds = store.trace_kinds().await?;
+                self.kinds = store.trace_places().await?;
                 kinds_read = true;
             }
             self.take(grouper, SeenHop::from(stored), pass);

@@ -1,7 +1,10 @@
 //! Numbering a trace's messages 1..M in the order they happened (a request → or a response ←).
 //!
-//! A request (→) happens when it starts; a response (←) when it ends. A hop is named by the
-//! number of its request. The buy-milk trace is ten messages, the user's reply last.
+//! A request (→) happens when it starts; a response (←) when it ends, except that a streamed
+//! model answer carrying a tool call, still streaming when the host started the next hop (it ran
+//! the tool), happens when that call was complete in the stream, so the `tools/call` it asks for
+//! follows it (`trace::call_moment`). A hop is named by the number of its request. The buy-milk trace is ten messages, the user's reply
+//! last.
 
 use crate::hop::{HopEnd, HopStart, HopState};
 
@@ -28,6 +31,9 @@ impl Direction {
 pub struct HopTimes {
     pub request_ns: i64,
     pub response_ns: Option<i64>,
+    /// When a streamed answer's first tool call was complete, if before `response_ns`: the
+    /// answer is numbered then, and went on streaming until `response_ns`.
+    pub told_ns: Option<i64>,
 }
 
 impl HopTimes {
@@ -43,11 +49,29 @@ impl HopTimes {
                     .unwrap_or(start.started_unix_ns),
             ),
         });
+        let told_ns = end
+            .and_then(|e| super::call_moment::tool_call_complete_ns(start, e))
+            .filter(|told| response_ns.is_some_and(|end| *told < end))
+            .map(|told| told.max(start.started_unix_ns));
         Self {
             request_ns: start.started_unix_ns,
             response_ns,
+            told_ns,
         }
     }
+}
+
+/// When hop `index`'s answer went on streaming after its tool call was complete while another
+/// hop of the trace started (the host ran the tool): that moment, and how long it streamed on.
+/// Only then is the answer told before its end; without an overlap nothing moves.
+pub fn streamed_on(hops: &[HopTimes], index: usize) -> Option<(i64, i64)> {
+    let hop = hops.get(index)?;
+    let (told, end) = (hop.told_ns?, hop.response_ns?);
+    let overlapped = hops
+        .iter()
+        .enumerate()
+        .any(|(other, t)| other != index && t.request_ns >= told && t.request_ns < end);
+    overlapped.then_some((told, end - told))
 }
 
 /// One numbered message: its number, which hop (index into the input) and which arrow.
@@ -67,7 +91,8 @@ pub fn number_messages(hops: &[HopTimes]) -> Vec<NumberedMessage> {
     let mut events: Vec<(i64, u8, usize, Direction)> = Vec::with_capacity(hops.len() * 2);
     for (index, hop) in hops.iter().enumerate() {
         events.push((hop.request_ns, 1, index, Direction::Request));
-        if let Some(at) = hop.response_ns {
+        let told = streamed_on(hops, index).map(|(told, _)| told);
+        if let Some(at) = told.or(hop.response_ns) {
             let at = at.max(hop.request_ns);
             let rank = if at == hop.request_ns { 2 } else { 0 };
             events.push((at, rank, index, Direction::Response));
@@ -96,7 +121,24 @@ mod tests {
         HopTimes {
             request_ns,
             response_ns,
+            told_ns: None,
         }
+    }
+
+    #[test]
+    fn an_answer_is_told_when_its_tool_call_was_complete() {
+        // The model streams 10..100, its call complete at 40; the host runs the tool at 45..50.
+        let answer = HopTimes {
+            told_ns: Some(40),
+            ..times(10, Some(100))
+        };
+        let hops = [answer, times(45, Some(50))];
+        let order: Vec<(usize, Direction, i64)> = number_messages(&hops)
+            .iter()
+            .map(|m| (m.hop_index, m.direction, m.at_ns))
+            .collect();
+        use Direction::{Request as Rq, Response as Rs};
+        assert_eq!(order, [(0, Rq, 10), (0, Rs, 40), (1, Rq, 45), (1, Rs, 50)]);
     }
 
     #[test]

@@ -103,7 +103,12 @@ pub fn summarize(hops: &[RecordedHop]) -> TraceSummary {
             None => in_flight = true,
         }
         let end = hop.end.as_ref();
-        let mut worst = match end.and_then(|e| e.state) {
+        let (state, answer) = (end.and_then(|e| e.state), end.and_then(|e| e.status));
+        let mut worst = match state {
+            // A host that ends its session and exits without waiting for the answer.
+            _ if super::transport_moves::left_after_ending_session(&hop.start, state, answer) => {
+                TraceStatus::Ok
+            }
             Some(HopState::Failed | HopState::Aborted) => TraceStatus::Failed,
             _ if end.and_then(|e| e.status).is_some_and(|s| s >= 400) => TraceStatus::HttpError,
             _ => TraceStatus::Ok,

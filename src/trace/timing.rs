@@ -129,10 +129,11 @@ fn bar(
     let response = messages
         .iter()
         .find(|m| m.hop_index == request.hop_index && m.direction == Direction::Response);
+    // The hop's own end, not when its answer is told (a tool call's moment, see numbering).
     let end_ns = if in_flight {
         None
     } else {
-        response.map(|r| r.at_unix_ns - start)
+        response.and(hop.times().response_ns).map(|at| at - start)
     };
     let chunks = end.map_or(0, |e| e.chunks.len());
     let first_chunk_ns = end

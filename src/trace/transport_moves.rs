@@ -3,7 +3,7 @@
 //! an MCP session, and a `HEAD` preconnect. Each is told as what it is and is never a failure.
 
 use super::explain::Case;
-use crate::hop::{HopStart, Role};
+use crate::hop::{HopStart, HopState, Role};
 
 /// One of the moves, by its request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -46,6 +46,18 @@ impl TransportMove {
             _ => None,
         }
     }
+}
+
+/// Whether the client left before this move's answer as a host ending its session does: a
+/// `DELETE` is often the last thing a process sends before it exits, without waiting.
+pub fn left_after_ending_session(
+    start: &HopStart,
+    state: Option<HopState>,
+    status: Option<u16>,
+) -> bool {
+    TransportMove::of(start) == Some(TransportMove::EndSession)
+        && state == Some(HopState::Aborted)
+        && status.is_none()
 }
 
 /// Whether a hop's answer is the ordinary outcome of one of these moves (so not a failure).
@@ -98,5 +110,20 @@ mod tests {
         assert!(!is_ordinary_answer(&head, Some(503)));
         assert!(!is_ordinary_answer(&start("GET", Role::Model), Some(405)));
         assert!(!is_ordinary_answer(&start("POST", Role::Mcp), Some(405)));
+        let aborted = Some(HopState::Aborted);
+        assert!(left_after_ending_session(&delete, aborted, None));
+        assert!(
+            !left_after_ending_session(&delete, aborted, Some(500)),
+            "an answer came"
+        );
+        assert!(
+            !left_after_ending_session(&get, aborted, None),
+            "only a DELETE"
+        );
+        assert!(!left_after_ending_session(
+            &delete,
+            Some(HopState::Failed),
+            None
+        ));
     }
 }

@@ -63,6 +63,9 @@ pub enum Action {
         token: PollToken,
         /// Only the newest traces: the whole list follows.
         partial: bool,
+        /// Each trace's session as the list labels it (the host's own id of its run, else
+        /// tracer's session id), by trace id; traces in no session are not in it.
+        sessions: std::collections::HashMap<String, String>,
     },
     /// A poll found nothing new.
     PollDone { token: PollToken },

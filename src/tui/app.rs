@@ -114,7 +114,9 @@ impl App {
                 rows,
                 token,
                 partial,
+                sessions,
             } => {
+                self.list.sessions = sessions;
                 if !partial {
                     self.polling = false;
                     self.token = Some(token);

@@ -115,6 +115,7 @@ async fn open_when_there(
                 rows: Vec::new(),
                 token,
                 partial: false,
+                sessions: Default::default(),
             },
             _ => Action::Failed(format!("no database at {} yet", db.display())),
         });
@@ -142,10 +143,12 @@ async fn run(
                 // The first screen of a big database before the whole list.
                 match store.recent_traces(FIRST_SCREEN).await {
                     Ok(rows) if rows.len() == usize::try_from(FIRST_SCREEN).unwrap_or(0) => {
+                        let sessions = session_labels(store).await.unwrap_or_default();
                         let _ = results.send(Action::TracesLoaded {
                             rows,
                             token: PollToken::default(),
                             partial: true,
+                            sessions,
                         });
                     }
                     Ok(_) => {}
@@ -218,5 +221,27 @@ async fn poll(
         rows,
         token,
         partial: false,
+        sessions: session_labels(store).await?,
     })
+}
+
+/// Each trace's session label (the host's own id of its run, else tracer's session id).
+async fn session_labels(
+    store: &Store,
+) -> crate::store::Result<std::collections::HashMap<String, String>> {
+    let sessions: std::collections::HashMap<String, String> = store
+        .sessions()
+        .await?
+        .into_iter()
+        .map(|s| {
+            let label = s.host_session_id.unwrap_or_else(|| s.id.clone());
+            (s.id, label)
+        })
+        .collect();
+    Ok(store
+        .trace_sessions()
+        .await?
+        .into_iter()
+        .filter_map(|(trace, session)| Some((trace, sessions.get(&session)?.clone())))
+        .collect())
 }

@@ -338,6 +338,7 @@ fn the_tui_shows_hostile_titles_tools_and_bodies_as_escapes() {
         rows: vec![row],
         token: PollToken::default(),
         partial: false,
+        sessions: Default::default(),
     });
     app.update(Action::FactsLoaded(
         [(HOSTILE_ID.to_string(), TraceFacts::of(&hops))].into(),

@@ -200,6 +200,7 @@ fn list_drawn(traces: &[(&[RecordedHop], &str)]) -> String {
             .collect(),
         token: PollToken::default(),
         partial: false,
+        sessions: Default::default(),
     });
     let mut terminal = Terminal::new(TestBackend::new(100, 10)).unwrap();
     terminal

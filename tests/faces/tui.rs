@@ -81,6 +81,7 @@ fn loaded_app() -> App {
             traces: 3,
         },
         partial: false,
+        sessions: Default::default(),
     });
     assert_eq!(
         effects.len(),
@@ -133,6 +134,7 @@ fn empty_database_and_before_the_first_poll() {
         rows: Vec::new(),
         token: PollToken::default(),
         partial: false,
+        sessions: Default::default(),
     });
     insta::assert_snapshot!("empty_80x24", draw(&mut app, 80, 24).backend());
 }
@@ -242,6 +244,7 @@ fn filter_tokens_ask_for_facts_they_lack() {
         rows,
         token: PollToken::default(),
         partial: false,
+        sessions: Default::default(),
     });
     // The facts of the screen were asked for; a token filter waits for them.
     press(&mut app, "/role:mcp");
@@ -428,4 +431,44 @@ fn a_streamed_ollama_answer_shows_chunks_and_timings() {
     });
     press(&mut app, "j");
     insta::assert_snapshot!("ollama_stream_80x40", draw(&mut app, 80, 40).backend());
+}
+
+#[test]
+fn list_names_the_session_of_each_trace() {
+    // Two runs of a host: the list says which run each trace is (the host's own id).
+    let mut app = App::browser("tracer.db");
+    app.start();
+    let traces = traces();
+    let rows: Vec<TraceRow> = traces.iter().map(|(row, _)| row.clone()).collect();
+    let sessions = [
+        (rows[0].id.clone(), "01a232f2-5168-70f2-a487-97e50765da2d"),
+        (rows[1].id.clone(), "e4865556-21fa-42c0-807b-5403630c0d10"),
+        (rows[2].id.clone(), "e4865556-21fa-42c0-807b-5403630c0d10"),
+    ]
+    .into_iter()
+    .map(|(trace, label)| (trace, label.to_string()))
+    .collect();
+    app.update(Action::TracesLoaded {
+        rows: rows.clone(),
+        token: PollToken::default(),
+        partial: false,
+        sessions,
+    });
+    let facts = traces
+        .iter()
+        .map(|(row, hops)| (row.id.clone(), TraceFacts::of(hops)))
+        .collect();
+    app.update(Action::FactsLoaded(facts));
+    assert_eq!(
+        app.list.session_of(&rows[1].id),
+        app.list.session_of(&rows[2].id)
+    );
+    assert_ne!(
+        app.list.session_of(&rows[0].id),
+        app.list.session_of(&rows[1].id)
+    );
+    insta::assert_snapshot!("list_sessions_100x6", draw(&mut app, 100, 6).backend());
+    // Narrow, the column gives way to the title.
+    let narrow = format!("{:?}", draw(&mut app, 60, 6).backend());
+    assert!(!narrow.contains("SESSION"), "{narrow}");
 }

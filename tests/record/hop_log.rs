@@ -109,7 +109,7 @@ async fn stored_trace(store: &Store, hops: &[RecordedHop]) -> String {
     id
 }
 
-fn schema_validator() -> jsonschema::Validator {
+pub(crate) fn schema_validator() -> jsonschema::Validator {
     let schema: Value = serde_json::from_str(
         &std::fs::read_to_string(concat!(
             env!("CARGO_MANIFEST_DIR"),
@@ -121,7 +121,7 @@ fn schema_validator() -> jsonschema::Validator {
     jsonschema::validator_for(&schema).unwrap()
 }
 
-fn assert_valid(validator: &jsonschema::Validator, text: &str) {
+pub(crate) fn assert_valid(validator: &jsonschema::Validator, text: &str) {
     let instance: Value = serde_json::from_str(text).unwrap();
     let errors: Vec<String> = validator
         .iter_errors(&instance)

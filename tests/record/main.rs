@@ -15,9 +15,12 @@ mod contention;
 mod dialect_hops;
 #[path = "../support/interop_peers.rs"]
 mod interop_peers;
+#[path = "../support/session_fixtures.rs"]
+mod session_fixtures;
 #[path = "../support/trace_hops.rs"]
 mod trace_hops;
 
+mod agent_sessions;
 mod agent_traces;
 mod big_bodies;
 mod ca_checks;
@@ -37,6 +40,7 @@ mod foreign_files;
 mod grouping;
 mod grouping_evidence;
 mod grouping_proxy;
+mod grouping_sessions;
 mod hop_log;
 mod http_shapes;
 mod https_ca;
@@ -44,12 +48,17 @@ mod https_forward_edges;
 mod https_forward_limits;
 mod https_reverse;
 mod https_support;
+mod interop_agent_sessions;
 mod interop_agents;
 mod interop_https_curl;
 mod interop_https_sdk;
 mod interop_mcp_sdk;
 mod openai_double;
 mod proxy;
+mod run_agents;
+mod run_cli;
+mod run_overrides;
+mod run_terminal;
 mod secrets;
 mod secrets_edges;
 mod store_faults;

@@ -110,3 +110,64 @@ async fn a_head_preconnect_answered_404_is_a_preconnect() {
     assert!(show.contains("HEAD /  a preconnect"), "{show}");
     assert!(show.contains("404  404: the connection is ready"), "{show}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_host_that_leaves_before_its_delete_is_answered_ended_its_session() {
+    // The server is slow to answer the DELETE; the host (as Codex does when it exits) sends it
+    // and goes.
+    let upstream = crate::agent_doubles::serve(|_req| async {
+        tokio::time::sleep(std::time::Duration::from_millis(800)).await;
+        Response::new(Full::new(Bytes::new()))
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("t.db");
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut proxy = Command::new(env!("CARGO_BIN_EXE_tracer"))
+        .arg("--db")
+        .arg(&db)
+        .args([
+            "proxy",
+            "--route",
+            &format!("mcp=127.0.0.1:{port}=http://{upstream}"),
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut sent = false;
+    for _ in 0..200 {
+        use tokio::io::AsyncWriteExt;
+        if let Ok(mut stream) = tokio::net::TcpStream::connect(("127.0.0.1", port)).await {
+            let head = "DELETE /mcp HTTP/1.1\r\nhost: x\r\nmcp-session-id: abc\r\n\r\n";
+            stream.write_all(head.as_bytes()).await.unwrap();
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+            drop(stream);
+            sent = true;
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+    }
+    assert!(sent);
+    tokio::time::sleep(std::time::Duration::from_millis(1200)).await;
+    let pid = nix::unistd::Pid::from_raw(i32::try_from(proxy.id()).unwrap());
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
+    assert!(proxy.wait().unwrap().success());
+    let hops: serde_json::Value =
+        serde_json::from_str(&tracer(&db, &["ls", "--hops", "--json"])).unwrap();
+    assert_eq!(
+        hops[0]["state"], "aborted",
+        "recorded as it happened: {hops}"
+    );
+    let listed: serde_json::Value = serde_json::from_str(&tracer(&db, &["ls", "--json"])).unwrap();
+    assert_eq!(listed[0]["status"], "ok", "{listed}");
+    let show = tracer(&db, &["show", listed[0]["id"].as_str().unwrap()]);
+    assert!(
+        show.contains("the host left without waiting for the answer"),
+        "{show}"
+    );
+}

@@ -180,6 +180,15 @@ pub(super) async fn import(log: &HopLog, store: &Store) -> Result<String, HopLog
     if !insert_trace(&mut tx, &trace).await? {
         return Err(HopLogError::TraceExists(trace.id));
     }
+    if let Some(session) = &log.trace.session {
+        let row = crate::store::sessions::SessionRow {
+            id: session.id.clone(),
+            host_session_id: session.host_session_id.clone(),
+            started_unix_ns: trace.started_unix_ns,
+            created_by: IMPORTED_BY.to_string(),
+        };
+        crate::store::sessions::join_session(&mut tx, &trace.id, &row).await?;
+    }
     for hop in &hops {
         let id = &hop.start.id;
         if hop_exists(&mut tx, id).await? {

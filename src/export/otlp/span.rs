@@ -64,6 +64,7 @@ pub fn trace_spans(trace: &TraceToExport<'_>, options: SpanOptions) -> Vec<Span>
         span.parent_span_id = parent.clone().filter(|p| *p != span.span_id);
         span.attributes
             .push(Attribute::text("tracer.trace.id", trace.id));
+        span.attributes.extend(session_attributes(trace));
         for message in explained.iter().filter(|m| m.hop_index == index) {
             let prefix = match message.direction {
                 Direction::Request => "tracer.request",
@@ -126,6 +127,7 @@ fn root_span(
         "discovery"
     };
     attributes.push(Attribute::text("tracer.trace.id", trace.id));
+    attributes.extend(session_attributes(trace));
     Span {
         trace_id: trace_id.to_string(),
         span_id: root_span_id(trace_id),
@@ -139,6 +141,19 @@ fn root_span(
         error: None,
         hop_id: None,
     }
+}
+
+/// OpenTelemetry's `session.id`: the host's own id of its run where it sent one (the id its own
+/// telemetry carries), else tracer's; and tracer's own session id.
+fn session_attributes(trace: &TraceToExport<'_>) -> Vec<Attribute> {
+    let Some(session) = trace.session else {
+        return Vec::new();
+    };
+    let shown = session.host_session_id.as_deref().unwrap_or(&session.id);
+    vec![
+        Attribute::text("session.id", shown),
+        Attribute::text("tracer.session.id", &session.id),
+    ]
 }
 
 /// When a hop ended (its start while it has not).

@@ -76,6 +76,7 @@ fn model_then_tool() -> Vec<RecordedHop> {
 fn a_trace_without_an_agent_hop_gets_a_synthesized_root() {
     let hops = model_then_tool();
     let trace = TraceToExport {
+        session: None,
         id: "0af7651916cd43dd8448eb211c80319c",
         title: Some("buy milk"),
         hops: &hops,
@@ -121,6 +122,7 @@ fn a_trace_without_an_agent_hop_gets_a_synthesized_root() {
 fn contents_come_only_when_asked() {
     let hops = model_then_tool();
     let trace = TraceToExport {
+        session: None,
         id: "t-1",
         title: Some("buy milk"),
         hops: &hops,
@@ -158,6 +160,7 @@ fn mcp_targets_name_prompts_and_resources() {
         json!({"jsonrpc": "2.0", "id": 1, "result": {"messages": []}}),
     )];
     let trace = TraceToExport {
+        session: None,
         id: "t-2",
         title: None,
         hops: &hops,
@@ -183,6 +186,7 @@ fn a_trace_that_grows_keeps_its_root_and_every_parent() {
     let id = "0af7651916cd43dd8448eb211c80319c";
     let first = trace_spans(
         &TraceToExport {
+            session: None,
             id,
             title: None,
             hops: &all[..1],
@@ -205,6 +209,7 @@ fn a_trace_that_grows_keeps_its_root_and_every_parent() {
     ));
     let later = trace_spans(
         &TraceToExport {
+            session: None,
             id,
             title: None,
             hops: &grown,
@@ -222,6 +227,35 @@ fn a_trace_that_grows_keeps_its_root_and_every_parent() {
         assert_eq!(
             (&before.span_id, &before.parent_span_id),
             (&after.span_id, &after.parent_span_id)
+        );
+    }
+}
+
+#[test]
+fn every_span_names_the_session_by_the_hosts_own_id() {
+    let all = model_then_tool();
+    let session = crate::export::hop_log::SessionEntry {
+        id: "e1e1e1e1e1e1e1e1e1e1e1e1e1e1e1e1".into(),
+        host_session_id: Some("e4865556-21fa-42c0-807b-5403630c0d10".into()),
+    };
+    let spans = trace_spans(
+        &TraceToExport {
+            session: Some(&session),
+            id: "0af7651916cd43dd8448eb211c80319c",
+            title: None,
+            hops: &all,
+        },
+        SpanOptions::default(),
+    );
+    assert!(spans.len() > 1);
+    for span in &spans {
+        assert_eq!(
+            span.text_attribute("session.id"),
+            Some("e4865556-21fa-42c0-807b-5403630c0d10")
+        );
+        assert_eq!(
+            span.text_attribute("tracer.session.id"),
+            Some(session.id.as_str())
         );
     }
 }

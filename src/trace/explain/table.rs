@@ -223,6 +223,12 @@ pub const CASES: &[CaseText] = &[
         "The protocol lets a server refuse DELETE with 405; the session then ends when the server expires it. Nothing failed.",
     ),
     row(
+        Case::McpSessionLeft,
+        "mcp_session_left",
+        "the host left without waiting for the answer",
+        "The host ended its session and went (a process exiting does this): it closed the connection before the server answered the DELETE. Nothing failed; a new session starts with a new initialize.",
+    ),
+    row(
         Case::Preconnect,
         "preconnect",
         "a preconnect",
@@ -377,5 +383,11 @@ pub const CASES: &[CaseText] = &[
         "note_stopped_reading",
         "",
         "The stream had reached its end: {note}, before the body's own end, so the answer is whole.",
+    ),
+    row(
+        Case::NoteStreamedOn,
+        "note_streamed_on",
+        "",
+        "It is told here, when its tool call was complete in the stream; the answer went on streaming while the host ran the tool ({more} more).",
     ),
 ];

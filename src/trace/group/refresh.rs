@@ -28,6 +28,7 @@ impl Grouper {
                 started_ns: state.draft.started_ns,
                 ended_ns: state.draft.ended_ns,
                 hop_ids: std::mem::take(&mut state.draft.hop_ids),
+                session_id: state.draft.session_id.clone(),
             });
         }
         drafts
@@ -69,7 +70,8 @@ impl Grouper {
                 state.draft.title = after.title_text.clone();
             }
             if state.draft.kind == TraceKind::Request {
-                self.seen_request_trace = true;
+                let session = state.session;
+                self.mark_request(session);
             }
         }
         self.changed.insert(index);

@@ -17,6 +17,8 @@ pub(super) struct TraceState {
     pub(super) peers: Vec<String>,
     pub(super) model_requests: usize,
     pub(super) children: usize,
+    /// Index of its session in the grouper.
+    pub(super) session: usize,
 }
 
 /// How long a hop with no end counts as in flight. Past it the hop is taken as dead (a proxy

@@ -60,6 +60,19 @@ pub struct TraceDraft {
     /// The end of its last hop; None while any hop is in flight.
     pub ended_ns: Option<i64>,
     pub hop_ids: Vec<String>,
+    /// The session (run of a host) the trace belongs to; None for a trace stored before
+    /// sessions, which is left in none.
+    pub session_id: Option<String>,
+}
+
+/// A session as grouping built it: one run of a host, above its traces.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionDraft {
+    /// The id of the hop that opened it.
+    pub id: String,
+    /// The host's own id of its run, once a hop carried one (`x-claude-code-session-id`, ...).
+    pub host_session: Option<String>,
+    pub started_ns: i64,
 }
 
 /// Tunables.
@@ -90,4 +103,5 @@ impl Default for GroupOptions {
 pub struct Grouping {
     pub traces: Vec<TraceDraft>,
     pub assignments: Vec<Assignment>,
+    pub sessions: Vec<SessionDraft>,
 }

@@ -26,9 +26,16 @@ pub struct TraceList {
     /// The first shown row on screen (kept by the view so the selection stays visible).
     pub offset: usize,
     pub loaded: bool,
+    /// Each trace's session label, by trace id (see `Action::TracesLoaded`).
+    pub sessions: HashMap<String, String>,
 }
 
 impl TraceList {
+    /// The label of a trace's session, when it has one.
+    pub fn session_of(&self, trace_id: &str) -> Option<&str> {
+        self.sessions.get(trace_id).map(String::as_str)
+    }
+
     pub fn selected_row(&self) -> Option<&TraceRow> {
         self.shown.get(self.selected).map(|&i| &self.rows[i])
     }

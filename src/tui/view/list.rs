@@ -51,6 +51,8 @@ pub fn render(app: &mut App, frame: &mut Frame, area: Rect) {
         list.offset = list.selected + 1 - height;
     }
     let wide = area.width >= NARROW;
+    // A session column once grouping has named sessions: which run of the host each trace is.
+    let sessions = wide && !list.sessions.is_empty();
     // Times alone are ambiguous once the list spans days: then each carries its date.
     let dated = needs_dates(list.rows.iter().map(|row| row.started_unix_ns), None);
     let time_width: u16 = if dated { 19 } else { 8 };
@@ -90,6 +92,11 @@ pub fn render(app: &mut App, frame: &mut Frame, area: Rect) {
             if wide {
                 cells.push(Line::from(row.id.chars().take(8).collect::<String>()));
             }
+            if sessions {
+                let label = list.session_of(&row.id).unwrap_or("-");
+                let label: String = label.chars().take(8).collect();
+                cells.push(Line::from(one_line(&label).into_owned()));
+            }
             cells.push(Line::from(one_line(&title).into_owned()));
             cells.push(Line::from(hops));
             if wide {
@@ -103,18 +110,21 @@ pub fn render(app: &mut App, frame: &mut Frame, area: Rect) {
         })
         .collect();
     let (header, widths) = if wide {
-        (
-            vec!["TIME", "ID", "TITLE", "HOPS", "TOOK", "STATUS", "TOOLS"],
-            vec![
-                Constraint::Length(time_width),
-                Constraint::Length(8),
-                Constraint::Fill(1),
-                Constraint::Length(4),
-                Constraint::Length(7),
-                Constraint::Length(14),
-                Constraint::Length(10),
-            ],
-        )
+        let mut header = vec!["TIME", "ID", "TITLE", "HOPS", "TOOK", "STATUS", "TOOLS"];
+        let mut widths = vec![
+            Constraint::Length(time_width),
+            Constraint::Length(8),
+            Constraint::Fill(1),
+            Constraint::Length(4),
+            Constraint::Length(7),
+            Constraint::Length(14),
+            Constraint::Length(10),
+        ];
+        if sessions {
+            header.insert(2, "SESSION");
+            widths.insert(2, Constraint::Length(8));
+        }
+        (header, widths)
     } else {
         (
             vec!["TIME", "TITLE", "HOPS", "STATUS"],

@@ -138,15 +138,21 @@ def run_with(args, work, home, project, logs, deadline, upstream, upstream_log, 
     os.makedirs(env["TMPDIR"], exist_ok=True)
     started = time.time()
     timed_out = False
-    with open(os.path.join(logs, "agent.out"), "wb") as out, open(os.path.join(logs, "agent.err"), "wb") as err:
-        agent = subprocess.Popen(command, cwd=project, env=env, stdin=subprocess.DEVNULL,
-                                 stdout=out, stderr=err, start_new_session=True)
-        try:
-            code = agent.wait(args.timeout)
-        except subprocess.TimeoutExpired:
-            timed_out = True
-            os.killpg(agent.pid, signal.SIGKILL)
-            code = agent.wait()
+    codes = []
+    # --runs N: the same command N times back to back (new processes), --gap seconds apart.
+    for index in range(args.runs):
+        if index:
+            time.sleep(args.gap)
+        with open(os.path.join(logs, "agent.out"), "ab") as out, open(os.path.join(logs, "agent.err"), "ab") as err:
+            agent = subprocess.Popen(command, cwd=project, env=env, stdin=subprocess.DEVNULL,
+                                     stdout=out, stderr=err, start_new_session=True)
+            try:
+                codes.append(agent.wait(args.timeout))
+            except subprocess.TimeoutExpired:
+                timed_out = True
+                os.killpg(agent.pid, signal.SIGKILL)
+                codes.append(agent.wait())
+    code = next((c for c in codes if c != 0), 0)
     seconds = time.time() - started
     time.sleep(args.settle)
     stop(tracer, signal.SIGINT, 40)
@@ -158,6 +164,7 @@ def run_with(args, work, home, project, logs, deadline, upstream, upstream_log, 
             return f.read()[-size:].decode(errors="replace")
     summary = {
         "agent": args.agent, "command": command, "env": agent_env, "exit_code": code,
+        "exit_codes": codes,
         "timed_out": timed_out, "seconds": round(seconds, 2),
         "stdout": tail("agent.out"), "stderr": tail("agent.err"),
         "notes": open(notes, encoding="utf-8").read() if os.path.exists(notes) else None,
@@ -181,6 +188,8 @@ def main():
     parser.add_argument("--netns", action="store_true", help="run inside unshare --net (root)")
     parser.add_argument("--forward", action="store_true",
                         help="also tracer's forward proxy (HTTPS_PROXY, its CA trusted) for what the agent sends elsewhere")
+    parser.add_argument("--runs", type=int, default=1, help="run the agent this many times, back to back")
+    parser.add_argument("--gap", type=float, default=1.5, help="seconds between runs")
     parser.add_argument("--upstream-arg", action="append", default=[],
                         help="passed to scripted_upstream.py, e.g. --upstream-arg=--encoding=gzip")
     args = parser.parse_args()

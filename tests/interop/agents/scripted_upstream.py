@@ -10,7 +10,8 @@ that carries its result gets the final text (scripted_apis.py says how each API 
 Options: --encoding gzip|zstd compresses model answers (when the client's Accept-Encoding lists
 it, or always with --force-encoding); --pause-ms N waits N ms before the last bytes of a streamed
 body (after its end event); --log FILE appends one JSON line per request (method, path, headers,
-body, what was answered). Prints `listening on http://127.0.0.1:PORT` when ready."""
+body, what was answered); --tls-cert/--tls-key serve HTTPS (for `tracer run` under a real host
+name). Prints `listening on http(s)://127.0.0.1:PORT` when ready."""
 
 import argparse
 import base64
@@ -103,6 +104,26 @@ def route(method, path, body):
     return kind, 200, ctype, pieces, ctype.startswith("text/event-stream")
 
 
+def call_complete_piece(pieces):
+    """The index of the piece after which the stream's first tool call is complete: the
+    `content_block_stop` of a `tool_use` block, the `output_item.done` of a function call, the
+    last `tool_calls` delta, the chunk with a `functionCall`; None without a call."""
+    tool_block = False
+    last_tool_delta = None
+    for index, piece in enumerate(pieces):
+        if b'"content_block_start"' in piece and b'"tool_use"' in piece:
+            tool_block = True
+        elif tool_block and b'"content_block_stop"' in piece:
+            return index
+        elif b'response.output_item.done' in piece and b'"function_call"' in piece:
+            return index
+        elif b'functionCall' in piece:
+            return index
+        elif b'"tool_calls"' in piece:
+            last_tool_delta = index
+    return last_tool_delta
+
+
 def code_assist_admin(method):
     answers = {
         "loadCodeAssist": {"currentTier": {"id": "standard-tier", "name": "Gemini Code Assist"},
@@ -172,10 +193,13 @@ class Handler(BaseHTTPRequestHandler):
             self.send_header("Cache-Control", "no-cache")
             self.send_header("Transfer-Encoding", "chunked")
             self.end_headers()
-            for piece in pieces:
+            linger_after = call_complete_piece(pieces) if OPTIONS.linger_ms else None
+            for index, piece in enumerate(pieces):
                 self.write_chunk(encoder.piece(piece))
                 if OPTIONS.event_delay_ms:
                     time.sleep(OPTIONS.event_delay_ms / 1000)
+                if index == linger_after:
+                    time.sleep(OPTIONS.linger_ms / 1000)
             tail = encoder.finish()
             if OPTIONS.pause_ms:
                 time.sleep(OPTIONS.pause_ms / 1000)
@@ -220,10 +244,22 @@ def main():
     parser.add_argument("--force-encoding", action="store_true")
     parser.add_argument("--pause-ms", type=int, default=0)
     parser.add_argument("--event-delay-ms", type=int, default=1)
+    parser.add_argument("--tls-cert", help="PEM certificate (chain) to serve HTTPS with")
+    parser.add_argument("--tls-key", help="its PEM private key")
+    parser.add_argument("--linger-ms", type=int, default=0,
+                        help="pause this long once the stream's first tool call is complete (hosts run it meanwhile)")
     parser.parse_args(namespace=OPTIONS)
     server = ThreadingHTTPServer((OPTIONS.listen, OPTIONS.port), Handler)
     server.daemon_threads = True
-    url = f"http://{OPTIONS.listen}:{server.server_address[1]}"
+    scheme = "http"
+    if OPTIONS.tls_cert:
+        import ssl
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(OPTIONS.tls_cert, OPTIONS.tls_key)
+        context.set_alpn_protocols(["http/1.1"])
+        server.socket = context.wrap_socket(server.socket, server_side=True)
+        scheme = "https"
+    url = f"{scheme}://{OPTIONS.listen}:{server.server_address[1]}"
     if OPTIONS.port_file:
         with open(OPTIONS.port_file, "w", encoding="utf-8") as f:
             f.write(str(server.server_address[1]))

@@ -1,0 +1,101 @@
+//! The last two kinds of evidence, within one session: discovery (start-up calls join the trace
+//! about to use them, or the session's setup trace) and time (the nearest open trace).
+
+use super::state::TraceState;
+use super::{Grouper, Reason, TraceKind};
+use crate::trace::evidence::TraceInput;
+use crate::trace::text_match::peer_host;
+
+impl Grouper {
+    /// Discovery joins the open trace of the same client nearest in time (one that has not
+    /// started its work yet first); at the session's start-up, before any user request, its
+    /// setup trace.
+    pub(super) fn by_discovery(&mut self, input: &TraceInput, session: usize) -> (usize, Reason) {
+        let t = input.started_ns;
+        let host = peer_host(&input.peer);
+        let candidates: Vec<(usize, &TraceState)> = self
+            .open_request_traces(t, session)
+            .filter(|(_, s)| s.peers.is_empty() || s.peers.contains(&host))
+            .collect();
+        // A trace that has not started its work yet takes the call, the oldest first (hosts
+        // serve requests in the order they came); else the trace nearest in time.
+        let fresh = candidates
+            .iter()
+            .filter(|(_, s)| s.children == 0)
+            .min_by_key(|(index, s)| (s.draft.started_ns, *index))
+            .map(|(index, _)| *index);
+        let best = fresh.or_else(|| {
+            candidates
+                .iter()
+                .min_by_key(|(index, s)| (s.distance(t), usize::MAX - index))
+                .map(|(index, _)| *index)
+        });
+        if let Some(index) = best {
+            return (index, Reason::Discovery);
+        }
+        if self.session_has_request(session) {
+            let (index, reason) = self.by_time(input, session);
+            if reason == Reason::Time {
+                return (index, reason);
+            }
+            self.traces[index].draft.kind = TraceKind::Setup;
+            return (index, Reason::Setup);
+        }
+        let index = self
+            .nearest_setup(t, session)
+            .unwrap_or_else(|| self.open(input.hop_id.clone(), None, TraceKind::Setup, t, session));
+        (index, Reason::Setup)
+    }
+
+    /// The setup trace of `session` active within the window of `t`, if any.
+    fn nearest_setup(&self, t: i64, session: usize) -> Option<usize> {
+        let window = self.options.window_ns;
+        self.active_traces()
+            .filter(|(_, s)| {
+                s.session == session && s.draft.kind == TraceKind::Setup && s.distance(t) <= window
+            })
+            .min_by_key(|(_, s)| s.distance(t))
+            .map(|(index, _)| index)
+    }
+
+    /// Time, last: the open request trace of the session whose activity is nearest; at the
+    /// session's start-up (before any user request) its setup trace, opened if need be; else a
+    /// trace of its own.
+    pub(super) fn by_time(&mut self, input: &TraceInput, session: usize) -> (usize, Reason) {
+        let t = input.started_ns;
+        let window = self.options.window_ns;
+        let nearest = self
+            .active_traces()
+            .filter(|(_, s)| {
+                s.session == session
+                    && s.draft.kind == TraceKind::Request
+                    && s.distance(t) <= window
+            })
+            .min_by_key(|(index, s)| (!s.is_open(t, window), s.distance(t), usize::MAX - index))
+            .map(|(index, _)| index);
+        if let Some(index) = nearest {
+            return (index, Reason::Time);
+        }
+        if !self.session_has_request(session) {
+            // Before the session's first user request: its start-up (a preconnect, a probe).
+            let index = self.nearest_setup(t, session).unwrap_or_else(|| {
+                self.open(input.hop_id.clone(), None, TraceKind::Setup, t, session)
+            });
+            return (index, Reason::Setup);
+        }
+        (
+            self.open(input.hop_id.clone(), None, TraceKind::Request, t, session),
+            Reason::Alone,
+        )
+    }
+
+    pub(super) fn session_has_request(&self, session: usize) -> bool {
+        self.sessions.get(session).is_some_and(|s| s.has_request)
+    }
+
+    pub(super) fn mark_request(&mut self, session: usize) {
+        if let Some(s) = self.sessions.get_mut(session) {
+            s.has_request = true;
+        }
+    }
+}
