@@ -17,6 +17,7 @@ import os
 import shlex
 import shutil
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -112,6 +113,20 @@ default_tools_approval_mode = "approve"
     raise SystemExit(f"unknown agent {agent}")
 
 
+def stdio_tools_listed(db):
+    """Whether a wrapped stdio server has answered tools/list in the run's database."""
+    if not os.path.exists(db):
+        return False
+    try:
+        with sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=1) as conn:
+            row = conn.execute(
+                "SELECT count(*) FROM hops WHERE transport = 'stdio' AND state = 'complete'"
+                " AND CAST(request_body AS TEXT) LIKE '%tools/list%'").fetchone()
+            return row[0] > 0
+    except sqlite3.Error:
+        return False
+
+
 def interactive(args, work, project, env, tracer, command, notes):
     """Runs tracer run of the agent's interactive screen in tmux; returns (exit code, screen)."""
     socket = os.path.join(work, "tmux.sock")
@@ -144,6 +159,9 @@ def interactive(args, work, project, env, tracer, command, notes):
     tmux("new-session", "-d", "-s", "run", "-x", "160", "-y", "50", f"sh {shlex.quote(script)}")
     try:
         wait(lambda: "for shortcuts" in screen(), 60)
+        # Claude Code's screen takes a prompt before its MCP servers are connected; a prompt
+        # typed earlier goes out without their tools. Wait for the wrapped server's tool list.
+        wait(lambda: stdio_tools_listed(os.path.join(work, "tracer.db")), 60)
         tmux("send-keys", "-t", "run", "-l", PROMPT)
         time.sleep(0.5)
         tmux("send-keys", "-t", "run", "Enter")
