@@ -12,6 +12,7 @@ pub mod hop_insert;
 pub mod hops;
 pub mod journal;
 mod journal_codec;
+mod journal_ws;
 mod journal_intake;
 mod open_check;
 pub mod proxy_routes;
@@ -20,6 +21,7 @@ pub mod traces;
 pub mod waiting;
 pub mod write_tx;
 pub mod writer;
+pub mod ws_frames;
 mod writer_batch;
 mod writer_report;
 

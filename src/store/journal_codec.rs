@@ -60,7 +60,13 @@ pub fn encode(event: &HopEvent, out: &mut Vec<u8>) {
             w.opt_str(end.error.as_deref());
             w.headers(&end.response_trailers);
             // Last and only when there is one: a journal left by an older tracer still decodes.
-            end.note.iter().for_each(|note| w.opt_str(Some(note)));
+            match &end.websocket {
+                None => end.note.iter().for_each(|note| w.opt_str(Some(note))),
+                Some(record) => {
+                    w.opt_str(end.note.as_deref());
+                    super::journal_ws::encode(record, w.0);
+                }
+            }
         }
         HopEvent::RequestDone(done) => {
             w.request_done(&done.id, &done.request_body, done.request_ended_unix_ns)
@@ -142,6 +148,9 @@ pub fn decode(payload: &[u8]) -> Result<HopEvent, String> {
                 .then(|| r.opt_string())
                 .transpose()?
                 .flatten();
+            let websocket = (!r.0.is_empty())
+                .then(|| super::journal_ws::decode(&mut r.0))
+                .transpose()?;
             HopEvent::Ended(Box::new(HopEnd {
                 id,
                 state,
@@ -158,6 +167,7 @@ pub fn decode(payload: &[u8]) -> Result<HopEvent, String> {
                 chunks_truncated,
                 error,
                 note,
+                websocket,
             }))
         }
         REQUEST_DONE => HopEvent::RequestDone(Box::new(RequestDone {

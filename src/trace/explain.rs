@@ -84,11 +84,16 @@ pub enum Case {
     NoteHandoffFunctionOutput,
     NotePartlyDecoded,
     NoteStoppedReading,
+    /// A WebSocket (`table_ws`): the upgrade, its messages, and Responses turns over it.
+    WebSocketOpen,
+    WebSocketClosed,
+    NoteWsPrewarm,
+    NoteWsPrevious,
 }
 
 impl Case {
     /// Every case, for checks that the table is complete.
-    pub const ALL: [Case; 74] = [
+    pub const ALL: [Case; 78] = [
         Case::AgentRequest,
         Case::AgentReply,
         Case::AgentError,
@@ -163,18 +168,23 @@ impl Case {
         Case::NoteHandoffFunctionOutput,
         Case::NotePartlyDecoded,
         Case::NoteStoppedReading,
+        Case::WebSocketOpen,
+        Case::WebSocketClosed,
+        Case::NoteWsPrewarm,
+        Case::NoteWsPrevious,
     ];
 }
 
 mod table;
 mod table_terms;
+mod table_ws;
 
 pub use table::CASES;
 pub use table_terms::TERMS;
 
 /// Every row: the table's, then those in each API's own terms.
 pub fn rows() -> impl Iterator<Item = &'static CaseText> {
-    CASES.iter().chain(TERMS)
+    CASES.iter().chain(TERMS).chain(table_ws::WEBSOCKET)
 }
 
 /// One row of the table.

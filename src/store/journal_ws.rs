@@ -1,0 +1,96 @@
+//! A WebSocket hop's messages in the journal: written after the end's note (which is then
+//! always written, so the decoder knows where they start); a journal from before has none.
+
+use crate::hop::{WsDirection, WsMessage, WsRecord};
+
+/// Appends `record` to an `Ended` frame.
+pub fn encode(record: &WsRecord, out: &mut Vec<u8>) {
+    bytes(out, record.extensions.as_bytes());
+    out.extend_from_slice(&record.not_listed.to_le_bytes());
+    out.extend_from_slice(&(record.messages.len() as u64).to_le_bytes());
+    for m in &record.messages {
+        out.push(match m.direction {
+            WsDirection::ToUpstream => 0,
+            WsDirection::ToClient => 1,
+        });
+        out.extend_from_slice(&m.at_unix_ns.to_le_bytes());
+        out.push(m.opcode);
+        out.extend_from_slice(&m.size.to_le_bytes());
+        out.extend_from_slice(&m.wire_size.to_le_bytes());
+        out.extend_from_slice(&m.frames.to_le_bytes());
+        out.push(u8::from(m.compressed) | (u8::from(m.complete) << 1));
+        bytes(out, &m.data);
+        bytes(out, m.error.as_deref().unwrap_or("").as_bytes());
+    }
+}
+
+/// Reads what [`encode`] wrote; never trusts a length.
+pub fn decode(input: &mut &[u8]) -> Result<WsRecord, String> {
+    let extensions = string(input)?;
+    let not_listed = u64_le(input)?;
+    let count = usize::try_from(u64_le(input)?).map_err(|e| e.to_string())?;
+    let mut messages = Vec::with_capacity(count.min(input.len() / 40));
+    for _ in 0..count {
+        let direction = match take(input, 1)?[0] {
+            0 => WsDirection::ToUpstream,
+            1 => WsDirection::ToClient,
+            other => return Err(format!("unknown WebSocket direction {other}")),
+        };
+        let at_unix_ns = u64_le(input)? as i64;
+        let opcode = take(input, 1)?[0];
+        let size = u64_le(input)?;
+        let wire_size = u64_le(input)?;
+        let frames = u32::from_le_bytes(array(take(input, 4)?)?);
+        let flags = take(input, 1)?[0];
+        let data = take_bytes(input)?.to_vec();
+        let error = string(input)?;
+        messages.push(WsMessage {
+            direction,
+            at_unix_ns,
+            opcode,
+            size,
+            wire_size,
+            frames,
+            compressed: flags & 1 != 0,
+            complete: flags & 2 != 0,
+            data,
+            error: (!error.is_empty()).then_some(error),
+        });
+    }
+    Ok(WsRecord {
+        messages,
+        not_listed,
+        extensions,
+    })
+}
+
+fn bytes(out: &mut Vec<u8>, v: &[u8]) {
+    out.extend_from_slice(&(v.len() as u64).to_le_bytes());
+    out.extend_from_slice(v);
+}
+
+fn take<'a>(input: &mut &'a [u8], n: usize) -> Result<&'a [u8], String> {
+    if input.len() < n {
+        return Err("the WebSocket messages end early".to_string());
+    }
+    let (head, rest) = input.split_at(n);
+    *input = rest;
+    Ok(head)
+}
+
+fn array<const N: usize>(bytes: &[u8]) -> Result<[u8; N], String> {
+    bytes.try_into().map_err(|_| "short field".to_string())
+}
+
+fn u64_le(input: &mut &[u8]) -> Result<u64, String> {
+    Ok(u64::from_le_bytes(array(take(input, 8)?)?))
+}
+
+fn take_bytes<'a>(input: &mut &'a [u8]) -> Result<&'a [u8], String> {
+    let n = usize::try_from(u64_le(input)?).map_err(|e| e.to_string())?;
+    take(input, n)
+}
+
+fn string(input: &mut &[u8]) -> Result<String, String> {
+    String::from_utf8(take_bytes(input)?.to_vec()).map_err(|e| e.to_string())
+}
