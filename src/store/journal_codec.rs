@@ -357,6 +357,12 @@ mod tests {
                 note: Some("the client stopped reading after the last event ([DONE])".into()),
                 ..HopEnd::default()
             })),
+            HopEvent::Ended(Box::new(HopEnd {
+                id: "ws".into(),
+                state: Some(HopState::Aborted),
+                websocket: Some(crate::store::journal_ws::tests_record()),
+                ..HopEnd::default()
+            })),
             HopEvent::RequestDone(Box::new(RequestDone {
                 id: "a".into(),
                 request_body: BodyCapture::whole(b"{}".to_vec()),

@@ -94,3 +94,29 @@ fn take_bytes<'a>(input: &mut &'a [u8]) -> Result<&'a [u8], String> {
 fn string(input: &mut &[u8]) -> Result<String, String> {
     String::from_utf8(take_bytes(input)?.to_vec()).map_err(|e| e.to_string())
 }
+
+/// A record with both directions, a binary and a close message (for the codec's tests).
+#[cfg(test)]
+pub fn tests_record() -> WsRecord {
+    let message = |direction, opcode, data: &[u8]| WsMessage {
+        direction,
+        at_unix_ns: 11,
+        opcode,
+        size: data.len() as u64 + 5,
+        wire_size: 99,
+        frames: 2,
+        compressed: true,
+        complete: opcode != 8,
+        data: data.to_vec(),
+        error: (opcode == 2).then(|| "inflate failed".to_string()),
+    };
+    WsRecord {
+        messages: vec![
+            message(WsDirection::ToUpstream, 1, b"{\"type\":\"response.create\"}"),
+            message(WsDirection::ToClient, 2, &[0, 255, 7]),
+            message(WsDirection::ToClient, 8, &[3, 243, b'x']),
+        ],
+        not_listed: 4,
+        extensions: "permessage-deflate".into(),
+    }
+}

@@ -17,8 +17,7 @@ pub const WEBSOCKET: &[CaseText] = &[
         Case::WebSocketClosed,
         "websocket_closed",
         "WebSocket: {sent} sent, {received} received{turns}{close}",
-        "The WebSocket is over. Its messages are listed under this hop (`tracer show --frames`), \
-         unmasked and inflated; a binary message is shown by its size only.{turn_words}",
+        "The WebSocket is over. Its messages are listed under it, unmasked and inflated; a binary message is shown by its size only.{turn_words}",
     ),
     row(
         Case::NoteWsPrewarm,
