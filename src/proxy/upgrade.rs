@@ -203,6 +203,9 @@ async fn pump(
         let n = match from.read(&mut buf).await {
             Ok(0) => break None,
             Ok(n) => n,
+            // A TLS peer that closes without close_notify (as many clients do once they are
+            // done) ends its direction like a plain FIN: nothing it sent is missing.
+            Err(error) if error.kind() == std::io::ErrorKind::UnexpectedEof => break None,
             Err(error) => break Some(format!("tunnel read failed: {error}")),
         };
         // Relayed first: reading the copy never holds the bytes up.

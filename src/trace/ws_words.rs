@@ -67,7 +67,7 @@ pub fn response(hop: &RecordedHop) -> Option<Explained> {
             }
         })
         .or_else(|| end.error.as_ref().map(|e| format!("; {}", one_line(e))))
-        .unwrap_or_default();
+        .unwrap_or_else(|| "; closed without a close frame".to_string());
     let not_listed = if record.not_listed > 0 {
         format!(" ({} more not listed)", record.not_listed)
     } else {

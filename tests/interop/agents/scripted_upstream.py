@@ -229,11 +229,19 @@ def main():
     parser.add_argument("--force-encoding", action="store_true")
     parser.add_argument("--pause-ms", type=int, default=0)
     parser.add_argument("--event-delay-ms", type=int, default=1)
+    parser.add_argument("--tls-cert", help="serve HTTPS with this certificate (and --tls-key)")
+    parser.add_argument("--tls-key")
     parser.add_argument("--ws-no-deflate", action="store_true",
                         help="refuse permessage-deflate on the Responses WebSocket")
     parser.parse_args(namespace=OPTIONS)
     server = ThreadingHTTPServer((OPTIONS.listen, OPTIONS.port), Handler)
     server.daemon_threads = True
+    if OPTIONS.tls_cert:
+        import ssl
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(OPTIONS.tls_cert, OPTIONS.tls_key)
+        context.set_alpn_protocols(["http/1.1"])
+        server.socket = context.wrap_socket(server.socket, server_side=True)
     url = f"http://{OPTIONS.listen}:{server.server_address[1]}"
     if OPTIONS.port_file:
         with open(OPTIONS.port_file, "w", encoding="utf-8") as f:
