@@ -54,5 +54,6 @@ mod secrets_edges;
 mod store_faults;
 mod trace_summary;
 mod transport_moves;
+mod websocket_codex;
 mod wrap;
 mod wrap_trace;
