@@ -55,5 +55,6 @@ mod store_faults;
 mod trace_summary;
 mod transport_moves;
 mod websocket_codex;
+mod websocket_frames;
 mod wrap;
 mod wrap_trace;
