@@ -213,6 +213,14 @@ async fn the_hop_log_carries_the_messages_and_imports_back_to_the_same_document(
     let id = store.traces().await.unwrap()[0].id.clone();
     let exported = HopLog::from_store(&store, &id).await.unwrap().to_json_pretty();
     let json: Value = serde_json::from_str(&exported).unwrap();
+    let schema: Value = serde_json::from_slice(
+        &std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/hop-log.schema.json"))
+            .unwrap(),
+    )
+    .unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let errors: Vec<String> = validator.iter_errors(&json).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "schema errors: {errors:#?}");
     let with_messages: Vec<_> = json["hops"]
         .as_array()
         .unwrap()
