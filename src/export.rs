@@ -4,6 +4,7 @@
 
 pub mod body_text;
 pub mod har;
+mod har_ws;
 pub mod hop_log;
 pub mod html;
 pub mod mermaid;

@@ -241,3 +241,79 @@ async fn the_hop_log_carries_the_messages_and_imports_back_to_the_same_document(
     let shown = HopLog::from_file(exported.as_bytes()).unwrap().to_json_pretty();
     assert_eq!(shown, exported, "show FILE reads the same trace");
 }
+
+#[tokio::test]
+async fn har_has_the_messages_as_devtools_write_them_and_otlp_has_them_as_span_events() {
+    use tracer::export::body_text::TraceToExport;
+    let dir = tempfile::tempdir().unwrap();
+    let (store, sent) = recorded(dir.path()).await;
+    group_new_hops(&store).await.unwrap();
+    let row = store.traces().await.unwrap().remove(0);
+    let (_, hops) = load_trace(&store, &row.id).await.unwrap();
+    let trace = TraceToExport {
+        id: &row.id,
+        title: row.title.as_deref(),
+        hops: &hops,
+    };
+    let har = tracer::export::har::har_document(std::slice::from_ref(&trace));
+    let entries = har["log"]["entries"].as_array().unwrap();
+    assert_eq!(entries.len(), 1, "turns live in the socket's messages, not as entries");
+    let socket = &entries[0];
+    assert_eq!(socket["_resourceType"], "websocket");
+    assert!(socket["request"].get("postData").is_none());
+    let messages = socket["_webSocketMessages"].as_array().unwrap();
+    let record = sent.websocket.as_ref().unwrap();
+    assert_eq!(messages.len(), record.messages.len());
+    for (har, m) in messages.iter().zip(&record.messages) {
+        let keys: Vec<&str> = har.as_object().unwrap().keys().map(String::as_str).collect();
+        assert_eq!(&keys[..4], ["type", "time", "opcode", "data"]);
+        assert_eq!(har["type"], m.direction.as_str());
+        assert_eq!(har["opcode"], m.opcode);
+        assert_eq!(har["data"].as_str().unwrap().as_bytes(), m.data.as_slice());
+        let time = har["time"].as_f64().unwrap();
+        assert!((time - m.at_unix_ns as f64 / 1e9).abs() < 1e-3);
+    }
+    let options = tracer::export::otlp::model::SpanOptions { content: false };
+    let spans = tracer::export::otlp::spans_of(std::slice::from_ref(&trace), options);
+    let socket_span = spans
+        .iter()
+        .find(|s| s.hop_id.as_deref() == Some("c0dec0dec0dec0dec0dec0dec0dec0de"))
+        .unwrap();
+    let events: Vec<_> = socket_span
+        .events
+        .iter()
+        .filter(|e| e.name == "websocket.message")
+        .collect();
+    assert_eq!(events.len(), 42);
+    assert_eq!(
+        events[0].attributes[0],
+        tracer::export::otlp::model::Attribute::text("websocket.direction", "send")
+    );
+    let model_spans = spans
+        .iter()
+        .filter(|s| s.text_attribute("gen_ai.operation.name") == Some("chat"))
+        .count();
+    assert_eq!(model_spans, 3, "each turn a model span");
+    let proto = tracer::export::otlp::otlp_protobuf(std::slice::from_ref(&trace), options);
+    assert!(!proto.is_empty());
+    // mitmproxy still reads the HAR (when .venv-mitmproxy has it).
+    let Some(python) = super::interop_peers::venv_python(
+        ".venv-mitmproxy",
+        "mitmproxy.io",
+        "mitmproxy==11.0.2",
+    ) else {
+        return;
+    };
+    let path = dir.path().join("codex.har");
+    std::fs::write(&path, serde_json::to_vec(&har).unwrap()).unwrap();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/interop/har_check.py");
+    let out = std::process::Command::new(python)
+        .arg(script)
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let flows: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(flows.as_array().unwrap().len(), 1);
+    assert_eq!(flows[0]["status"], 101);
+}
