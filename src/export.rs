@@ -9,3 +9,4 @@ pub mod hop_log;
 pub mod html;
 pub mod mermaid;
 pub mod otlp;
+mod ws_frames_text;

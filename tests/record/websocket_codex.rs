@@ -296,6 +296,14 @@ async fn har_has_the_messages_as_devtools_write_them_and_otlp_has_them_as_span_e
     assert_eq!(model_spans, 3, "each turn a model span");
     let proto = tracer::export::otlp::otlp_protobuf(std::slice::from_ref(&trace), options);
     assert!(!proto.is_empty());
+    let html = tracer::export::html::html_page(&trace);
+    let md = tracer::export::mermaid::markdown_handout(&trace);
+    for handout in [&html, &md] {
+        assert!(handout.contains("WebSocket messages"), "listed in the handouts");
+        assert!(handout.contains("response.completed"));
+        assert!(handout.contains("Add buy milk to my notes"));
+        assert!(!handout.contains('\u{fffd}'));
+    }
     // mitmproxy still reads the HAR (when .venv-mitmproxy has it).
     let Some(python) = super::interop_peers::venv_python(
         ".venv-mitmproxy",
