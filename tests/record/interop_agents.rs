@@ -22,7 +22,7 @@ const ISSUE22_MERGED: bool = true;
 const DRIVER: &str = "tests/interop/agents/run_agent.py";
 
 /// One agent as the driver knows it, and what a right reading of its trace says.
-struct Agent {
+pub(super) struct Agent {
     driver_name: &'static str,
     bin: &'static str,
     package: &'static str,
@@ -41,7 +41,7 @@ const CLAUDE_CODE: Agent = Agent {
     tool: "mcp__notes__append",
     tokens: [(39_616, 16_901, 133), (35_391, 34_659, 41)],
 };
-const CODEX: Agent = Agent {
+pub(super) const CODEX: Agent = Agent {
     driver_name: "codex",
     bin: "codex",
     package: "@openai/codex@0.171.0",
@@ -129,15 +129,15 @@ fn netns_available() -> bool {
 }
 
 /// A finished run: the driver's summary, the upstream's request log, the database.
-struct Run {
+pub(super) struct Run {
     _work: tempfile::TempDir,
-    summary: Value,
-    upstream: Vec<Value>,
-    db: PathBuf,
+    pub(super) summary: Value,
+    pub(super) upstream: Vec<Value>,
+    pub(super) db: PathBuf,
 }
 
 impl Run {
-    fn tracer(&self, args: &[&str]) -> Value {
+    pub(super) fn tracer(&self, args: &[&str]) -> Value {
         let output = Command::new(env!("CARGO_BIN_EXE_tracer"))
             .args(args)
             .arg("--db")
@@ -162,7 +162,7 @@ impl Run {
     }
 
     /// The hop log of the trace that holds the `tools/call`.
-    fn tool_trace(&self) -> Value {
+    pub(super) fn tool_trace(&self) -> Value {
         self.hop_logs()
             .into_iter()
             .find(|log| messages(log).any(|m| m["case"] == "mcp_tool_call"))
@@ -170,11 +170,21 @@ impl Run {
     }
 }
 
-fn messages(log: &Value) -> impl Iterator<Item = &Value> {
+pub(super) fn messages(log: &Value) -> impl Iterator<Item = &Value> {
     log["messages"].as_array().unwrap().iter()
 }
 
 fn run(agent: &Agent, upstream_args: &[&str]) -> Option<Run> {
+    run_driver(agent, agent.driver_name, &[], upstream_args)
+}
+
+/// `run` with the driver's own setup name (e.g. `codex-websocket`) and arguments (`--forward`).
+pub(super) fn run_driver(
+    agent: &Agent,
+    driver_name: &str,
+    driver_args: &[&str],
+    upstream_args: &[&str],
+) -> Option<Run> {
     installed(agent)?;
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let work = tempfile::tempdir().unwrap();
@@ -182,12 +192,13 @@ fn run(agent: &Agent, upstream_args: &[&str]) -> Option<Run> {
     command
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .arg(DRIVER)
-        .args(["--agent", agent.driver_name, "--agents-dir"])
+        .args(["--agent", driver_name, "--agents-dir"])
         .arg(agents_dir())
         .args(["--tracer", env!("CARGO_BIN_EXE_tracer")])
         .args(["--notes-server", env!("CARGO_BIN_EXE_notes-server")])
         .arg("--work")
         .arg(work.path())
+        .args(driver_args)
         .args(upstream_args.iter().map(|a| format!("--upstream-arg={a}")));
     if netns_available() {
         command.arg("--netns");
@@ -204,8 +215,8 @@ fn run(agent: &Agent, upstream_args: &[&str]) -> Option<Run> {
     );
     let summary: Value = serde_json::from_slice(&std::fs::read(summary_path).unwrap()).unwrap();
     eprintln!(
-        "{} {upstream_args:?}: exit {}, {} s",
-        agent.driver_name, summary["exit_code"], summary["seconds"]
+        "{driver_name} {driver_args:?} {upstream_args:?}: exit {}, {} s",
+        summary["exit_code"], summary["seconds"]
     );
     let upstream = std::fs::read_to_string(summary["upstream_log"].as_str().unwrap())
         .unwrap_or_default()

@@ -44,6 +44,7 @@ mod https_forward_limits;
 mod https_reverse;
 mod https_support;
 mod interop_agents;
+mod interop_codex_websocket;
 mod interop_https_curl;
 mod interop_https_sdk;
 mod interop_mcp_sdk;

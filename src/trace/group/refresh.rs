@@ -72,6 +72,19 @@ impl Grouper {
                 self.seen_request_trace = true;
             }
         }
+        // A WebSocket fed while open learns its turns' user words when it ends: its trace is a
+        // user's request, titled by them, as a replay of the finished hop would open it.
+        if before.latest_user_text.is_none()
+            && let Some(text) = &after.latest_user_text
+        {
+            state.texts.push(MatchText::new(text));
+            state.model_requests += 1;
+            if state.draft.title.is_none() {
+                state.draft.title = Some(text.clone());
+            }
+            state.draft.kind = TraceKind::Request;
+            self.seen_request_trace = true;
+        }
         self.changed.insert(index);
     }
 }
