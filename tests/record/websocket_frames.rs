@@ -270,3 +270,71 @@ async fn frames_the_forward_proxy_decrypts_are_recorded_and_a_vanished_client_le
         assert_eq!(hellos, 2, "what crossed before the client vanished: {record:?}");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_absolute_form_upgrade_on_the_forward_proxy_is_relayed_and_its_frames_recorded() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let Some(python) = venv_python(".venv", "websockets", "websockets==17.4") else {
+        return;
+    };
+    let server = Server::start(&python, false);
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("t.db");
+    let ca_dir = dir.path().join("ca").display().to_string();
+    let args = ["proxy", "--forward", "127.0.0.1:0", "--ca-dir", &ca_dir];
+    let proxy = TracerProcess::spawn(&db, &args, &[], 3);
+    let mut stream = tokio::net::TcpStream::connect(proxy.listen_of("forward"))
+        .await
+        .unwrap();
+    let target = format!("127.0.0.1:{}", server.port);
+    let head = format!(
+        "GET http://{target}/v1/responses HTTP/1.1\r\nHost: {target}\r\nConnection: Upgrade\r\n\
+         Upgrade: websocket\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\
+         Sec-WebSocket-Version: 13\r\n\r\n"
+    );
+    stream.write_all(head.as_bytes()).await.unwrap();
+    let mut answer = Vec::new();
+    while !answer.ends_with(b"\r\n\r\n") {
+        let mut byte = [0u8; 1];
+        assert_eq!(stream.read(&mut byte).await.unwrap(), 1);
+        answer.push(byte[0]);
+    }
+    let answer = String::from_utf8(answer).unwrap();
+    assert!(answer.starts_with("HTTP/1.1 101"), "{answer}");
+    let key = [7u8, 1, 2, 3];
+    let masked = |code: u8, payload: &[u8]| {
+        let mut frame = vec![0x80 | code, 0x80 | payload.len() as u8];
+        frame.extend_from_slice(&key);
+        frame.extend(payload.iter().enumerate().map(|(i, b)| b ^ key[i % 4]));
+        frame
+    };
+    stream.write_all(&masked(1, b"hello")).await.unwrap();
+    let mut echo = [0u8; 7];
+    stream.read_exact(&mut echo).await.unwrap();
+    assert_eq!(&echo, b"\x81\x05hello");
+    stream.write_all(&masked(8, &1000u16.to_be_bytes())).await.unwrap();
+    let mut close = [0u8; 4];
+    stream.read_exact(&mut close).await.unwrap();
+    assert_eq!(close, [0x88, 0x02, 0x03, 0xe8]);
+    drop(stream);
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    proxy.stop();
+    let hops = hops_in(&db).await;
+    let socket = hops.iter().find(|h| h.end.websocket.is_some()).unwrap();
+    assert_eq!(socket.end.status, Some(101));
+    let record = socket.end.websocket.as_ref().unwrap();
+    let read: Vec<(WsDirection, u8, &[u8])> = record
+        .messages
+        .iter()
+        .map(|m| (m.direction, m.opcode, m.data.as_slice()))
+        .collect();
+    assert_eq!(
+        read,
+        [
+            (WsDirection::ToUpstream, opcode::TEXT, &b"hello"[..]),
+            (WsDirection::ToClient, opcode::TEXT, &b"hello"[..]),
+            (WsDirection::ToUpstream, opcode::CLOSE, &[3, 232][..]),
+            (WsDirection::ToClient, opcode::CLOSE, &[3, 232][..]),
+        ]
+    );
+}
