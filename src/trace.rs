@@ -24,9 +24,9 @@ pub mod timing;
 pub mod tokens;
 pub mod tool_origin;
 pub mod transport_moves;
+pub mod ws_lines;
 pub mod ws_turns;
 mod ws_words;
-pub mod ws_lines;
 
 use crate::hop::{HopEnd, HopStart, Role};
 use crate::wire::dialect::{self, HopReading, ModelRequest, Reading};

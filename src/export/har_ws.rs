@@ -43,7 +43,10 @@ pub fn add_messages(entry: &mut Value, hop: &RecordedHop) {
         object.insert("_resourceType".into(), json!("websocket"));
         object.insert("_webSocketMessages".into(), json!(messages));
         if record.not_listed > 0 {
-            object.insert("_webSocketMessagesNotListed".into(), json!(record.not_listed));
+            object.insert(
+                "_webSocketMessagesNotListed".into(),
+                json!(record.not_listed),
+            );
         }
     }
     // The frames are the record: no request body to show for the GET.

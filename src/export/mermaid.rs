@@ -185,7 +185,9 @@ pub fn markdown_handout(trace: &TraceToExport<'_>) -> String {
             if !lines.is_empty() {
                 let text = lines.join("\n");
                 let fence = fence_for(&text);
-                out.push_str(&format!("WebSocket messages:\n\n{fence}text\n{text}\n{fence}\n\n"));
+                out.push_str(&format!(
+                    "WebSocket messages:\n\n{fence}text\n{text}\n{fence}\n\n"
+                ));
             }
         }
         // What a model request carries and the user's words, which a long body's trimmed

@@ -4,8 +4,8 @@
 use std::sync::Arc;
 
 use bytes::Bytes;
-use http_body_util::combinators::UnsyncBoxBody;
 use http::Request;
+use http_body_util::combinators::UnsyncBoxBody;
 use hyper_util::client::legacy::{Client, ResponseFuture};
 
 use super::tee::TeeBody;

@@ -146,8 +146,12 @@ fn finish(record: TunnelRecord, traffic: Traffic, error: Option<String>) {
     });
     end.error = error;
     let now = record.clock.now_unix_ns();
-    let (request, response, websocket) =
-        settle(traffic.to_upstream, traffic.to_client, &record.extensions, now);
+    let (request, response, websocket) = settle(
+        traffic.to_upstream,
+        traffic.to_client,
+        &record.extensions,
+        now,
+    );
     end.request_body = request;
     end.response_body = response;
     end.websocket = websocket;

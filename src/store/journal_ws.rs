@@ -3,6 +3,39 @@
 
 use crate::hop::{WsDirection, WsMessage, WsRecord};
 
+/// The end of an `Ended` frame: its note (only when there is one, or when messages follow),
+/// then a WebSocket's messages.
+pub fn encode_tail(note: Option<&str>, websocket: Option<&WsRecord>, out: &mut Vec<u8>) {
+    match (note, websocket) {
+        (None, None) => {}
+        (note, record) => {
+            match note {
+                Some(note) => {
+                    out.push(1);
+                    bytes(out, note.as_bytes());
+                }
+                None => out.push(0),
+            }
+            if let Some(record) = record {
+                encode(record, out);
+            }
+        }
+    }
+}
+
+/// Reads what [`encode_tail`] wrote (nothing, from an older tracer).
+pub fn decode_tail(input: &mut &[u8]) -> Result<(Option<String>, Option<WsRecord>), String> {
+    if input.is_empty() {
+        return Ok((None, None));
+    }
+    let note = match take(input, 1)?[0] {
+        0 => None,
+        _ => Some(string(input)?),
+    };
+    let websocket = (!input.is_empty()).then(|| decode(input)).transpose()?;
+    Ok((note, websocket))
+}
+
 /// Appends `record` to an `Ended` frame.
 pub fn encode(record: &WsRecord, out: &mut Vec<u8>) {
     bytes(out, record.extensions.as_bytes());
@@ -95,9 +128,34 @@ fn string(input: &mut &[u8]) -> Result<String, String> {
     String::from_utf8(take_bytes(input)?.to_vec()).map_err(|e| e.to_string())
 }
 
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hop::{HopEnd, HopEvent, HopState};
+    use crate::store::journal_codec::{
+        FRAME_HEADER, decode as decode_event, encode as encode_event,
+    };
+
+    #[test]
+    fn an_end_with_messages_round_trips_with_and_without_a_note() {
+        for note in [None, Some("n".to_string())] {
+            let event = HopEvent::Ended(Box::new(HopEnd {
+                id: "ws".into(),
+                state: Some(HopState::Aborted),
+                note,
+                websocket: Some(record()),
+                ..HopEnd::default()
+            }));
+            let mut out = Vec::new();
+            encode_event(&event, &mut out);
+            assert_eq!(decode_event(&out[FRAME_HEADER..]), Ok(event));
+        }
+    }
+}
+
 /// A record with both directions, a binary and a close message (for the codec's tests).
 #[cfg(test)]
-pub fn tests_record() -> WsRecord {
+fn record() -> WsRecord {
     let message = |direction, opcode, data: &[u8]| WsMessage {
         direction,
         at_unix_ns: 11,
@@ -112,7 +170,11 @@ pub fn tests_record() -> WsRecord {
     };
     WsRecord {
         messages: vec![
-            message(WsDirection::ToUpstream, 1, b"{\"type\":\"response.create\"}"),
+            message(
+                WsDirection::ToUpstream,
+                1,
+                b"{\"type\":\"response.create\"}",
+            ),
             message(WsDirection::ToClient, 2, &[0, 255, 7]),
             message(WsDirection::ToClient, 8, &[3, 243, b'x']),
         ],

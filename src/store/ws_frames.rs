@@ -49,7 +49,18 @@ pub async fn write(conn: &mut SqliteConnection, end: &HopEnd) -> Result<()> {
     Ok(())
 }
 
-type FrameRow = (String, i64, i64, i64, i64, i64, bool, bool, Vec<u8>, Option<String>);
+type FrameRow = (
+    String,
+    i64,
+    i64,
+    i64,
+    i64,
+    i64,
+    bool,
+    bool,
+    Vec<u8>,
+    Option<String>,
+);
 
 /// Puts a hop's messages back on its end, when its row says it has some (`hops.websocket`).
 pub async fn attach(pool: &SqlitePool, hop: &mut StoredHop, meta: Option<String>) -> Result<()> {

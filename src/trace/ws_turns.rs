@@ -11,9 +11,7 @@ use serde_json::Value;
 use super::RecordedHop;
 use super::evidence::TraceInput;
 use crate::hop::ws_message::opcode;
-use crate::hop::{
-    BodyCapture, Chunk, Header, HopEnd, HopStart, HopState, WsDirection, WsMessage,
-};
+use crate::hop::{BodyCapture, Chunk, Header, HopEnd, HopStart, HopState, WsDirection, WsMessage};
 
 pub use crate::hop::ws_message::TURN_METHOD;
 
@@ -129,9 +127,8 @@ impl Turn<'_> {
             response_first_byte_unix_ns: first,
             response_ended_unix_ns: if self.ended { last } else { closed_at.or(last) },
             chunks,
-            error: (!self.ended).then(|| {
-                "the WebSocket closed before this turn's response.completed".to_string()
-            }),
+            error: (!self.ended)
+                .then(|| "the WebSocket closed before this turn's response.completed".to_string()),
             ..HopEnd::default()
         };
         RecordedHop {

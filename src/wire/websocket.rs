@@ -5,10 +5,14 @@
 //! frame head (14 bytes), a 32 KiB inflate window and a 32 KiB output step, whatever size the
 //! frames claim; it never changes the bytes it reads (the proxy relays them as they came).
 
+mod deflate_terms;
+
 use flate2::{Decompress, FlushDecompress, Status};
 
 use crate::hop::ws_message::opcode;
 use crate::hop::{WsDirection, WsMessage};
+
+pub use deflate_terms::DeflateTerms;
 
 /// Messages listed per direction; beyond, messages are counted, not listed.
 pub const MAX_LISTED: usize = 20_000;
@@ -22,42 +26,6 @@ const CONTROL_MAX: usize = 125;
 
 /// Inflate output written per step.
 const STEP: usize = 32 * 1024;
-
-/// What a handshake's `Sec-WebSocket-Extensions` agreed about `permessage-deflate`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct DeflateTerms {
-    pub client_no_context_takeover: bool,
-    pub server_no_context_takeover: bool,
-}
-
-impl DeflateTerms {
-    /// The terms of the first `permessage-deflate` in an extensions header, if it names one.
-    pub fn negotiated(extensions: &str) -> Option<DeflateTerms> {
-        let offer = extensions.split(',').find(|offer| {
-            offer
-                .split(';')
-                .next()
-                .is_some_and(|name| name.trim().eq_ignore_ascii_case("permessage-deflate"))
-        })?;
-        let has = |param: &str| {
-            offer
-                .split(';')
-                .any(|p| p.trim().eq_ignore_ascii_case(param))
-        };
-        Some(DeflateTerms {
-            client_no_context_takeover: has("client_no_context_takeover"),
-            server_no_context_takeover: has("server_no_context_takeover"),
-        })
-    }
-
-    /// Whether the sender of `direction` starts every message with a fresh window.
-    pub fn resets(self, direction: WsDirection) -> bool {
-        match direction {
-            WsDirection::ToUpstream => self.client_no_context_takeover,
-            WsDirection::ToClient => self.server_no_context_takeover,
-        }
-    }
-}
 
 /// The frame being read: its head's fields and how much payload is still to come.
 struct Frame {
@@ -372,7 +340,10 @@ fn parse_head(head: &[u8]) -> Option<Frame> {
     }
     let masked = head[1] & 0x80 != 0;
     let (len, at) = match head[1] & 0x7f {
-        126 => (u64::from(u16::from_be_bytes([*head.get(2)?, *head.get(3)?])), 4),
+        126 => (
+            u64::from(u16::from_be_bytes([*head.get(2)?, *head.get(3)?])),
+            4,
+        ),
         127 => {
             let bytes: [u8; 8] = head.get(2..10)?.try_into().ok()?;
             (u64::from_be_bytes(bytes) & (u64::MAX >> 1), 10)

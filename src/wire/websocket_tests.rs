@@ -86,7 +86,11 @@ fn masked_fragmented_text_and_controls_are_read_whatever_the_cut() {
 
 #[test]
 fn permessage_deflate_is_inflated_with_and_without_context_takeover() {
-    let texts: [&[u8]; 3] = [b"{\"type\":\"response.create\"}", b"{\"type\":\"response.create\"}", b"x"];
+    let texts: [&[u8]; 3] = [
+        b"{\"type\":\"response.create\"}",
+        b"{\"type\":\"response.create\"}",
+        b"x",
+    ];
     for takeover in [true, false] {
         let mut compressor = Compress::new(Compression::default(), false);
         let mut wire = Vec::new();
@@ -94,7 +98,13 @@ fn permessage_deflate_is_inflated_with_and_without_context_takeover() {
             if !takeover {
                 compressor.reset();
             }
-            wire.extend(frame(true, true, opcode::TEXT, &deflate(&mut compressor, text), None));
+            wire.extend(frame(
+                true,
+                true,
+                opcode::TEXT,
+                &deflate(&mut compressor, text),
+                None,
+            ));
         }
         let header = if takeover {
             "permessage-deflate"
@@ -143,6 +153,8 @@ fn a_connection_ending_inside_a_message_lists_it_incomplete() {
 fn extensions_without_permessage_deflate_agree_to_none() {
     assert_eq!(DeflateTerms::negotiated(""), None);
     assert_eq!(DeflateTerms::negotiated("x-webkit-deflate-frame"), None);
-    assert!(DeflateTerms::negotiated("foo, permessage-deflate; client_no_context_takeover")
-        .is_some_and(|t| t.client_no_context_takeover && !t.server_no_context_takeover));
+    assert!(
+        DeflateTerms::negotiated("foo, permessage-deflate; client_no_context_takeover")
+            .is_some_and(|t| t.client_no_context_takeover && !t.server_no_context_takeover)
+    );
 }

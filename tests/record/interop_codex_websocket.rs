@@ -15,7 +15,10 @@ fn assert_codex_over_a_websocket(run: &Run) {
     assert_eq!(s["exit_code"], 0, "{s:#}");
     assert_eq!(s["notes"], "buy milk\n", "{s:#}");
     let stderr = s["stderr"].as_str().unwrap();
-    assert!(!stderr.contains("Falling back"), "Codex fell back: {stderr}");
+    assert!(
+        !stderr.contains("Falling back"),
+        "Codex fell back: {stderr}"
+    );
     let answered: Vec<&str> = run
         .upstream
         .iter()
@@ -37,7 +40,11 @@ fn assert_codex_over_a_websocket(run: &Run) {
         "no HTTP turn"
     );
     let log = run.tool_trace();
-    assert_eq!(log["trace"]["title"], "Add buy milk to my notes", "{:#}", log["trace"]);
+    assert_eq!(
+        log["trace"]["title"], "Add buy milk to my notes",
+        "{:#}",
+        log["trace"]
+    );
     let socket = log["hops"]
         .as_array()
         .unwrap()
@@ -58,7 +65,10 @@ fn assert_codex_over_a_websocket(run: &Run) {
         .filter(|e| e["answered"].as_str().unwrap().starts_with("websocket:"))
         .map(|e| e["body"].as_str().unwrap())
         .collect();
-    assert_eq!(sent, read, "what the record says Codex sent is what the upstream read");
+    assert_eq!(
+        sent, read,
+        "what the record says Codex sent is what the upstream read"
+    );
     let turns: Vec<&Value> = messages(&log)
         .filter(|m| m["method"] == "WS" && m["direction"] == "→")
         .collect();

@@ -21,7 +21,9 @@ const FIXTURE: &str = "tests/fixtures/agents/codex/websocket";
 const STARTED: i64 = 1_780_000_000_000_000_000;
 
 fn fixture() -> Value {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(FIXTURE).join("socket.json");
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join(FIXTURE)
+        .join("socket.json");
     serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
 }
 
@@ -129,16 +131,27 @@ async fn codex_over_a_websocket_is_stored_byte_exact_and_read_as_three_model_tur
     );
     let (_, hops) = load_trace(&store, &traces[0].id).await.unwrap();
     let methods: Vec<&str> = hops.iter().map(|h| h.start.method.as_str()).collect();
-    assert_eq!(methods, ["GET", "WS", "WS", "WS"], "the socket, then one hop per turn");
+    assert_eq!(
+        methods,
+        ["GET", "WS", "WS", "WS"],
+        "the socket, then one hop per turn"
+    );
     let messages = explain_trace(&hops);
     let line = |m: &tracer::trace::ExplainedMessage| format!("{} {}", m.summary, m.explanation);
     for m in &messages {
         assert!(!line(m).contains('\u{fffd}'), "{}", line(m));
     }
-    let turns: Vec<_> = messages.iter().filter(|m| m.head.starts_with("WS ")).collect();
+    let turns: Vec<_> = messages
+        .iter()
+        .filter(|m| m.head.starts_with("WS "))
+        .collect();
     assert_eq!(turns.len(), 3);
     assert!(turns.iter().all(|m| m.dialect == "openai.responses"));
-    assert!(line(turns[0]).contains("`generate: false`: a prewarm"), "{}", line(turns[0]));
+    assert!(
+        line(turns[0]).contains("`generate: false`: a prewarm"),
+        "{}",
+        line(turns[0])
+    );
     assert!(
         line(turns[1]).contains("only the new items")
             && line(turns[1]).contains("previous_response_id` resp_prewarm_"),
@@ -151,7 +164,9 @@ async fn codex_over_a_websocket_is_stored_byte_exact_and_read_as_three_model_tur
         .collect();
     assert_eq!(answers.len(), 3);
     assert!(
-        answers[1].summary.contains("append {\"content\":\"buy milk\"}"),
+        answers[1]
+            .summary
+            .contains("append {\"content\":\"buy milk\"}"),
         "{}",
         answers[1].summary
     );
@@ -202,7 +217,10 @@ async fn the_scripted_server_read_exactly_what_the_record_says_codex_sent() {
         .map(|m| m["text"].as_str().unwrap().to_string())
         .collect();
     assert_eq!(read.len(), 3);
-    assert_eq!(sent, read, "each recorded message is what the server inflated");
+    assert_eq!(
+        sent, read,
+        "each recorded message is what the server inflated"
+    );
 }
 
 #[tokio::test]
@@ -211,7 +229,10 @@ async fn the_hop_log_carries_the_messages_and_imports_back_to_the_same_document(
     let (store, _) = recorded(dir.path()).await;
     group_new_hops(&store).await.unwrap();
     let id = store.traces().await.unwrap()[0].id.clone();
-    let exported = HopLog::from_store(&store, &id).await.unwrap().to_json_pretty();
+    let exported = HopLog::from_store(&store, &id)
+        .await
+        .unwrap()
+        .to_json_pretty();
     let json: Value = serde_json::from_str(&exported).unwrap();
     let schema: Value = serde_json::from_slice(
         &std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/hop-log.schema.json"))
@@ -219,7 +240,10 @@ async fn the_hop_log_carries_the_messages_and_imports_back_to_the_same_document(
     )
     .unwrap();
     let validator = jsonschema::validator_for(&schema).unwrap();
-    let errors: Vec<String> = validator.iter_errors(&json).map(|e| e.to_string()).collect();
+    let errors: Vec<String> = validator
+        .iter_errors(&json)
+        .map(|e| e.to_string())
+        .collect();
     assert!(errors.is_empty(), "schema errors: {errors:#?}");
     let with_messages: Vec<_> = json["hops"]
         .as_array()
@@ -228,17 +252,32 @@ async fn the_hop_log_carries_the_messages_and_imports_back_to_the_same_document(
         .filter(|h| h.get("websocket").is_some())
         .collect();
     assert_eq!(with_messages.len(), 1);
-    assert_eq!(with_messages[0]["websocket"]["messages"].as_array().unwrap().len(), 42);
+    assert_eq!(
+        with_messages[0]["websocket"]["messages"]
+            .as_array()
+            .unwrap()
+            .len(),
+        42
+    );
     let other = Store::open(&dir.path().join("other.db")).await.unwrap();
     HopLog::from_json(exported.as_bytes())
         .unwrap()
         .import(&other)
         .await
         .unwrap();
-    assert_eq!(other.all_hops().await.unwrap().len(), 1, "turns are not stored");
-    let again = HopLog::from_store(&other, &id).await.unwrap().to_json_pretty();
+    assert_eq!(
+        other.all_hops().await.unwrap().len(),
+        1,
+        "turns are not stored"
+    );
+    let again = HopLog::from_store(&other, &id)
+        .await
+        .unwrap()
+        .to_json_pretty();
     assert_eq!(again, exported);
-    let shown = HopLog::from_file(exported.as_bytes()).unwrap().to_json_pretty();
+    let shown = HopLog::from_file(exported.as_bytes())
+        .unwrap()
+        .to_json_pretty();
     assert_eq!(shown, exported, "show FILE reads the same trace");
 }
 
@@ -257,7 +296,11 @@ async fn har_has_the_messages_as_devtools_write_them_and_otlp_has_them_as_span_e
     };
     let har = tracer::export::har::har_document(std::slice::from_ref(&trace));
     let entries = har["log"]["entries"].as_array().unwrap();
-    assert_eq!(entries.len(), 1, "turns live in the socket's messages, not as entries");
+    assert_eq!(
+        entries.len(),
+        1,
+        "turns live in the socket's messages, not as entries"
+    );
     let socket = &entries[0];
     assert_eq!(socket["_resourceType"], "websocket");
     assert!(socket["request"].get("postData").is_none());
@@ -265,7 +308,12 @@ async fn har_has_the_messages_as_devtools_write_them_and_otlp_has_them_as_span_e
     let record = sent.websocket.as_ref().unwrap();
     assert_eq!(messages.len(), record.messages.len());
     for (har, m) in messages.iter().zip(&record.messages) {
-        let keys: Vec<&str> = har.as_object().unwrap().keys().map(String::as_str).collect();
+        let keys: Vec<&str> = har
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
         assert_eq!(&keys[..4], ["type", "time", "opcode", "data"]);
         assert_eq!(har["type"], m.direction.as_str());
         assert_eq!(har["opcode"], m.opcode);
@@ -299,17 +347,18 @@ async fn har_has_the_messages_as_devtools_write_them_and_otlp_has_them_as_span_e
     let html = tracer::export::html::html_page(&trace);
     let md = tracer::export::mermaid::markdown_handout(&trace);
     for handout in [&html, &md] {
-        assert!(handout.contains("WebSocket messages"), "listed in the handouts");
+        assert!(
+            handout.contains("WebSocket messages"),
+            "listed in the handouts"
+        );
         assert!(handout.contains("response.completed"));
         assert!(handout.contains("Add buy milk to my notes"));
         assert!(!handout.contains('\u{fffd}'));
     }
     // mitmproxy still reads the HAR (when .venv-mitmproxy has it).
-    let Some(python) = super::interop_peers::venv_python(
-        ".venv-mitmproxy",
-        "mitmproxy.io",
-        "mitmproxy==11.0.2",
-    ) else {
+    let Some(python) =
+        super::interop_peers::venv_python(".venv-mitmproxy", "mitmproxy.io", "mitmproxy==11.0.2")
+    else {
         return;
     };
     let path = dir.path().join("codex.har");
@@ -320,7 +369,11 @@ async fn har_has_the_messages_as_devtools_write_them_and_otlp_has_them_as_span_e
         .arg(&path)
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let flows: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(flows.as_array().unwrap().len(), 1);
     assert_eq!(flows[0]["status"], 101);

@@ -139,9 +139,15 @@ fn assert_socket(hop: &StoredHop, deflate: bool) {
     );
     assert_eq!(sent[2].data, binary, "binary payload unmasked byte-exact");
     assert_eq!(received[2].data, binary);
-    assert!(sent[1].frames >= 3, "the fragmented text came in its frames");
+    assert!(
+        sent[1].frames >= 3,
+        "the fragmented text came in its frames"
+    );
     assert_eq!(sent[1].data, b"frag-mented");
-    assert_eq!(received[7].close_status(), Some((1011, "scripted close".into())));
+    assert_eq!(
+        received[7].close_status(),
+        Some((1011, "scripted close".into()))
+    );
     let big = sent[6];
     assert_eq!(big.size, BIG, "the big message's whole size is counted");
     assert!(big.data.len() <= MAX_BODY && big.truncated());
@@ -150,12 +156,24 @@ fn assert_socket(hop: &StoredHop, deflate: bool) {
     for m in record.messages.iter().filter(|m| m.opcode < 8) {
         assert_eq!(m.compressed, deflate, "{m:?}");
     }
-    assert!(record.messages.iter().all(|m| m.complete && m.error.is_none()));
+    assert!(
+        record
+            .messages
+            .iter()
+            .all(|m| m.complete && m.error.is_none())
+    );
     let wire = |list: &[&WsMessage]| list.iter().map(|m| m.wire_size).sum::<u64>();
-    assert_eq!(wire(&sent), hop.end.request_body.total_len, "every byte up is in a message");
+    assert_eq!(
+        wire(&sent),
+        hop.end.request_body.total_len,
+        "every byte up is in a message"
+    );
     assert_eq!(wire(&received), hop.end.response_body.total_len);
     if deflate {
-        assert!(big.wire_size < big.size / 100, "the big text travelled compressed");
+        assert!(
+            big.wire_size < big.size / 100,
+            "the big text travelled compressed"
+        );
     } else {
         assert!(big.wire_size > BIG);
     }
@@ -206,7 +224,10 @@ async fn frames_through_a_reverse_route_are_recorded_both_ways_with_and_without_
         let trace = assert_recorded(&db, deflate).await;
         let shown = show(&db, &trace);
         assert!(shown.contains("binary 256 B"), "{shown}");
-        assert!(shown.contains("close 16 B  code 1011 \"scripted close\""), "{shown}");
+        assert!(
+            shown.contains("close 16 B  code 1011 \"scripted close\""),
+            "{shown}"
+        );
         assert!(!shown.contains('\u{fffd}'), "{shown}");
     }
 }
@@ -266,8 +287,15 @@ async fn frames_the_forward_proxy_decrypts_are_recorded_and_a_vanished_client_le
         let vanished = sockets[1];
         assert_ne!(vanished.state, HopState::InFlight);
         let record = vanished.end.websocket.as_ref().unwrap();
-        let hellos = record.messages.iter().filter(|m| m.data == b"hello").count();
-        assert_eq!(hellos, 2, "what crossed before the client vanished: {record:?}");
+        let hellos = record
+            .messages
+            .iter()
+            .filter(|m| m.data == b"hello")
+            .count();
+        assert_eq!(
+            hellos, 2,
+            "what crossed before the client vanished: {record:?}"
+        );
     }
 }
 
@@ -312,7 +340,10 @@ async fn an_absolute_form_upgrade_on_the_forward_proxy_is_relayed_and_its_frames
     let mut echo = [0u8; 7];
     stream.read_exact(&mut echo).await.unwrap();
     assert_eq!(&echo, b"\x81\x05hello");
-    stream.write_all(&masked(8, &1000u16.to_be_bytes())).await.unwrap();
+    stream
+        .write_all(&masked(8, &1000u16.to_be_bytes()))
+        .await
+        .unwrap();
     let mut close = [0u8; 4];
     stream.read_exact(&mut close).await.unwrap();
     assert_eq!(close, [0x88, 0x02, 0x03, 0xe8]);

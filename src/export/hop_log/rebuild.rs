@@ -186,7 +186,10 @@ pub(super) async fn import(log: &HopLog, store: &Store) -> Result<String, HopLog
         return Err(HopLogError::TraceExists(trace.id));
     }
     // A WebSocket's Responses turns are read again from its messages, never stored.
-    for hop in hops.iter().filter(|h| !crate::trace::ws_turns::is_turn(&h.start)) {
+    for hop in hops
+        .iter()
+        .filter(|h| !crate::trace::ws_turns::is_turn(&h.start))
+    {
         let id = &hop.start.id;
         if hop_exists(&mut tx, id).await? {
             return Err(HopLogError::HopExists(id.clone()));

@@ -98,7 +98,9 @@ pub fn lines(
     out.push(Line::from(""));
     if let Some(messages) = super::ws_detail::message_lines(hop) {
         // A WebSocket's record is its messages (its bodies keep only byte counts).
-        let count = end.and_then(|e| e.websocket.as_ref()).map_or(0, |w| w.messages.len());
+        let count = end
+            .and_then(|e| e.websocket.as_ref())
+            .map_or(0, |w| w.messages.len());
         out.push(section(&format!(
             "WebSocket: {count} messages, {} bytes up, {} bytes down",
             end.map_or(0, |e| e.request_body.total_len),

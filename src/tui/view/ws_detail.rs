@@ -95,7 +95,10 @@ mod tests {
             .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())
             .collect();
         let text = lines.join("\n");
-        assert!(text.contains("→ +1.0 ms  text 26 B  response.create"), "{text}");
+        assert!(
+            text.contains("→ +1.0 ms  text 26 B  response.create"),
+            "{text}"
+        );
         assert!(text.contains("\"type\""), "the JSON laid out: {text}");
         assert!(text.contains("← +1.0 ms  binary 3 B"), "{text}");
         assert!(text.contains("close 2 B  code 1000"), "{text}");
