@@ -151,34 +151,33 @@ mod tests {
             assert_eq!(decode_event(&out[FRAME_HEADER..]), Ok(event));
         }
     }
-}
 
-/// A record with both directions, a binary and a close message (for the codec's tests).
-#[cfg(test)]
-fn record() -> WsRecord {
-    let message = |direction, opcode, data: &[u8]| WsMessage {
-        direction,
-        at_unix_ns: 11,
-        opcode,
-        size: data.len() as u64 + 5,
-        wire_size: 99,
-        frames: 2,
-        compressed: true,
-        complete: opcode != 8,
-        data: data.to_vec(),
-        error: (opcode == 2).then(|| "inflate failed".to_string()),
-    };
-    WsRecord {
-        messages: vec![
-            message(
-                WsDirection::ToUpstream,
-                1,
-                b"{\"type\":\"response.create\"}",
-            ),
-            message(WsDirection::ToClient, 2, &[0, 255, 7]),
-            message(WsDirection::ToClient, 8, &[3, 243, b'x']),
-        ],
-        not_listed: 4,
-        extensions: "permessage-deflate".into(),
+    /// A record with both directions, a binary and a close message (for the codec's tests).
+    fn record() -> WsRecord {
+        let message = |direction, opcode, data: &[u8]| WsMessage {
+            direction,
+            at_unix_ns: 11,
+            opcode,
+            size: data.len() as u64 + 5,
+            wire_size: 99,
+            frames: 2,
+            compressed: true,
+            complete: opcode != 8,
+            data: data.to_vec(),
+            error: (opcode == 2).then(|| "inflate failed".to_string()),
+        };
+        WsRecord {
+            messages: vec![
+                message(
+                    WsDirection::ToUpstream,
+                    1,
+                    b"{\"type\":\"response.create\"}",
+                ),
+                message(WsDirection::ToClient, 2, &[0, 255, 7]),
+                message(WsDirection::ToClient, 8, &[3, 243, b'x']),
+            ],
+            not_listed: 4,
+            extensions: "permessage-deflate".into(),
+        }
     }
 }
