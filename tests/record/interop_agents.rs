@@ -79,7 +79,7 @@ const QWEN_CODE: Agent = Agent {
 /// One agent at a time: they are heavy (Node, Bun) and the machine has two cores.
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
-fn skip_or_fail(message: &str) {
+pub(super) fn skip_or_fail(message: &str) {
     assert!(
         std::env::var("TRACER_INTEROP").as_deref() != Ok("1"),
         "TRACER_INTEROP=1 but {message}"

@@ -8,7 +8,7 @@
 
 use serde_json::Value;
 
-use super::interop_agents::{CODEX, Run, messages, run_driver};
+use super::interop_agents::{CODEX, Run, messages, run_driver, skip_or_fail};
 
 fn assert_codex_over_a_websocket(run: &Run) {
     let s = &run.summary;
@@ -96,6 +96,14 @@ fn codex_over_a_websocket_through_a_reverse_route() {
 
 #[test]
 fn codex_over_a_websocket_through_https_proxy() {
+    // The driver makes the upstream's certificate with the openssl command.
+    let openssl = std::process::Command::new("openssl")
+        .arg("version")
+        .output();
+    if !openssl.is_ok_and(|o| o.status.success()) {
+        skip_or_fail("openssl is missing (it makes the TLS upstream's certificate)");
+        return;
+    }
     let args = ["--forward", "--model-host", "api.scripted.test"];
     let Some(run) = run_driver(&CODEX, "codex-websocket", &args, &[]) else {
         return;
