@@ -85,6 +85,10 @@ pub fn response(hop: &RecordedHop) -> Option<Explained> {
     ))
 }
 
+/// What the model request's words say of an HTTP turn, untrue of one that continues a response.
+const STATELESS: &str =
+    " The model remembers nothing between calls: this body is everything it will see.";
+
 /// Under a Responses turn read from a WebSocket: a prewarm, or a turn that sends only the new
 /// items and names the response it continues.
 pub fn turn_notes(hop: &RecordedHop, explained: &mut Explained) {
@@ -97,6 +101,8 @@ pub fn turn_notes(hop: &RecordedHop, explained: &mut Explained) {
         explained.note(Case::NoteWsPrewarm, &[]);
     }
     if let Some(previous) = kind.previous_response_id {
+        // Not so here: the server keeps the conversation (the note below says how).
+        explained.explanation = explained.explanation.replacen(STATELESS, "", 1);
         explained.note(
             Case::NoteWsPrevious,
             &[

@@ -154,7 +154,8 @@ async fn codex_over_a_websocket_is_stored_byte_exact_and_read_as_three_model_tur
     );
     assert!(
         line(turns[1]).contains("only the new items")
-            && line(turns[1]).contains("previous_response_id` resp_prewarm_"),
+            && line(turns[1]).contains("previous_response_id` resp_prewarm_")
+            && !line(turns[1]).contains("remembers nothing"),
         "{}",
         line(turns[1])
     );
