@@ -4,7 +4,9 @@
 
 pub mod body_text;
 pub mod har;
+mod har_ws;
 pub mod hop_log;
 pub mod html;
 pub mod mermaid;
 pub mod otlp;
+mod ws_frames_text;

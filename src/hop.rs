@@ -8,6 +8,9 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 
+pub mod ws_message;
+pub use ws_message::{WsDirection, WsMessage, WsRecord};
+
 /// Who is on the upstream side of a route: the agent (called by you), a model or an MCP server
 /// (called by the agent), or something else.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -221,6 +224,8 @@ pub struct HopEnd {
     /// reading after the last event (response.completed)" for a complete stream whose client
     /// closed before the body's own end.
     pub note: Option<String>,
+    /// A WebSocket hop's messages (after its `101`), when it was one.
+    pub websocket: Option<WsRecord>,
 }
 
 /// What recorders send to the store writer.

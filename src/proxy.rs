@@ -19,6 +19,7 @@ mod tee_pieces;
 pub mod tls;
 mod tunnel;
 mod upgrade;
+mod ws_tee;
 
 use std::net::SocketAddr;
 use std::path::Path;

@@ -13,6 +13,7 @@ pub mod hops;
 pub mod journal;
 mod journal_codec;
 mod journal_intake;
+mod journal_ws;
 mod open_check;
 pub mod proxy_routes;
 pub mod reader;
@@ -23,6 +24,7 @@ pub mod write_tx;
 pub mod writer;
 mod writer_batch;
 mod writer_report;
+pub mod ws_frames;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

@@ -28,6 +28,9 @@ mod tool_call_links;
 pub mod tool_links;
 pub mod tool_origin;
 pub mod transport_moves;
+pub mod ws_lines;
+pub mod ws_turns;
+mod ws_words;
 
 use crate::hop::{HopEnd, HopStart, Role};
 use crate::wire::dialect::{self, HopReading, Reading};
@@ -60,7 +63,11 @@ impl RecordedHop {
 
     /// The grouping view of this hop.
     pub fn trace_input(&self) -> TraceInput {
-        TraceInput::from_hop(&self.start, self.end.as_ref())
+        let own = TraceInput::from_hop(&self.start, self.end.as_ref());
+        match self.end.as_ref().and_then(|e| e.websocket.as_ref()) {
+            Some(_) => ws_turns::merged_input(self, own),
+            None => own,
+        }
     }
 
     pub fn times(&self) -> HopTimes {

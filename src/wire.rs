@@ -14,3 +14,4 @@ pub mod safe_text;
 pub mod stream;
 pub mod stream_end;
 pub mod trace_context;
+pub mod websocket;

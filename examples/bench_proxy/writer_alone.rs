@@ -117,5 +117,6 @@ fn end(id: &str) -> HopEnd {
         chunks_truncated: false,
         error: None,
         note: None,
+        websocket: None,
     }
 }

@@ -82,7 +82,8 @@ pub fn render(log: &HopLog) -> String {
         .messages()
         .first()
         .map_or(trace.started_unix_ns, |m| m.at_unix_ns);
-    let views = request_views(&log.recorded_hops());
+    let hops = log.recorded_hops();
+    let views = request_views(&hops);
     for message in log.messages() {
         out.push_str(&message_line(log, message, origin));
         out.push('\n');
@@ -104,6 +105,35 @@ pub fn render(log: &HopLog) -> String {
         if let Some(tokens) = message.tokens.and_then(|t| t.counts().text()) {
             out.push_str(&format!("{INDENT}tokens: {tokens}\n"));
         }
+        if message.direction == "←" {
+            out.push_str(&frame_lines(&hops, message));
+        }
+    }
+    out
+}
+
+/// WebSocket messages listed under a hop's response.
+const FRAMES_SHOWN: usize = 40;
+
+/// A WebSocket hop's messages, one a line, under its response (the first `FRAMES_SHOWN`).
+fn frame_lines(hops: &[crate::trace::RecordedHop], message: &MessageEntry) -> String {
+    let Some(hop) = hops.iter().find(|h| h.start.id == message.hop_id) else {
+        return String::new();
+    };
+    let Some(record) = hop.end.as_ref().and_then(|e| e.websocket.as_ref()) else {
+        return String::new();
+    };
+    let mut out = String::new();
+    for m in record.messages.iter().take(FRAMES_SHOWN) {
+        let line = crate::trace::ws_lines::frame_line(m, hop.start.started_unix_ns);
+        out.push_str(&format!("{INDENT}  {line}\n"));
+    }
+    let more = (record.messages.len().saturating_sub(FRAMES_SHOWN) as u64) + record.not_listed;
+    if more > 0 {
+        out.push_str(&format!(
+            "{INDENT}  … and {} (`tracer show --json` lists every one kept)\n",
+            plural(usize::try_from(more).unwrap_or(usize::MAX), "more message")
+        ));
     }
     out
 }

@@ -21,7 +21,9 @@ pub fn har_document(traces: &[TraceToExport<'_>]) -> Value {
             "pageTimings": {},
         }));
         let explained = explain_trace(trace.hops);
-        for (index, hop) in trace.hops.iter().enumerate() {
+        // A Responses turn read from a WebSocket's messages is in that hop's `_webSocketMessages`.
+        let wire_hops = trace.hops.iter().enumerate();
+        for (index, hop) in wire_hops.filter(|(_, h)| !crate::trace::ws_turns::is_turn(&h.start)) {
             let words = |direction: Direction| {
                 explained
                     .iter()
@@ -244,7 +246,7 @@ pub fn har_entry(hop: &RecordedHop) -> Value {
             .map(|c| json!({ "offsetMs": c.offset_ns as f64 / 1e6, "size": c.size }))
             .collect()
     });
-    json!({
+    let mut entry = json!({
         "startedDateTime": iso8601_utc(start.started_unix_ns),
         "time": send + wait + receive,
         "request": request,
@@ -257,5 +259,7 @@ pub fn har_entry(hop: &RecordedHop) -> Value {
         "_transport": start.transport.as_str(),
         "_state": state.as_str(),
         "_chunks": chunks,
-    })
+    });
+    super::har_ws::add_messages(&mut entry, hop);
+    entry
 }

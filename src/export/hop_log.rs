@@ -8,6 +8,7 @@ mod body;
 mod json_layout;
 mod rebuild;
 mod tokens;
+mod ws_entry;
 
 use serde::{Deserialize, Serialize};
 
@@ -19,6 +20,7 @@ use crate::trace::{Direction, RecordedHop, TraceSummary, explain_trace, summariz
 
 pub use body::{Body, HeaderEntry};
 pub use tokens::TokenEntry;
+pub use ws_entry::{WsEntry, WsMessageEntry};
 
 /// The value of the top-level `format` field.
 pub const FORMAT: &str = "tracer.hop-log";
@@ -199,6 +201,9 @@ pub struct HopEntry {
     /// event (response.completed)"); absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// A WebSocket hop's messages.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub websocket: Option<WsEntry>,
 }
 
 impl HopLog {
@@ -272,6 +277,11 @@ impl HopLog {
                     .unwrap_or(HopState::InFlight),
                 error: hop.end.as_ref().and_then(|e| e.error.clone()),
                 note: hop.end.as_ref().and_then(|e| e.note.clone()),
+                websocket: hop
+                    .end
+                    .as_ref()
+                    .and_then(|e| e.websocket.as_ref())
+                    .map(WsEntry::of),
             })
             .collect();
         hop_entries.sort_by_key(|hop| hop.number);

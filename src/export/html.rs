@@ -256,6 +256,14 @@ fn message_html(
         Direction::Response => (&end.response_headers, &end.response_body),
     };
     out.push_str(&headers_html(headers));
+    let frames = super::ws_frames_text::frame_lines(hop);
+    if message.direction == Direction::Response && !frames.is_empty() {
+        out.push_str("<h4>WebSocket messages</h4>\n<ol class=\"ws-messages\">\n");
+        for line in &frames {
+            out.push_str(&format!("<li><code>{}</code></li>\n", escape(line)));
+        }
+        out.push_str("</ol>\n");
+    }
     out.push_str("<h4>Body</h4>\n");
     // As it reads: its Content-Encoding undone, a body that is not text named.
     let readable = crate::wire::content_encoding::readable(headers, body);

@@ -181,6 +181,16 @@ pub fn markdown_handout(trace: &TraceToExport<'_>) -> String {
         if let Some(tokens) = message.tokens.and_then(|t| t.text()) {
             out.push_str(&format!("Tokens: {}\n\n", markdown_text(&tokens)));
         }
+        if message.direction == Direction::Response {
+            let lines = super::ws_frames_text::frame_lines(&trace.hops[message.hop_index]);
+            if !lines.is_empty() {
+                let text = lines.join("\n");
+                let fence = fence_for(&text);
+                out.push_str(&format!(
+                    "WebSocket messages:\n\n{fence}text\n{text}\n{fence}\n\n"
+                ));
+            }
+        }
         // What a model request carries and the user's words, which a long body's trimmed
         // start would hide.
         if let Some(view) = views

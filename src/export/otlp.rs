@@ -11,6 +11,7 @@ pub mod span;
 #[cfg(test)]
 mod span_tests;
 mod token_attrs;
+mod ws_events;
 
 use serde_json::Value;
 

@@ -4,11 +4,12 @@
 use std::sync::Arc;
 
 use bytes::Bytes;
+use http::Request;
 use http_body_util::combinators::UnsyncBoxBody;
-use hyper_util::client::legacy::Client;
+use hyper_util::client::legacy::{Client, ResponseFuture};
 
 use super::tee::TeeBody;
-use super::tls::UpstreamConnector;
+use super::tls::{TlsSetupError, UpstreamConnector, UpstreamTls, upstream_client};
 use super::{ProxySettings, Route};
 use crate::hop::Sink;
 
@@ -16,7 +17,34 @@ use crate::hop::Sink;
 pub type ProxyBody = UnsyncBoxBody<Bytes, hyper::Error>;
 /// A request body on its way upstream: a route's own, or one the forward proxy already peeked at.
 pub type RequestBody = UnsyncBoxBody<Bytes, hyper::Error>;
-pub type UpstreamClient = Client<UpstreamConnector, TeeBody<RequestBody>>;
+type PooledClient = Client<UpstreamConnector, TeeBody<RequestBody>>;
+
+/// The pooled upstream clients: one for every request, and one speaking only HTTP/1.1 for
+/// requests that ask to switch protocols (an `Upgrade` cannot travel over an HTTP/2 connection
+/// that ALPN would otherwise pick; RFC 8441's extended CONNECT is not spoken).
+#[derive(Clone)]
+pub struct UpstreamClient {
+    pooled: PooledClient,
+    http1: PooledClient,
+}
+
+impl UpstreamClient {
+    pub fn new(tls: &UpstreamTls) -> Result<Self, TlsSetupError> {
+        Ok(Self {
+            pooled: upstream_client(tls, false)?,
+            http1: upstream_client(tls, true)?,
+        })
+    }
+
+    /// Sends a request on the client its head calls for.
+    pub fn request(&self, request: Request<TeeBody<RequestBody>>) -> ResponseFuture {
+        if super::upgrade::requested(request.headers()).is_some() {
+            self.http1.request(request)
+        } else {
+            self.pooled.request(request)
+        }
+    }
+}
 
 /// Everything a route's connections share.
 pub struct RouteContext {

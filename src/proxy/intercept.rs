@@ -190,7 +190,10 @@ async fn serve_decrypted<I>(
         .timer(TokioTimer::new())
         .preserve_header_case(true)
         .keep_alive(true)
-        .serve_connection(TokioIo::new(io), service);
+        .serve_connection(TokioIo::new(io), service)
+        // A decrypted request may switch protocols (WebSocket): without this, hyper refuses
+        // the client's side of the upgrade ("upgrade expected but low level API in use").
+        .with_upgrades();
     serve_until_stopped(connection, &mut stop).await;
 }
 

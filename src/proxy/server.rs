@@ -32,7 +32,7 @@ pub type ProxyStats = ServeStats;
 impl Proxy {
     /// Binds every route's listener; a port in use is an error naming the route.
     pub async fn bind(routes: Vec<Route>, settings: ProxySettings) -> anyhow::Result<Proxy> {
-        let client = super::tls::upstream_client(&settings.upstream_tls)?;
+        let client = UpstreamClient::new(&settings.upstream_tls)?;
         let mut listeners = Vec::with_capacity(routes.len());
         for mut route in routes {
             let listener = TcpListener::bind(route.listen).await.map_err(|e| {

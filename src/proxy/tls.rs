@@ -70,8 +70,12 @@ pub enum TlsSetupError {
     CaFile { path: String, message: String },
 }
 
-/// Builds the one pooled client every route and the forward proxy share.
-pub fn upstream_client<B>(tls: &UpstreamTls) -> Result<Client<UpstreamConnector, B>, TlsSetupError>
+/// Builds a pooled client every route and the forward proxy share (`http1_only`: offering only
+/// HTTP/1.1 in ALPN, for upgrades).
+pub fn upstream_client<B>(
+    tls: &UpstreamTls,
+    http1_only: bool,
+) -> Result<Client<UpstreamConnector, B>, TlsSetupError>
 where
     B: http_body::Body + Send + 'static,
     B::Data: Send,
@@ -85,11 +89,14 @@ where
         inner: http,
         pins: Arc::new(tls.resolve.clone()),
     };
-    let connector = hyper_rustls::HttpsConnectorBuilder::new()
+    let builder = hyper_rustls::HttpsConnectorBuilder::new()
         .with_tls_config(config)
-        .https_or_http()
-        .enable_all_versions()
-        .wrap_connector(pinned);
+        .https_or_http();
+    let connector = if http1_only {
+        builder.enable_http1().wrap_connector(pinned)
+    } else {
+        builder.enable_all_versions().wrap_connector(pinned)
+    };
     Ok(Client::builder(TokioExecutor::new())
         .timer(TokioTimer::new())
         .pool_timer(TokioTimer::new())

@@ -13,8 +13,9 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use super::context::{ProxyBody, RouteContext};
 use super::headers::{record_headers, strip_hop_by_hop};
 use super::tee::HopClock;
+use super::ws_tee::{Seen, settle};
 use crate::hop::Sink;
-use crate::hop::{BodyCapture, HopEnd, HopState};
+use crate::hop::{HopEnd, HopState, WsDirection};
 
 /// The protocol a request asks to switch to, when it asks (`Connection: upgrade` + `Upgrade`).
 pub fn requested(headers: &HeaderMap) -> Option<HeaderValue> {
@@ -40,6 +41,8 @@ struct TunnelRecord {
     clock: HopClock,
     max_body: usize,
     stop: tokio::sync::watch::Receiver<bool>,
+    /// The agreed `Sec-WebSocket-Extensions` (empty when none).
+    extensions: String,
 }
 
 /// Answers the client with the upstream's `101` and runs the tunnel once both sides have
@@ -60,33 +63,38 @@ pub fn switch(
         end
     });
     strip_hop_by_hop(&mut headers);
+    let extensions = headers
+        .get_all(http::header::SEC_WEBSOCKET_EXTENSIONS)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .collect::<Vec<_>>()
+        .join(", ");
     let record = TunnelRecord {
         recorder: ctx.recorder.clone(),
         end,
         clock,
         max_body: ctx.settings.max_body,
         stop: ctx.stop.clone(),
+        extensions,
     };
+    let traffic = Traffic::new(&protocol, &record);
     let upstream_side = hyper::upgrade::on(&mut upstream);
     tokio::spawn(async move {
+        let mut traffic = traffic;
         let (client, upstream) = match tokio::try_join!(client, upstream_side) {
             Ok(both) => both,
             Err(error) => {
-                finish(
-                    record,
-                    Traffic::default(),
-                    Some(format!("upgrade failed: {error}")),
-                );
+                finish(record, traffic, Some(format!("upgrade failed: {error}")));
                 return;
             }
         };
         let mut stop = record.stop.clone();
-        let mut traffic = Traffic::default();
         let error = {
             let tunnel = run(
                 TokioIo::new(client),
                 TokioIo::new(upstream),
                 record.max_body,
+                &record.clock,
                 &mut traffic,
             );
             tokio::select! {
@@ -111,10 +119,22 @@ pub fn switch(
 }
 
 /// What crossed the tunnel each way.
-#[derive(Default)]
 struct Traffic {
-    to_upstream: BodyCapture,
-    to_client: BodyCapture,
+    to_upstream: Seen,
+    to_client: Seen,
+}
+
+impl Traffic {
+    fn new(protocol: &HeaderValue, record: &TunnelRecord) -> Self {
+        let protocol = protocol.to_str().unwrap_or("");
+        let seen = |direction| {
+            Seen::for_protocol(protocol, &record.extensions, direction, record.max_body)
+        };
+        Self {
+            to_upstream: seen(WsDirection::ToUpstream),
+            to_client: seen(WsDirection::ToClient),
+        }
+    }
 }
 
 fn finish(record: TunnelRecord, traffic: Traffic, error: Option<String>) {
@@ -125,14 +145,28 @@ fn finish(record: TunnelRecord, traffic: Traffic, error: Option<String>) {
         HopState::Complete
     });
     end.error = error;
-    end.request_body = traffic.to_upstream;
-    end.response_body = traffic.to_client;
-    end.response_ended_unix_ns = Some(record.clock.now_unix_ns());
+    let now = record.clock.now_unix_ns();
+    let (request, response, websocket) = settle(
+        traffic.to_upstream,
+        traffic.to_client,
+        &record.extensions,
+        now,
+    );
+    end.request_body = request;
+    end.response_body = response;
+    end.websocket = websocket;
+    end.response_ended_unix_ns = Some(now);
     record.recorder.end(end);
 }
 
 /// Runs both directions to their ends; returns the first error either met.
-async fn run<C, U>(client: C, upstream: U, max_body: usize, traffic: &mut Traffic) -> Option<String>
+async fn run<C, U>(
+    client: C,
+    upstream: U,
+    max_body: usize,
+    clock: &HopClock,
+    traffic: &mut Traffic,
+) -> Option<String>
 where
     C: AsyncRead + AsyncWrite + Unpin,
     U: AsyncRead + AsyncWrite + Unpin,
@@ -144,38 +178,44 @@ where
             client_read,
             upstream_write,
             max_body,
+            clock,
             &mut traffic.to_upstream
         ),
         pump(
             upstream_read,
             client_write,
             max_body,
+            clock,
             &mut traffic.to_client
         )
     );
     up.or(down)
 }
 
-/// Copies one direction until its end, keeping the first `max_body` bytes; then closes the
-/// other side's writing half so the peer sees the end too.
+/// Copies one direction until its end, keeping what `seen` keeps (a WebSocket's messages, else
+/// the first `max_body` bytes); then closes the other side's writing half so the peer sees the
+/// end too.
 async fn pump(
     mut from: impl AsyncRead + Unpin,
     mut to: impl AsyncWrite + Unpin,
     max_body: usize,
-    seen: &mut BodyCapture,
+    clock: &HopClock,
+    seen: &mut Seen,
 ) -> Option<String> {
     let mut buf = vec![0u8; 16 * 1024];
     let error = loop {
         let n = match from.read(&mut buf).await {
             Ok(0) => break None,
             Ok(n) => n,
+            // A TLS peer that closes without close_notify (as many clients do once they are
+            // done) ends its direction like a plain FIN: nothing it sent is missing.
+            Err(error) if error.kind() == std::io::ErrorKind::UnexpectedEof => break None,
             Err(error) => break Some(format!("tunnel read failed: {error}")),
         };
-        seen.total_len += n as u64;
-        let keep = max_body.saturating_sub(seen.bytes.len()).min(n);
-        seen.bytes.extend_from_slice(&buf[..keep]);
-        seen.truncated |= keep < n;
-        if let Err(error) = to.write_all(&buf[..n]).await {
+        // Relayed first: reading the copy never holds the bytes up.
+        let written = to.write_all(&buf[..n]).await;
+        seen.observe(&buf[..n], max_body, clock.now_unix_ns());
+        if let Err(error) = written {
             break Some(format!("tunnel write failed: {error}"));
         }
     };

@@ -63,7 +63,10 @@ pub async fn stored_hop(pool: &SqlitePool, mut row: HopRow) -> Result<StoredHop>
             row.response_body = Some(whole(&pieces, BodySide::Response, row.response_body.take()));
         }
     }
-    row.try_into()
+    let websocket = row.websocket.take();
+    let mut hop: StoredHop = row.try_into()?;
+    super::ws_frames::attach(pool, &mut hop, websocket).await?;
+    Ok(hop)
 }
 
 /// One row as grouping reads it. A body still arriving, or cut at `--max-body`, cannot be read

@@ -79,6 +79,9 @@ pub struct HopRow {
     /// Which bodies have pieces in `hop_body_pieces` (bit 1 request, bit 2 response): the row's
     /// body columns then hold only what follows the pieces.
     pub body_pieces: i64,
+    /// A WebSocket hop's `{"extensions", "not_listed"}`; its messages are in `ws_frames`.
+    #[sqlx(default)]
+    pub websocket: Option<String>,
 }
 
 /// A hop read back: the start, the end (when it ended), and where it sits.
@@ -158,6 +161,8 @@ impl TryFrom<HopRow> for StoredHop {
             chunks_truncated: row.response_chunks_truncated.unwrap_or(false),
             error: row.error,
             note: row.note,
+            // Read from `ws_frames` by `ws_frames::attach`.
+            websocket: None,
         };
         Ok(StoredHop {
             seq: row.seq,

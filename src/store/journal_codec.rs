@@ -59,8 +59,8 @@ pub fn encode(event: &HopEvent, out: &mut Vec<u8>) {
             w.u8(u8::from(end.chunks_truncated));
             w.opt_str(end.error.as_deref());
             w.headers(&end.response_trailers);
-            // Last and only when there is one: a journal left by an older tracer still decodes.
-            end.note.iter().for_each(|note| w.opt_str(Some(note)));
+            // Last and only when there are: a journal left by an older tracer still decodes.
+            super::journal_ws::encode_tail(end.note.as_deref(), end.websocket.as_ref(), w.0);
         }
         HopEvent::RequestDone(done) => {
             w.request_done(&done.id, &done.request_body, done.request_ended_unix_ns)
@@ -138,10 +138,7 @@ pub fn decode(payload: &[u8]) -> Result<HopEvent, String> {
             let chunks_truncated = r.u8()? != 0;
             let error = r.opt_string()?;
             let response_trailers = r.headers()?;
-            let note = (!r.0.is_empty())
-                .then(|| r.opt_string())
-                .transpose()?
-                .flatten();
+            let (note, websocket) = super::journal_ws::decode_tail(&mut r.0)?;
             HopEvent::Ended(Box::new(HopEnd {
                 id,
                 state,
@@ -158,6 +155,7 @@ pub fn decode(payload: &[u8]) -> Result<HopEvent, String> {
                 chunks_truncated,
                 error,
                 note,
+                websocket,
             }))
         }
         REQUEST_DONE => HopEvent::RequestDone(Box::new(RequestDone {

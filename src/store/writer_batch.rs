@@ -93,6 +93,15 @@ async fn apply(conn: &mut SqliteConnection, work: BatchWrite<'_>) -> Result<Batc
     for line in &changes.logs {
         hops::insert_server_log(conn, line).await?;
     }
+    // A WebSocket's messages, once its row (new or updated) is there.
+    let new_ends = changes.new_hops.iter().filter_map(|h| h.end);
+    let updated_ends = changes.updates.iter().filter_map(|change| match change {
+        Update::End(end) => Some(*end),
+        Update::Request(_) => None,
+    });
+    for end in new_ends.chain(updated_ends) {
+        super::ws_frames::write(conn, end).await?;
+    }
     let lost_ends_waiting = if work.lost_ends.is_empty() {
         Vec::new()
     } else {

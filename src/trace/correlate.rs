@@ -73,7 +73,9 @@ const MAX_REST: std::time::Duration = std::time::Duration::from_secs(2);
 /// The hops of one stored trace, in start order, as the trace code reads them.
 pub async fn recorded_hops(store: &Store, trace_id: &str) -> Result<Vec<RecordedHop>> {
     let hops = store.trace_hops(trace_id).await?;
-    Ok(hops.into_iter().map(RecordedHop::from).collect())
+    // A WebSocket's Responses turns are read from its messages, each a model hop after it.
+    let hops = hops.into_iter().map(RecordedHop::from).collect();
+    Ok(super::ws_turns::with_turns(hops))
 }
 
 /// A trace by its id or an unambiguous prefix, with its hops.

@@ -56,6 +56,9 @@ pub fn explain_request_in(
     if let Some(step) = super::transport_moves::TransportMove::of(&hop.start) {
         return Explained::new(step.request_case(), &[("path", hop.start.path.clone())]);
     }
+    if let Some(upgrade) = super::ws_words::request(hop) {
+        return upgrade;
+    }
     let mut explained = match &reading.request.reading {
         other if reading.dialect == Dialect::GeminiCountTokens => {
             dialect_words::count_tokens_request(other, &hop.start.path)
@@ -80,6 +83,7 @@ pub fn explain_request_in(
         }),
     };
     add_integrity_note(&mut explained, &reading.request);
+    super::ws_words::turn_notes(hop, &mut explained);
     explained
 }
 
@@ -178,6 +182,9 @@ pub fn explain_response_in(
     reading: &HopReading,
     context: &ExplainContext,
 ) -> Explained {
+    if let Some(closed) = super::ws_words::response(hop) {
+        return closed;
+    }
     let end = hop.end.as_ref();
     let error = end.and_then(|e| e.error.clone()).unwrap_or_default();
     match end.and_then(|e| e.state) {

@@ -87,11 +87,16 @@ pub enum Case {
     NotePartlyDecoded,
     NoteStoppedReading,
     NoteStreamedOn,
+    /// A WebSocket (`table_ws`): the upgrade, its messages, and Responses turns over it.
+    WebSocketOpen,
+    WebSocketClosed,
+    NoteWsPrewarm,
+    NoteWsPrevious,
 }
 
 impl Case {
     /// Every case, for checks that the table is complete.
-    pub const ALL: [Case; 77] = [
+    pub const ALL: [Case; 81] = [
         Case::AgentRequest,
         Case::AgentReply,
         Case::AgentError,
@@ -169,18 +174,23 @@ impl Case {
         Case::NotePartlyDecoded,
         Case::NoteStoppedReading,
         Case::NoteStreamedOn,
+        Case::WebSocketOpen,
+        Case::WebSocketClosed,
+        Case::NoteWsPrewarm,
+        Case::NoteWsPrevious,
     ];
 }
 
 mod table;
 mod table_terms;
+mod table_ws;
 
 pub use table::CASES;
 pub use table_terms::TERMS;
 
 /// Every row: the table's, then those in each API's own terms.
 pub fn rows() -> impl Iterator<Item = &'static CaseText> {
-    CASES.iter().chain(TERMS)
+    CASES.iter().chain(TERMS).chain(table_ws::WEBSOCKET)
 }
 
 /// One row of the table.

@@ -8,6 +8,7 @@ mod help;
 mod json;
 mod list;
 mod timing;
+mod ws_detail;
 
 use std::borrow::Cow;
 

@@ -93,7 +93,8 @@ pub fn detect(role: Role, method: &str, path: &str, headers: &[Header], body: &[
     if path.ends_with("/chat/completions") {
         return Dialect::OpenAiChat;
     }
-    if path.ends_with("/responses") && method.eq_ignore_ascii_case("POST") {
+    let ws_turn = method == crate::hop::ws_message::TURN_METHOD;
+    if path.ends_with("/responses") && (method.eq_ignore_ascii_case("POST") || ws_turn) {
         return Dialect::OpenAiResponses;
     }
     if path.ends_with("/v1/messages") || header_text(headers, "anthropic-version").is_some() {

@@ -79,7 +79,7 @@ const QWEN_CODE: Agent = Agent {
 /// One agent at a time: they are heavy (Node, Bun) and the machine has two cores.
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
-fn skip_or_fail(message: &str) {
+pub(super) fn skip_or_fail(message: &str) {
     assert!(
         std::env::var("TRACER_INTEROP").as_deref() != Ok("1"),
         "TRACER_INTEROP=1 but {message}"
@@ -132,7 +132,7 @@ fn netns_available() -> bool {
 pub(crate) struct Run {
     _work: tempfile::TempDir,
     pub(crate) summary: Value,
-    upstream: Vec<Value>,
+    pub(crate) upstream: Vec<Value>,
     pub(crate) db: PathBuf,
 }
 
@@ -162,7 +162,7 @@ impl Run {
     }
 
     /// The hop log of the trace that holds the `tools/call`.
-    fn tool_trace(&self) -> Value {
+    pub(super) fn tool_trace(&self) -> Value {
         self.hop_logs()
             .into_iter()
             .find(|log| messages(log).any(|m| m["case"] == "mcp_tool_call"))
@@ -176,6 +176,16 @@ pub(crate) fn messages(log: &Value) -> impl Iterator<Item = &Value> {
 
 /// `driver_args` go to run_agent.py as they are (`--runs 3`).
 pub(crate) fn run(agent: &Agent, upstream_args: &[&str], driver_args: &[&str]) -> Option<Run> {
+    run_driver(agent, agent.driver_name, driver_args, upstream_args)
+}
+
+/// `run` with the driver's own setup name (e.g. `codex-websocket`) and arguments (`--forward`).
+pub(crate) fn run_driver(
+    agent: &Agent,
+    driver_name: &str,
+    driver_args: &[&str],
+    upstream_args: &[&str],
+) -> Option<Run> {
     installed(agent)?;
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let work = tempfile::tempdir().unwrap();
@@ -183,14 +193,14 @@ pub(crate) fn run(agent: &Agent, upstream_args: &[&str], driver_args: &[&str]) -
     command
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .arg(DRIVER)
-        .args(["--agent", agent.driver_name, "--agents-dir"])
+        .args(["--agent", driver_name, "--agents-dir"])
         .arg(agents_dir())
         .args(["--tracer", env!("CARGO_BIN_EXE_tracer")])
         .args(["--notes-server", env!("CARGO_BIN_EXE_notes-server")])
         .arg("--work")
         .arg(work.path())
-        .args(upstream_args.iter().map(|a| format!("--upstream-arg={a}")))
-        .args(driver_args);
+        .args(driver_args)
+        .args(upstream_args.iter().map(|a| format!("--upstream-arg={a}")));
     if netns_available() {
         command.arg("--netns");
     } else {
@@ -206,8 +216,8 @@ pub(crate) fn run(agent: &Agent, upstream_args: &[&str], driver_args: &[&str]) -
     );
     let summary: Value = serde_json::from_slice(&std::fs::read(summary_path).unwrap()).unwrap();
     eprintln!(
-        "{} {upstream_args:?}: exit {}, {} s",
-        agent.driver_name, summary["exit_code"], summary["seconds"]
+        "{driver_name} {driver_args:?} {upstream_args:?}: exit {}, {} s",
+        summary["exit_code"], summary["seconds"]
     );
     let upstream = std::fs::read_to_string(summary["upstream_log"].as_str().unwrap())
         .unwrap_or_default()

@@ -157,6 +157,7 @@ fn packed(hop: &Value, request: Option<Vec<u8>>, response: Option<Vec<u8>>) -> P
         chunks_truncated: hop["response_chunks_truncated"].as_i64() == Some(1),
         error: hop["error"].as_str().map(str::to_string),
         note: hop["note"].as_str().map(str::to_string),
+        websocket: None,
     };
     PackedHop {
         start,

@@ -117,6 +117,11 @@ impl HopLog {
                 error: entry.error.clone(),
                 note: entry.note.clone(),
                 request_body,
+                websocket: entry
+                    .websocket
+                    .as_ref()
+                    .map(|ws| ws.decode().map_err(|why| bad("websocket", why)))
+                    .transpose()?,
                 ..HopEnd::default()
             };
             if let Some(response) = response {
@@ -189,7 +194,11 @@ pub(super) async fn import(log: &HopLog, store: &Store) -> Result<String, HopLog
         };
         crate::store::sessions::join_session(&mut tx, &trace.id, &row).await?;
     }
-    for hop in &hops {
+    // A WebSocket's Responses turns are read again from its messages, never stored.
+    for hop in hops
+        .iter()
+        .filter(|h| !crate::trace::ws_turns::is_turn(&h.start))
+    {
         let id = &hop.start.id;
         if hop_exists(&mut tx, id).await? {
             return Err(HopLogError::HopExists(id.clone()));
@@ -207,6 +216,7 @@ pub(super) async fn import(log: &HopLog, store: &Store) -> Result<String, HopLog
                 }
             } else {
                 hops::apply_end(&mut tx, end).await?;
+                crate::store::ws_frames::write(&mut tx, end).await?;
             }
         }
         set_hop_trace(&mut tx, id, &trace.id).await?;

@@ -26,7 +26,13 @@ fn span(span: &Span) -> Value {
     let events: Vec<Value> = span
         .events
         .iter()
-        .map(|e| json!({ "timeUnixNano": e.at_unix_ns.to_string(), "name": e.name, "attributes": [] }))
+        .map(|e| {
+            json!({
+                "timeUnixNano": e.at_unix_ns.to_string(),
+                "name": e.name,
+                "attributes": attributes(&e.attributes),
+            })
+        })
         .collect();
     let status = match &span.error {
         Some(message) => json!({ "code": STATUS_ERROR, "message": message }),

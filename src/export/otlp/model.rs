@@ -67,6 +67,7 @@ pub enum SpanKind {
 pub struct SpanEvent {
     pub at_unix_ns: i64,
     pub name: String,
+    pub attributes: Vec<Attribute>,
 }
 
 /// One span, encoder-neutral. Ids are lower-case hex (32 digits for the trace, 16 for spans).

@@ -91,6 +91,8 @@ pub struct Event {
     pub time_unix_nano: u64,
     #[prost(string, tag = "2")]
     pub name: String,
+    #[prost(message, repeated, tag = "3")]
+    pub attributes: Vec<KeyValue>,
 }
 
 #[derive(Clone, PartialEq, Message)]
@@ -191,6 +193,7 @@ fn span(span: &model::Span) -> Span {
             .map(|e| Event {
                 time_unix_nano: u64::try_from(e.at_unix_ns).unwrap_or(0),
                 name: e.name.clone(),
+                attributes: e.attributes.iter().map(key_value).collect(),
             })
             .collect(),
         status: Some(match &span.error {

@@ -217,14 +217,16 @@ fn hop_span(
             .push(Attribute::text("error.type", error_type));
         error = Some(message);
     }
-    let events = end
+    let mut events: Vec<SpanEvent> = end
         .and_then(|e| e.response_first_byte_unix_ns)
         .map(|at| SpanEvent {
             at_unix_ns: at,
             name: "first_byte".to_string(),
+            attributes: Vec::new(),
         })
         .into_iter()
         .collect();
+    events.extend(super::ws_events::message_events(hop));
     Span {
         trace_id: trace_id.to_string(),
         span_id: otlp_span_id(&start.id),

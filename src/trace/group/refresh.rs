@@ -61,6 +61,7 @@ impl Grouper {
         if before.mcp_result.is_none() {
             state.results.extend(after.mcp_result.iter().cloned());
         }
+        let mut request_in_session = None;
         // An agent hop fed before its request was read learns the user's text now.
         if before.user_text.is_none()
             && let Some(text) = &after.user_text
@@ -70,9 +71,24 @@ impl Grouper {
                 state.draft.title = after.title_text.clone();
             }
             if state.draft.kind == TraceKind::Request {
-                let session = state.session;
-                self.mark_request(session);
+                request_in_session = Some(state.session);
             }
+        }
+        // A WebSocket fed while open learns its turns' user words when it ends: its trace is a
+        // user's request, titled by them, as a replay of the finished hop would open it.
+        if before.latest_user_text.is_none()
+            && let Some(text) = &after.latest_user_text
+        {
+            state.texts.push(MatchText::new(text));
+            state.model_requests += 1;
+            if state.draft.title.is_none() {
+                state.draft.title = after.title_text.clone().or_else(|| Some(text.clone()));
+            }
+            state.draft.kind = TraceKind::Request;
+            request_in_session = Some(state.session);
+        }
+        if let Some(session) = request_in_session {
+            self.mark_request(session);
         }
         self.changed.insert(index);
     }

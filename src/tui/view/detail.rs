@@ -96,6 +96,26 @@ pub fn lines(
     out.push(section("headers"));
     out.extend(headers.iter().map(header_line));
     out.push(Line::from(""));
+    if let Some(messages) = super::ws_detail::message_lines(hop) {
+        // A WebSocket's record is its messages (its bodies keep only byte counts).
+        let count = end
+            .and_then(|e| e.websocket.as_ref())
+            .map_or(0, |w| w.messages.len());
+        out.push(section(&format!(
+            "WebSocket: {count} messages, {} bytes up, {} bytes down",
+            end.map_or(0, |e| e.request_body.total_len),
+            end.map_or(0, |e| e.response_body.total_len)
+        )));
+        if message.direction == Direction::Response {
+            out.extend(messages);
+        } else {
+            out.push(Line::styled(
+                "  (listed under the response)",
+                Style::default().fg(Color::Gray),
+            ));
+        }
+        return out;
+    }
     let mut title = format!("body ({} bytes", body.total_len);
     if body.truncated {
         title.push_str(&format!(", {} kept", body.bytes.len()));

@@ -81,6 +81,17 @@ def codex_otlp(bin_dir, home, model_url, mcp_url, work):
     return command, env
 
 
+def codex_websocket(bin_dir, home, model_url, mcp_url, work):
+    """Codex with the Responses API over a WebSocket (`supports_websockets = true`)."""
+    command, env = codex(bin_dir, home, model_url, mcp_url, work)
+    path = os.path.join(home, ".codex", "config.toml")
+    with open(path, encoding="utf-8") as f:
+        config = f.read().replace('env_key = "SCRIPTED_API_KEY"\n',
+                                  'env_key = "SCRIPTED_API_KEY"\nsupports_websockets = true\n')
+    write(path, config)
+    return command, env
+
+
 def gemini_cli(bin_dir, home, model_url, mcp_url, work):
     settings = {
         "security": {"auth": {"selectedType": "gemini-api-key"}},
@@ -162,6 +173,7 @@ AGENTS = {
     "claude-code": ("claude", claude_code),
     "codex": ("codex", codex),
     "codex-otlp": ("codex", codex_otlp),
+    "codex-websocket": ("codex", codex_websocket),
     "gemini-cli": ("gemini", gemini_cli),
     "gemini-cli-code-assist": ("gemini", gemini_cli_code_assist),
     "gemini-json-array": ("gemini", gemini_json_array),

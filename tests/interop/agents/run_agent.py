@@ -81,9 +81,10 @@ def run(args):
     logs = os.path.join(work, "logs")
     deadline = time.time() + 60
     upstream_log = os.path.join(work, "upstream-requests.jsonl")
+    tls = upstream_pki(work, args.model_host) if args.model_host else []
     upstream = subprocess.Popen(
         [sys.executable, os.path.join(HERE, "scripted_upstream.py"), "--log", upstream_log]
-        + args.upstream_arg, stdout=subprocess.PIPE, stderr=open(os.path.join(logs, "upstream.err"), "wb"))
+        + tls + args.upstream_arg, stdout=subprocess.PIPE, stderr=open(os.path.join(logs, "upstream.err"), "wb"))
     helpers = [(upstream, signal.SIGTERM)]
     try:
         run_with(args, work, home, project, logs, deadline, upstream, upstream_log, helpers)
@@ -92,8 +93,35 @@ def run(args):
             stop(process, sig, 40)
 
 
+def upstream_pki(work, host):
+    """A CA and a certificate for `host` (openssl), for the scripted upstream served over TLS."""
+    pki = os.path.join(work, "upstream-pki")
+    os.makedirs(pki, exist_ok=True)
+    ca_key, ca, key, csr, cert, ext = (os.path.join(pki, n) for n in
+                                       ("ca.key", "ca.pem", "leaf.key", "leaf.csr", "leaf.pem", "leaf.ext"))
+    with open(ext, "w", encoding="utf-8") as f:
+        f.write(f"subjectAltName=DNS:{host}\nbasicConstraints=CA:FALSE\n")
+    run = lambda *a: subprocess.run(["openssl", *a], check=True, capture_output=True)  # noqa: E731
+    run("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", ca_key, "-out", ca, "-days", "2",
+        "-subj", "/CN=scripted upstream test CA", "-addext", "basicConstraints=critical,CA:TRUE",
+        "-addext", "keyUsage=critical,keyCertSign,cRLSign")
+    run("req", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", csr, "-subj", f"/CN={host}")
+    run("x509", "-req", "-in", csr, "-CA", ca, "-CAkey", ca_key, "-CAcreateserial", "-out", cert,
+        "-days", "2", "-extfile", ext)
+    return ["--tls-cert", cert, "--tls-key", key]
+
+
 def run_with(args, work, home, project, logs, deadline, upstream, upstream_log, helpers):
     upstream_url = read_url(upstream.stdout, deadline)
+    if args.model_host:
+        # The agent asks https://MODEL_HOST through the forward proxy, which decrypts it and
+        # forwards it, over TLS it verifies, to the upstream (--resolve, --upstream-ca).
+        port = upstream_url.rsplit(":", 1)[1]
+        pins = ["--resolve", f"{args.model_host}:443=127.0.0.1:{port}",
+                "--upstream-ca", os.path.join(work, "upstream-pki", "ca.pem")]
+        upstream_url = "http://127.0.0.1:9"
+    else:
+        pins = []
     notes = os.path.join(work, "notes.txt")
     notes_server = subprocess.Popen(
         [args.notes_server, "--listen", "127.0.0.1:0", "--file", notes],
@@ -118,7 +146,7 @@ def run_with(args, work, home, project, logs, deadline, upstream, upstream_log, 
                           "http_proxy": proxy_url, "NO_PROXY": "127.0.0.1,localhost",
                           "no_proxy": "127.0.0.1,localhost"})
     tracer = subprocess.Popen(
-        [args.tracer, "proxy", "--db", db, "--no-redact", *forward,
+        [args.tracer, "proxy", "--db", db, "--no-redact", *forward, *pins,
          "--route", f"model=127.0.0.1:{model_port}={upstream_url}",
          "--route", f"mcp:notes=127.0.0.1:{mcp_port}={notes_url.removesuffix('/mcp')}"],
         stdout=open(os.path.join(logs, "tracer.out"), "wb"),
@@ -129,6 +157,8 @@ def run_with(args, work, home, project, logs, deadline, upstream, upstream_log, 
     bin_name, setup = AGENTS[args.agent]
     bin_dir = os.path.join(args.agents_dir, bin_name, "node_modules", ".bin")
     model_url, mcp_url = f"http://127.0.0.1:{model_port}", f"http://127.0.0.1:{mcp_port}/mcp"
+    if args.model_host:
+        model_url = f"https://{args.model_host}"
     command, agent_env = setup(bin_dir, home, model_url, mcp_url, work)
     env = {"PATH": f"{bin_dir}:{os.path.dirname(shutil.which('node') or '/usr/bin/node')}:/usr/bin:/bin",
            "HOME": home, "LANG": "C.UTF-8", "USER": "tester", "SHELL": "/bin/sh",
@@ -190,6 +220,8 @@ def main():
                         help="also tracer's forward proxy (HTTPS_PROXY, its CA trusted) for what the agent sends elsewhere")
     parser.add_argument("--runs", type=int, default=1, help="run the agent this many times, back to back")
     parser.add_argument("--gap", type=float, default=1.5, help="seconds between runs")
+    parser.add_argument("--model-host", help="with --forward: serve the upstream over TLS as this host; the "
+                        "agent reaches it at https://HOST through HTTPS_PROXY (decrypted by tracer)")
     parser.add_argument("--upstream-arg", action="append", default=[],
                         help="passed to scripted_upstream.py, e.g. --upstream-arg=--encoding=gzip")
     args = parser.parse_args()

@@ -9,9 +9,11 @@ that carries its result gets the final text (scripted_apis.py says how each API 
 
 Options: --encoding gzip|zstd compresses model answers (when the client's Accept-Encoding lists
 it, or always with --force-encoding); --pause-ms N waits N ms before the last bytes of a streamed
-body (after its end event); --log FILE appends one JSON line per request (method, path, headers,
-body, what was answered); --tls-cert/--tls-key serve HTTPS (for `tracer run` under a real host
-name). Prints `listening on http(s)://127.0.0.1:PORT` when ready."""
+body (after its end event); --ws-no-deflate refuses permessage-deflate on the Responses
+WebSocket (scripted_ws.py: `GET /v1/responses` with `Upgrade: websocket`); --log FILE appends one
+JSON line per request (method, path, headers, body, what was answered); --tls-cert/--tls-key serve
+HTTPS (for `tracer run` under a real host name). Prints `listening on http(s)://127.0.0.1:PORT`
+when ready."""
 
 import argparse
 import base64
@@ -27,6 +29,7 @@ from urllib.parse import parse_qs, urlsplit
 
 sys.path.insert(0, __import__("os").path.dirname(__file__))
 import scripted_apis  # noqa: E402
+import scripted_ws  # noqa: E402
 
 OPTIONS = argparse.Namespace()
 LOG_LOCK = threading.Lock()
@@ -156,6 +159,13 @@ class Handler(BaseHTTPRequestHandler):
 
     def handle_any(self):
         started = time.time()
+        if (self.headers.get("Upgrade") or "").lower() == "websocket" and self.path.split("?")[0].endswith("/responses"):
+            self.log(started, b"", b"", "websocket", 101, None, None)
+
+            def log_turn(at, data, kind):
+                self.log(at, data, data, f"websocket:{kind}", 101, None, None)
+            scripted_ws.serve(self, log_turn, deflate=not OPTIONS.ws_no_deflate)
+            return
         raw = self.read_body() if self.command not in ("GET", "HEAD") else b""
         try:
             decoded = decode_body(raw, self.headers.get("Content-Encoding"))
@@ -248,6 +258,8 @@ def main():
     parser.add_argument("--tls-key", help="its PEM private key")
     parser.add_argument("--linger-ms", type=int, default=0,
                         help="pause this long once the stream's first tool call is complete (hosts run it meanwhile)")
+    parser.add_argument("--ws-no-deflate", action="store_true",
+                        help="refuse permessage-deflate on the Responses WebSocket")
     parser.parse_args(namespace=OPTIONS)
     server = ThreadingHTTPServer((OPTIONS.listen, OPTIONS.port), Handler)
     server.daemon_threads = True
