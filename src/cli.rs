@@ -18,6 +18,7 @@ mod replay_cmd;
 mod rerun_cmd;
 pub mod serve_replay_cmd;
 mod show;
+mod show_stderr;
 mod stdout_text;
 mod tui_cmd;
 mod up_cmd;

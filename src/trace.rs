@@ -4,6 +4,10 @@
 pub mod correlate;
 pub mod dates;
 mod describe;
+mod describe_mcp;
+mod describe_mcp_answer;
+mod describe_mcp_content;
+mod describe_mcp_hop;
 mod dialect_words;
 pub mod evidence;
 pub mod explain;
@@ -12,6 +16,7 @@ mod feed;
 pub mod group;
 pub mod lanes;
 pub mod live_group;
+pub mod mcp_messages;
 mod model_notes;
 pub mod numbering;
 pub mod readiness;
@@ -92,6 +97,9 @@ pub struct ExplainedMessage {
     pub explanation: String,
     /// On a model's answer: the tokens it reported (None elsewhere, and when it said none).
     pub tokens: Option<TokenCounts>,
+    /// Which JSON-RPC message of the hop's SSE answer this is (a server's request, a
+    /// notification); None for the hop's own request and its one answer.
+    pub part: Option<usize>,
 }
 
 impl ExplainedMessage {
@@ -133,18 +141,27 @@ pub fn explain_trace(hops: &[RecordedHop]) -> Vec<ExplainedMessage> {
     let mut earlier_model_requests: Vec<&ModelRequest> = Vec::new();
     let mut out = Vec::new();
     let numbered = number_messages(&times);
+    // MCP: every message of an SSE stream is a message; answers nobody sent are not.
+    let slots = mcp_messages::slots(hops, &readings, &numbered);
+    let mut mcp_trace = mcp_messages::McpTrace::default();
     let mut hop_numbers = vec![0; hops.len()];
-    for message in numbered
+    for slot in slots
         .iter()
-        .filter(|m| m.direction == Direction::Request)
+        .filter(|s| s.message.direction == Direction::Request)
     {
-        hop_numbers[message.hop_index] = message.number;
+        hop_numbers[slot.message.hop_index] = slot.message.number;
     }
-    for message in numbered {
+    for slot in slots {
+        let message = slot.message;
         let index = message.hop_index;
         let (hop, reading) = (&hops[index], &readings[index]);
-        let explained = match message.direction {
-            Direction::Request => {
+        let mcp = mcp_trace.explain(hop, reading, &slot, &context);
+        let sent_by_server = mcp
+            .as_ref()
+            .map(|(_, side)| *side == describe_mcp::Side::Server);
+        let explained = match (mcp, message.direction) {
+            (Some((explained, _)), _) => explained,
+            (None, Direction::Request) => {
                 let request = match &reading.request.reading {
                     Reading::ModelRequest(request) => Some(request),
                     _ => None,
@@ -156,12 +173,17 @@ pub fn explain_trace(hops: &[RecordedHop]) -> Vec<ExplainedMessage> {
                 earlier_model_requests.extend(request.filter(|r| !r.is_side_request()));
                 explained
             }
-            Direction::Response => explain_response_in(hop, reading, &context),
+            (None, Direction::Response) => explain_response_in(hop, reading, &context),
         };
-        let (from, to) = parties(hop.start.role, message.direction);
-        let head = match message.direction {
-            Direction::Request => format!("{} {}", hop.start.method, hop.start.path),
-            Direction::Response => response_head(hop),
+        let (from, to) = match sent_by_server {
+            Some(true) => (hop.start.role.as_str(), hop.start.role.caller()),
+            Some(false) => (hop.start.role.caller(), hop.start.role.as_str()),
+            None => parties(hop.start.role, message.direction),
+        };
+        let head = match (message.direction, slot.part) {
+            (Direction::Request, _) => format!("{} {}", hop.start.method, hop.start.path),
+            (Direction::Response, Some(_)) => "SSE event".to_string(),
+            (Direction::Response, None) => response_head(hop),
         };
         out.push(ExplainedMessage {
             number: message.number,
@@ -182,6 +204,7 @@ pub fn explain_trace(hops: &[RecordedHop]) -> Vec<ExplainedMessage> {
                 Direction::Request => None,
                 Direction::Response => reply_tokens(reading),
             },
+            part: slot.part,
         });
     }
     out

@@ -24,6 +24,7 @@ const WIDTH: usize = 100;
 const INDENT: &str = "       ";
 
 pub async fn run(db: &Path, args: ShowArgs) -> anyhow::Result<ExitCode> {
+    let mut stderr = Vec::new();
     let log = if is_file(&args.id) {
         // A hop-log file is shown as `import` then `show` would show it, with no database.
         let bytes = std::fs::read(&args.id).with_context(|| format!("reading {}", args.id))?;
@@ -32,6 +33,9 @@ pub async fn run(db: &Path, args: ShowArgs) -> anyhow::Result<ExitCode> {
         let store = Store::open_existing(db).await?;
         group_new_hops(&store).await?;
         let log = HopLog::from_store(&store, &args.id).await;
+        if let Ok(log) = &log {
+            stderr = super::show_stderr::of_trace(&store, log).await;
+        }
         let unreadable = store.unreadable_rows();
         store.close().await;
         if unreadable > 0 {
@@ -42,13 +46,18 @@ pub async fn run(db: &Path, args: ShowArgs) -> anyhow::Result<ExitCode> {
     if args.json {
         emit_json_text(&log.to_json_pretty())?;
     } else {
-        out!("{}", render(&log))?;
+        out!("{}", render_with_stderr(&log, &stderr))?;
     }
     Ok(ExitCode::SUCCESS)
 }
 
 /// The plain-text trace: a heading, then each message with its explanation under it.
 pub fn render(log: &HopLog) -> String {
+    render_with_stderr(log, &[])
+}
+
+/// The plain-text trace with a wrapped server's stderr lines among its messages, by time.
+pub fn render_with_stderr(log: &HopLog, stderr: &[super::show_stderr::StderrLine]) -> String {
     let trace = log.trace();
     let mut out = format!("trace {}", trace.id);
     match (log.title(), trace.kind.as_str()) {
@@ -74,11 +83,15 @@ pub fn render(log: &HopLog) -> String {
     }
     out.push_str(&format!("  {}\n\n", facts.join(" · ")));
     let origin = log
-        .messages()
-        .first()
+        .shown_messages()
+        .next()
         .map_or(trace.started_unix_ns, |m| m.at_unix_ns);
     let views = request_views(&log.recorded_hops());
-    for message in log.messages() {
+    let mut stderr = stderr.iter().peekable();
+    for message in log.shown_messages() {
+        while let Some(line) = stderr.next_if(|l| l.at_unix_ns <= message.at_unix_ns) {
+            out.push_str(&super::show_stderr::line_text(line, origin));
+        }
         out.push_str(&message_line(log, message, origin));
         out.push('\n');
         let view = views.iter().find(|v| v.hop_id == message.hop_id);
@@ -99,6 +112,9 @@ pub fn render(log: &HopLog) -> String {
         if let Some(tokens) = message.tokens.and_then(|t| t.counts().text()) {
             out.push_str(&format!("{INDENT}tokens: {tokens}\n"));
         }
+    }
+    for line in stderr {
+        out.push_str(&super::show_stderr::line_text(line, origin));
     }
     out
 }

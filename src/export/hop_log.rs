@@ -6,6 +6,7 @@
 
 mod body;
 mod json_layout;
+mod parts;
 mod rebuild;
 mod tokens;
 
@@ -22,8 +23,9 @@ pub use tokens::TokenEntry;
 
 /// The value of the top-level `format` field.
 pub const FORMAT: &str = "tracer.hop-log";
-/// The version of the hop log this build writes. Version 2 added the `tokens` objects.
-pub const VERSION: u32 = 2;
+/// The version of the hop log this build writes. Version 2 added the `tokens` objects; version
+/// 3 the messages of an SSE answer (`part`) and the answers no one sent (`unsent`).
+pub const VERSION: u32 = 3;
 /// The oldest version this build still reads (a version 1 log has no `tokens`).
 pub const OLDEST_VERSION: u32 = 1;
 /// `created_by` of traces that `import` writes (a re-grouping leaves them alone).
@@ -126,6 +128,14 @@ pub struct MessageEntry {
     pub timings: Timings,
     pub headers: Vec<HeaderEntry>,
     pub body: Body,
+    /// Which JSON-RPC message of the hop's SSE answer this is (a server's request, a
+    /// notification); such an entry carries no headers or body (the hop's answer holds them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub part: Option<usize>,
+    /// The hop's answer kept for the record though no message was sent (a stdio notification's,
+    /// a 202 receipt, a withdrawn call's end): not shown, and numbered as its request.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub unsent: bool,
 }
 
 /// When things happened. Requests carry `started_unix_ns` and `ended_unix_ns`; responses carry
@@ -220,6 +230,7 @@ impl HopLog {
                 message_entry(message, hop)
             })
             .collect();
+        let messages = parts::with_unsent_answers(messages, hops, &explained);
         let mut hop_entries: Vec<HopEntry> = hops
             .iter()
             .zip(&numbers)
@@ -244,7 +255,10 @@ impl HopLog {
         HopLog {
             format: FORMAT.to_string(),
             version: VERSION,
-            trace: TraceEntry::new(row, summary),
+            trace: TraceEntry {
+                message_count: messages.iter().filter(|m| !m.unsent).count(),
+                ..TraceEntry::new(row, summary)
+            },
             messages,
             hops: hop_entries,
         }
@@ -309,8 +323,14 @@ impl HopLog {
         &self.trace
     }
 
+    /// Every entry, the unsent answers included (they rebuild their hops).
     pub fn messages(&self) -> &[MessageEntry] {
         &self.messages
+    }
+
+    /// The messages that were sent, numbered 1..M: what `tracer show` shows.
+    pub fn shown_messages(&self) -> impl Iterator<Item = &MessageEntry> {
+        self.messages.iter().filter(|m| !m.unsent)
     }
 
     pub fn hops(&self) -> &[HopEntry] {
@@ -323,7 +343,10 @@ impl HopLog {
     }
 }
 
-fn message_entry(message: &crate::trace::ExplainedMessage, hop: &RecordedHop) -> MessageEntry {
+pub(super) fn message_entry(
+    message: &crate::trace::ExplainedMessage,
+    hop: &RecordedHop,
+) -> MessageEntry {
     let end = hop.end.clone().unwrap_or_default();
     let (timings, headers, body, status) = match message.direction {
         Direction::Request => (
@@ -380,5 +403,8 @@ fn message_entry(message: &crate::trace::ExplainedMessage, hop: &RecordedHop) ->
         timings,
         headers: headers.iter().map(HeaderEntry::encode).collect(),
         body: Body::encode(body),
+        part: None,
+        unsent: false,
     }
+    .as_part(message.part)
 }
