@@ -11,6 +11,7 @@ use super::describe_mcp_content as content;
 use super::explain::{Case, Explained, McpCase, plural, shorten};
 use super::explain_context::ExplainContext;
 use super::model_notes::handoff_note;
+use crate::hop::Transport;
 use crate::wire::dialect::{JsonRpcKind, McpMessage};
 
 pub(super) fn answer(
@@ -80,6 +81,17 @@ pub(super) fn answer(
     let count_of = |key: &str, keys: &[&str], one: &str| names(result.get(key), keys, one);
     match asked.method.as_str() {
         "ping" => mcp(McpCase::Pong, &[number]),
+        "initialize" if pairing.transport == Transport::Stdio => mcp(
+            McpCase::InitializeResultStdio,
+            &[(
+                "version",
+                message
+                    .protocol_version
+                    .clone()
+                    .unwrap_or_else(|| "?".into()),
+            )],
+        ),
+        "initialize" | "tools/list" | "server/discover" => lone_answer(message, context),
         "tools/call" | "tasks/result" if result.get("task").is_some() => {
             let task = result.get("task");
             mcp(

@@ -170,15 +170,16 @@ impl Case {
 
 mod table;
 mod table_mcp;
+mod table_mcp_answers;
 mod table_terms;
 
 pub use table::CASES;
-pub use table_mcp::{MCP, McpCase};
+pub use table_mcp::{MCP, MCP_ANSWERS, McpCase};
 pub use table_terms::TERMS;
 
 /// Every row: the table's, then those in each API's own terms, then MCP's.
 pub fn rows() -> impl Iterator<Item = &'static CaseText> {
-    CASES.iter().chain(TERMS).chain(MCP)
+    CASES.iter().chain(TERMS).chain(MCP).chain(MCP_ANSWERS)
 }
 
 /// One row of the table.

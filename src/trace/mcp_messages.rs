@@ -6,7 +6,8 @@
 use std::collections::HashMap;
 
 use super::RecordedHop;
-use super::describe_mcp::{self, Asked, Pairing, Side};
+pub use super::describe_mcp::Side;
+use super::describe_mcp::{self, Asked, Pairing};
 use super::explain::Explained;
 use super::explain_context::ExplainContext;
 use super::numbering::{Direction, NumberedMessage};
@@ -197,10 +198,31 @@ pub fn message_of<'a>(
     }
 }
 
+/// The JSON-RPC message an explained message shows, and who sent it (None: not MCP, or a
+/// transport move's answer with no JSON-RPC in it).
+pub fn message_of_explained<'a>(
+    hop: &RecordedHop,
+    reading: &'a HopReading,
+    message: &super::ExplainedMessage,
+) -> Option<(&'a McpMessage, Side)> {
+    let slot = Slot {
+        message: NumberedMessage {
+            number: message.number,
+            hop_index: message.hop_index,
+            direction: message.direction,
+            at_ns: message.at_unix_ns,
+        },
+        part: message.part,
+    };
+    message_of(hop, reading, &slot)
+}
+
 /// Who pairs with whom across a trace: requests by sender and id, progress tokens, withdrawals.
 #[derive(Debug, Default)]
 pub struct McpTrace {
     asked: HashMap<(Side, String, String), Asked>,
+    /// Each hop's own request, for its answer when the id cannot tell (an error with id null).
+    hop_requests: HashMap<usize, Asked>,
     progress: HashMap<(String, String), Asked>,
 }
 
@@ -230,10 +252,17 @@ impl McpTrace {
         let (message, side) = message_of(hop, reading, slot)?;
         let route = hop.start.route.clone();
         let id = message.id_text();
+        let is_answer = matches!(message.kind, JsonRpcKind::Result | JsonRpcKind::Error);
+        let own_answer = slot.message.direction == Direction::Response && slot.part.is_none();
         let answered = id
             .as_ref()
-            .filter(|_| matches!(message.kind, JsonRpcKind::Result | JsonRpcKind::Error))
-            .and_then(|id| self.asked.get(&(side.other(), route.clone(), id.clone())));
+            .filter(|_| is_answer)
+            .and_then(|id| self.asked.get(&(side.other(), route.clone(), id.clone())))
+            .or_else(|| {
+                self.hop_requests
+                    .get(&slot.message.hop_index)
+                    .filter(|_| is_answer && own_answer)
+            });
         let progress_of = describe_mcp::progress_token(message)
             .filter(|_| message.kind == JsonRpcKind::Notification)
             .and_then(|token| self.progress.get(&(route.clone(), token)));
@@ -267,6 +296,10 @@ impl McpTrace {
             };
             if let Some(token) = describe_mcp::progress_token(message) {
                 self.progress.insert((route.clone(), token), asked.clone());
+            }
+            if slot.message.direction == Direction::Request {
+                self.hop_requests
+                    .insert(slot.message.hop_index, asked.clone());
             }
             self.asked.insert((side, route, id), asked);
         }

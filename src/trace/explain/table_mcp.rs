@@ -4,6 +4,8 @@
 use super::table::row;
 use super::{Case, CaseText};
 
+pub use super::table_mcp_answers::MCP_ANSWERS;
+
 /// The MCP cases that have rows here (`Case::Mcp`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum McpCase {
@@ -56,11 +58,12 @@ pub enum McpCase {
     NoteStdioNotification,
     NoteAnswers,
     DiscoverUnsupported,
+    InitializeResultStdio,
 }
 
 impl McpCase {
     /// Every MCP case, for checks that the table is complete.
-    pub const ALL: [McpCase; 49] = [
+    pub const ALL: [McpCase; 50] = [
         McpCase::Ping,
         McpCase::Pong,
         McpCase::HostToolCall,
@@ -110,10 +113,11 @@ impl McpCase {
         McpCase::NoteStdioNotification,
         McpCase::NoteAnswers,
         McpCase::DiscoverUnsupported,
+        McpCase::InitializeResultStdio,
     ];
 }
 
-const fn mcp(
+pub(super) const fn mcp(
     case: McpCase,
     name: &'static str,
     summary: &'static str,
@@ -122,19 +126,13 @@ const fn mcp(
     row(Case::Mcp(case), name, summary, explanation)
 }
 
-/// The rows of the MCP cases.
+/// The rows of the MCP cases a request or a notification is.
 pub const MCP: &[CaseText] = &[
     mcp(
         McpCase::Ping,
         "mcp_ping",
         "ping",
         "A liveness check: whoever gets it answers at once with an empty result. Either side may send one.",
-    ),
-    mcp(
-        McpCase::Pong,
-        "mcp_pong",
-        "pong (to {number})",
-        "The answer to the ping: an empty result means the other side is there.",
     ),
     mcp(
         McpCase::HostToolCall,
@@ -149,28 +147,10 @@ pub const MCP: &[CaseText] = &[
         "The host asks for the call to run as a task (params.task): the server answers at once with a task id, and the host polls for the outcome.",
     ),
     mcp(
-        McpCase::TaskCreated,
-        "mcp_task_created",
-        "task {task} created ({status})",
-        "The server took the call as a task and answers with its id instead of the outcome; the host asks tasks/get how it goes and tasks/result for what came of it.",
-    ),
-    mcp(
-        McpCase::ToolResultRich,
-        "mcp_tool_result_rich",
-        "result: {content}",
-        "The tool ran. {detail}",
-    ),
-    mcp(
         McpCase::ResourcesList,
         "mcp_resources_list",
         "resources/list",
         "The host asks which resources the server offers: documents and data it can read by URI, for the host to show or give to the model.",
-    ),
-    mcp(
-        McpCase::ResourcesListResult,
-        "mcp_resources_list_result",
-        "{count}: {names}",
-        "The server names its resources, each with a URI the host can read.",
     ),
     mcp(
         McpCase::TemplatesList,
@@ -179,22 +159,10 @@ pub const MCP: &[CaseText] = &[
         "The host asks for the server's resource templates: URI patterns with {placeholders} for resources made on demand.",
     ),
     mcp(
-        McpCase::TemplatesListResult,
-        "mcp_templates_list_result",
-        "{count}: {names}",
-        "The server names the URI patterns it can fill in.",
-    ),
-    mcp(
         McpCase::ResourceRead,
         "mcp_resource_read",
         "resources/read {uri}",
         "The host reads one resource by its URI.",
-    ),
-    mcp(
-        McpCase::ResourceReadResult,
-        "mcp_resource_read_result",
-        "{content}",
-        "The server gives the resource's contents: text as it is, binary data as base64 (shown here by its size only).",
     ),
     mcp(
         McpCase::Subscribe,
@@ -227,34 +195,16 @@ pub const MCP: &[CaseText] = &[
         "The host asks which prompts the server offers: message templates a user can pick, with the arguments they take.",
     ),
     mcp(
-        McpCase::PromptsListResult,
-        "mcp_prompts_list_result",
-        "{count}: {names}",
-        "The server names its prompts and their arguments.",
-    ),
-    mcp(
         McpCase::PromptGet,
         "mcp_prompt_get",
         "prompts/get {name}{arguments}",
         "The host asks for one prompt, filled in with these arguments.",
     ),
     mcp(
-        McpCase::PromptGetResult,
-        "mcp_prompt_get_result",
-        "{count}: {messages}",
-        "The server gives the prompt's messages, ready for the host to put into a conversation.",
-    ),
-    mcp(
         McpCase::Complete,
         "mcp_complete",
         "completion/complete {argument}={value} of {reference}",
         "The host asks for suggestions to complete an argument the user is typing.",
-    ),
-    mcp(
-        McpCase::CompleteResult,
-        "mcp_complete_result",
-        "{count}: {values}",
-        "The server suggests values for the argument.",
     ),
     mcp(
         McpCase::SetLevel,
@@ -275,22 +225,10 @@ pub const MCP: &[CaseText] = &[
         "The host asks how a task is going.",
     ),
     mcp(
-        McpCase::TaskStatusResult,
-        "mcp_task_status_result",
-        "task {task}: {status}{message}",
-        "The server says where the task stands.",
-    ),
-    mcp(
         McpCase::TasksList,
         "mcp_tasks_list",
         "tasks/list",
         "The host asks for the tasks the server keeps for it.",
-    ),
-    mcp(
-        McpCase::TasksListResult,
-        "mcp_tasks_list_result",
-        "{count}: {names}",
-        "The server lists the tasks and their states.",
     ),
     mcp(
         McpCase::TasksResult,
@@ -311,12 +249,6 @@ pub const MCP: &[CaseText] = &[
         "Sampling: the server has no model of its own, so it asks the host to run one (up to {max_tokens} tokens). The host may show the request to the user, and answers with what the model wrote.",
     ),
     mcp(
-        McpCase::SamplingAnswer,
-        "mcp_sampling_answer",
-        "the host's model wrote: \"{text}\" ({model})",
-        "The host answers the server's sampling request ({number}) with what its model wrote.",
-    ),
-    mcp(
         McpCase::ElicitForm,
         "mcp_elicit_form",
         "the server asks the user: \"{text}\" ({fields})",
@@ -329,22 +261,10 @@ pub const MCP: &[CaseText] = &[
         "Elicitation in URL mode: the user is sent to a web page (a sign-in, a payment) that the host never sees the content of; the answer says only whether the user agreed to go.",
     ),
     mcp(
-        McpCase::ElicitAnswer,
-        "mcp_elicit_answer",
-        "the user {action}{content}",
-        "The host answers the server's elicitation ({number}) with what the user did.",
-    ),
-    mcp(
         McpCase::RootsList,
         "mcp_roots_list",
         "the server asks for the host's roots",
         "Roots: the server asks which folders or URIs the host lets it work in.",
-    ),
-    mcp(
-        McpCase::RootsAnswer,
-        "mcp_roots_answer",
-        "{count}: {names}",
-        "The host answers the server's roots request ({number}) with the roots it shares.",
     ),
     mcp(
         McpCase::RootsChanged,
@@ -365,36 +285,6 @@ pub const MCP: &[CaseText] = &[
         "The host withdraws request {number} ({method}): it was cancelled by the host, so the server should stop and send no answer. A notification: no answer.",
     ),
     mcp(
-        McpCase::EmptyResult,
-        "mcp_empty_result",
-        "done (to {number}, {method})",
-        "An empty result: the request ({method}) was done and there is nothing to give back.",
-    ),
-    mcp(
-        McpCase::AnswerToWithdrawn,
-        "mcp_answer_to_withdrawn",
-        "answers the withdrawn {number}",
-        "An answer to request {number}, which the host had withdrawn: the host drops it.",
-    ),
-    mcp(
-        McpCase::AnswerUnpaired,
-        "mcp_answer_unpaired",
-        "{detail}",
-        "An answer to a request tracer did not see (id {id}).",
-    ),
-    mcp(
-        McpCase::UrlElicitationRequired,
-        "mcp_url_elicitation_required",
-        "the user must first open {url} (-32042)",
-        "Not a wrong request: the server needs the user sent to a URL first (error -32042, URL elicitation required). The host asks the user, and once it is done retries the same request.",
-    ),
-    mcp(
-        McpCase::ErrorAnswer,
-        "mcp_error_answer",
-        "JSON-RPC error {code}: {message}",
-        "A protocol error in answer to {number} ({method}): meant for the developer, not the model.",
-    ),
-    mcp(
         McpCase::NoteAcknowledged,
         "mcp_note_acknowledged",
         "",
@@ -405,11 +295,5 @@ pub const MCP: &[CaseText] = &[
         "mcp_note_stdio_notification",
         "",
         "On stdio it is one line, and nothing comes back.",
-    ),
-    mcp(
-        McpCase::NoteAnswers,
-        "mcp_note_answers",
-        "",
-        "It answers {number} ({method}).",
     ),
 ];
