@@ -6,6 +6,7 @@
 
 mod body;
 mod json_layout;
+mod message_entry;
 mod parts;
 mod rebuild;
 mod tokens;
@@ -16,7 +17,8 @@ use crate::hop::{HopState, Role, Transport};
 use crate::store::traces::TraceRow;
 use crate::store::{Store, StoreError};
 use crate::trace::correlate::load_trace;
-use crate::trace::{Direction, RecordedHop, TraceSummary, explain_trace, summarize};
+use crate::trace::{RecordedHop, TraceSummary, explain_trace, summarize};
+use message_entry::message_entry;
 
 pub use body::{Body, HeaderEntry};
 pub use tokens::TokenEntry;
@@ -341,70 +343,4 @@ impl HopLog {
     pub async fn import(&self, store: &Store) -> Result<String, HopLogError> {
         rebuild::import(self, store).await
     }
-}
-
-pub(super) fn message_entry(
-    message: &crate::trace::ExplainedMessage,
-    hop: &RecordedHop,
-) -> MessageEntry {
-    let end = hop.end.clone().unwrap_or_default();
-    let (timings, headers, body, status) = match message.direction {
-        Direction::Request => (
-            Timings {
-                started_unix_ns: Some(hop.start.started_unix_ns),
-                ended_unix_ns: end.request_ended_unix_ns,
-                ..Timings::default()
-            },
-            &hop.start.request_headers,
-            &end.request_body,
-            None,
-        ),
-        Direction::Response => (
-            Timings {
-                head_unix_ns: end.response_head_unix_ns,
-                first_byte_unix_ns: end.response_first_byte_unix_ns,
-                ended_unix_ns: end.response_ended_unix_ns,
-                duration_ns: end
-                    .response_ended_unix_ns
-                    .map(|at| at - hop.start.started_unix_ns),
-                chunks: Some(
-                    end.chunks
-                        .iter()
-                        .map(|c| ChunkEntry {
-                            offset_ns: c.offset_ns,
-                            size: c.size,
-                        })
-                        .collect(),
-                ),
-                chunks_truncated: Some(end.chunks_truncated),
-                ..Timings::default()
-            },
-            &end.response_headers,
-            &end.response_body,
-            end.status,
-        ),
-    };
-    MessageEntry {
-        number: message.number,
-        direction: message.direction.arrow().to_string(),
-        hop: message.hop_number,
-        hop_id: message.hop_id.clone(),
-        from: message.from.to_string(),
-        to: message.to.to_string(),
-        at_unix_ns: message.at_unix_ns,
-        method: hop.start.method.clone(),
-        path: hop.start.path.clone(),
-        status,
-        dialect: message.dialect.to_string(),
-        case: message.case.name().to_string(),
-        summary: message.summary.clone(),
-        explanation: message.explanation.clone(),
-        tokens: message.tokens.as_ref().and_then(TokenEntry::of),
-        timings,
-        headers: headers.iter().map(HeaderEntry::encode).collect(),
-        body: Body::encode(body),
-        part: None,
-        unsent: false,
-    }
-    .as_part(message.part)
 }

@@ -105,14 +105,17 @@ pub fn result_text(result: &Value) -> String {
         .get("content")
         .and_then(Value::as_array)
         .map_or_else(Vec::new, Clone::clone);
-    let mut out = blocks_text(&blocks);
-    if let Some(structured) = result.get("structuredContent") {
-        out.push_str(&format!(
-            "; structured content {}",
-            shorten(&fold_base64(structured).to_string(), QUOTE)
-        ));
+    let structured = result.get("structuredContent").map(|s| {
+        format!(
+            "structured content {}",
+            shorten(&fold_base64(s).to_string(), QUOTE)
+        )
+    });
+    match (blocks.is_empty(), structured) {
+        (true, Some(structured)) => structured,
+        (false, Some(structured)) => format!("{}; {structured}", blocks_text(&blocks)),
+        (_, None) => blocks_text(&blocks),
     }
-    out
 }
 
 /// Whether a text is base64 data worth folding: a `data:` URI, or a long run of the alphabet.
@@ -218,7 +221,7 @@ mod tests {
         assert_eq!(size_text(340), "340 bytes");
         let folded =
             fold_base64(&json!({"data": "data:text/plain;base64,dG91ciB0ZXh0IA==", "n": 1}));
-        assert_eq!(folded, json!({"data": "<base64, 7 bytes>", "n": 1}));
+        assert_eq!(folded, json!({"data": "<base64, 10 bytes>", "n": 1}));
         assert!(is_rich(&json!({"content":[image]})));
         assert!(!is_rich(&json!({"content":[{"type":"text","text":"x"}]})));
     }

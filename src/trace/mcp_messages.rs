@@ -68,7 +68,7 @@ fn answer_was_sent(hop: &RecordedHop, reading: &HopReading) -> bool {
             let stream_of_messages = TransportMove::of(&hop.start)
                 == Some(TransportMove::ServerStream)
                 && mcp_reading(reading.response.as_ref().map(|r| &r.reading))
-                    .is_some_and(|m| !m.messages.is_empty());
+                    .is_some_and(|m| m.sse && !m.messages.is_empty());
             // A POST's stream that closed before any reply (the call was withdrawn): nothing came.
             let no_reply = end.state == Some(HopState::Complete)
                 && mcp_reading(reading.response.as_ref().map(|r| &r.reading))

@@ -2,7 +2,8 @@
 //! answer (`part`, no bytes of their own) and the answers no one sent (`unsent`), which are kept
 //! so that every hop can be rebuilt whole, but are not shown.
 
-use super::{Body, MessageEntry, Timings, message_entry};
+use super::message_entry::message_entry;
+use super::{Body, MessageEntry, Timings};
 use crate::hop::{BodyCapture, HopState};
 use crate::trace::{Direction, ExplainedMessage, RecordedHop, explain_response, parties};
 use crate::wire::safe_text::one_line;
