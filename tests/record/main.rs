@@ -47,6 +47,7 @@ mod interop_agents;
 mod interop_https_curl;
 mod interop_https_sdk;
 mod interop_mcp_sdk;
+mod interop_mcp_tour;
 mod mcp_tour;
 mod openai_double;
 mod proxy;

@@ -13,7 +13,7 @@ use tracer::trace::mcp_messages::{Side, message_of_explained};
 use tracer::trace::{ExplainedMessage, RecordedHop, explain_trace};
 use tracer::wire::dialect::{HopReading, JsonRpcKind};
 
-struct Tour {
+pub(crate) struct Tour {
     hops: Vec<RecordedHop>,
     readings: Vec<HopReading>,
     messages: Vec<ExplainedMessage>,
@@ -28,15 +28,22 @@ fn fixture(name: &str) -> std::path::PathBuf {
 
 fn tour(transport: &str) -> Tour {
     let bytes = std::fs::read(fixture(&format!("{transport}.json"))).unwrap();
-    let log = HopLog::from_file(&bytes).unwrap();
-    let hops = log.recorded_hops();
-    let readings = hops.iter().map(RecordedHop::reading).collect();
-    let messages = explain_trace(&hops);
-    Tour {
-        hops,
-        readings,
-        messages,
-        log,
+    Tour::of_hop_log(&bytes)
+}
+
+impl Tour {
+    /// A hop log (`tracer show --json`), re-explained.
+    pub(crate) fn of_hop_log(bytes: &[u8]) -> Tour {
+        let log = HopLog::from_file(bytes).unwrap();
+        let hops = log.recorded_hops();
+        let readings = hops.iter().map(RecordedHop::reading).collect();
+        let messages = explain_trace(&hops);
+        Tour {
+            hops,
+            readings,
+            messages,
+            log,
+        }
     }
 }
 
@@ -53,7 +60,7 @@ fn kind_of(method: Option<&str>, kind: JsonRpcKind) -> String {
 impl Tour {
     /// Every JSON-RPC message tracer shows, as (`sent` by the host | `received` from the
     /// server, its kind), in order.
-    fn json_rpc(&self) -> Vec<(String, String)> {
+    pub(crate) fn json_rpc(&self) -> Vec<(String, String)> {
         self.messages
             .iter()
             .filter_map(|m| {
@@ -99,6 +106,11 @@ impl Tour {
 /// The client's log: (`sent` | `received`, kind) per message, in order.
 fn client_log(transport: &str) -> Vec<(String, String)> {
     let text = std::fs::read_to_string(fixture(&format!("{transport}-client.ndjson"))).unwrap();
+    client_log_of(&text)
+}
+
+/// A client log's (`sent` | `received`, kind) per message, in order.
+pub(crate) fn client_log_of(text: &str) -> Vec<(String, String)> {
     text.lines()
         .map(|line| {
             let entry: serde_json::Value = serde_json::from_str(line).unwrap();
@@ -115,7 +127,7 @@ fn client_log(transport: &str) -> Vec<(String, String)> {
         .collect()
 }
 
-fn counted(items: &[(String, String)]) -> BTreeMap<(String, String), usize> {
+pub(crate) fn counted(items: &[(String, String)]) -> BTreeMap<(String, String), usize> {
     let mut out = BTreeMap::new();
     for item in items {
         *out.entry(item.clone()).or_insert(0) += 1;
