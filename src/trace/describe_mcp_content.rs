@@ -5,26 +5,12 @@
 use serde_json::Value;
 
 use super::explain::shorten;
+pub use crate::wire::base64_fold::fold_base64;
 
 /// How long a quoted text may be inside a content summary.
 const QUOTE: usize = 60;
 
-/// `340 bytes`, `1.2 kB`, `3.4 MB`.
-pub fn size_text(bytes: usize) -> String {
-    if bytes < 1000 {
-        format!("{bytes} bytes")
-    } else if bytes < 1_000_000 {
-        format!("{:.1} kB", bytes as f64 / 1000.0)
-    } else {
-        format!("{:.1} MB", bytes as f64 / 1e6)
-    }
-}
-
-/// The size of the data a base64 text carries.
-pub fn base64_size(text: &str) -> usize {
-    let trimmed = text.trim_end_matches('=');
-    trimmed.len() * 3 / 4
-}
+pub use crate::wire::base64_fold::{base64_size, size_text};
 
 fn str_of<'a>(value: &'a Value, key: &str) -> Option<&'a str> {
     value.get(key).and_then(Value::as_str)
@@ -115,36 +101,6 @@ pub fn result_text(result: &Value) -> String {
         (true, Some(structured)) => structured,
         (false, Some(structured)) => format!("{}; {structured}", blocks_text(&blocks)),
         (_, None) => blocks_text(&blocks),
-    }
-}
-
-/// Whether a text is base64 data worth folding: a `data:` URI, or a long run of the alphabet.
-fn is_base64(text: &str) -> bool {
-    if text.starts_with("data:") && text.contains(";base64,") {
-        return true;
-    }
-    text.len() >= 64
-        && text
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'=' | b'-' | b'_'))
-}
-
-/// A JSON value with every base64 string folded to `<base64, 1.2 kB>` (its data's size).
-pub fn fold_base64(value: &Value) -> Value {
-    match value {
-        Value::String(text) if is_base64(text) => {
-            let data = text
-                .split_once(";base64,")
-                .map_or(text.as_str(), |(_, d)| d);
-            Value::String(format!("<base64, {}>", size_text(base64_size(data))))
-        }
-        Value::Array(items) => Value::Array(items.iter().map(fold_base64).collect()),
-        Value::Object(map) => Value::Object(
-            map.iter()
-                .map(|(k, v)| (k.clone(), fold_base64(v)))
-                .collect(),
-        ),
-        other => other.clone(),
     }
 }
 

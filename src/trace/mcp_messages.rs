@@ -37,6 +37,29 @@ pub fn server_started(hop: &RecordedHop) -> bool {
     hop.start.transport == Transport::Stdio && hop.start.path == "server→client"
 }
 
+/// Whether a hop withdrawn by its requester (`notifications/cancelled`) ended here.
+fn withdrawn(hop: &RecordedHop) -> bool {
+    hop.end
+        .as_ref()
+        .and_then(|e| e.error.as_deref())
+        .is_some_and(|e| e.starts_with("cancelled by the requester"))
+}
+
+/// Whether an MCP hop's outcome is the protocol working as meant, though it looks like a
+/// failure: `server/discover` refused by a handshake-era server (the host falls back to
+/// `initialize`), a call the host withdrew, and -32042 (the user is sent to a URL first).
+pub fn is_ordinary_outcome(hop: &RecordedHop, reading: &HopReading) -> bool {
+    if reading.dialect != Dialect::Mcp {
+        return false;
+    }
+    let request = mcp_reading(Some(&reading.request.reading)).and_then(|m| m.request());
+    let reply = mcp_reading(reading.response.as_ref().map(|r| &r.reading)).and_then(|m| m.reply());
+    let discover_refused = request.is_some_and(|r| r.method.as_deref() == Some("server/discover"))
+        && reply.is_some_and(|r| r.kind == JsonRpcKind::Error);
+    let url_first = reply.is_some_and(|r| r.error_code == Some(-32042));
+    discover_refused || url_first || withdrawn(hop)
+}
+
 /// Whether a hop's answer is a message of its own; false for the answers nobody sent.
 fn answer_was_sent(hop: &RecordedHop, reading: &HopReading) -> bool {
     if reading.dialect != Dialect::Mcp {
@@ -52,12 +75,7 @@ fn answer_was_sent(hop: &RecordedHop, reading: &HopReading) -> bool {
             let one_line = end.state == Some(HopState::Complete)
                 && end.response_head_unix_ns.is_none()
                 && end.response_body.total_len == 0;
-            let withdrawn = end.state == Some(HopState::Aborted)
-                && end
-                    .error
-                    .as_deref()
-                    .is_some_and(|e| e.starts_with("cancelled by the requester"));
-            !(one_line || withdrawn)
+            !(one_line || withdrawn(hop))
         }
         Transport::Http => {
             let sent_no_request = mcp_reading(Some(&reading.request.reading)).is_some_and(|m| {
