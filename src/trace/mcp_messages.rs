@@ -91,7 +91,7 @@ fn answer_was_sent(hop: &RecordedHop, reading: &HopReading) -> bool {
             let no_reply = end.state == Some(HopState::Complete)
                 && mcp_reading(reading.response.as_ref().map(|r| &r.reading))
                     .is_some_and(|m| m.sse && m.reply().is_none());
-            !(sent_no_request && acknowledged) && !stream_of_messages && !no_reply
+            !(stream_of_messages || no_reply || (sent_no_request && acknowledged))
         }
     }
 }

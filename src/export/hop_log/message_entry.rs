@@ -66,5 +66,5 @@ pub(super) fn message_entry(
         part: None,
         unsent: false,
     }
-    .as_part(message.part)
+    .into_part(message.part)
 }

@@ -10,7 +10,7 @@ use crate::wire::safe_text::one_line;
 
 impl MessageEntry {
     /// This entry as message `part` of its hop's SSE answer: its time, no headers or body.
-    pub(super) fn as_part(mut self, part: Option<usize>) -> Self {
+    pub(super) fn into_part(mut self, part: Option<usize>) -> Self {
         if part.is_some() {
             self.part = part;
             self.headers.clear();
