@@ -254,9 +254,15 @@ impl HopLog {
             })
             .collect();
         hop_entries.sort_by_key(|hop| hop.number);
+        // A log with no entry of version 3's kinds is written as version 2, as it always was.
+        let version = if messages.iter().any(|m| m.part.is_some() || m.unsent) {
+            VERSION
+        } else {
+            2
+        };
         HopLog {
             format: FORMAT.to_string(),
-            version: VERSION,
+            version,
             trace: TraceEntry {
                 message_count: messages.iter().filter(|m| !m.unsent).count(),
                 ..TraceEntry::new(row, summary)

@@ -66,10 +66,12 @@ pub(super) fn answer(
             number,
             method_value,
         ];
-        return match pairing.answered {
-            Some(_) => mcp(McpCase::ErrorAnswer, &values),
-            None => Explained::new(Case::McpProtocolError, &values),
-        };
+        // A protocol error, paired with the request it answers.
+        let mut explained = Explained::new(Case::McpProtocolError, &values);
+        if pairing.answered.is_some() {
+            explained.note(Case::Mcp(McpCase::NoteAnswers), &values[2..]);
+        }
+        return explained;
     }
     let Some(asked) = pairing.answered else {
         return lone_answer(message, context);

@@ -170,12 +170,19 @@ async fn run(
         Effect::LoadTrace(id) => match source::from_store(store, &id).await {
             Ok(trace) => {
                 let lines = server_stderr(store, &trace.hops).await;
-                let trace_id = trace.trace_id.clone();
-                let _ = results.send(Action::TraceLoaded {
-                    trace_id: trace.trace_id,
-                    title: trace.title,
-                    hops: trace.hops,
-                });
+                let (trace_id, loaded) = (
+                    trace.trace_id.clone(),
+                    Action::TraceLoaded {
+                        trace_id: trace.trace_id,
+                        title: trace.title,
+                        hops: trace.hops,
+                    },
+                );
+                if lines.is_empty() {
+                    return Some(loaded);
+                }
+                // The trace first, then its servers' stderr for the view it opened.
+                let _ = results.send(loaded);
                 Some(Action::StderrLoaded { trace_id, lines })
             }
             Err(error) => failed("reading the trace", &error),

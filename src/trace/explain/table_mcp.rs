@@ -53,7 +53,6 @@ pub enum McpCase {
     AnswerToWithdrawn,
     AnswerUnpaired,
     UrlElicitationRequired,
-    ErrorAnswer,
     NoteAcknowledged,
     NoteStdioNotification,
     NoteAnswers,
@@ -63,7 +62,7 @@ pub enum McpCase {
 
 impl McpCase {
     /// Every MCP case, for checks that the table is complete.
-    pub const ALL: [McpCase; 50] = [
+    pub const ALL: [McpCase; 49] = [
         McpCase::Ping,
         McpCase::Pong,
         McpCase::HostToolCall,
@@ -108,7 +107,6 @@ impl McpCase {
         McpCase::AnswerToWithdrawn,
         McpCase::AnswerUnpaired,
         McpCase::UrlElicitationRequired,
-        McpCase::ErrorAnswer,
         McpCase::NoteAcknowledged,
         McpCase::NoteStdioNotification,
         McpCase::NoteAnswers,

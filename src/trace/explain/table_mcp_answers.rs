@@ -115,12 +115,6 @@ pub const MCP_ANSWERS: &[CaseText] = &[
         "Not a wrong request: the server needs the user sent to a URL first (error -32042, URL elicitation required). The host asks the user, and once it is done retries the same request.",
     ),
     mcp(
-        McpCase::ErrorAnswer,
-        "mcp_error_answer",
-        "JSON-RPC error {code}: {message}",
-        "A protocol error in answer to {number} ({method}): meant for the developer, not the model.",
-    ),
-    mcp(
         McpCase::NoteAnswers,
         "mcp_note_answers",
         "",
