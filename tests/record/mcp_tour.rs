@@ -484,3 +484,41 @@ fn rich_results_are_told_in_words_without_base64() {
         }
     }
 }
+
+#[test]
+fn the_servers_own_stream_is_the_transport_not_tool_time() {
+    let tour = tour("http");
+    let stream = tour.find("asks for the server's own stream");
+    assert!(
+        stream.explanation.contains("the host opens a GET stream"),
+        "{}",
+        stream.explanation
+    );
+    // Told once: its end is no message, its messages are each their own.
+    let of_stream: Vec<_> = tour
+        .messages
+        .iter()
+        .filter(|m| m.hop_index == stream.hop_index)
+        .collect();
+    assert!(
+        of_stream.iter().skip(1).all(|m| m.part.is_some()),
+        "{}",
+        tour.lines()
+    );
+    assert!(
+        of_stream.len() > 5,
+        "the GET stream carried the server's notifications"
+    );
+    let waterfall = tracer::trace::timing::waterfall(&tour.hops, &tour.messages);
+    let stream_bar = waterfall
+        .bars
+        .iter()
+        .find(|b| b.hop_index == stream.hop_index)
+        .unwrap();
+    assert_eq!(stream_bar.kind, tracer::trace::timing::BarKind::Other);
+    assert!(
+        waterfall.tool_ns < 5_000_000_000,
+        "tool time is the calls', not the 13 s stream: {} ns",
+        waterfall.tool_ns
+    );
+}
