@@ -143,7 +143,6 @@ pub fn explain_trace(hops: &[RecordedHop]) -> Vec<ExplainedMessage> {
     let numbered = number_messages(&times);
     // MCP: every message of an SSE stream is a message; answers nobody sent are not.
     let slots = mcp_messages::slots(hops, &readings, &numbered);
-    let mut mcp_trace = mcp_messages::McpTrace::default();
     let mut hop_numbers = vec![0; hops.len()];
     for slot in slots
         .iter()
@@ -151,6 +150,7 @@ pub fn explain_trace(hops: &[RecordedHop]) -> Vec<ExplainedMessage> {
     {
         hop_numbers[slot.message.hop_index] = slot.message.number;
     }
+    let mut mcp_trace = mcp_messages::McpTrace::of(hops, &readings, &hop_numbers);
     for slot in slots {
         let message = slot.message;
         let index = message.hop_index;

@@ -36,6 +36,8 @@ pub struct Asked {
     pub method: String,
     /// The host withdrew it (`notifications/cancelled`).
     pub withdrawn: bool,
+    /// When it was sent.
+    pub at_ns: i64,
 }
 
 /// What a message pairs with, and where it travels.
@@ -52,6 +54,9 @@ pub struct Pairing<'a> {
     pub status: Option<u16>,
     /// An HTTP POST the server took with a bodiless 2xx (a notification, an answer).
     pub acknowledged: bool,
+    /// On the host's answer to a sampling request: the model call the host made for it (its
+    /// number and route), when the host's model traffic is recorded too.
+    pub model_call: Option<(usize, &'a str)>,
 }
 
 fn param<'a>(message: &'a McpMessage, key: &str) -> Option<&'a Value> {

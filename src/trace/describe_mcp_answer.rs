@@ -213,21 +213,17 @@ pub(super) fn answer(
                 ],
             )
         }
-        "sampling/createMessage" => {
-            let text = result
-                .get("content")
-                .map(content::block_text)
-                .unwrap_or_default();
-            let text = text.trim_matches('"').to_string();
-            mcp(
-                McpCase::SamplingAnswer,
-                &[
-                    ("text", shorten(&text, QUOTE)),
-                    ("model", field_text(Some(&result), "model")),
-                    number,
-                ],
-            )
+        "sampling/createMessage" if pairing.model_call.is_some() => {
+            let mut explained = sampling_answer(&result, number);
+            if let Some((call, route)) = pairing.model_call {
+                explained.note(
+                    Case::Mcp(McpCase::NoteSamplingModelCall),
+                    &[("call", call.to_string()), ("route", route.to_string())],
+                );
+            }
+            explained
         }
+        "sampling/createMessage" => sampling_answer(&result, number),
         "elicitation/create" => {
             let action = match result.get("action").and_then(Value::as_str) {
                 Some("accept") => "accepted",
@@ -275,4 +271,20 @@ fn tool_answer(message: &McpMessage, pairing: &Pairing, context: &ExplainContext
         explained.note(note, &[]);
     }
     explained
+}
+
+fn sampling_answer(result: &Value, number: (&'static str, String)) -> Explained {
+    let text = result
+        .get("content")
+        .map(content::block_text)
+        .unwrap_or_default();
+    let text = text.trim_matches('"').to_string();
+    mcp(
+        McpCase::SamplingAnswer,
+        &[
+            ("text", shorten(&text, QUOTE)),
+            ("model", field_text(Some(result), "model")),
+            number,
+        ],
+    )
 }

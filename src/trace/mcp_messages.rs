@@ -241,10 +241,43 @@ pub struct McpTrace {
     asked: HashMap<(Side, String, String), Asked>,
     /// Each hop's own request, for its answer when the id cannot tell (an error with id null).
     hop_requests: HashMap<usize, Asked>,
+    /// The trace's model calls: (started, ended, number of the request, route).
+    model_calls: Vec<(i64, i64, usize, String)>,
     progress: HashMap<(String, String), Asked>,
 }
 
 impl McpTrace {
+    /// Pairing state for one trace, knowing its model calls (`numbers`: each hop's number).
+    pub fn of(hops: &[RecordedHop], readings: &[HopReading], numbers: &[usize]) -> Self {
+        let model_calls = hops
+            .iter()
+            .zip(readings)
+            .zip(numbers)
+            .filter(|((_, reading), _)| reading.dialect.is_model_chat())
+            .filter_map(|((hop, _), &number)| {
+                let end = hop.end.as_ref()?.response_ended_unix_ns?;
+                Some((
+                    hop.start.started_unix_ns,
+                    end,
+                    number,
+                    hop.start.route.clone(),
+                ))
+            })
+            .collect();
+        Self {
+            model_calls,
+            ..Self::default()
+        }
+    }
+
+    /// The model call made between a sampling request and the host's answer to it.
+    fn model_call_between(&self, asked_ns: i64, answered_ns: i64) -> Option<(usize, &str)> {
+        self.model_calls
+            .iter()
+            .find(|(start, end, _, _)| *start >= asked_ns && *end <= answered_ns)
+            .map(|(_, _, number, route)| (*number, route.as_str()))
+    }
+
     /// Explains an MCP slot (None: not an MCP message, or one the general words tell: a
     /// transport move, a failed or aborted hop); remembers what later messages pair with.
     pub fn explain(
@@ -286,7 +319,11 @@ impl McpTrace {
             .and_then(|token| self.progress.get(&(route.clone(), token)));
         let withdrawn = describe_mcp::cancelled_id(message)
             .and_then(|id| self.asked.get(&(side, route.clone(), id)));
+        let model_call = answered
+            .filter(|a| a.method == "sampling/createMessage")
+            .and_then(|a| self.model_call_between(a.at_ns, slot.message.at_ns));
         let pairing = Pairing {
+            model_call,
             answered,
             progress_of,
             withdrawn,
@@ -311,6 +348,7 @@ impl McpTrace {
                 number,
                 method: message.method.clone().unwrap_or_default(),
                 withdrawn: false,
+                at_ns: slot.message.at_ns,
             };
             if let Some(token) = describe_mcp::progress_token(message) {
                 self.progress.insert((route.clone(), token), asked.clone());

@@ -522,3 +522,80 @@ fn the_servers_own_stream_is_the_transport_not_tool_time() {
         waterfall.tool_ns
     );
 }
+
+#[test]
+fn a_sampling_answer_names_the_model_call_the_host_made_for_it() {
+    use crate::trace_hops::hop;
+    use serde_json::json;
+    use tracer::hop::{Role, Transport};
+    let stdio = |mut hop: RecordedHop, path: &str, method: &str| {
+        hop.start.transport = Transport::Stdio;
+        hop.start.path = path.into();
+        hop.start.method = method.into();
+        hop.start.route = "everything".into();
+        if let Some(end) = hop.end.as_mut() {
+            end.status = None;
+        }
+        hop
+    };
+    let hops = vec![
+        stdio(
+            hop("s1", Role::Mcp, "/", 0, 100)
+                .bodies(
+                    json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"trigger-sampling-request","arguments":{"prompt":"Say hi"}}}),
+                    json!({"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"LLM sampling result: hi"}]}}),
+                )
+                .done(),
+            "client→server",
+            "tools/call",
+        ),
+        stdio(
+            hop("s2", Role::Mcp, "/", 10, 60)
+                .bodies(
+                    json!({"jsonrpc":"2.0","id":0,"method":"sampling/createMessage","params":{"messages":[{"role":"user","content":{"type":"text","text":"Say hi"}}],"maxTokens":20}}),
+                    json!({"jsonrpc":"2.0","id":0,"result":{"role":"assistant","content":{"type":"text","text":"Hi!"},"model":"qwen2.5:7b"}}),
+                )
+                .done(),
+            "server→client",
+            "sampling/createMessage",
+        ),
+        hop("m1", Role::Model, "/api/chat", 20, 50)
+            .bodies(
+                json!({"model":"qwen2.5:7b","messages":[{"role":"user","content":"Say hi"}]}),
+                json!({"model":"qwen2.5:7b","message":{"role":"assistant","content":"Hi!"},"done":true}),
+            )
+            .done(),
+    ];
+    let messages = explain_trace(&hops);
+    let lines: Vec<String> = messages.iter().map(ExplainedMessage::line).collect();
+    let sampling = messages
+        .iter()
+        .find(|m| m.summary.starts_with("the server asks the host's model"))
+        .unwrap();
+    assert_eq!((sampling.from, sampling.to), ("mcp", "agent"), "{lines:#?}");
+    let model_call = messages
+        .iter()
+        .find(|m| m.from == "agent" && m.to == "model")
+        .unwrap();
+    let answer = messages
+        .iter()
+        .find(|m| {
+            m.summary
+                .starts_with("the host's model wrote: \"Hi!\" (qwen2.5:7b)")
+        })
+        .unwrap_or_else(|| panic!("{lines:#?}"));
+    assert_eq!((answer.from, answer.to), ("agent", "mcp"));
+    assert!(
+        answer.explanation.contains(&format!(
+            "The host's model wrote it in call {} (route model)",
+            model_call.number
+        )),
+        "{}",
+        answer.explanation
+    );
+    assert_eq!(
+        messages.len(),
+        6,
+        "two stdio calls and a model call, each asked and answered: {lines:#?}"
+    );
+}

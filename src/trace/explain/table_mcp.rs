@@ -58,11 +58,12 @@ pub enum McpCase {
     NoteAnswers,
     DiscoverUnsupported,
     InitializeResultStdio,
+    NoteSamplingModelCall,
 }
 
 impl McpCase {
     /// Every MCP case, for checks that the table is complete.
-    pub const ALL: [McpCase; 49] = [
+    pub const ALL: [McpCase; 50] = [
         McpCase::Ping,
         McpCase::Pong,
         McpCase::HostToolCall,
@@ -112,6 +113,7 @@ impl McpCase {
         McpCase::NoteAnswers,
         McpCase::DiscoverUnsupported,
         McpCase::InitializeResultStdio,
+        McpCase::NoteSamplingModelCall,
     ];
 }
 

@@ -132,4 +132,10 @@ pub const MCP_ANSWERS: &[CaseText] = &[
         "agreed on protocol {version}",
         "The server accepts the handshake: the session lasts as long as the server's process, and every later line on this pipe belongs to it.",
     ),
+    mcp(
+        McpCase::NoteSamplingModelCall,
+        "mcp_note_sampling_model_call",
+        "",
+        "The host's model wrote it in call {call} (route {route}), recorded in this trace.",
+    ),
 ];
