@@ -21,6 +21,7 @@ mod run_cmd;
 mod run_report;
 pub mod serve_replay_cmd;
 mod show;
+mod show_stderr;
 mod stdout_text;
 mod tui_cmd;
 mod up_cmd;

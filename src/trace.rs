@@ -5,6 +5,10 @@ mod call_moment;
 pub mod correlate;
 pub mod dates;
 mod describe;
+mod describe_mcp;
+mod describe_mcp_answer;
+mod describe_mcp_content;
+mod describe_mcp_hop;
 mod dialect_words;
 pub mod evidence;
 pub mod explain;
@@ -13,6 +17,7 @@ mod feed;
 pub mod group;
 pub mod lanes;
 pub mod live_group;
+pub mod mcp_messages;
 mod model_notes;
 pub mod numbering;
 pub mod readiness;
@@ -109,6 +114,9 @@ pub struct ExplainedMessage {
     /// The messages this one is linked to by a tool call: on a model's answer, the `tools/call`
     /// requests that ran what it asked for; on a `tools/call` request, the answer that asked.
     pub links: Vec<usize>,
+    /// Which JSON-RPC message of the hop's SSE answer this is (a server's request, a
+    /// notification); None for the hop's own request and its one answer.
+    pub part: Option<usize>,
 }
 
 impl ExplainedMessage {
@@ -149,12 +157,14 @@ pub fn explain_trace(hops: &[RecordedHop]) -> Vec<ExplainedMessage> {
     let context = explain_context::ExplainContext::of_trace(hops, &readings);
     let mut out = Vec::new();
     let numbered = number_messages(&times);
+    // MCP: every message of an SSE stream is a message; answers nobody sent are not.
+    let slots = mcp_messages::slots(hops, &readings, &numbered);
     let mut hop_numbers = vec![0; hops.len()];
     let mut answer_numbers = vec![0; hops.len()];
-    for message in &numbered {
-        match message.direction {
-            Direction::Request => hop_numbers[message.hop_index] = message.number,
-            Direction::Response => answer_numbers[message.hop_index] = message.number,
+    for slot in slots.iter().filter(|s| s.part.is_none()) {
+        match slot.message.direction {
+            Direction::Request => hop_numbers[slot.message.hop_index] = slot.message.number,
+            Direction::Response => answer_numbers[slot.message.hop_index] = slot.message.number,
         }
     }
     let links = tool_call_links::TraceLinks::of(hops, &readings);
@@ -162,12 +172,19 @@ pub fn explain_trace(hops: &[RecordedHop]) -> Vec<ExplainedMessage> {
         requests: &hop_numbers,
         answers: &answer_numbers,
     };
-    for message in numbered {
+    let mut mcp_trace = mcp_messages::McpTrace::of(hops, &readings, &hop_numbers);
+    for slot in slots {
+        let message = slot.message;
         let index = message.hop_index;
         let (hop, reading) = (&hops[index], &readings[index]);
         let side_call = context.conversations.side_call(index);
-        let explained = match message.direction {
-            Direction::Request => {
+        let mcp = mcp_trace.explain(hop, reading, &slot, &context);
+        let sent_by_server = mcp
+            .as_ref()
+            .map(|(_, side)| *side == describe_mcp::Side::Server);
+        let explained = match (mcp, message.direction) {
+            (Some((explained, _)), _) => explained,
+            (None, Direction::Request) => {
                 // Only an earlier request of the same conversation is what this one adds to.
                 let previous = context
                     .conversations
@@ -178,7 +195,7 @@ pub fn explain_trace(hops: &[RecordedHop]) -> Vec<ExplainedMessage> {
                     });
                 explain_request_in(hop, reading, previous, &context)
             }
-            Direction::Response => {
+            (None, Direction::Response) => {
                 let mut explained = explain_response_in(hop, reading, &context);
                 if let Some((_, more)) = numbering::streamed_on(&times, index) {
                     let more = explain::human_duration(more);
@@ -187,19 +204,28 @@ pub fn explain_trace(hops: &[RecordedHop]) -> Vec<ExplainedMessage> {
                 explained
             }
         };
-        let (from, to) = parties(hop.start.role, message.direction);
-        let head = match message.direction {
-            Direction::Request => format!("{} {}", hop.start.method, hop.start.path),
-            Direction::Response => response_head(hop),
+        let (from, to) = match sent_by_server {
+            Some(true) => (hop.start.role.as_str(), hop.start.role.caller()),
+            Some(false) => (hop.start.role.caller(), hop.start.role.as_str()),
+            None => parties(hop.start.role, message.direction),
+        };
+        let head = match (message.direction, slot.part) {
+            (Direction::Request, _) => format!("{} {}", hop.start.method, hop.start.path),
+            (Direction::Response, Some(_)) => "SSE event".to_string(),
+            (Direction::Response, None) => response_head(hop),
         };
         let mut summary = explained.summary;
         if let Some(side) = side_call {
             summary = format!("side call ({}): {summary}", side.as_str());
         }
-        let linked = links.numbers(index, message.direction, &numbers);
-        if let Some(words) = links.words(index, message.direction, &numbers) {
-            summary.push_str(&words);
-        }
+        let linked = if slot.part.is_none() {
+            if let Some(words) = links.words(index, message.direction, &numbers) {
+                summary.push_str(&words);
+            }
+            links.numbers(index, message.direction, &numbers)
+        } else {
+            Vec::new()
+        };
         out.push(ExplainedMessage {
             number: message.number,
             hop_number: hop_numbers[index],
@@ -221,6 +247,7 @@ pub fn explain_trace(hops: &[RecordedHop]) -> Vec<ExplainedMessage> {
             },
             side_call,
             links: linked,
+            part: slot.part,
         });
     }
     out

@@ -2,6 +2,7 @@
 //! recorded text made safe to print (`safe_text`); pure.
 
 pub mod agent_api;
+pub mod base64_fold;
 pub mod content_encoding;
 pub mod dialect;
 pub mod ids;

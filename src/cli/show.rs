@@ -26,6 +26,7 @@ const WIDTH: usize = 100;
 const INDENT: &str = "       ";
 
 pub async fn run(db: &Path, args: ShowArgs) -> anyhow::Result<ExitCode> {
+    let mut stderr = Vec::new();
     let log = if is_file(&args.id) {
         // A hop-log file is shown as `import` then `show` would show it, with no database.
         let bytes = std::fs::read(&args.id).with_context(|| format!("reading {}", args.id))?;
@@ -34,6 +35,9 @@ pub async fn run(db: &Path, args: ShowArgs) -> anyhow::Result<ExitCode> {
         let store = Store::open_existing(db).await?;
         group_new_hops(&store).await?;
         let log = HopLog::from_store(&store, &args.id).await;
+        if let Ok(log) = &log {
+            stderr = super::show_stderr::of_trace(&store, log).await;
+        }
         let unreadable = store.unreadable_rows();
         store.close().await;
         if unreadable > 0 {
@@ -44,13 +48,18 @@ pub async fn run(db: &Path, args: ShowArgs) -> anyhow::Result<ExitCode> {
     if args.json {
         emit_json_text(&log.to_json_pretty())?;
     } else {
-        out!("{}", render(&log))?;
+        out!("{}", render_with_stderr(&log, &stderr))?;
     }
     Ok(ExitCode::SUCCESS)
 }
 
 /// The plain-text trace: a heading, then each message with its explanation under it.
 pub fn render(log: &HopLog) -> String {
+    render_with_stderr(log, &[])
+}
+
+/// The plain-text trace with a wrapped server's stderr lines among its messages, by time.
+pub fn render_with_stderr(log: &HopLog, stderr: &[super::show_stderr::StderrLine]) -> String {
     let trace = log.trace();
     let mut out = format!("trace {}", trace.id);
     match (log.title(), trace.kind.as_str()) {
@@ -79,12 +88,16 @@ pub fn render(log: &HopLog) -> String {
     }
     out.push_str(&format!("  {}\n\n", facts.join(" · ")));
     let origin = log
-        .messages()
-        .first()
+        .shown_messages()
+        .next()
         .map_or(trace.started_unix_ns, |m| m.at_unix_ns);
     let hops = log.recorded_hops();
     let views = request_views(&hops);
-    for message in log.messages() {
+    let mut stderr = stderr.iter().peekable();
+    for message in log.shown_messages() {
+        while let Some(line) = stderr.next_if(|l| l.at_unix_ns <= message.at_unix_ns) {
+            out.push_str(&super::show_stderr::line_text(line, origin));
+        }
         out.push_str(&message_line(log, message, origin));
         out.push('\n');
         let view = views.iter().find(|v| v.hop_id == message.hop_id);
@@ -108,6 +121,9 @@ pub fn render(log: &HopLog) -> String {
         if message.direction == "←" {
             out.push_str(&frame_lines(&hops, message));
         }
+    }
+    for line in stderr {
+        out.push_str(&super::show_stderr::line_text(line, origin));
     }
     out
 }

@@ -27,7 +27,7 @@ pub fn har_document(traces: &[TraceToExport<'_>]) -> Value {
             let words = |direction: Direction| {
                 explained
                     .iter()
-                    .find(|m| m.hop_index == index && m.direction == direction)
+                    .find(|m| m.hop_index == index && m.direction == direction && m.part.is_none())
             };
             let mut entry = har_entry(hop);
             if let Some(object) = entry.as_object_mut() {

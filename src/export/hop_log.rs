@@ -6,6 +6,8 @@
 
 mod body;
 mod json_layout;
+mod message_entry;
+mod parts;
 mod rebuild;
 mod tokens;
 mod ws_entry;
@@ -16,7 +18,8 @@ use crate::hop::{HopState, Role, Transport};
 use crate::store::traces::TraceRow;
 use crate::store::{Store, StoreError};
 use crate::trace::correlate::load_trace;
-use crate::trace::{Direction, RecordedHop, TraceSummary, explain_trace, summarize};
+use crate::trace::{RecordedHop, TraceSummary, explain_trace, summarize};
+use message_entry::message_entry;
 
 pub use body::{Body, HeaderEntry};
 pub use tokens::TokenEntry;
@@ -24,8 +27,9 @@ pub use ws_entry::{WsEntry, WsMessageEntry};
 
 /// The value of the top-level `format` field.
 pub const FORMAT: &str = "tracer.hop-log";
-/// The version of the hop log this build writes. Version 2 added the `tokens` objects.
-pub const VERSION: u32 = 2;
+/// The version of the hop log this build writes. Version 2 added the `tokens` objects; version
+/// 3 the messages of an SSE answer (`part`) and the answers no one sent (`unsent`).
+pub const VERSION: u32 = 3;
 /// The oldest version this build still reads (a version 1 log has no `tokens`).
 pub const OLDEST_VERSION: u32 = 1;
 /// `created_by` of traces that `import` writes (a re-grouping leaves them alone).
@@ -152,6 +156,14 @@ pub struct MessageEntry {
     pub timings: Timings,
     pub headers: Vec<HeaderEntry>,
     pub body: Body,
+    /// Which JSON-RPC message of the hop's SSE answer this is (a server's request, a
+    /// notification); such an entry carries no headers or body (the hop's answer holds them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub part: Option<usize>,
+    /// The hop's answer kept for the record though no message was sent (a stdio notification's,
+    /// a 202 receipt, a withdrawn call's end): not shown, and numbered as its request.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub unsent: bool,
 }
 
 /// When things happened. Requests carry `started_unix_ns` and `ended_unix_ns`; responses carry
@@ -259,6 +271,7 @@ impl HopLog {
                 message_entry(message, hop)
             })
             .collect();
+        let messages = parts::with_unsent_answers(messages, hops, &explained);
         let mut hop_entries: Vec<HopEntry> = hops
             .iter()
             .zip(&numbers)
@@ -285,10 +298,19 @@ impl HopLog {
             })
             .collect();
         hop_entries.sort_by_key(|hop| hop.number);
+        // A log with no entry of version 3's kinds is written as version 2, as it always was.
+        let version = if messages.iter().any(|m| m.part.is_some() || m.unsent) {
+            VERSION
+        } else {
+            2
+        };
         HopLog {
             format: FORMAT.to_string(),
-            version: VERSION,
-            trace: TraceEntry::new(row, summary),
+            version,
+            trace: TraceEntry {
+                message_count: messages.iter().filter(|m| !m.unsent).count(),
+                ..TraceEntry::new(row, summary)
+            },
             messages,
             hops: hop_entries,
         }
@@ -353,8 +375,14 @@ impl HopLog {
         &self.trace
     }
 
+    /// Every entry, the unsent answers included (they rebuild their hops).
     pub fn messages(&self) -> &[MessageEntry] {
         &self.messages
+    }
+
+    /// The messages that were sent, numbered 1..M: what `tracer show` shows.
+    pub fn shown_messages(&self) -> impl Iterator<Item = &MessageEntry> {
+        self.messages.iter().filter(|m| !m.unsent)
     }
 
     pub fn hops(&self) -> &[HopEntry] {
@@ -364,65 +392,5 @@ impl HopLog {
     /// Writes the trace and its hops into a database, all or nothing, in one transaction.
     pub async fn import(&self, store: &Store) -> Result<String, HopLogError> {
         rebuild::import(self, store).await
-    }
-}
-
-fn message_entry(message: &crate::trace::ExplainedMessage, hop: &RecordedHop) -> MessageEntry {
-    let end = hop.end.clone().unwrap_or_default();
-    let (timings, headers, body, status) = match message.direction {
-        Direction::Request => (
-            Timings {
-                started_unix_ns: Some(hop.start.started_unix_ns),
-                ended_unix_ns: end.request_ended_unix_ns,
-                ..Timings::default()
-            },
-            &hop.start.request_headers,
-            &end.request_body,
-            None,
-        ),
-        Direction::Response => (
-            Timings {
-                head_unix_ns: end.response_head_unix_ns,
-                first_byte_unix_ns: end.response_first_byte_unix_ns,
-                ended_unix_ns: end.response_ended_unix_ns,
-                duration_ns: end
-                    .response_ended_unix_ns
-                    .map(|at| at - hop.start.started_unix_ns),
-                chunks: Some(
-                    end.chunks
-                        .iter()
-                        .map(|c| ChunkEntry {
-                            offset_ns: c.offset_ns,
-                            size: c.size,
-                        })
-                        .collect(),
-                ),
-                chunks_truncated: Some(end.chunks_truncated),
-                ..Timings::default()
-            },
-            &end.response_headers,
-            &end.response_body,
-            end.status,
-        ),
-    };
-    MessageEntry {
-        number: message.number,
-        direction: message.direction.arrow().to_string(),
-        hop: message.hop_number,
-        hop_id: message.hop_id.clone(),
-        from: message.from.to_string(),
-        to: message.to.to_string(),
-        at_unix_ns: message.at_unix_ns,
-        method: hop.start.method.clone(),
-        path: hop.start.path.clone(),
-        status,
-        dialect: message.dialect.to_string(),
-        case: message.case.name().to_string(),
-        summary: message.summary.clone(),
-        explanation: message.explanation.clone(),
-        tokens: message.tokens.as_ref().and_then(TokenEntry::of),
-        timings,
-        headers: headers.iter().map(HeaderEntry::encode).collect(),
-        body: Body::encode(body),
     }
 }

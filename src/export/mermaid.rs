@@ -5,6 +5,7 @@ use super::body_text::{BodyText, TraceToExport, iso8601_utc};
 use crate::trace::explain::shorten;
 use crate::trace::request_views::request_views;
 use crate::trace::{Direction, ExplainedMessage, RecordedHop, TokenCounts, explain_trace};
+use crate::wire::base64_fold::{fold_base64, fold_text};
 use crate::wire::content_encoding::readable;
 use crate::wire::safe_text::{multi_line, one_line};
 
@@ -111,13 +112,14 @@ fn trimmed_body(bytes: &[u8]) -> Option<(String, &'static str)> {
     if bytes.is_empty() {
         return None;
     }
+    // Base64 (an image, a blob) is folded to its size: a handout is for reading.
     let (text, language) = match serde_json::from_slice::<serde_json::Value>(bytes) {
         Ok(value) => (
-            serde_json::to_string_pretty(&value).unwrap_or_default(),
+            serde_json::to_string_pretty(&fold_base64(&value)).unwrap_or_default(),
             "json",
         ),
         Err(_) => match BodyText::of(&crate::hop::BodyCapture::whole(bytes.to_vec())) {
-            BodyText::Text(text) => (text, "text"),
+            BodyText::Text(text) => (fold_text(&text), "text"),
             BodyText::Base64(_) => (format!("({} bytes of binary data)", bytes.len()), "text"),
         },
     };

@@ -216,6 +216,24 @@ impl Store {
         )
     }
 
+    /// A wrapped server's stderr lines logged from `from_ns` to `to_ns`, with their times.
+    pub async fn server_logs_between(
+        &self,
+        route: &str,
+        from_ns: i64,
+        to_ns: i64,
+    ) -> Result<Vec<(i64, String)>> {
+        Ok(sqlx::query_as(
+            "select logged_unix_ns, line from server_logs
+             where route = ?1 and logged_unix_ns between ?2 and ?3 order by seq",
+        )
+        .bind(route)
+        .bind(from_ns)
+        .bind(to_ns)
+        .fetch_all(self.pool())
+        .await?)
+    }
+
     pub async fn hop_count(&self) -> Result<i64> {
         Ok(sqlx::query_scalar("select count(*) from hops")
             .fetch_one(self.pool())

@@ -5,15 +5,13 @@ use super::RecordedHop;
 use super::dialect_words;
 use super::explain::{Case, Explained, human_duration, plural, shorten};
 use super::explain_context::ExplainContext;
-use super::model_notes::{
-    handoff_note, reply_notes, request_notes, said_before_call, tool_call_words,
-};
+use super::model_notes::{reply_notes, request_notes, said_before_call, tool_call_words};
 use super::request_anatomy::RequestAnatomy;
 use super::side_calls::SideCall;
 use crate::hop::HopState;
 use crate::wire::dialect::{
-    BodyReading, Dialect, HopReading, Integrity, JsonRpcKind, McpReading, ModelRequest,
-    ModelResponse, Reading, ToolCall, ToolCallForm,
+    BodyReading, Dialect, HopReading, Integrity, ModelRequest, ModelResponse, Reading, ToolCall,
+    ToolCallForm,
 };
 
 /// How long a quoted text may be in a summary line.
@@ -71,7 +69,7 @@ pub fn explain_request_in(
             let side = context.side_call_of(&hop.start.id);
             model_request(request, previous, context, reading.dialect, side)
         }
-        Reading::Mcp(mcp) => mcp_request(mcp),
+        Reading::Mcp(mcp) => super::describe_mcp_hop::mcp_request(mcp),
         other => dialect_words::code_assist_call(&hop.start.path).unwrap_or_else(|| {
             Explained::new(
                 Case::HttpRequest,
@@ -133,42 +131,6 @@ fn model_request(
         request_notes(&mut explained, request, &anatomy, dialect);
     }
     explained
-}
-
-fn mcp_request(mcp: &McpReading) -> Explained {
-    let Some(message) = mcp.request() else {
-        return Explained::new(Case::HttpRequest, &[("detail", "JSON-RPC".to_string())]);
-    };
-    let method = message.method.clone().unwrap_or_default();
-    match method.as_str() {
-        "server/discover" => Explained::new(Case::McpDiscover, &[]),
-        "initialize" => Explained::new(
-            Case::McpInitialize,
-            &[(
-                "version",
-                message
-                    .protocol_version
-                    .clone()
-                    .unwrap_or_else(|| "?".into()),
-            )],
-        ),
-        "notifications/initialized" => Explained::new(Case::McpInitialized, &[]),
-        "tools/list" => Explained::new(Case::McpToolsList, &[]),
-        "tools/call" => {
-            let call = ToolCall {
-                id: None,
-                name: message.tool_name.clone().unwrap_or_default(),
-                arguments: message.arguments.clone().unwrap_or_default(),
-                arguments_invalid: false,
-                form: ToolCallForm::Structured,
-            };
-            Explained::new(Case::McpToolCall, &[("call", call.display())])
-        }
-        _ if message.kind == JsonRpcKind::Notification => {
-            Explained::new(Case::McpNotification, &[("method", method)])
-        }
-        _ => Explained::new(Case::McpOtherRequest, &[("method", method)]),
-    }
 }
 
 /// Explains a hop's response (or its absence: in flight, failed, aborted).
@@ -240,7 +202,7 @@ pub fn explain_response_in(
                 )
             })
         }
-        Reading::Mcp(mcp) => mcp_response(mcp, context),
+        Reading::Mcp(mcp) => super::describe_mcp_hop::mcp_response(mcp, context),
         Reading::AgentReply(reply) if reply.error.is_some() && reply.reply.is_empty() => {
             Explained::new(
                 Case::AgentError,
@@ -377,61 +339,6 @@ fn model_response(
         );
     }
     explained
-}
-
-fn mcp_response(mcp: &McpReading, context: &ExplainContext) -> Explained {
-    let Some(reply) = mcp.reply() else {
-        return Explained::new(Case::McpOtherResult, &[]);
-    };
-    if reply.kind == JsonRpcKind::Error {
-        return Explained::new(
-            Case::McpProtocolError,
-            &[
-                (
-                    "code",
-                    reply.error_code.map(|c| c.to_string()).unwrap_or_default(),
-                ),
-                ("message", reply.error_message.clone().unwrap_or_default()),
-            ],
-        );
-    }
-    if reply.result_type.as_deref() == Some("input_required") {
-        return Explained::new(Case::McpInputRequired, &[]);
-    }
-    let text = shorten(reply.result_text.as_deref().unwrap_or_default(), QUOTE);
-    if reply.is_error {
-        let mut explained = Explained::new(Case::McpToolError, &[("text", text)]);
-        if let Some(note) = handoff_note(context.model_dialect, true) {
-            explained.note(note, &[]);
-        }
-        return explained;
-    }
-    if !reply.tools.is_empty() {
-        return Explained::new(
-            Case::McpToolsListResult,
-            &[
-                ("count", reply.tools.len().to_string()),
-                ("names", reply.tools.join(", ")),
-            ],
-        );
-    }
-    if reply.result_text.is_some() {
-        let mut explained = Explained::new(Case::McpToolResult, &[("text", text)]);
-        if let Some(note) = handoff_note(context.model_dialect, false) {
-            explained.note(note, &[]);
-        }
-        return explained;
-    }
-    if !reply.supported_versions.is_empty() {
-        return Explained::new(
-            Case::McpDiscoverResult,
-            &[("versions", reply.supported_versions.join(", "))],
-        );
-    }
-    match &reply.protocol_version {
-        Some(version) => Explained::new(Case::McpInitializeResult, &[("version", version.clone())]),
-        None => Explained::new(Case::McpOtherResult, &[]),
-    }
 }
 
 fn other_detail(reading: &Reading, method: &str, path: &str) -> String {

@@ -92,6 +92,8 @@ pub enum Case {
     WebSocketClosed,
     NoteWsPrewarm,
     NoteWsPrevious,
+    /// MCP beyond tools: the rows of `table_mcp` (not in `ALL`: `McpCase::ALL` lists them).
+    Mcp(McpCase),
 }
 
 impl Case {
@@ -182,15 +184,23 @@ impl Case {
 }
 
 mod table;
+mod table_mcp;
+mod table_mcp_answers;
 mod table_terms;
 mod table_ws;
 
 pub use table::CASES;
+pub use table_mcp::{MCP, MCP_ANSWERS, McpCase};
 pub use table_terms::TERMS;
 
-/// Every row: the table's, then those in each API's own terms.
+/// Every row: the table's, then those in each API's own terms, then MCP's.
 pub fn rows() -> impl Iterator<Item = &'static CaseText> {
-    CASES.iter().chain(TERMS).chain(table_ws::WEBSOCKET)
+    CASES
+        .iter()
+        .chain(TERMS)
+        .chain(table_ws::WEBSOCKET)
+        .chain(MCP)
+        .chain(MCP_ANSWERS)
 }
 
 /// One row of the table.
@@ -306,8 +316,8 @@ mod tests {
 
     #[test]
     fn every_case_has_exactly_one_row() {
-        assert_eq!(rows().count(), Case::ALL.len());
-        for case in Case::ALL {
+        assert_eq!(rows().count(), Case::ALL.len() + McpCase::ALL.len());
+        for case in Case::ALL.into_iter().chain(McpCase::ALL.map(Case::Mcp)) {
             assert!(case_text(case).is_some(), "{case:?} has no row");
         }
         for row in rows() {

@@ -136,12 +136,15 @@ pub fn summarize(hops: &[RecordedHop]) -> TraceSummary {
         // Streamable HTTP's GET declined with 405, a DELETE, a preconnect: ordinary, not failures.
         let ordinary =
             super::transport_moves::is_ordinary_answer(&hop.start, end.and_then(|e| e.status));
-        if ordinary && worst == TraceStatus::HttpError {
+        // MCP's own: a discovery probe's fallback, a call the host withdrew, -32042.
+        let mcp_ordinary = super::mcp_messages::is_ordinary_outcome(hop, reading);
+        if (ordinary && worst == TraceStatus::HttpError) || mcp_ordinary {
             worst = TraceStatus::Ok;
         }
         if let Some(Reading::Mcp(mcp)) = reading.response.as_ref().map(|r| &r.reading)
             && let Some(reply) = mcp.reply()
             && !ordinary
+            && !mcp_ordinary
         {
             if reply.kind == JsonRpcKind::Error {
                 worst = worst.min(TraceStatus::ProtocolError);

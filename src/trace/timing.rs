@@ -126,9 +126,9 @@ fn bar(
 ) -> Bar {
     let end = hop.end.as_ref();
     let in_flight = end.is_none_or(|e| e.state == Some(HopState::InFlight));
-    let response = messages
-        .iter()
-        .find(|m| m.hop_index == request.hop_index && m.direction == Direction::Response);
+    let response = messages.iter().find(|m| {
+        m.hop_index == request.hop_index && m.direction == Direction::Response && m.part.is_none()
+    });
     // The hop's own end, not when its answer is told (a tool call's moment, see numbering).
     let end_ns = if in_flight {
         None
@@ -151,6 +151,8 @@ fn bar(
     let kind = match hop.start.role {
         Role::Agent => BarKind::Host,
         Role::Model => BarKind::Model,
+        // The server's own stream is the transport, open while it lasts: not a tool's time.
+        Role::Mcp if hop.start.method == "GET" => BarKind::Other,
         Role::Mcp => BarKind::Tool,
         Role::Other => BarKind::Other,
     };

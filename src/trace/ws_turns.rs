@@ -182,6 +182,9 @@ pub fn merged_input(hop: &RecordedHop, own: TraceInput) -> TraceInput {
         if merged.latest_user_text.is_none() {
             merged.latest_user_text = input.latest_user_text;
         }
+        if merged.title_text.is_none() {
+            merged.title_text = input.title_text;
+        }
         merged.user_texts.extend(input.user_texts);
         merged.history_calls.extend(input.history_calls);
         merged.tool_results.extend(input.tool_results);

@@ -77,6 +77,11 @@ pub enum Action {
         title: Option<String>,
         hops: Vec<RecordedHop>,
     },
+    /// The stderr lines a wrapped server wrote while the trace lasted: (route, when, line).
+    StderrLoaded {
+        trace_id: String,
+        lines: Vec<(String, i64, String)>,
+    },
     /// A trace was written to a file.
     Exported { path: String },
     /// Background work failed; the text is shown in the status bar.

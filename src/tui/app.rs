@@ -158,6 +158,12 @@ impl App {
                 self.show_trace(trace);
                 Vec::new()
             }
+            Action::StderrLoaded { trace_id, lines } => {
+                if let Some(view) = self.view.as_mut().filter(|v| v.trace_id == trace_id) {
+                    view.stderr = lines;
+                }
+                Vec::new()
+            }
             Action::Exported { path } => {
                 self.note = Some(format!("exported to {path}"));
                 Vec::new()

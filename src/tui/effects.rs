@@ -171,11 +171,23 @@ async fn run(
             Some(Action::FactsLoaded(facts))
         }
         Effect::LoadTrace(id) => match source::from_store(store, &id).await {
-            Ok(trace) => Some(Action::TraceLoaded {
-                trace_id: trace.trace_id,
-                title: trace.title,
-                hops: trace.hops,
-            }),
+            Ok(trace) => {
+                let lines = server_stderr(store, &trace.hops).await;
+                let (trace_id, loaded) = (
+                    trace.trace_id.clone(),
+                    Action::TraceLoaded {
+                        trace_id: trace.trace_id,
+                        title: trace.title,
+                        hops: trace.hops,
+                    },
+                );
+                if lines.is_empty() {
+                    return Some(loaded);
+                }
+                // The trace first, then its servers' stderr for the view it opened.
+                let _ = results.send(loaded);
+                Some(Action::StderrLoaded { trace_id, lines })
+            }
             Err(error) => failed("reading the trace", &error),
         },
         Effect::Export(id) => match super::export::write_trace(store, &id, export_dir).await {
@@ -244,4 +256,40 @@ async fn session_labels(
         .into_iter()
         .filter_map(|(trace, session)| Some((trace, sessions.get(&session)?.clone())))
         .collect())
+}
+
+/// What the trace's wrapped (stdio) servers wrote to stderr while it lasted, oldest first.
+async fn server_stderr(
+    store: &Store,
+    hops: &[crate::trace::RecordedHop],
+) -> Vec<(String, i64, String)> {
+    const MARGIN_NS: i64 = 1_000_000_000;
+    let mut routes: Vec<&str> = hops
+        .iter()
+        .filter(|h| h.start.transport == crate::hop::Transport::Stdio)
+        .map(|h| h.start.route.as_str())
+        .collect();
+    routes.sort_unstable();
+    routes.dedup();
+    let times = hops.iter().flat_map(|h| {
+        let end = h.end.as_ref().and_then(|e| e.response_ended_unix_ns);
+        [Some(h.start.started_unix_ns), end].into_iter().flatten()
+    });
+    let (Some(first), Some(last)) = (times.clone().min(), times.max()) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for route in routes {
+        let lines = store
+            .server_logs_between(route, first - MARGIN_NS, last + MARGIN_NS)
+            .await
+            .unwrap_or_default();
+        out.extend(
+            lines
+                .into_iter()
+                .map(|(at, line)| (route.to_string(), at, line)),
+        );
+    }
+    out.sort_by_key(|(_, at, _)| *at);
+    out
 }

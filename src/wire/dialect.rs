@@ -28,7 +28,7 @@ use crate::hop::{BodyCapture, Header, HopEnd, HopStart, HopState, Role, Transpor
 
 pub use crate::wire::mcp::Era as McpEra;
 pub use anatomy::{SystemPart, SystemSource, ToolDef};
-pub use mcp_read::{JsonRpcKind, McpMessage, McpReading};
+pub use mcp_read::{JsonRpcKind, McpMessage, McpReading, sse_message_offsets};
 pub use usage::Usage;
 
 /// How a body is to be read: which protocol's JSON (or stream) it is.

@@ -37,6 +37,7 @@ mod interop_phoenix;
 mod interop_tracer;
 mod log_lines;
 mod mcp_agent;
+mod mcp_faces;
 mod mcp_server;
 mod newcomer;
 mod odd_databases;

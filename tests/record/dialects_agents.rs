@@ -110,7 +110,7 @@ fn claude_code_is_read_in_anthropics_terms() {
     assert_eq!(answered.case, Case::ModelToolCall);
     assert_eq!(
         answered.summary,
-        "the model says \"I'll add that to your notes.\" and asks for tool mcp__notes__append {\"content\":\"buy milk\"} (it does not run it: the host will) · run in message 13"
+        "the model says \"I'll add that to your notes.\" and asks for tool mcp__notes__append {\"content\":\"buy milk\"} (it does not run it: the host will) · run in message 12"
     );
     for words in [
         "The model answered with a tool_use block",

@@ -54,6 +54,8 @@ mod interop_codex_websocket;
 mod interop_https_curl;
 mod interop_https_sdk;
 mod interop_mcp_sdk;
+mod interop_mcp_tour;
+mod mcp_tour;
 mod openai_double;
 mod proxy;
 mod run_agents;

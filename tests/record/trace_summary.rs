@@ -87,7 +87,7 @@ fn model_load_and_structured_results_are_explained() {
             "1 agent → model  POST /api/chat  load qwen2.5:7b (no messages)",
             "2 model → agent  200  empty reply (finish: load)",
             "3 agent → mcp  POST /mcp  tools/call get_weather_data {\"location\":\"Seattle\"}",
-            "4 mcp → agent  200  result: \"{\"temperature\":22.5}\"",
+            "4 mcp → agent  200  result: structured content {\"temperature\":22.5}",
         ]
     );
 }

@@ -45,7 +45,8 @@ impl HopLog {
         }
         let mut requests: HashMap<&str, &MessageEntry> = HashMap::new();
         let mut responses: HashMap<&str, &MessageEntry> = HashMap::new();
-        for message in &self.messages {
+        // The messages of an SSE answer are told from the hop's answer, which holds their bytes.
+        for message in self.messages.iter().filter(|m| m.part.is_none()) {
             let slot = match message.direction.as_str() {
                 "→" => &mut requests,
                 "←" => &mut responses,

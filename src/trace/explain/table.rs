@@ -100,7 +100,7 @@ pub const CASES: &[CaseText] = &[
         Case::McpInitialized,
         "mcp_initialized",
         "notifications/initialized",
-        "The host confirms the handshake. It is a notification: no id, no answer (just 202 Accepted).",
+        "The host confirms the handshake. It is a notification: no id, no answer.",
     ),
     row(
         Case::McpToolsList,

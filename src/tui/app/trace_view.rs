@@ -25,6 +25,8 @@ pub struct TraceView {
     pub replay: Option<ReplayState>,
     /// The timing waterfall is shown instead of the sequence diagram (`t`).
     pub show_timing: bool,
+    /// What the trace's wrapped servers wrote to stderr: (route, when, line), oldest first.
+    pub stderr: Vec<(String, i64, String)>,
 }
 
 impl TraceView {
@@ -49,6 +51,7 @@ impl TraceView {
             detail_scroll: 0,
             replay: None,
             show_timing: false,
+            stderr: Vec::new(),
         }
     }
 
@@ -58,6 +61,7 @@ impl TraceView {
         view.selected = self.selected.min(view.messages.len().saturating_sub(1));
         view.detail_scroll = self.detail_scroll;
         view.show_timing = self.show_timing;
+        view.stderr = self.stderr.clone();
         view.replay = self.replay.clone().map(|mut replay| {
             replay.total = view.messages.len();
             replay
@@ -71,6 +75,27 @@ impl TraceView {
             Some(replay) => (replay.step + 1).min(self.messages.len()),
             None => self.messages.len(),
         }
+    }
+
+    /// The server's stderr lines of the message's hop logged since the message before it and
+    /// up to it (so each line is shown under one message): beside the server's messages.
+    pub fn stderr_of(&self, message: &ExplainedMessage) -> Vec<&str> {
+        let route = &self.hops[message.hop_index].start.route;
+        let since = self
+            .messages
+            .iter()
+            .take_while(|m| m.number < message.number)
+            .last()
+            .map_or(i64::MIN, |m| m.at_unix_ns);
+        let last = self
+            .messages
+            .last()
+            .is_some_and(|m| m.number == message.number);
+        self.stderr
+            .iter()
+            .filter(|(r, at, _)| r == route && *at > since && (last || *at <= message.at_unix_ns))
+            .map(|(_, _, line)| line.as_str())
+            .collect()
     }
 
     /// The message whose details are shown.

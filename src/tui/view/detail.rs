@@ -30,10 +30,19 @@ pub fn render(view: &TraceView, frame: &mut Frame, area: Rect) {
         .border_style(Style::default().fg(Color::DarkGray))
         .title(format!(" message {} ", message.number));
     let trace_start = view.messages.first().map_or(0, |m| m.at_unix_ns);
-    let shown: Vec<Line<'static>> = lines(message, hop, trace_start)
-        .into_iter()
-        .map(clean)
-        .collect();
+    let mut all = lines(message, hop, trace_start);
+    let stderr = view.stderr_of(message);
+    if !stderr.is_empty() {
+        all.push(Line::from(""));
+        all.push(section(&format!("server stderr ({})", hop.start.route)));
+        all.extend(
+            stderr
+                .into_iter()
+                .map(|line| Line::styled(format!("  {line}"), Style::default().fg(Color::Gray))),
+        );
+    }
+    // Recorded text (the stderr lines too) is made safe before it reaches the terminal.
+    let shown: Vec<Line<'static>> = all.into_iter().map(clean).collect();
     let paragraph = Paragraph::new(shown)
         .block(block)
         .wrap(Wrap { trim: false })

@@ -2,6 +2,7 @@
 //! and SSE streams one coloured record per line, anything else as text. Bounded: only the first
 //! `MAX_BYTES` are read and `MAX_LINES` drawn.
 
+use crate::wire::base64_fold::{fold_base64, fold_text};
 use ratatui::style::{Color, Style};
 use ratatui::text::{Line, Span};
 use serde_json::Value;
@@ -28,13 +29,18 @@ fn literal() -> Style {
 pub fn body_lines(bytes: &[u8]) -> Vec<Line<'static>> {
     let cut = &bytes[..bytes.len().min(MAX_BYTES)];
     let text = String::from_utf8_lossy(cut);
+    // Base64 (an image, a blob) is folded to its size, in JSON and in each line of a stream.
     let mut lines = match serde_json::from_str::<Value>(&text) {
         Ok(value) => {
             let mut lines = Vec::new();
-            pretty(&value, 0, Vec::new(), &mut lines);
+            pretty(&fold_base64(&value), 0, Vec::new(), &mut lines);
             lines
         }
-        Err(_) => text.lines().take(MAX_LINES + 1).map(stream_line).collect(),
+        Err(_) => fold_text(&text)
+            .lines()
+            .take(MAX_LINES + 1)
+            .map(stream_line)
+            .collect(),
     };
     if lines.len() > MAX_LINES {
         let more = lines.len() - MAX_LINES;

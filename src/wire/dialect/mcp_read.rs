@@ -4,7 +4,7 @@ use serde_json::Value;
 
 use super::json_util::{Framing, framing, malformed, parse_lenient, sse_events, str_field, whole};
 use super::{BodyReading, Integrity, Reading};
-use crate::hop::{BodyCapture, Header, header_text};
+use crate::hop::{BodyCapture, Chunk, Header, header_text};
 use crate::wire::mcp::Era;
 
 /// The `_meta` key that carries the protocol version in the modern (stateless) era.
@@ -45,6 +45,11 @@ pub struct McpMessage {
     pub tools: Vec<String>,
     /// `supportedVersions` of a `server/discover` result.
     pub supported_versions: Vec<String>,
+    /// The message's `params`, `result` and `error.data` as they were, for the explanations
+    /// that name what a method carries (a resource's URI, a prompt's messages, an image's size).
+    pub params: Option<Value>,
+    pub result: Option<Value>,
+    pub error_data: Option<Value>,
 }
 
 impl McpMessage {
@@ -101,6 +106,9 @@ fn message(value: &Value) -> McpMessage {
         error_message: None,
         tools: Vec::new(),
         supported_versions: Vec::new(),
+        params: value.get("params").cloned(),
+        result: value.get("result").cloned(),
+        error_data: value.get("error").and_then(|e| e.get("data")).cloned(),
     };
     if str_field(value, "jsonrpc") != Some("2.0") && value.get("method").is_none() {
         return out;
@@ -251,4 +259,28 @@ pub(super) fn read(headers: &[Header], body: &BodyCapture) -> BodyReading {
         reading: Reading::Mcp(reading),
         integrity,
     }
+}
+
+/// When each message of an SSE body arrived, in the order `read` gives them: the offset (from
+/// the hop's start) of the chunk that completed its event, or None past the recorded chunks.
+pub fn sse_message_offsets(body: &[u8], chunks: &[Chunk]) -> Vec<Option<i64>> {
+    let mut decoder = crate::wire::stream::SseDecoder::new();
+    let mut out = Vec::new();
+    let mut add = |events: Vec<crate::wire::stream::SseEvent>, at: Option<i64>| {
+        for event in events.iter().filter(|e| !e.data.trim().is_empty()) {
+            if let Some(value) = parse_lenient(event.data.as_bytes()) {
+                out.extend(std::iter::repeat_n(at, messages_in(&value).0.len()));
+            }
+        }
+    };
+    let mut position = 0usize;
+    for chunk in chunks {
+        let size = usize::try_from(chunk.size).unwrap_or(usize::MAX);
+        let end = position.saturating_add(size).min(body.len());
+        add(decoder.push(&body[position..end]), Some(chunk.offset_ns));
+        position = end;
+    }
+    add(decoder.push(&body[position..]), None);
+    add(decoder.finish().into_iter().collect(), None);
+    out
 }

@@ -1,0 +1,386 @@
+//! Explains MCP messages: a lone hop's request and answer, and, inside a trace, every JSON-RPC
+//! message by its method, by who sent it and by what it answers, withdraws or reports on.
+
+use serde_json::Value;
+
+use super::describe_mcp_content as content;
+use super::describe_mcp_hop::{mcp_request, mcp_response};
+use super::explain::{Case, Explained, McpCase, plural, shorten};
+use super::explain_context::ExplainContext;
+use crate::hop::Transport;
+use crate::wire::dialect::{JsonRpcKind, McpMessage, McpReading, ToolCall, ToolCallForm};
+
+/// How long a quoted text may be in a summary line.
+pub(super) const QUOTE: usize = 72;
+
+/// Who sent a message: the host (the MCP client) or the MCP server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Side {
+    Host,
+    Server,
+}
+
+impl Side {
+    pub fn other(self) -> Side {
+        match self {
+            Side::Host => Side::Server,
+            Side::Server => Side::Host,
+        }
+    }
+}
+
+/// A request seen earlier in the trace: its message number and method.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Asked {
+    pub number: usize,
+    pub method: String,
+    /// The host withdrew it (`notifications/cancelled`).
+    pub withdrawn: bool,
+    /// When it was sent.
+    pub at_ns: i64,
+}
+
+/// What a message pairs with, and where it travels.
+#[derive(Debug, Clone, Copy)]
+pub struct Pairing<'a> {
+    /// The request an answer answers.
+    pub answered: Option<&'a Asked>,
+    /// The request a progress notification reports on.
+    pub progress_of: Option<&'a Asked>,
+    /// The request a `notifications/cancelled` withdraws.
+    pub withdrawn: Option<&'a Asked>,
+    pub transport: Transport,
+    pub model_in_trace: bool,
+    pub status: Option<u16>,
+    /// An HTTP POST the server took with a bodiless 2xx (a notification, an answer).
+    pub acknowledged: bool,
+    /// On the host's answer to a sampling request: the model call the host made for it (its
+    /// number and route), when the host's model traffic is recorded too.
+    pub model_call: Option<(usize, &'a str)>,
+}
+
+fn param<'a>(message: &'a McpMessage, key: &str) -> Option<&'a Value> {
+    message.params.as_ref().and_then(|p| p.get(key))
+}
+
+fn param_text(message: &McpMessage, key: &str) -> String {
+    param(message, key)
+        .map(|v| match v {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        })
+        .unwrap_or_else(|| "?".into())
+}
+
+pub(super) fn field_text(value: Option<&Value>, key: &str) -> String {
+    value
+        .and_then(|v| v.get(key))
+        .map(|v| match v {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        })
+        .unwrap_or_else(|| "?".into())
+}
+
+/// The progress token a request names (`params._meta.progressToken`) or a progress
+/// notification reports on (`params.progressToken`), as text.
+pub fn progress_token(message: &McpMessage) -> Option<String> {
+    let value = match message.kind {
+        JsonRpcKind::Request => param(message, "_meta")?.get("progressToken")?,
+        _ => param(message, "progressToken")?,
+    };
+    Some(value.to_string())
+}
+
+/// The id a `notifications/cancelled` withdraws, as `McpMessage::id_text` would write it.
+pub fn cancelled_id(message: &McpMessage) -> Option<String> {
+    if message.method.as_deref() != Some("notifications/cancelled") {
+        return None;
+    }
+    match param(message, "requestId")? {
+        Value::String(s) => Some(s.clone()),
+        other => Some(other.to_string()),
+    }
+}
+
+pub(super) fn asked_values(asked: Option<&Asked>) -> [(&'static str, String); 2] {
+    [
+        (
+            "number",
+            asked.map_or_else(|| "?".into(), |a| a.number.to_string()),
+        ),
+        (
+            "method",
+            asked.map_or_else(|| "?".into(), |a| a.method.clone()),
+        ),
+    ]
+}
+
+pub(super) fn mcp(case: McpCase, values: &[(&str, String)]) -> Explained {
+    Explained::new(Case::Mcp(case), values)
+}
+
+pub(super) fn names(
+    items: Option<&Value>,
+    keys: &[&str],
+    one: &str,
+) -> [(&'static str, String); 2] {
+    let items = items.and_then(Value::as_array).cloned().unwrap_or_default();
+    let listed: Vec<String> = items
+        .iter()
+        .filter_map(|item| {
+            keys.iter()
+                .find_map(|k| item.get(*k).and_then(Value::as_str))
+        })
+        .map(str::to_string)
+        .collect();
+    [
+        ("count", plural(items.len(), one)),
+        ("names", shorten(&listed.join(", "), QUOTE)),
+    ]
+}
+
+/// Explains one JSON-RPC message of a trace, sent by `side`.
+pub fn explain(
+    message: &McpMessage,
+    side: Side,
+    pairing: &Pairing,
+    context: &ExplainContext,
+) -> Explained {
+    let mut explained = match message.kind {
+        JsonRpcKind::Request => request(message, side, pairing),
+        JsonRpcKind::Notification => notification(message, pairing),
+        JsonRpcKind::Result | JsonRpcKind::Error => {
+            super::describe_mcp_answer::answer(message, pairing, context)
+        }
+        JsonRpcKind::Invalid => Explained::new(
+            Case::HttpRequest,
+            &[("detail", "not a JSON-RPC 2.0 message".to_string())],
+        ),
+    };
+    let one_way = matches!(
+        message.kind,
+        JsonRpcKind::Notification | JsonRpcKind::Result | JsonRpcKind::Error
+    );
+    if pairing.acknowledged && one_way {
+        let status = pairing.status.map_or_else(|| "?".into(), |s| s.to_string());
+        explained.note(Case::Mcp(McpCase::NoteAcknowledged), &[("status", status)]);
+    } else if message.kind == JsonRpcKind::Notification && pairing.transport == Transport::Stdio {
+        explained.note(Case::Mcp(McpCase::NoteStdioNotification), &[]);
+    }
+    explained
+}
+
+fn tool_call(message: &McpMessage) -> String {
+    ToolCall {
+        id: None,
+        name: message.tool_name.clone().unwrap_or_default(),
+        arguments: message
+            .arguments
+            .as_ref()
+            .map(content::fold_base64)
+            .unwrap_or_default(),
+        arguments_invalid: false,
+        form: ToolCallForm::Structured,
+    }
+    .display()
+}
+
+fn request(message: &McpMessage, side: Side, pairing: &Pairing) -> Explained {
+    let method = message.method.clone().unwrap_or_default();
+    let uri = || ("uri", param_text(message, "uri"));
+    let task = || ("task", param_text(message, "taskId"));
+    match method.as_str() {
+        "ping" => mcp(McpCase::Ping, &[]),
+        "tools/call" if param(message, "task").is_some() => {
+            mcp(McpCase::TaskToolCall, &[("call", tool_call(message))])
+        }
+        "tools/call" if !pairing.model_in_trace => {
+            mcp(McpCase::HostToolCall, &[("call", tool_call(message))])
+        }
+        "resources/list" => mcp(McpCase::ResourcesList, &[]),
+        "resources/templates/list" => mcp(McpCase::TemplatesList, &[]),
+        "resources/read" => mcp(McpCase::ResourceRead, &[uri()]),
+        "resources/subscribe" => mcp(McpCase::Subscribe, &[uri()]),
+        "resources/unsubscribe" => mcp(McpCase::Unsubscribe, &[uri()]),
+        "prompts/list" => mcp(McpCase::PromptsList, &[]),
+        "prompts/get" => {
+            let arguments = match param(message, "arguments") {
+                Some(Value::Object(map)) if !map.is_empty() => {
+                    format!(" {}", Value::Object(map.clone()))
+                }
+                _ => String::new(),
+            };
+            mcp(
+                McpCase::PromptGet,
+                &[
+                    ("name", param_text(message, "name")),
+                    ("arguments", arguments),
+                ],
+            )
+        }
+        "completion/complete" => {
+            let reference = param(message, "ref");
+            let reference = reference
+                .and_then(|r| r.get("name").or_else(|| r.get("uri")))
+                .and_then(Value::as_str)
+                .unwrap_or("?")
+                .to_string();
+            let argument = param(message, "argument");
+            mcp(
+                McpCase::Complete,
+                &[
+                    ("reference", reference),
+                    ("argument", field_text(argument, "name")),
+                    ("value", field_text(argument, "value")),
+                ],
+            )
+        }
+        "logging/setLevel" => mcp(
+            McpCase::SetLevel,
+            &[("level", param_text(message, "level"))],
+        ),
+        "tasks/get" => mcp(McpCase::TasksGet, &[task()]),
+        "tasks/result" => mcp(McpCase::TasksResult, &[task()]),
+        "tasks/list" => mcp(McpCase::TasksList, &[]),
+        "sampling/createMessage" => {
+            let text = param(message, "messages")
+                .and_then(Value::as_array)
+                .and_then(|m| m.last())
+                .and_then(|m| m.get("content"))
+                .and_then(|c| c.get("text"))
+                .and_then(Value::as_str)
+                .unwrap_or("");
+            mcp(
+                McpCase::Sampling,
+                &[
+                    ("text", shorten(text, QUOTE)),
+                    ("max_tokens", param_text(message, "maxTokens")),
+                ],
+            )
+        }
+        "elicitation/create" if param(message, "mode").and_then(Value::as_str) == Some("url") => {
+            mcp(
+                McpCase::ElicitUrl,
+                &[
+                    ("url", param_text(message, "url")),
+                    ("text", shorten(&param_text(message, "message"), QUOTE)),
+                ],
+            )
+        }
+        "elicitation/create" => {
+            let fields: Vec<String> = param(message, "requestedSchema")
+                .and_then(|s| s.get("properties"))
+                .and_then(Value::as_object)
+                .map(|p| p.keys().cloned().collect())
+                .unwrap_or_default();
+            mcp(
+                McpCase::ElicitForm,
+                &[
+                    ("text", shorten(&param_text(message, "message"), QUOTE)),
+                    ("fields", shorten(&fields.join(", "), QUOTE)),
+                ],
+            )
+        }
+        "roots/list" => mcp(McpCase::RootsList, &[]),
+        _ if side == Side::Host => lone_request(message),
+        _ => Explained::new(Case::McpOtherRequest, &[("method", method)]),
+    }
+}
+
+fn notification(message: &McpMessage, pairing: &Pairing) -> Explained {
+    let method = message.method.clone().unwrap_or_default();
+    let asked = |a: Option<&Asked>| asked_values(a);
+    match method.as_str() {
+        "notifications/initialized" => Explained::new(Case::McpInitialized, &[]),
+        "notifications/progress" => {
+            let total = param(message, "total").map_or_else(String::new, |t| format!("/{t}"));
+            let text = param(message, "message")
+                .and_then(Value::as_str)
+                .map_or_else(String::new, |m| format!(" \"{}\"", shorten(m, 40)));
+            let [number, method] = asked(pairing.progress_of);
+            mcp(
+                McpCase::Progress,
+                &[
+                    ("progress", param_text(message, "progress")),
+                    ("total", total),
+                    ("message", text),
+                    number,
+                    method,
+                ],
+            )
+        }
+        "notifications/cancelled" => {
+            let reason = param(message, "reason")
+                .and_then(Value::as_str)
+                .map_or_else(String::new, |r| format!(": {}", shorten(r, 40)));
+            let [number, method] = asked(pairing.withdrawn);
+            mcp(McpCase::Cancelled, &[number, method, ("reason", reason)])
+        }
+        "notifications/message" => {
+            let data = param(message, "data").map_or_else(String::new, |d| match d {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            });
+            let logger = param(message, "logger")
+                .and_then(Value::as_str)
+                .map_or_else(String::new, |l| format!(" ({l})"));
+            mcp(
+                McpCase::LogMessage,
+                &[
+                    ("level", param_text(message, "level")),
+                    ("logger", logger),
+                    ("text", shorten(&data, QUOTE)),
+                ],
+            )
+        }
+        "notifications/resources/updated" => mcp(
+            McpCase::ResourceUpdated,
+            &[("uri", param_text(message, "uri"))],
+        ),
+        "notifications/roots/list_changed" => mcp(McpCase::RootsChanged, &[]),
+        "notifications/tasks/status" => mcp(
+            McpCase::TaskStatus,
+            &[
+                ("task", param_text(message, "taskId")),
+                ("status", param_text(message, "status")),
+                ("message", status_message(message.params.as_ref())),
+            ],
+        ),
+        other if other.ends_with("/list_changed") => {
+            let what = other
+                .trim_start_matches("notifications/")
+                .trim_end_matches("/list_changed");
+            mcp(McpCase::ListChanged, &[("what", what.to_string())])
+        }
+        _ => Explained::new(Case::McpNotification, &[("method", method)]),
+    }
+}
+
+pub(super) fn status_message(value: Option<&Value>) -> String {
+    value
+        .and_then(|v| v.get("statusMessage"))
+        .and_then(Value::as_str)
+        .map_or_else(String::new, |m| format!(" (\"{}\")", shorten(m, 50)))
+}
+
+fn lone_request(message: &McpMessage) -> Explained {
+    mcp_request(&McpReading {
+        messages: vec![message.clone()],
+        batch: false,
+        sse: false,
+        era: None,
+    })
+}
+
+pub(super) fn lone_answer(message: &McpMessage, context: &ExplainContext) -> Explained {
+    mcp_response(
+        &McpReading {
+            messages: vec![message.clone()],
+            batch: false,
+            sse: false,
+            era: None,
+        },
+        context,
+    )
+}
