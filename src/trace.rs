@@ -50,7 +50,7 @@ pub use group::{
 pub use numbering::{Direction, HopTimes, NumberedMessage, number_messages};
 pub use side_calls::SideCall;
 pub use stopped_reading::settle_old_record;
-pub use summary::{TraceStatus, TraceSummary, summarize};
+pub use summary::{TraceStatus, TraceSummary, summarize, trace_name};
 pub use tokens::TokenCounts;
 
 /// A hop as the store gives it back: what was known at its start, and its end once it ended.

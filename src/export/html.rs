@@ -355,7 +355,10 @@ pub fn html_index(entries: &[IndexEntry]) -> String {
             summary.duration_ns.map_or("in flight".into(), human_duration),
             summary.status.as_str(),
             escape(&summary.tools_used.join(", ")),
-            escape(entry.title.as_deref().unwrap_or("(untitled)"))
+            escape(
+                &crate::trace::trace_name(entry.title.as_deref(), None, &entry.hops)
+                    .unwrap_or_else(|| "(untitled)".into())
+            )
         ));
     }
     body.push_str("</table>\n");

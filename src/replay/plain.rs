@@ -14,7 +14,8 @@ pub const BODY_LINES: usize = 40;
 pub fn steps_text(trace: &LoadedTrace) -> String {
     let messages = explain_trace(&trace.hops);
     let mut out = String::new();
-    let title = one_line(trace.title.as_deref().unwrap_or("(untitled)")).into_owned();
+    let name = crate::trace::trace_name(trace.title.as_deref(), None, &trace.hops);
+    let title = one_line(name.as_deref().unwrap_or("(untitled)")).into_owned();
     let _ = writeln!(
         out,
         "trace {}  “{title}”  {} messages\n",

@@ -112,12 +112,14 @@ impl TraceServer {
             } else {
                 format!("tools: {}", summary.tools_used.join(", "))
             };
-            let title = row.title.as_deref().unwrap_or("(untitled)");
+            let title =
+                crate::trace::trace_name(row.title.as_deref(), Some(row.kind.as_str()), &[])
+                    .unwrap_or_else(|| "(untitled)".into());
             lines.push(format!(
                 "{}  {}  \"{}\"  {}, {}, {}, {tools}",
                 short_id(&row.id, &ids),
                 iso8601_utc(row.started_unix_ns),
-                shorten(title, TITLE_CHARS),
+                shorten(&title, TITLE_CHARS),
                 plural(summary.hops, "hop"),
                 duration,
                 summary.status.as_str(),
@@ -188,8 +190,7 @@ impl TraceServer {
         let (mut lines, mut structured) = (Vec::new(), Vec::new());
         for (trace_id, hops_found) in &traces {
             let hops = self.hops(trace_id).await?;
-            let title = summarize(&hops)
-                .title
+            let title = crate::trace::trace_name(summarize(&hops).title.as_deref(), None, &hops)
                 .unwrap_or_else(|| "(untitled)".into());
             let numbers: Vec<usize> = explain_trace(&hops)
                 .iter()

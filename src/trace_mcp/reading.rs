@@ -56,7 +56,10 @@ impl TraceServer {
         let mut text = format!(
             "trace {} \"{}\"\n{}, {}, {}, {}, tools: {}\n",
             trace.id,
-            crate::wire::safe_text::one_line(trace.title.as_deref().unwrap_or("(untitled)")),
+            crate::wire::safe_text::one_line(
+                &crate::trace::trace_name(trace.title.as_deref(), Some(trace.kind.as_str()), &[])
+                    .unwrap_or_else(|| "(untitled)".into()),
+            ),
             plural(trace.hop_count, "hop"),
             plural(trace.message_count, "message"),
             trace.duration_ns.map_or("in flight".into(), human_duration),

@@ -283,3 +283,32 @@ fn diff_of_two_real_runs_links_their_tool_calls() {
         assert!(shown.contains("· asked for in message"), "{shown}");
     }
 }
+
+/// A setup trace (the host's MCP start-up, no user request) has one name in every face.
+#[test]
+fn a_setup_trace_has_one_name_in_replay_and_the_html_index() {
+    let setup: Vec<_> = agent_hops("claude-code")
+        .into_iter()
+        .filter(|hop| hop.start.role == Role::Mcp && hop.trace_input().is_discovery())
+        .collect();
+    assert!(!setup.is_empty(), "Claude Code's start-up discovery");
+    let name = tracer::trace::trace_name(None, None, &setup);
+    assert_eq!(name.as_deref(), Some("(start-up discovery)"));
+    let replayed = tracer::replay::plain::steps_text(&tracer::replay::source::LoadedTrace {
+        trace_id: "0".repeat(32),
+        title: None,
+        hops: setup.clone(),
+    });
+    assert!(
+        replayed.contains("(start-up discovery)"),
+        "replay: {replayed}"
+    );
+    let index = tracer::export::html::html_index(&[tracer::export::html::IndexEntry {
+        file: "t.html".into(),
+        id: "0".repeat(32),
+        title: None,
+        hops: setup,
+    }]);
+    assert!(index.contains("(start-up discovery)"), "html index");
+    assert!(!index.contains("(untitled)"), "html index");
+}

@@ -81,6 +81,12 @@ fn assert_codex_over_a_websocket(run: &Run) {
     assert!(has("model_tool_call", "append"), "{cases:#?}");
     assert!(has("mcp_tool_call", "buy milk"), "{cases:#?}");
     assert!(has("model_answer", "Done: I added"), "{cases:#?}");
+    // Codex runs the tool on `output_item.done`, mid-stream: the model's ask comes first.
+    let position = |case: &str| cases.iter().position(|(c, _)| *c == case).unwrap();
+    assert!(
+        position("model_tool_call") < position("mcp_tool_call"),
+        "the tool call follows the answer that asked for it: {cases:#?}"
+    );
     for (_, summary) in &cases {
         assert!(!summary.contains('\u{fffd}'), "{summary}");
     }

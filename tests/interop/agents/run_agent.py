@@ -112,7 +112,7 @@ def upstream_pki(work, host):
 
 
 def run_with(args, work, home, project, logs, deadline, upstream, upstream_log, helpers):
-    upstream_url = read_url(upstream.stdout, deadline)
+    upstream_url = read_url(upstream.stdout, deadline, "https://" if args.model_host else "http://")
     if args.model_host:
         # The agent asks https://MODEL_HOST through the forward proxy, which decrypts it and
         # forwards it, over TLS it verifies, to the upstream (--resolve, --upstream-ca).
