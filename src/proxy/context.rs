@@ -38,7 +38,7 @@ impl UpstreamClient {
 
     /// Sends a request on the client its head calls for.
     pub fn request(&self, request: Request<TeeBody<RequestBody>>) -> ResponseFuture {
-        if super::upgrade::requested(request.headers()).is_some() {
+        if super::headers::upgrade_requested(request.headers()).is_some() {
             self.http1.request(request)
         } else {
             self.pooled.request(request)

@@ -144,6 +144,18 @@ pub fn join_upstream(upstream: &Uri, path_and_query: &str) -> Result<Uri, String
     Uri::from_parts(parts).map_err(|e| format!("building the upstream URL: {e}"))
 }
 
+/// The protocol a request asks to switch to, when it asks (`Connection: upgrade` + `Upgrade`).
+pub fn upgrade_requested(headers: &HeaderMap) -> Option<HeaderValue> {
+    let asks = headers
+        .get_all(CONNECTION)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .any(|token| token.trim().eq_ignore_ascii_case("upgrade"));
+    asks.then(|| headers.get(http::header::UPGRADE).cloned())
+        .flatten()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -17,16 +17,7 @@ use super::ws_tee::{Seen, settle};
 use crate::hop::Sink;
 use crate::hop::{HopEnd, HopState, WsDirection};
 
-/// The protocol a request asks to switch to, when it asks (`Connection: upgrade` + `Upgrade`).
-pub fn requested(headers: &HeaderMap) -> Option<HeaderValue> {
-    let asks = headers
-        .get_all(CONNECTION)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(','))
-        .any(|token| token.trim().eq_ignore_ascii_case("upgrade"));
-    asks.then(|| headers.get(UPGRADE).cloned()).flatten()
-}
+pub use super::headers::upgrade_requested as requested;
 
 /// Puts the upgrade headers back after the hop-by-hop headers were stripped.
 pub fn restore(headers: &mut HeaderMap, protocol: HeaderValue) {

@@ -114,6 +114,20 @@ impl Store {
         Ok(row.and_then(|row| self.readable(&row)))
     }
 
+    /// Writes traces (keeping a title already stored) and hops' trace ids in one transaction.
+    pub async fn write_grouping(
+        &self,
+        traces: &[TraceRow],
+        assignments: &[(String, String)],
+    ) -> Result<()> {
+        self.write_grouping_pass(GroupingWrite {
+            traces,
+            assignments,
+            ..Default::default()
+        })
+        .await
+    }
+
     /// Writes a grouping pass in one transaction: traces (keeping a title already stored),
     /// sessions (keeping a host id already stored), each trace's session, hops' trace ids.
     pub async fn write_grouping_pass(&self, write: GroupingWrite<'_>) -> Result<()> {

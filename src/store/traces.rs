@@ -165,20 +165,6 @@ impl Store {
         Ok(hops)
     }
 
-    /// Writes traces (keeping a title already stored) and hops' trace ids in one transaction.
-    pub async fn write_grouping(
-        &self,
-        traces: &[TraceRow],
-        assignments: &[(String, String)],
-    ) -> Result<()> {
-        self.write_grouping_pass(super::sessions::GroupingWrite {
-            traces,
-            assignments,
-            ..Default::default()
-        })
-        .await
-    }
-
     /// Forgets every hop's trace and every trace `created_by` wrote (for a full re-grouping).
     pub async fn clear_grouping(&self, created_by: &str) -> Result<()> {
         let mut tx = self.begin_write().await?;

@@ -375,7 +375,7 @@ pub fn read_response(dialect: Dialect, headers: &[Header], body: &BodyCapture) -
     encoded::read_through(headers, body, |body| match dialect {
         Dialect::OllamaChat | Dialect::OllamaGenerate => ollama_read::response(headers, body),
         Dialect::OpenAiChat => openai_read::response(headers, body),
-        Dialect::OpenAiResponses => responses_read::response(headers, body),
+        Dialect::OpenAiResponses => responses_stream::response(headers, body),
         Dialect::AnthropicMessages => anthropic_read::response(headers, body),
         Dialect::Gemini => gemini_stream::response(headers, body),
         Dialect::Mcp => mcp_read::read(headers, body),

@@ -1,21 +1,19 @@
 //! The OpenAI Responses API (`/v1/responses`): `input` items (messages, `reasoning`,
 //! `function_call`, `function_call_output`) read as a conversation, `instructions` and developer
 //! messages as the system prompt, tools inside `namespace` entries counted each; replies plain
-//! here, streamed in `responses_stream`.
+//! here; replies, plain or streamed, in `responses_stream`.
 
 use serde_json::Value;
 
 use super::anatomy_read::{json_bytes, message_system_parts};
 use super::json_util::{content_text, str_field, whole};
-use super::model_read::{
-    error_text, object_body, request_head, sse_or_object, structured_call, usage,
-};
+use super::model_read::{error_text, object_body, request_head, structured_call, usage};
 use super::ollama_read::add_text_tool_calls;
 use super::{
     BodyReading, ModelMessage, ModelRequest, ModelResponse, Reading, SystemPart, SystemSource,
     ToolCall, ToolDef,
 };
-use crate::hop::{BodyCapture, Header};
+use crate::hop::BodyCapture;
 
 pub(super) fn function_call(item: &Value) -> Option<ToolCall> {
     Some(structured_call(
@@ -249,17 +247,15 @@ pub(super) fn output_message(output: &[Value]) -> ModelMessage {
     message
 }
 
-/// Reads a reply: a `response` object, or its stream of events.
-pub(super) fn response(headers: &[Header], body: &BodyCapture) -> BodyReading {
-    sse_or_object(headers, body, super::responses_stream::stream, |value| {
-        let mut reply = ModelResponse {
-            records: 1,
-            ..ModelResponse::default()
-        };
-        reply_of(value, &mut reply);
-        if reply.message.role.is_empty() {
-            reply.message.role = "assistant".into();
-        }
-        whole(Reading::ModelResponse(Box::new(reply)))
-    })
+/// Reads a reply that is one `response` object (a stream is read by `responses_stream`).
+pub(super) fn response_object(value: &Value) -> BodyReading {
+    let mut reply = ModelResponse {
+        records: 1,
+        ..ModelResponse::default()
+    };
+    reply_of(value, &mut reply);
+    if reply.message.role.is_empty() {
+        reply.message.role = "assistant".into();
+    }
+    whole(Reading::ModelResponse(Box::new(reply)))
 }

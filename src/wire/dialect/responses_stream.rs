@@ -5,10 +5,11 @@
 use serde_json::Value;
 
 use super::json_util::{str_field, u64_field};
-use super::model_read::{error_text, sse_json, stream_reading, streamed_call};
+use super::model_read::{error_text, sse_json, sse_or_object, stream_reading, streamed_call};
 use super::ollama_read::add_text_tool_calls;
-use super::responses_read::{function_call, output_message, reply_of};
+use super::responses_read::{function_call, output_message, reply_of, response_object};
 use super::{BodyReading, ToolCall};
+use crate::hop::{BodyCapture, Header};
 
 /// A function call being assembled from its events, keyed by its item id.
 struct PartialCall {
@@ -16,6 +17,11 @@ struct PartialCall {
     output_index: Option<u64>,
     call: ToolCall,
     arguments: String,
+}
+
+/// Reads a reply: a `response` object, or its stream of events.
+pub(super) fn response(headers: &[Header], body: &BodyCapture) -> BodyReading {
+    sse_or_object(headers, body, stream, response_object)
 }
 
 pub(super) fn stream(body: &[u8]) -> BodyReading {
