@@ -23,6 +23,32 @@ fn tracer(db: &Path, args: &[&str]) -> String {
     String::from_utf8(output.stdout).unwrap()
 }
 
+/// `tracer proxy` with one route of this role to `upstream`, on a free port.
+fn spawn_proxy(
+    db: &Path,
+    role: &str,
+    upstream: std::net::SocketAddr,
+) -> (u16, std::process::Child) {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let proxy = Command::new(env!("CARGO_BIN_EXE_tracer"))
+        .arg("--db")
+        .arg(db)
+        .args([
+            "proxy",
+            "--route",
+            &format!("{role}=127.0.0.1:{port}=http://{upstream}"),
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    (port, proxy)
+}
+
 #[test]
 fn the_sdks_get_stream_declined_and_its_delete_are_not_failures() {
     let dir = tempfile::tempdir().unwrap();
@@ -71,23 +97,7 @@ async fn a_head_preconnect_answered_404_is_a_preconnect() {
     .await;
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("t.db");
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let mut proxy = Command::new(env!("CARGO_BIN_EXE_tracer"))
-        .arg("--db")
-        .arg(&db)
-        .args([
-            "proxy",
-            "--route",
-            &format!("model=127.0.0.1:{port}=http://{upstream}"),
-        ])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let (port, mut proxy) = spawn_proxy(&db, "model", upstream);
     let client = crate::agent_doubles::client();
     let mut answered = None;
     for _ in 0..200 {
@@ -122,23 +132,7 @@ async fn a_host_that_leaves_before_its_delete_is_answered_ended_its_session() {
     .await;
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("t.db");
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let mut proxy = Command::new(env!("CARGO_BIN_EXE_tracer"))
-        .arg("--db")
-        .arg(&db)
-        .args([
-            "proxy",
-            "--route",
-            &format!("mcp=127.0.0.1:{port}=http://{upstream}"),
-        ])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let (port, mut proxy) = spawn_proxy(&db, "mcp", upstream);
     let mut sent = false;
     for _ in 0..200 {
         use tokio::io::AsyncWriteExt;
