@@ -3,6 +3,7 @@
 
 mod call_moment;
 pub mod correlate;
+pub mod cost;
 pub mod dates;
 mod describe;
 mod dialect_words;
@@ -15,6 +16,7 @@ pub mod lanes;
 pub mod live_group;
 mod model_notes;
 pub mod numbering;
+pub mod prices;
 pub mod readiness;
 pub mod request_anatomy;
 pub mod request_views;
@@ -93,6 +95,8 @@ pub struct ExplainedMessage {
     pub explanation: String,
     /// On a model's answer: the tokens it reported (None elsewhere, and when it said none).
     pub tokens: Option<TokenCounts>,
+    /// On a model's answer: what the call cost at list prices, or why that is unknown.
+    pub cost: Option<cost::HopCost>,
 }
 
 impl ExplainedMessage {
@@ -189,6 +193,10 @@ pub fn explain_trace(hops: &[RecordedHop]) -> Vec<ExplainedMessage> {
             tokens: match message.direction {
                 Direction::Request => None,
                 Direction::Response => reply_tokens(reading),
+            },
+            cost: match message.direction {
+                Direction::Request => None,
+                Direction::Response => cost::hop_cost(reading),
             },
         });
     }

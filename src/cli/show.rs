@@ -72,7 +72,15 @@ pub fn render(log: &HopLog) -> String {
     if !trace.tools_used.is_empty() {
         facts.push(format!("tools: {}", one_line(&trace.tools_used.join(", "))));
     }
-    out.push_str(&format!("  {}\n\n", facts.join(" · ")));
+    out.push_str(&format!("  {}\n", facts.join(" · ")));
+    if let Some(billed) = super::cost_text::billed_line(
+        trace.tokens.as_ref(),
+        trace.cost.as_ref(),
+        trace.last_prompt,
+    ) {
+        out.push_str(&format!("  {billed}\n"));
+    }
+    out.push('\n');
     let origin = log
         .messages()
         .first()
@@ -98,6 +106,9 @@ pub fn render(log: &HopLog) -> String {
         }
         if let Some(tokens) = message.tokens.and_then(|t| t.counts().text()) {
             out.push_str(&format!("{INDENT}tokens: {tokens}\n"));
+        }
+        if let Some(cost) = &message.cost {
+            out.push_str(&format!("{INDENT}cost: {}\n", cost.call_text()));
         }
     }
     out

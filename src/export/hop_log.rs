@@ -5,6 +5,7 @@
 //! it back, and export → import → export gives the same bytes.
 
 mod body;
+mod cost;
 mod json_layout;
 mod rebuild;
 mod tokens;
@@ -18,12 +19,14 @@ use crate::trace::correlate::load_trace;
 use crate::trace::{Direction, RecordedHop, TraceSummary, explain_trace, summarize};
 
 pub use body::{Body, HeaderEntry};
+pub use cost::CostEntry;
 pub use tokens::TokenEntry;
 
 /// The value of the top-level `format` field.
 pub const FORMAT: &str = "tracer.hop-log";
-/// The version of the hop log this build writes. Version 2 added the `tokens` objects.
-pub const VERSION: u32 = 2;
+/// The version of the hop log this build writes. Version 2 added the `tokens` objects, version 3
+/// the `cost` objects and the trace's `last_prompt`.
+pub const VERSION: u32 = 3;
 /// The oldest version this build still reads (a version 1 log has no `tokens`).
 pub const OLDEST_VERSION: u32 = 1;
 /// `created_by` of traces that `import` writes (a re-grouping leaves them alone).
@@ -77,6 +80,12 @@ pub struct TraceEntry {
     /// The tokens its model hops reported, summed (absent when none did).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tokens: Option<TokenEntry>,
+    /// What its model calls cost at list prices, summed (absent when it made none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost: Option<CostEntry>,
+    /// The prompt tokens of its last model call that reported usage: the context it carried.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_prompt: Option<u64>,
     /// The session (run of a host) it belongs to (absent when grouping named none).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session: Option<SessionEntry>,
@@ -117,6 +126,8 @@ impl TraceEntry {
             message_count: summary.messages,
             tools_used: summary.tools_used,
             tokens: TokenEntry::of(&summary.tokens),
+            cost: CostEntry::of_sum(&summary.cost),
+            last_prompt: summary.last_prompt,
             session: None,
         }
     }
@@ -147,6 +158,9 @@ pub struct MessageEntry {
     /// On a model's answer: the tokens it reported (absent elsewhere).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tokens: Option<TokenEntry>,
+    /// On a model's answer: what the call cost at list prices, or why that is unknown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost: Option<CostEntry>,
     pub timings: Timings,
     pub headers: Vec<HeaderEntry>,
     pub body: Body,
@@ -411,6 +425,7 @@ fn message_entry(message: &crate::trace::ExplainedMessage, hop: &RecordedHop) ->
         summary: message.summary.clone(),
         explanation: message.explanation.clone(),
         tokens: message.tokens.as_ref().and_then(TokenEntry::of),
+        cost: message.cost.as_ref().map(CostEntry::of_call),
         timings,
         headers: headers.iter().map(HeaderEntry::encode).collect(),
         body: Body::encode(body),

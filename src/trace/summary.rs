@@ -1,5 +1,6 @@
 //! One line about a whole trace, for listings (`tracer ls`): counts, duration, status, tools used.
 
+use super::cost::CostSum;
 use super::{RecordedHop, TokenCounts, reply_tokens};
 use crate::hop::{HopState, Role};
 use crate::wire::dialect::{JsonRpcKind, Reading};
@@ -34,7 +35,7 @@ impl TraceStatus {
 }
 
 /// What `tracer ls` shows about one trace.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct TraceSummary {
     /// The user's text: the agent request's message, else the first model request's user text.
     pub title: Option<String>,
@@ -48,6 +49,10 @@ pub struct TraceSummary {
     pub tools_used: Vec<String>,
     /// The tokens its model hops reported, summed.
     pub tokens: TokenCounts,
+    /// What its model calls cost at list prices, summed (an unpriced call makes it "at least").
+    pub cost: CostSum,
+    /// The prompt of the last model call that reported one: the context it carried.
+    pub last_prompt: Option<u64>,
 }
 
 /// Summarizes the hops of one trace.
@@ -60,12 +65,18 @@ pub fn summarize(hops: &[RecordedHop]) -> TraceSummary {
     let mut in_flight = false;
     let mut last_end: Option<i64> = None;
     let mut tokens = TokenCounts::default();
+    let mut cost = CostSum::default();
+    let mut last_prompt = None;
     let mut ordered: Vec<&RecordedHop> = hops.iter().collect();
     ordered.sort_by_key(|hop| hop.start.started_unix_ns);
     for hop in &ordered {
         let reading = hop.reading();
         if let Some(reported) = reply_tokens(&reading) {
             tokens.add(&reported);
+            last_prompt = reported.prompt.or(last_prompt);
+        }
+        if let Some(call) = super::cost::hop_cost(&reading) {
+            cost.add(&call);
         }
         let times = hop.times();
         messages += 1 + usize::from(times.response_ns.is_some());
@@ -138,5 +149,7 @@ pub fn summarize(hops: &[RecordedHop]) -> TraceSummary {
         status,
         tools_used,
         tokens,
+        cost,
+        last_prompt,
     }
 }
