@@ -5,6 +5,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::hop::{HopState, Role};
+use crate::trace::cost::{CostSum, HopCost, price_call};
 use crate::trace::{RecordedHop, TokenCounts};
 use crate::wire::dialect::{HopReading, JsonRpcKind, ModelRequest, ModelResponse, Reading};
 
@@ -61,6 +62,10 @@ pub struct Step {
     /// The tokens the model reported for this call (the whole prompt, its cached parts, the
     /// output).
     pub tokens: TokenCounts,
+    /// What the call cost at list prices, or why that is unknown (absent for a step without a
+    /// model call).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cost: Option<HopCost>,
     /// The model call failed (no answer, an HTTP error, an error in the body).
     pub error: Option<String>,
 }
@@ -108,6 +113,15 @@ impl RunView {
     /// The tokens of every step, summed bucket by bucket.
     pub fn tokens(&self) -> TokenCounts {
         TokenCounts::sum(self.steps.iter().map(|s| &s.tokens))
+    }
+
+    /// The cost of every step's model call, summed ("at least" when one is unpriced).
+    pub fn cost(&self) -> CostSum {
+        let mut sum = CostSum::default();
+        for cost in self.steps.iter().filter_map(|s| s.cost.as_ref()) {
+            sum.add(cost);
+        }
+        sum
     }
 }
 
@@ -251,6 +265,7 @@ pub fn run_view(trace: &str, title: Option<String>, hops: &[RecordedHop]) -> Run
             content: String::new(),
             model_ns: None,
             tokens: TokenCounts::default(),
+            cost: None,
             error: None,
         });
     }
@@ -355,6 +370,14 @@ fn step_of(model: &ModelHop, tools: &mut [ToolHop], from: i64, until: i64) -> St
         model_ns: duration(model.hop),
         tool_ns,
         tokens: response.map_or_else(TokenCounts::default, |r| TokenCounts::of(&r.usage)),
+        cost: Some(price_call(
+            crate::trace::prices::active(),
+            &[
+                model.request.and_then(|r| r.model.as_deref()),
+                response.and_then(|r| r.model.as_deref()),
+            ],
+            response.map(|r| &r.usage),
+        )),
         error,
     }
 }

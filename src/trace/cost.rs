@@ -5,7 +5,8 @@ use super::prices::{PriceTable, TierPrices};
 use crate::wire::dialect::{HopReading, Reading, Usage};
 
 /// Why a call has no price.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Unpriced {
     /// The answer reported no usage, or never came.
     NoUsage,
@@ -26,7 +27,8 @@ impl Unpriced {
 }
 
 /// One model call's cost: dollars at list prices under a table key, or unknown (never 0).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum HopCost {
     Priced { usd: f64, priced_as: String },
     Unknown(Unpriced),
@@ -150,6 +152,15 @@ impl CostSum {
                 self.first_unpriced.get_or_insert_with(|| why.text());
             }
         }
+    }
+
+    /// The sum over explained messages' costs (each model answer carries its call's).
+    pub fn of_messages(messages: &[super::ExplainedMessage]) -> CostSum {
+        let mut sum = CostSum::default();
+        for cost in messages.iter().filter_map(|m| m.cost.as_ref()) {
+            sum.add(cost);
+        }
+        sum
     }
 
     pub fn add_sum(&mut self, other: &CostSum) {

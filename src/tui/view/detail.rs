@@ -82,6 +82,9 @@ pub fn lines(
     if let Some(tokens) = message.tokens.and_then(|t| t.text()) {
         out.push(Line::from(format!("  tokens:   {tokens}")));
     }
+    if let Some(cost) = &message.cost {
+        out.push(Line::from(format!("  cost:     {}", cost.text())));
+    }
     let end = hop.end.as_ref();
     let empty = BodyCapture::default();
     let (headers, body) = match (message.direction, end) {
