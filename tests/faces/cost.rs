@@ -231,9 +231,9 @@ fn an_unknown_model_is_unknown_the_sum_at_least_and_prices_overrides_it() {
         "{shown}"
     );
     assert!(
-        shown.contains(&format!(
+        shown.contains(
             "≈ $0.1713 (estimate at list prices, LiteLLM table as of 2026-12-01 + prices.json)"
-        )),
+        ),
         "{shown}"
     );
 }
