@@ -1,6 +1,7 @@
 //! Traces: grouping hops into the trace of one user request, numbering its messages, and
 //! explaining each message for a newcomer. Pure functions over recorded hops.
 
+pub mod cache_verdict;
 mod call_moment;
 pub mod correlate;
 pub mod cost;
@@ -17,6 +18,7 @@ pub mod live_group;
 mod model_notes;
 pub mod numbering;
 pub mod prices;
+pub mod prompt_regions;
 pub mod readiness;
 pub mod request_anatomy;
 pub mod request_views;

@@ -85,7 +85,9 @@ pub fn render(log: &HopLog) -> String {
         .messages()
         .first()
         .map_or(trace.started_unix_ns, |m| m.at_unix_ns);
-    let views = request_views(&log.recorded_hops());
+    let hops = log.recorded_hops();
+    let views = request_views(&hops);
+    let caches = crate::trace::cache_verdict::cache_reports(&hops);
     for message in log.messages() {
         out.push_str(&message_line(log, message, origin));
         out.push('\n');
@@ -109,6 +111,13 @@ pub fn render(log: &HopLog) -> String {
         }
         if let Some(cost) = &message.cost {
             out.push_str(&format!("{INDENT}cost: {}\n", cost.call_text()));
+        }
+        if message.direction == "←"
+            && let Some(cache) = caches.iter().find(|c| c.hop_id == message.hop_id)
+        {
+            for line in wrap(&cache.line(), WIDTH - INDENT.len()) {
+                out.push_str(&format!("{INDENT}{line}\n"));
+            }
         }
     }
     out

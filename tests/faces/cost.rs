@@ -132,6 +132,12 @@ fn claude_codes_turns_are_priced_in_every_face_and_agree_with_its_own_cost() {
         "{shown}"
     );
     assert!(shown.contains("cost: ≈ $0.0225 (claude-opus-4-8 at list prices)\n"));
+    // And the prompt cache under each answer: the second call read all the first left cached.
+    assert!(
+        shown.contains("cost: ≈ $0.1663 (claude-opus-4-8 at list prices)\n       cache: hit · read 16,901, wrote 17,758, 4,957 uncached\n"),
+        "{shown}"
+    );
+    assert!(shown.contains("cache: hit · read 34,659, wrote 420, 312 uncached\n"));
 
     let listed = tracer(&db, &["ls"]);
     assert!(listed.lines().next().unwrap().contains("COST"), "{listed}");
@@ -258,6 +264,10 @@ fn the_tui_detail_shows_the_calls_cost() {
     let screen = format!("{}", terminal.backend());
     assert!(
         screen.contains("cost:     ≈ $0.1663 (claude-opus-4-8 at list prices)"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("cache: hit · read 16,901, wrote 17,758, 4,957 uncached"),
         "{screen}"
     );
 }

@@ -25,11 +25,14 @@ pub struct TraceView {
     pub replay: Option<ReplayState>,
     /// The timing waterfall is shown instead of the sequence diagram (`t`).
     pub show_timing: bool,
+    /// The prompt cache's report of each model call that reported cache counts.
+    pub caches: Vec<crate::trace::cache_verdict::CacheReport>,
 }
 
 impl TraceView {
     pub fn new(trace: LoadedTrace) -> Self {
         let messages = explain_trace(&trace.hops);
+        let caches = crate::trace::cache_verdict::cache_reports(&trace.hops);
         let Lanes {
             names: lanes,
             arrows,
@@ -49,6 +52,7 @@ impl TraceView {
             detail_scroll: 0,
             replay: None,
             show_timing: false,
+            caches,
         }
     }
 

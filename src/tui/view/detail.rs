@@ -30,10 +30,18 @@ pub fn render(view: &TraceView, frame: &mut Frame, area: Rect) {
         .border_style(Style::default().fg(Color::DarkGray))
         .title(format!(" message {} ", message.number));
     let trace_start = view.messages.first().map_or(0, |m| m.at_unix_ns);
-    let shown: Vec<Line<'static>> = lines(message, hop, trace_start)
-        .into_iter()
-        .map(clean)
-        .collect();
+    let mut all = lines(message, hop, trace_start);
+    // The prompt cache's report goes under the answer's tokens and cost.
+    if message.direction == Direction::Response
+        && let Some(cache) = view.caches.iter().find(|c| c.hop_id == message.hop_id)
+    {
+        let at = all
+            .iter()
+            .position(|l| l.to_string().starts_with("  cost:"))
+            .map_or(all.len(), |i| i + 1);
+        all.insert(at, Line::from(format!("  {}", cache.line())));
+    }
+    let shown: Vec<Line<'static>> = all.into_iter().map(clean).collect();
     let paragraph = Paragraph::new(shown)
         .block(block)
         .wrap(Wrap { trim: false })
