@@ -3,6 +3,8 @@
 
 pub mod cache_verdict;
 mod call_moment;
+pub mod context_shares;
+pub mod conversation_pairs;
 pub mod correlate;
 pub mod cost;
 pub mod dates;

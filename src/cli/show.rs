@@ -88,6 +88,7 @@ pub fn render(log: &HopLog) -> String {
     let hops = log.recorded_hops();
     let views = request_views(&hops);
     let caches = crate::trace::cache_verdict::cache_reports(&hops);
+    let shares = crate::trace::context_shares::context_shares(&hops);
     for message in log.messages() {
         out.push_str(&message_line(log, message, origin));
         out.push('\n');
@@ -99,6 +100,13 @@ pub fn render(log: &HopLog) -> String {
                     out.push_str(&line);
                     out.push('\n');
                 }
+            }
+        }
+        if message.direction == "→"
+            && let Some(parts) = shares.iter().find(|s| s.hop_id == message.hop_id)
+        {
+            for line in parts.lines() {
+                out.push_str(&format!("{INDENT}{}\n", one_line(&line)));
             }
         }
         for line in wrap(&message.explanation, WIDTH - INDENT.len()) {

@@ -5,12 +5,12 @@
 use serde_json::Value;
 
 use super::RecordedHop;
+use super::conversation_pairs::{ModelCall, model_calls};
 use super::explain::human_duration;
 use super::prompt_regions::{ChangedRegion, PromptRegions, asked_ttls};
-use super::request_anatomy::previous_of;
 use super::tokens::thousands;
 use crate::wire::content_encoding::readable;
-use crate::wire::dialect::{HopReading, ModelRequest, Reading, Usage};
+use crate::wire::dialect::{HopReading, Usage};
 
 /// What the cache did for one call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -129,45 +129,17 @@ fn ttl_text(seconds: u64) -> String {
     }
 }
 
-/// One model call as the report needs it.
-struct Call<'a> {
-    index: usize,
-    request: &'a ModelRequest,
-    usage: Option<&'a Usage>,
-}
-
 /// The cache report of every model call of a trace that reported cache counts (any order).
 pub fn cache_reports(hops: &[RecordedHop]) -> Vec<CacheReport> {
     let readings: Vec<HopReading> = hops.iter().map(RecordedHop::reading).collect();
-    let mut order: Vec<usize> = (0..hops.len()).collect();
-    order.sort_by_key(|&i| hops[i].start.started_unix_ns);
-    let mut earlier: Vec<Call<'_>> = Vec::new();
-    let mut out = Vec::new();
-    for index in order {
-        let Reading::ModelRequest(request) = &readings[index].request.reading else {
-            continue;
-        };
-        let usage = match readings[index].response.as_ref().map(|r| &r.reading) {
-            Some(Reading::ModelResponse(reply)) => Some(&reply.usage),
-            _ => None,
-        };
-        let requests: Vec<&ModelRequest> = earlier.iter().map(|c| c.request).collect();
-        let previous = previous_of(request, &requests)
-            .and_then(|p| earlier.iter().find(|c| std::ptr::eq(c.request, p)));
-        if let Some(usage) = usage
-            && let Some(report) = report(hops, index, usage, previous)
-        {
-            out.push(report);
-        }
-        if !request.is_side_request() {
-            earlier.push(Call {
-                index,
-                request,
-                usage,
-            });
-        }
-    }
-    out
+    let calls = model_calls(hops, &readings);
+    calls
+        .iter()
+        .filter_map(|call| {
+            let previous = call.previous.map(|p| &calls[p]);
+            report(hops, call.index, call.usage?, previous)
+        })
+        .collect()
 }
 
 /// The prefix a call left cached: what it read plus what it wrote (OpenAI and Gemini report
@@ -180,7 +152,7 @@ fn report(
     hops: &[RecordedHop],
     index: usize,
     usage: &Usage,
-    previous: Option<&Call<'_>>,
+    previous: Option<&ModelCall<'_>>,
 ) -> Option<CacheReport> {
     if usage.cache_read_tokens.is_none() && usage.cache_write_tokens.is_none() {
         return None;

@@ -120,6 +120,9 @@ fn claude_codes_turns_are_priced_in_every_face_and_agree_with_its_own_cost() {
     assert!(close(&answers[1]["cost"]["usd"], ANSWER_USD));
 
     let shown = tracer(&db, &["show", &id]);
+    if let Ok(path) = std::env::var("TRACER_COST_SHOW_TO") {
+        std::fs::write(path, &shown).unwrap();
+    }
     assert!(
         shown.contains(&format!(
             "  billed across 2 calls: 75,007 in · 174 out, ≈ $0.1888 ({LABEL}) · context at the \
@@ -138,6 +141,17 @@ fn claude_codes_turns_are_priced_in_every_face_and_agree_with_its_own_cost() {
         "{shown}"
     );
     assert!(shown.contains("cache: hit · read 34,659, wrote 420, 312 uncached\n"));
+    // What each request is made of, with its ≈ share of the reported input.
+    assert!(
+        shown.contains("context, 78.3 KB in 39,616 tokens (≈ shares by bytes, calibrated by this call's usage):\n"),
+        "{shown}"
+    );
+    assert!(shown.contains("  system message 1 "), "{shown}");
+    assert!(shown.contains("  history: tool results "), "{shown}");
+    assert!(
+        shown.contains("  of the history, new: 2 messages "),
+        "{shown}"
+    );
 
     let listed = tracer(&db, &["ls"]);
     assert!(listed.lines().next().unwrap().contains("COST"), "{listed}");
