@@ -22,6 +22,7 @@ mod run_cmd;
 mod run_report;
 pub mod serve_replay_cmd;
 mod show;
+mod show_changes;
 mod stdout_text;
 mod tui_cmd;
 mod up_cmd;

@@ -23,6 +23,7 @@ pub mod prices;
 pub mod prompt_regions;
 pub mod readiness;
 pub mod request_anatomy;
+pub mod request_changes;
 pub mod request_views;
 mod stopped_reading;
 pub mod summary;

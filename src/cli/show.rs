@@ -41,6 +41,8 @@ pub async fn run(db: &Path, args: ShowArgs) -> anyhow::Result<ExitCode> {
     };
     if args.json {
         emit_json_text(&log.to_json_pretty())?;
+    } else if args.changes {
+        out!("{}", super::show_changes::render(&log))?;
     } else {
         out!("{}", render(&log))?;
     }

@@ -2,14 +2,11 @@
 //! the cached prefix shrank against the previous call of the conversation, why: the first
 //! region that changed, or a lapse of the lifetime the request asked for.
 
-use serde_json::Value;
-
 use super::RecordedHop;
-use super::conversation_pairs::{ModelCall, model_calls};
+use super::conversation_pairs::{ModelCall, model_calls, request_json};
 use super::explain::human_duration;
 use super::prompt_regions::{ChangedRegion, PromptRegions, asked_ttls};
 use super::tokens::thousands;
-use crate::wire::content_encoding::readable;
 use crate::wire::dialect::{HopReading, Usage};
 
 /// What the cache did for one call.
@@ -207,13 +204,6 @@ fn why_shrank(earlier: &RecordedHop, later: &RecordedHop) -> Option<Shrank> {
         },
         None => Shrank::NotKept { gap_ns },
     })
-}
-
-/// A hop's request body as JSON, its coding undone.
-fn request_json(hop: &RecordedHop) -> Option<Value> {
-    let end = hop.end.as_ref()?;
-    let body = readable(&hop.start.request_headers, &end.request_body);
-    serde_json::from_slice(&body.body.bytes).ok()
 }
 
 #[cfg(test)]

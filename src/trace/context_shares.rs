@@ -5,11 +5,10 @@
 use serde_json::Value;
 
 use super::RecordedHop;
-use super::conversation_pairs::model_calls;
+use super::conversation_pairs::{model_calls, request_json};
 use super::explain_context::ExplainContext;
 use super::request_anatomy::human_bytes;
 use super::tokens::thousands;
-use crate::wire::content_encoding::readable;
 use crate::wire::dialect::HopReading;
 
 /// One part of a request and its bytes.
@@ -240,13 +239,6 @@ fn message_kinds(message: &Value) -> Vec<(&'static str, usize)> {
     }
     out.push((role_kind, whole.saturating_sub(inside)));
     out
-}
-
-/// A hop's request body as JSON, its coding undone.
-fn request_json(hop: &RecordedHop) -> Option<Value> {
-    let end = hop.end.as_ref()?;
-    let body = readable(&hop.start.request_headers, &end.request_body);
-    serde_json::from_slice(&body.body.bytes).ok()
 }
 
 #[cfg(test)]

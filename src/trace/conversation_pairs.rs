@@ -3,7 +3,17 @@
 
 use super::RecordedHop;
 use super::request_anatomy::previous_of;
+use serde_json::Value;
+
+use crate::wire::content_encoding::readable;
 use crate::wire::dialect::{HopReading, ModelRequest, Reading, Usage};
+
+/// A hop's request body as JSON, its coding undone.
+pub fn request_json(hop: &RecordedHop) -> Option<Value> {
+    let end = hop.end.as_ref()?;
+    let body = readable(&hop.start.request_headers, &end.request_body);
+    serde_json::from_slice(&body.body.bytes).ok()
+}
 
 /// One model call: its hop's index, request and the usage its answer reported.
 pub struct ModelCall<'a> {

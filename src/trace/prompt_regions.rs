@@ -48,9 +48,9 @@ impl ChangedRegion {
 
 /// A request body's prompt regions, cache marks taken out.
 pub struct PromptRegions {
-    tools: Vec<Value>,
-    system: Vec<Value>,
-    messages: Vec<Value>,
+    pub tools: Vec<Value>,
+    pub system: Vec<Value>,
+    pub messages: Vec<Value>,
 }
 
 impl PromptRegions {
@@ -138,7 +138,7 @@ fn first_difference(earlier: &[Value], later: &[Value]) -> Option<usize> {
 
 /// A tool's name: `name` (Anthropic, Responses), `function.name` (chat), the names of Gemini's
 /// `functionDeclarations`.
-fn tool_name(tool: &Value) -> Option<String> {
+pub fn tool_name(tool: &Value) -> Option<String> {
     if let Some(name) = tool.get("name").and_then(Value::as_str) {
         return Some(name.to_string());
     }
@@ -154,7 +154,7 @@ fn tool_name(tool: &Value) -> Option<String> {
 }
 
 /// A value without its `cache_control` marks: a mark that moves is not a change of prompt.
-fn unmarked(value: &Value) -> Value {
+pub fn unmarked(value: &Value) -> Value {
     match value {
         Value::Object(map) => Value::Object(
             map.iter()

@@ -153,6 +153,17 @@ fn claude_codes_turns_are_priced_in_every_face_and_agree_with_its_own_cost() {
         "{shown}"
     );
 
+    // `--changes`: the second request adds the answer and the tool's result, nothing else.
+    let changes = tracer(&db, &["show", &id, "--changes"]);
+    assert!(
+        changes.contains("request 1: the first of its conversation (78.3 KB)\n"),
+        "{changes}"
+    );
+    assert!(
+        changes.contains("request 3 against request 1:\n  messages 3-4 added\n"),
+        "{changes}"
+    );
+
     let listed = tracer(&db, &["ls"]);
     assert!(listed.lines().next().unwrap().contains("COST"), "{listed}");
     assert!(listed.contains("≈ $0.1888"), "{listed}");
