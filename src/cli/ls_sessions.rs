@@ -69,7 +69,7 @@ pub async fn run(store: &Store, db: &Path, args: &LsArgs) -> anyhow::Result<()> 
         if let Some(billed) =
             super::cost_text::billed_line(session.tokens.as_ref(), session.cost.as_ref(), None)
         {
-            outln!("  {billed}")?;
+            outln!("  {}", one_line(&billed))?;
         }
         for line in trace_table_at(&session.traces, now).lines() {
             out!("  {line}\n")?;

@@ -80,7 +80,7 @@ pub fn render(log: &HopLog) -> String {
         trace.cost.as_ref(),
         trace.last_prompt,
     ) {
-        out.push_str(&format!("  {billed}\n"));
+        out.push_str(&format!("  {}\n", one_line(&billed)));
     }
     out.push('\n');
     let origin = log
@@ -120,7 +120,7 @@ pub fn render(log: &HopLog) -> String {
             out.push_str(&format!("{INDENT}tokens: {tokens}\n"));
         }
         if let Some(cost) = &message.cost {
-            out.push_str(&format!("{INDENT}cost: {}\n", cost.call_text()));
+            out.push_str(&format!("{INDENT}cost: {}\n", one_line(&cost.call_text())));
         }
         if message.direction == "←"
             && let Some(cache) = caches.iter().find(|c| c.hop_id == message.hop_id)

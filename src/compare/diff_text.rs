@@ -46,7 +46,8 @@ fn run_line(side: &str, run: &RunView) -> String {
     }
     if let Some(cost) = run.cost().text() {
         facts.push(format!(
-            "cost: {cost} ({})",
+            "cost: {} ({})",
+            one_line(&cost),
             crate::trace::cost::estimate_label()
         ));
     }
@@ -105,7 +106,7 @@ fn step_facts(step: &Step) -> String {
         facts.push(format!("tokens: {tokens}"));
     }
     if let Some(cost) = &step.cost {
-        facts.push(format!("cost: {}", cost.text()));
+        facts.push(format!("cost: {}", one_line(&cost.text())));
     }
     if let Some(error) = &step.error {
         facts.push(format!("model error: {}", one_line(error)));

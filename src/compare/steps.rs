@@ -5,7 +5,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::hop::{HopState, Role};
-use crate::trace::cost::{CostSum, HopCost, price_call};
+use crate::trace::cost::{CostSum, HopCost, call_cost};
 use crate::trace::{RecordedHop, TokenCounts};
 use crate::wire::dialect::{HopReading, JsonRpcKind, ModelRequest, ModelResponse, Reading};
 
@@ -370,14 +370,7 @@ fn step_of(model: &ModelHop, tools: &mut [ToolHop], from: i64, until: i64) -> St
         model_ns: duration(model.hop),
         tool_ns,
         tokens: response.map_or_else(TokenCounts::default, |r| TokenCounts::of(&r.usage)),
-        cost: Some(price_call(
-            crate::trace::prices::active(),
-            &[
-                model.request.and_then(|r| r.model.as_deref()),
-                response.and_then(|r| r.model.as_deref()),
-            ],
-            response.map(|r| &r.usage),
-        )),
+        cost: Some(call_cost(model.request, response)),
         error,
     }
 }

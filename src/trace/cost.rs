@@ -2,7 +2,7 @@
 //! summed over a trace or a session, where an unpriced call makes the sum "at least".
 
 use super::prices::{PriceTable, TierPrices};
-use crate::wire::dialect::{HopReading, Reading, Usage};
+use crate::wire::dialect::{HopReading, ModelRequest, ModelResponse, Reading, Usage};
 
 /// Why a call has no price.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -109,6 +109,15 @@ pub fn price_call(table: &PriceTable, models: &[Option<&str>], usage: Option<&Us
         usd: call_usd(&tier, usage),
         priced_as: prices.key.clone(),
     }
+}
+
+/// The cost of one model call, read, with the active price table.
+pub fn call_cost(request: Option<&ModelRequest>, reply: Option<&ModelResponse>) -> HopCost {
+    let models = [
+        request.and_then(|r| r.model.as_deref()),
+        reply.and_then(|r| r.model.as_deref()),
+    ];
+    price_call(super::prices::active(), &models, reply.map(|r| &r.usage))
 }
 
 /// The cost of a model hop (None for any other hop) with the active price table.
