@@ -4,6 +4,7 @@ mod args;
 mod ca_cmd;
 mod completions_cmd;
 mod correlate_cmd;
+mod cost_text;
 mod demo_cmd;
 mod diff_cmd;
 pub mod error_line;
@@ -21,6 +22,7 @@ mod run_cmd;
 mod run_report;
 pub mod serve_replay_cmd;
 mod show;
+mod show_changes;
 mod show_stderr;
 mod stdout_text;
 mod tui_cmd;
@@ -46,6 +48,11 @@ pub struct Cli {
     /// More logging on stderr (-v info, -vv debug, -vvv trace); RUST_LOG wins when set
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     pub verbose: u8,
+
+    /// A price table in LiteLLM's JSON format that extends or overrides the one built in
+    /// (list prices per token; costs are estimates at list prices)
+    #[arg(long, global = true, env = "TRACER_PRICES", value_name = "FILE")]
+    pub prices: Option<PathBuf>,
 
     #[command(subcommand)]
     pub command: Command,
@@ -159,6 +166,9 @@ pub const DEFAULT_DB: &str = "tracer.db";
 /// Runs the parsed command line.
 pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let db = cli.db.clone().unwrap_or_else(|| PathBuf::from(DEFAULT_DB));
+    if let Some(path) = &cli.prices {
+        cost_text::install_prices(path)?;
+    }
     match cli.command {
         Command::Demo(args) => demo_cmd::run(cli.db, args).await,
         Command::Proxy(args) => proxy_cmd::run(&db, args).await,

@@ -1,8 +1,12 @@
 //! Traces: grouping hops into the trace of one user request, numbering its messages, and
 //! explaining each message for a newcomer. Pure functions over recorded hops.
 
+pub mod cache_verdict;
 mod call_moment;
+pub mod context_shares;
+pub mod conversation_pairs;
 pub mod correlate;
+pub mod cost;
 pub mod dates;
 mod describe;
 mod describe_mcp;
@@ -20,8 +24,11 @@ pub mod live_group;
 pub mod mcp_messages;
 mod model_notes;
 pub mod numbering;
+pub mod prices;
+pub mod prompt_regions;
 pub mod readiness;
 pub mod request_anatomy;
+pub mod request_changes;
 pub mod request_views;
 pub mod side_calls;
 mod stopped_reading;
@@ -117,6 +124,8 @@ pub struct ExplainedMessage {
     /// Which JSON-RPC message of the hop's SSE answer this is (a server's request, a
     /// notification); None for the hop's own request and its one answer.
     pub part: Option<usize>,
+    /// On a model's answer: what the call cost at list prices, or why that is unknown.
+    pub cost: Option<cost::HopCost>,
 }
 
 impl ExplainedMessage {
@@ -248,6 +257,10 @@ pub fn explain_trace(hops: &[RecordedHop]) -> Vec<ExplainedMessage> {
             side_call,
             links: linked,
             part: slot.part,
+            cost: match message.direction {
+                Direction::Request => None,
+                Direction::Response => cost::hop_cost(reading),
+            },
         });
     }
     out

@@ -336,6 +336,11 @@ pub struct ShowArgs {
     /// Print the JSON hop log (docs/hop-log.md) instead of text
     #[arg(long)]
     pub json: bool,
+
+    /// Print what changed from each model request to the next of its conversation: parameters,
+    /// tools, system blocks, messages added, removed or edited
+    #[arg(long, conflicts_with = "json")]
+    pub changes: bool,
 }
 
 #[derive(Debug, Args)]

@@ -150,7 +150,7 @@ pub fn trace_table_at(traces: &[TraceEntry], now: i64) -> String {
     }
     let dated = needs_dates(traces.iter().map(|t| t.started_unix_ns), Some(now));
     out.push_str(&format!(
-        "ID        {:<width$}  HOPS  DURATION  STATUS          TOKENS                TOOLS             TITLE\n",
+        "ID        {:<width$}  HOPS  DURATION  STATUS          TOKENS                COST        TOOLS             TITLE\n",
         "STARTED",
         width = started_width(dated)
     ));
@@ -168,8 +168,13 @@ pub fn trace_table_at(traces: &[TraceEntry], now: i64) -> String {
             .tokens
             .and_then(|t| t.counts().short())
             .unwrap_or_else(|| "-".to_string());
+        let cost = trace
+            .cost
+            .as_ref()
+            .and_then(|c| c.sum().short())
+            .unwrap_or_else(|| "-".to_string());
         out.push_str(&format!(
-            "{:<8}  {:<width$}  {:>4}  {:>8}  {:<14}  {:<20}  {:<16}  {}\n",
+            "{:<8}  {:<width$}  {:>4}  {:>8}  {:<14}  {:<20}  {:<10}  {:<16}  {}\n",
             &trace.id[..trace.id.len().min(8)],
             started(trace.started_unix_ns, dated),
             trace.hop_count,
@@ -178,6 +183,7 @@ pub fn trace_table_at(traces: &[TraceEntry], now: i64) -> String {
                 .map_or_else(|| "-".to_string(), human_duration),
             trace.status,
             tokens,
+            cost,
             truncate(&tools, 16),
             title,
             width = started_width(dated),

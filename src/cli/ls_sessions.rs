@@ -25,6 +25,11 @@ pub struct SessionListing {
     pub id: Option<String>,
     pub host_session_id: Option<String>,
     pub started_unix_ns: i64,
+    /// Its traces' tokens and cost, summed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tokens: Option<crate::export::hop_log::TokenEntry>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cost: Option<crate::export::hop_log::CostEntry>,
     pub traces: Vec<TraceEntry>,
 }
 
@@ -61,6 +66,11 @@ pub async fn run(store: &Store, db: &Path, args: &LsArgs) -> anyhow::Result<()> 
             ),
         };
         outln!("{head}")?;
+        if let Some(billed) =
+            super::cost_text::billed_line(session.tokens.as_ref(), session.cost.as_ref(), None)
+        {
+            outln!("  {}", one_line(&billed))?;
+        }
         for line in trace_table_at(&session.traces, now).lines() {
             out!("  {line}\n")?;
         }
@@ -87,6 +97,8 @@ pub async fn list_sessions(store: &Store, limit: i64) -> anyhow::Result<Vec<Sess
             id: Some(s.id),
             host_session_id: s.host_session_id,
             started_unix_ns: s.started_unix_ns,
+            tokens: None,
+            cost: None,
             traces: Vec::new(),
         })
         .collect();
@@ -95,6 +107,8 @@ pub async fn list_sessions(store: &Store, limit: i64) -> anyhow::Result<Vec<Sess
             id: None,
             host_session_id: None,
             started_unix_ns: orphans.iter().map(|t| t.started_unix_ns).min().unwrap_or(0),
+            tokens: None,
+            cost: None,
             traces: Vec::new(),
         });
     }
@@ -117,6 +131,7 @@ pub async fn list_sessions(store: &Store, limit: i64) -> anyhow::Result<Vec<Sess
                 ..TraceEntry::new(row, summary)
             });
         }
+        (listing.tokens, listing.cost) = super::cost_text::summed(&listing.traces);
     }
     Ok(listings)
 }

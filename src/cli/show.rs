@@ -47,6 +47,8 @@ pub async fn run(db: &Path, args: ShowArgs) -> anyhow::Result<ExitCode> {
     };
     if args.json {
         emit_json_text(&log.to_json_pretty())?;
+    } else if args.changes {
+        out!("{}", super::show_changes::render(&log))?;
     } else {
         out!("{}", render_with_stderr(&log, &stderr))?;
     }
@@ -86,13 +88,23 @@ pub fn render_with_stderr(log: &HopLog, stderr: &[super::show_stderr::StderrLine
     if !trace.tools_used.is_empty() {
         facts.push(format!("tools: {}", one_line(&trace.tools_used.join(", "))));
     }
-    out.push_str(&format!("  {}\n\n", facts.join(" · ")));
+    out.push_str(&format!("  {}\n", facts.join(" · ")));
+    if let Some(billed) = super::cost_text::billed_line(
+        trace.tokens.as_ref(),
+        trace.cost.as_ref(),
+        trace.last_prompt,
+    ) {
+        out.push_str(&format!("  {}\n", one_line(&billed)));
+    }
+    out.push('\n');
     let origin = log
         .shown_messages()
         .next()
         .map_or(trace.started_unix_ns, |m| m.at_unix_ns);
     let hops = log.recorded_hops();
     let views = request_views(&hops);
+    let caches = crate::trace::cache_verdict::cache_reports(&hops);
+    let shares = crate::trace::context_shares::context_shares(&hops);
     let mut stderr = stderr.iter().peekable();
     for message in log.shown_messages() {
         while let Some(line) = stderr.next_if(|l| l.at_unix_ns <= message.at_unix_ns) {
@@ -110,6 +122,13 @@ pub fn render_with_stderr(log: &HopLog, stderr: &[super::show_stderr::StderrLine
                 }
             }
         }
+        if message.direction == "→"
+            && let Some(parts) = shares.iter().find(|s| s.hop_id == message.hop_id)
+        {
+            for line in parts.lines() {
+                out.push_str(&format!("{INDENT}{}\n", one_line(&line)));
+            }
+        }
         for line in wrap(&message.explanation, WIDTH - INDENT.len()) {
             out.push_str(INDENT);
             out.push_str(&line);
@@ -117,6 +136,16 @@ pub fn render_with_stderr(log: &HopLog, stderr: &[super::show_stderr::StderrLine
         }
         if let Some(tokens) = message.tokens.and_then(|t| t.counts().text()) {
             out.push_str(&format!("{INDENT}tokens: {tokens}\n"));
+        }
+        if let Some(cost) = &message.cost {
+            out.push_str(&format!("{INDENT}cost: {}\n", one_line(&cost.call_text())));
+        }
+        if message.direction == "←"
+            && let Some(cache) = caches.iter().find(|c| c.hop_id == message.hop_id)
+        {
+            for line in wrap(&cache.line(), WIDTH - INDENT.len()) {
+                out.push_str(&format!("{INDENT}{line}\n"));
+            }
         }
         if message.direction == "←" {
             out.push_str(&frame_lines(&hops, message));

@@ -44,6 +44,13 @@ fn run_line(side: &str, run: &RunView) -> String {
     if let Some(tokens) = run.tokens().text() {
         facts.push(format!("tokens: {tokens}"));
     }
+    if let Some(cost) = run.cost().text() {
+        facts.push(format!(
+            "cost: {} ({})",
+            one_line(&cost),
+            crate::trace::cost::estimate_label()
+        ));
+    }
     let title = run
         .title
         .as_deref()
@@ -97,6 +104,9 @@ fn step_facts(step: &Step) -> String {
     }
     if let Some(tokens) = step.tokens.text() {
         facts.push(format!("tokens: {tokens}"));
+    }
+    if let Some(cost) = &step.cost {
+        facts.push(format!("cost: {}", one_line(&cost.text())));
     }
     if let Some(error) = &step.error {
         facts.push(format!("model error: {}", one_line(error)));

@@ -255,6 +255,7 @@ mod tests {
             model_ns: None,
             tool_ns: 0,
             tokens: Default::default(),
+            cost: None,
             error: None,
         };
         RunView {

@@ -5,6 +5,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::hop::{HopState, Role};
+use crate::trace::cost::{CostSum, HopCost, call_cost};
 use crate::trace::side_calls::Conversations;
 use crate::trace::tool_links::{Asked, ToolNames, pick_run};
 use crate::trace::{RecordedHop, TokenCounts};
@@ -63,6 +64,10 @@ pub struct Step {
     /// The tokens the model reported for this call (the whole prompt, its cached parts, the
     /// output).
     pub tokens: TokenCounts,
+    /// What the call cost at list prices, or why that is unknown (absent for a step without a
+    /// model call).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cost: Option<HopCost>,
     /// The model call failed (no answer, an HTTP error, an error in the body).
     pub error: Option<String>,
 }
@@ -110,6 +115,15 @@ impl RunView {
     /// The tokens of every step, summed bucket by bucket.
     pub fn tokens(&self) -> TokenCounts {
         TokenCounts::sum(self.steps.iter().map(|s| &s.tokens))
+    }
+
+    /// The cost of every step's model call, summed ("at least" when one is unpriced).
+    pub fn cost(&self) -> CostSum {
+        let mut sum = CostSum::default();
+        for cost in self.steps.iter().filter_map(|s| s.cost.as_ref()) {
+            sum.add(cost);
+        }
+        sum
     }
 }
 
@@ -262,6 +276,7 @@ pub fn run_view(trace: &str, title: Option<String>, hops: &[RecordedHop]) -> Run
             content: String::new(),
             model_ns: None,
             tokens: TokenCounts::default(),
+            cost: None,
             error: None,
         });
     }
@@ -374,6 +389,7 @@ fn step_of(
         model_ns: duration(model.hop),
         tool_ns,
         tokens: response.map_or_else(TokenCounts::default, |r| TokenCounts::of(&r.usage)),
+        cost: Some(call_cost(model.request, response)),
         error,
     }
 }

@@ -5,6 +5,7 @@
 //! it back, and export → import → export gives the same bytes.
 
 mod body;
+mod cost;
 mod json_layout;
 mod message_entry;
 mod parts;
@@ -22,14 +23,16 @@ use crate::trace::{RecordedHop, TraceSummary, explain_trace, summarize};
 use message_entry::message_entry;
 
 pub use body::{Body, HeaderEntry};
+pub use cost::CostEntry;
 pub use tokens::TokenEntry;
 pub use ws_entry::{WsEntry, WsMessageEntry};
 
 /// The value of the top-level `format` field.
 pub const FORMAT: &str = "tracer.hop-log";
 /// The version of the hop log this build writes. Version 2 added the `tokens` objects; version
-/// 3 the messages of an SSE answer (`part`) and the answers no one sent (`unsent`).
-pub const VERSION: u32 = 3;
+/// 3 the messages of an SSE answer (`part`) and the answers no one sent (`unsent`); version 4
+/// the `cost` objects and the trace's `last_prompt`.
+pub const VERSION: u32 = 4;
 /// The oldest version this build still reads (a version 1 log has no `tokens`).
 pub const OLDEST_VERSION: u32 = 1;
 /// `created_by` of traces that `import` writes (a re-grouping leaves them alone).
@@ -83,6 +86,12 @@ pub struct TraceEntry {
     /// The tokens its model hops reported, summed (absent when none did).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tokens: Option<TokenEntry>,
+    /// What its model calls cost at list prices, summed (absent when it made none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost: Option<CostEntry>,
+    /// The prompt tokens of its last model call that reported usage: the context it carried.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_prompt: Option<u64>,
     /// The session (run of a host) it belongs to (absent when grouping named none).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session: Option<SessionEntry>,
@@ -123,6 +132,8 @@ impl TraceEntry {
             message_count: summary.messages,
             tools_used: summary.tools_used,
             tokens: TokenEntry::of(&summary.tokens),
+            cost: CostEntry::of_sum(&summary.cost),
+            last_prompt: summary.last_prompt,
             session: None,
         }
     }
@@ -153,6 +164,9 @@ pub struct MessageEntry {
     /// On a model's answer: the tokens it reported (absent elsewhere).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tokens: Option<TokenEntry>,
+    /// On a model's answer: what the call cost at list prices, or why that is unknown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost: Option<CostEntry>,
     pub timings: Timings,
     pub headers: Vec<HeaderEntry>,
     pub body: Body,
@@ -298,9 +312,13 @@ impl HopLog {
             })
             .collect();
         hop_entries.sort_by_key(|hop| hop.number);
-        // A log with no entry of version 3's kinds is written as version 2, as it always was.
-        let version = if messages.iter().any(|m| m.part.is_some() || m.unsent) {
+        // A log is written as the oldest version that has every kind of entry it holds: version
+        // 4 for cost objects, 3 for SSE parts and unsent answers, else 2, as it always was.
+        let version = if messages.iter().any(|m| m.cost.is_some()) || summary.last_prompt.is_some()
+        {
             VERSION
+        } else if messages.iter().any(|m| m.part.is_some() || m.unsent) {
+            3
         } else {
             2
         };

@@ -93,7 +93,7 @@ pub fn html_page(trace: &TraceToExport<'_>) -> String {
     let title = name.as_deref().unwrap_or("(untitled trace)");
     let mut body = format!("<header>\n<h1>{}</h1>\n", escape(title));
     body.push_str(&format!(
-        "<p class=\"meta\">trace <code>{}</code>{} · {} · {} · {} · {} · tools: {}{}</p>\n",
+        "<p class=\"meta\">trace <code>{}</code>{} · {} · {} · {} · {} · tools: {}{}{}</p>\n",
         escape(trace.id),
         summary.started_ns.map_or(String::new(), |at| format!(
             " · started {}",
@@ -113,7 +113,12 @@ pub fn html_page(trace: &TraceToExport<'_>) -> String {
         summary
             .tokens
             .short()
-            .map_or_else(String::new, |t| format!(" · tokens: {}", escape(&t)))
+            .map_or_else(String::new, |t| format!(" · tokens: {}", escape(&t))),
+        summary.cost.text().map_or_else(String::new, |c| format!(
+            " · cost: {} ({})",
+            escape(&c),
+            escape(&crate::trace::cost::estimate_label())
+        ))
     ));
     body.push_str(
         "<p class=\"keys\"><kbd>j</kbd>/<kbd>k</kbd> or <kbd>↓</kbd>/<kbd>↑</kbd> move between \
@@ -200,6 +205,12 @@ fn message_html(
         out.push_str(&format!(
             "<li class=\"tokens\">tokens: {}</li>\n",
             escape(&tokens)
+        ));
+    }
+    if let Some(cost) = &message.cost {
+        out.push_str(&format!(
+            "<li class=\"cost\">cost: {}</li>\n",
+            escape(&cost.text())
         ));
     }
     if message.direction == Direction::Response {

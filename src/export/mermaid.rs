@@ -158,13 +158,17 @@ pub fn markdown_handout(trace: &TraceToExport<'_>) -> String {
     out.push_str(&format!("# Trace: {}\n\n", markdown_text(title)));
     let started = trace.hops.iter().map(|h| h.start.started_unix_ns).min();
     let tokens = TokenCounts::sum(messages.iter().filter_map(|m| m.tokens.as_ref())).short();
+    let cost = crate::trace::cost::CostSum::of_messages(&messages)
+        .text()
+        .map(|c| format!(", cost: {c} ({})", crate::trace::cost::estimate_label()));
     out.push_str(&format!(
-        "Trace {}, {} hops, {} messages{}{}.\n\n",
+        "Trace {}, {} hops, {} messages{}{}{}.\n\n",
         markdown_id(trace.id),
         trace.hops.len(),
         messages.len(),
         started.map_or_else(String::new, |at| format!(", started {}", iso8601_utc(at))),
-        tokens.map_or_else(String::new, |t| format!(", tokens: {t}"))
+        tokens.map_or_else(String::new, |t| format!(", tokens: {t}")),
+        cost.unwrap_or_default()
     ));
     out.push_str("```mermaid\n");
     out.push_str(&sequence_diagram(&messages));
@@ -192,6 +196,9 @@ pub fn markdown_handout(trace: &TraceToExport<'_>) -> String {
                     "WebSocket messages:\n\n{fence}text\n{text}\n{fence}\n\n"
                 ));
             }
+        }
+        if let Some(cost) = &message.cost {
+            out.push_str(&format!("Cost: {}\n\n", markdown_text(&cost.text())));
         }
         // What a model request carries and the user's words, which a long body's trimmed
         // start would hide.

@@ -1,5 +1,6 @@
 //! One line about a whole trace, for listings (`tracer ls`): counts, duration, status, tools used.
 
+use super::cost::CostSum;
 use super::request_anatomy::{title_line, title_words};
 use super::side_calls::Conversations;
 use super::{RecordedHop, TokenCounts, reply_tokens};
@@ -36,7 +37,7 @@ impl TraceStatus {
 }
 
 /// What `tracer ls` shows about one trace.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct TraceSummary {
     /// The user's words, on one line: the agent request's message, else the user's words in the
     /// first model request of the conversation (never a side call's, never the host's context).
@@ -51,6 +52,10 @@ pub struct TraceSummary {
     pub tools_used: Vec<String>,
     /// The tokens its model hops reported, summed.
     pub tokens: TokenCounts,
+    /// What its model calls cost at list prices, summed (an unpriced call makes it "at least").
+    pub cost: CostSum,
+    /// The prompt of the last model call that reported one: the context it carried.
+    pub last_prompt: Option<u64>,
 }
 
 /// What every face calls a trace without a title whose kind is `setup`.
@@ -86,6 +91,8 @@ pub fn summarize(hops: &[RecordedHop]) -> TraceSummary {
     let mut in_flight = false;
     let mut last_end: Option<i64> = None;
     let mut tokens = TokenCounts::default();
+    let mut cost = CostSum::default();
+    let mut last_prompt = None;
     let readings: Vec<_> = hops.iter().map(RecordedHop::reading).collect();
     let conversations = Conversations::of_trace(hops, &readings);
     let mut order: Vec<usize> = (0..hops.len()).collect();
@@ -95,6 +102,10 @@ pub fn summarize(hops: &[RecordedHop]) -> TraceSummary {
         let reading = &readings[index];
         if let Some(reported) = reply_tokens(reading) {
             tokens.add(&reported);
+            last_prompt = reported.prompt.or(last_prompt);
+        }
+        if let Some(call) = super::cost::hop_cost(reading) {
+            cost.add(&call);
         }
         let times = hop.times();
         messages += 1 + usize::from(times.response_ns.is_some());
@@ -170,5 +181,7 @@ pub fn summarize(hops: &[RecordedHop]) -> TraceSummary {
         status,
         tools_used,
         tokens,
+        cost,
+        last_prompt,
     }
 }

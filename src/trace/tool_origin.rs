@@ -97,6 +97,18 @@ impl ToolOrigins {
             .collect()
     }
 
+    /// Each offered tool's origin, in order: None for the host's own, the server's name for an
+    /// MCP server's.
+    pub fn origin_of_each(&self, defs: &[ToolDef]) -> Vec<Option<String>> {
+        self.origins(defs)
+            .into_iter()
+            .map(|origin| match origin {
+                Origin::Host => None,
+                Origin::Server(name, _) => Some(name),
+            })
+            .collect()
+    }
+
     fn origins(&self, defs: &[ToolDef]) -> Vec<Origin> {
         // Candidate matches against the listed tools: (def index, server index, prefix).
         let mut candidates: Vec<(usize, usize, String)> = Vec::new();

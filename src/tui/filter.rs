@@ -142,6 +142,8 @@ mod tests {
                 status: TraceStatus::ToolError,
                 tools_used: vec!["append".into()],
                 tokens: Default::default(),
+                cost: Default::default(),
+                last_prompt: None,
             },
             roles: vec!["mcp".into(), "notes".into()],
             methods: vec!["post".into(), "tools/call".into()],

@@ -24,6 +24,7 @@ mod scripted_replies;
 
 mod closed_stdout;
 mod compare;
+mod cost;
 mod demo;
 mod encoded_bodies;
 mod exports;

@@ -117,7 +117,7 @@ fn show_ls_exports_and_diff_count_every_bucket() {
     );
 
     let log: Value = serde_json::from_str(&tracer(&db, &["show", &id, "--json"])).unwrap();
-    assert_eq!(log["version"], 2);
+    assert_eq!(log["version"], 4);
     let total = &log["trace"]["tokens"];
     assert_eq!(total["prompt"], 75007);
     assert_eq!(total["cache_read"], 51560);
@@ -155,11 +155,11 @@ fn show_ls_exports_and_diff_count_every_bucket() {
     assert_eq!(listed[0]["tokens"]["prompt"], 75007);
 
     let md = tracer(&db, &["export", &id, "--format", "md"]);
-    assert!(md.contains(&format!(", tokens: {TOTAL}.")), "{md}");
+    assert!(md.contains(&format!(", tokens: {TOTAL}, cost: ")), "{md}");
     assert!(md.contains(&format!("\n\nTokens: {TURN}\n\n")), "{md}");
     let html = tracer(&db, &["export", &id, "--format", "html"]);
     assert!(
-        html.contains(&format!(" · tokens: {TOTAL}</p>")),
+        html.contains(&format!(" · tokens: {TOTAL} · cost: ")),
         "the meta line"
     );
     assert!(
@@ -193,7 +193,7 @@ fn show_ls_exports_and_diff_count_every_bucket() {
 
     let (other, _) = hop_log_file(dir.path(), "again.json");
     let diff = tracer(&db, &["diff", file, other.to_str().unwrap()]);
-    assert!(diff.contains(&format!("tokens: {TURN}\n")), "{diff}");
+    assert!(diff.contains(&format!("tokens: {TURN}, cost: ")), "{diff}");
     assert!(
         diff.contains(
             "tokens: 75,007 in (51,560 cache read, 13,178 cache write for 5 minutes, 5,000 for 1 hour, 5,269 new) · 174 out"
@@ -231,9 +231,12 @@ fn a_version_1_hop_log_still_reads_and_is_written_again_with_its_tokens() {
     let (file, _) = hop_log_file(dir.path(), "v2.json");
     let mut old: Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
     old["version"] = 1.into();
-    old["trace"].as_object_mut().unwrap().remove("tokens");
+    for key in ["tokens", "cost", "last_prompt"] {
+        old["trace"].as_object_mut().unwrap().remove(key);
+    }
     for message in old["messages"].as_array_mut().unwrap() {
         message.as_object_mut().unwrap().remove("tokens");
+        message.as_object_mut().unwrap().remove("cost");
     }
     let old = serde_json::to_vec_pretty(&old).unwrap();
     assert!(HopLog::from_json(&old).is_ok(), "version 1 is read");
@@ -243,10 +246,10 @@ fn a_version_1_hop_log_still_reads_and_is_written_again_with_its_tokens() {
         std::fs::read_to_string(&file).unwrap()
     );
     let mut future: Value = serde_json::from_slice(&old).unwrap();
-    future["version"] = 4.into();
+    future["version"] = 5.into();
     let refused = HopLog::from_json(&serde_json::to_vec(&future).unwrap()).unwrap_err();
     assert!(
-        refused.to_string().contains("reads versions 1 to 3"),
+        refused.to_string().contains("reads versions 1 to 4"),
         "{refused}"
     );
 }

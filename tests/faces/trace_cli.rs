@@ -108,7 +108,15 @@ async fn show_prints_the_numbered_explained_trace_and_its_hop_log() {
     assert!(text.contains(" 5 ← model → agent  200  the model asks for tool append {\"content\":\"buy milk\"} (it does not run it: the host will) · run in message 6  (+500 ms, took 470 ms)\n"), "{text}");
     assert!(text.contains("10 ← agent → you  200  reply:"), "{text}");
     // Each message has its explanation under it, indented.
-    let lines: Vec<&str> = text.lines().skip(3).collect();
+    // (The heading, its facts, what the model calls were billed, a blank line.)
+    assert!(
+        text.lines()
+            .nth(2)
+            .unwrap()
+            .starts_with("  billed across 2 calls: unknown (no usage reported)"),
+        "{text}"
+    );
+    let lines: Vec<&str> = text.lines().skip(4).collect();
     assert!(lines.len() > 10, "{text}");
     assert!(
         lines[1].starts_with("       ") && lines[1].trim().len() > 10,

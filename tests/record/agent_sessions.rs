@@ -44,7 +44,7 @@ async fn assignments(store: &Store) -> BTreeMap<String, String> {
         .collect()
 }
 
-async fn rebuilt(name: &str) -> (tempfile::TempDir, Store, Vec<PackedHop>) {
+pub(crate) async fn rebuilt(name: &str) -> (tempfile::TempDir, Store, Vec<PackedHop>) {
     let hops = load(name);
     let dir = tempfile::tempdir().expect("tempdir");
     let store = stored(dir.path(), &hops).await;

@@ -189,7 +189,7 @@ async fn the_buy_milk_log_reads_like_the_article() {
     )
     .unwrap();
     assert_eq!(log["format"], "tracer.hop-log");
-    assert_eq!(log["version"], 2);
+    assert_eq!(log["version"], 4);
     assert_eq!(log["trace"]["hop_count"], 7);
     assert_eq!(log["trace"]["status"], "in flight");
     assert_eq!(log["trace"]["tools_used"], json!(["append"]));

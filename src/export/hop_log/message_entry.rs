@@ -1,6 +1,6 @@
 //! One message of a trace as a hop-log entry: its words, its timings and the bytes it carried.
 
-use super::{Body, ChunkEntry, HeaderEntry, MessageEntry, Timings, TokenEntry};
+use super::{Body, ChunkEntry, CostEntry, HeaderEntry, MessageEntry, Timings, TokenEntry};
 use crate::trace::{Direction, RecordedHop};
 
 pub(super) fn message_entry(
@@ -60,6 +60,7 @@ pub(super) fn message_entry(
         summary: message.summary.clone(),
         explanation: message.explanation.clone(),
         tokens: message.tokens.as_ref().and_then(TokenEntry::of),
+        cost: message.cost.as_ref().map(CostEntry::of_call),
         timings,
         headers: headers.iter().map(HeaderEntry::encode).collect(),
         body: Body::encode(body),

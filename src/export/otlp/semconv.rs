@@ -4,7 +4,7 @@
 
 use super::content;
 use super::model::{Attribute, SpanKind, SpanOptions};
-use super::token_attrs::token_attributes;
+use super::token_attrs::{cost_attributes, token_attributes};
 use crate::hop::{HopEnd, HopStart, header_text};
 use crate::trace::RecordedHop;
 use crate::wire::dialect::{
@@ -144,6 +144,12 @@ pub fn model(
         ));
     }
     draft.attributes.extend(token_attributes(&answer.usage));
+    let cost = crate::trace::cost::price_call(
+        crate::trace::prices::active(),
+        &[request.model.as_deref(), answer.model.as_deref()],
+        Some(&answer.usage),
+    );
+    draft.attributes.extend(cost_attributes(&cost));
     let calls: Vec<String> = answer
         .message
         .tool_calls

@@ -13,6 +13,7 @@
 //! `.prompt_details.cache_write`, `.completion_details.reasoning`.
 
 use super::model::Attribute;
+use crate::trace::cost::{HopCost, estimate_label};
 use crate::wire::dialect::Usage;
 
 /// The token attributes of one model answer (none for a count the API did not report).
@@ -51,6 +52,22 @@ pub fn token_attributes(usage: &Usage) -> Vec<Attribute> {
         let total = i64::try_from(input.saturating_add(output)).unwrap_or(i64::MAX);
         out.push(Attribute::int("llm.token_count.total", total));
     }
+    out
+}
+
+/// A model span's cost, as tracer's own attributes (the conventions have none): `tracer.cost.usd`
+/// at list prices when the call was priced, else `tracer.cost.unknown` (why); both with
+/// `tracer.cost.prices`, the table's label. Never a 0 for an unknown.
+pub fn cost_attributes(cost: &HopCost) -> Vec<Attribute> {
+    let mut out = Vec::new();
+    match cost {
+        HopCost::Priced { usd, priced_as } => {
+            out.push(Attribute::double("tracer.cost.usd", *usd));
+            out.push(Attribute::text("tracer.cost.priced_as", priced_as.clone()));
+        }
+        HopCost::Unknown(why) => out.push(Attribute::text("tracer.cost.unknown", why.text())),
+    }
+    out.push(Attribute::text("tracer.cost.prices", estimate_label()));
     out
 }
 

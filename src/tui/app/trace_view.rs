@@ -27,11 +27,14 @@ pub struct TraceView {
     pub show_timing: bool,
     /// What the trace's wrapped servers wrote to stderr: (route, when, line), oldest first.
     pub stderr: Vec<(String, i64, String)>,
+    /// The prompt cache's report of each model call that reported cache counts.
+    pub caches: Vec<crate::trace::cache_verdict::CacheReport>,
 }
 
 impl TraceView {
     pub fn new(trace: LoadedTrace) -> Self {
         let messages = explain_trace(&trace.hops);
+        let caches = crate::trace::cache_verdict::cache_reports(&trace.hops);
         let Lanes {
             names: lanes,
             arrows,
@@ -52,6 +55,7 @@ impl TraceView {
             replay: None,
             show_timing: false,
             stderr: Vec::new(),
+            caches,
         }
     }
 

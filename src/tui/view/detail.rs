@@ -31,6 +31,16 @@ pub fn render(view: &TraceView, frame: &mut Frame, area: Rect) {
         .title(format!(" message {} ", message.number));
     let trace_start = view.messages.first().map_or(0, |m| m.at_unix_ns);
     let mut all = lines(message, hop, trace_start);
+    // The prompt cache's report goes under the answer's tokens and cost.
+    if message.direction == Direction::Response
+        && let Some(cache) = view.caches.iter().find(|c| c.hop_id == message.hop_id)
+    {
+        let at = all
+            .iter()
+            .position(|l| l.to_string().starts_with("  cost:"))
+            .map_or(all.len(), |i| i + 1);
+        all.insert(at, Line::from(format!("  {}", cache.line())));
+    }
     let stderr = view.stderr_of(message);
     if !stderr.is_empty() {
         all.push(Line::from(""));
@@ -90,6 +100,9 @@ pub fn lines(
     out.extend(timing_lines(message, hop, trace_start));
     if let Some(tokens) = message.tokens.and_then(|t| t.text()) {
         out.push(Line::from(format!("  tokens:   {tokens}")));
+    }
+    if let Some(cost) = &message.cost {
+        out.push(Line::from(format!("  cost:     {}", cost.text())));
     }
     let end = hop.end.as_ref();
     let empty = BodyCapture::default();

@@ -1,0 +1,246 @@
+//! What a model request's context is made of, part by part: each system block, the tools by
+//! origin, the history by kind, what is new since the previous request, and the rest; each
+//! part's bytes and its share (≈) of the input tokens the API reported for that very request.
+
+use serde_json::Value;
+
+use super::RecordedHop;
+use super::conversation_pairs::{model_calls, request_json};
+use super::explain_context::ExplainContext;
+use super::request_anatomy::human_bytes;
+use super::tokens::thousands;
+use crate::wire::dialect::HopReading;
+
+/// One part of a request and its bytes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ContextPart {
+    pub label: String,
+    pub bytes: usize,
+}
+
+/// One model request's parts; they add up to `total_bytes`, the request body.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ContextShares {
+    pub hop_id: String,
+    pub parts: Vec<ContextPart>,
+    /// Of the history, the messages new since the previous request: how many, their bytes.
+    pub new_since_previous: Option<(usize, usize)>,
+    pub total_bytes: usize,
+    /// The whole prompt as the API reported it for this request.
+    pub prompt_tokens: Option<u64>,
+}
+
+impl ContextShares {
+    /// A part's share of the reported prompt: prompt × bytes / total bytes.
+    pub fn share(&self, bytes: usize) -> Option<u64> {
+        let prompt = self.prompt_tokens?;
+        (self.total_bytes > 0)
+            .then(|| (prompt as f64 * bytes as f64 / self.total_bytes as f64).round() as u64)
+    }
+
+    /// The lines `show` prints under the request: a heading, then one line per part.
+    pub fn lines(&self) -> Vec<String> {
+        let mut out = vec![match self.prompt_tokens {
+            Some(prompt) => format!(
+                "context, {} in {} tokens (≈ shares by bytes, calibrated by this call's usage):",
+                human_bytes(self.total_bytes),
+                thousands(prompt)
+            ),
+            None => format!(
+                "context, {} (no usage reported, so no token shares):",
+                human_bytes(self.total_bytes)
+            ),
+        }];
+        let share = |bytes| {
+            self.share(bytes)
+                .map_or_else(String::new, |t| format!("  ≈ {} tokens", thousands(t)))
+        };
+        for part in &self.parts {
+            out.push(format!(
+                "  {:<34} {:>9}{}",
+                part.label,
+                human_bytes(part.bytes),
+                share(part.bytes)
+            ));
+        }
+        if let Some((messages, bytes)) = self.new_since_previous {
+            out.push(format!(
+                "  {:<34} {:>9}{}",
+                format!(
+                    "of the history, new: {}",
+                    super::explain::plural(messages, "message")
+                ),
+                human_bytes(bytes),
+                share(bytes)
+            ));
+        }
+        out
+    }
+}
+
+/// The context shares of every model request of a trace (any order), in the order sent.
+pub fn context_shares(hops: &[RecordedHop]) -> Vec<ContextShares> {
+    let readings: Vec<HopReading> = hops.iter().map(RecordedHop::reading).collect();
+    let context = ExplainContext::of_trace(hops, &readings);
+    let calls = model_calls(hops, &readings);
+    let bodies: Vec<Option<Value>> = calls.iter().map(|c| request_json(&hops[c.index])).collect();
+    let mut out = Vec::new();
+    for (at, call) in calls.iter().enumerate() {
+        let Some(body) = &bodies[at] else {
+            continue;
+        };
+        let mut parts = Vec::new();
+        for (n, block) in system_field(body).iter().enumerate() {
+            parts.push(part(format!("system block {}", n + 1), json_len(block)));
+        }
+        let in_conversation = all_messages(body).iter().filter(|m| is_system(m));
+        for (n, message) in in_conversation.enumerate() {
+            parts.push(part(format!("system message {}", n + 1), json_len(message)));
+        }
+        // The tools, measured as sent, grouped by where they come from.
+        let defs = &call.request.tool_defs;
+        let origins = context.origins.origin_of_each(defs);
+        let mut groups: Vec<(Option<String>, usize, usize)> = Vec::new();
+        for (def, origin) in defs.iter().zip(origins) {
+            match groups.iter_mut().find(|(o, _, _)| *o == origin) {
+                Some((_, count, bytes)) => {
+                    *count += 1;
+                    *bytes += def.bytes;
+                }
+                None => groups.push((origin, 1, def.bytes)),
+            }
+        }
+        for (origin, count, bytes) in groups {
+            let label = match origin {
+                None => format!("tools: the host's ({count})"),
+                Some(server) => format!("tools: {server} (mcp, {count})"),
+            };
+            parts.push(part(label, bytes));
+        }
+        let messages = messages_of(body);
+        let mut kinds: Vec<(&'static str, usize)> = Vec::new();
+        for message in &messages {
+            for (kind, bytes) in message_kinds(message) {
+                match kinds.iter_mut().find(|(k, _)| *k == kind) {
+                    Some((_, total)) => *total += bytes,
+                    None => kinds.push((kind, bytes)),
+                }
+            }
+        }
+        for (kind, bytes) in kinds {
+            parts.push(part(format!("history: {kind}"), bytes));
+        }
+        let total_bytes = call.request.body_bytes.max(json_len(body));
+        let counted: usize = parts.iter().map(|p| p.bytes).sum();
+        parts.push(part(
+            "the rest (parameters, JSON framing)".to_string(),
+            total_bytes.saturating_sub(counted),
+        ));
+        let new_since_previous = call
+            .previous
+            .and_then(|p| bodies[p].as_ref())
+            .map(|before| {
+                let before = messages_of(before).len();
+                let new = messages.get(before..).unwrap_or_default();
+                (new.len(), new.iter().map(|m| json_len(m)).sum())
+            });
+        out.push(ContextShares {
+            hop_id: hops[call.index].start.id.clone(),
+            parts,
+            new_since_previous,
+            total_bytes,
+            prompt_tokens: call.usage.and_then(|u| u.prompt_total()),
+        });
+    }
+    out
+}
+
+fn part(label: String, bytes: usize) -> ContextPart {
+    ContextPart { label, bytes }
+}
+
+fn json_len(value: &Value) -> usize {
+    serde_json::to_string(value).map_or(0, |s| s.len())
+}
+
+/// The system field's blocks: `system` (a string or blocks), `instructions`,
+/// `systemInstruction.parts`.
+fn system_field(body: &Value) -> Vec<Value> {
+    let field = body
+        .get("system")
+        .or_else(|| body.get("instructions"))
+        .or_else(|| body.get("systemInstruction").and_then(|s| s.get("parts")));
+    match field {
+        Some(Value::Array(items)) => items.clone(),
+        Some(Value::Null) | None => Vec::new(),
+        Some(other) => vec![other.clone()],
+    }
+}
+
+fn all_messages(body: &Value) -> &[Value] {
+    body.get("messages")
+        .or_else(|| body.get("input"))
+        .or_else(|| body.get("contents"))
+        .and_then(Value::as_array)
+        .map_or(&[], Vec::as_slice)
+}
+
+fn is_system(message: &Value) -> bool {
+    matches!(
+        message.get("role").and_then(Value::as_str),
+        Some("system" | "developer")
+    )
+}
+
+/// The conversation's messages, system and developer ones aside.
+fn messages_of(body: &Value) -> Vec<&Value> {
+    all_messages(body)
+        .iter()
+        .filter(|m| !is_system(m))
+        .collect()
+}
+
+/// One message's bytes by kind (`user`, `assistant`, `tool results`, `thinking`): block by
+/// block where it has blocks, its envelope counted with its role.
+fn message_kinds(message: &Value) -> Vec<(&'static str, usize)> {
+    let role_kind = match (
+        message.get("role").and_then(Value::as_str),
+        message.get("type").and_then(Value::as_str),
+    ) {
+        (_, Some("function_call_output" | "custom_tool_call_output")) | (Some("tool"), _) => {
+            "tool results"
+        }
+        (_, Some("reasoning")) => "thinking",
+        (_, Some("function_call" | "custom_tool_call")) => "assistant",
+        (Some("assistant" | "model"), _) => "assistant",
+        _ => "user",
+    };
+    let whole = json_len(message);
+    let blocks = message
+        .get("content")
+        .or_else(|| message.get("parts"))
+        .and_then(Value::as_array);
+    let Some(blocks) = blocks else {
+        return vec![(role_kind, whole)];
+    };
+    let mut out = Vec::new();
+    let mut inside = 0;
+    for block in blocks {
+        let bytes = json_len(block);
+        inside += bytes;
+        let kind = match block.get("type").and_then(Value::as_str) {
+            Some("tool_result") => "tool results",
+            Some("thinking" | "redacted_thinking") => "thinking",
+            _ if block.get("functionResponse").is_some() => "tool results",
+            _ if block.get("thought").and_then(Value::as_bool) == Some(true) => "thinking",
+            _ => role_kind,
+        };
+        out.push((kind, bytes));
+    }
+    out.push((role_kind, whole.saturating_sub(inside)));
+    out
+}
+
+#[cfg(test)]
+#[path = "context_shares_tests.rs"]
+mod tests;
