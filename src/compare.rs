@@ -10,6 +10,7 @@
 
 pub mod diff;
 pub mod diff_text;
+pub mod eval_compare;
 pub mod eval_report;
 pub mod eval_run;
 pub mod judge;
@@ -20,5 +21,6 @@ pub mod question_set;
 pub mod rerun_agent;
 pub mod rerun_step;
 pub mod send;
+pub mod step_types;
 pub mod steps;
 pub mod tally;

@@ -1,5 +1,5 @@
 //! `tracer eval FILE`: ask an agent a question set, judge each answer from its recorded trace,
-//! store the run; `--list` the stored runs; `--compare RUN_A RUN_B`.
+//! store the run; `--list` the stored runs; `--show RUN` one again; `--compare RUN_A RUN_B`.
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -8,9 +8,8 @@ use std::time::Duration;
 use clap::{Args, ValueEnum};
 
 use super::stdout_text::{emit, emit_json};
-use crate::compare::eval_report::{
-    compare_json, list_json, load_outcome, render_compare, render_list, render_run,
-};
+use crate::compare::eval_compare::{compare_json, render_compare};
+use crate::compare::eval_report::{list_json, load_outcome, render_list, render_run};
 use crate::compare::eval_run::{AgentApi, EvalSettings, run_eval};
 use crate::compare::progress::StopFlag;
 use crate::compare::question_set;
@@ -27,7 +26,7 @@ pub enum AgentApiArg {
 #[derive(Debug, Args)]
 pub struct EvalArgs {
     /// The question set (TOML, [[question]] tables; see examples/evals/notes.toml)
-    #[arg(value_name = "FILE", required_unless_present_any = ["list", "compare"])]
+    #[arg(value_name = "FILE", required_unless_present_any = ["list", "compare", "show"])]
     pub file: Option<String>,
     /// The agent's base URL: a tracer proxy's agent route recording to --db
     #[arg(long, value_name = "URL", default_value = "http://127.0.0.1:8081")]
@@ -50,6 +49,9 @@ pub struct EvalArgs {
     /// List the stored runs
     #[arg(long, conflicts_with_all = ["file", "compare"])]
     pub list: bool,
+    /// Print a stored run again: its table, total and cost (priced with today's table)
+    #[arg(long, value_name = "RUN", conflicts_with_all = ["file", "compare", "list"])]
+    pub show: Option<i64>,
     /// Compare two stored runs question by question
     #[arg(long, num_args = 2, value_names = ["RUN_A", "RUN_B"], conflicts_with = "file")]
     pub compare: Option<Vec<i64>>,
@@ -93,6 +95,15 @@ async fn run_with(
         }
         return Ok(ExitCode::SUCCESS);
     }
+    if let Some(run) = args.show {
+        let outcome = load_outcome(store, &store.eval_run(run).await?).await?;
+        if args.json {
+            emit_json(&outcome.to_json())?;
+        } else {
+            emit(&render_run(&outcome))?;
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
     if let Some(pair) = &args.compare {
         let a = load_outcome(store, &store.eval_run(pair[0]).await?).await?;
         let b = load_outcome(store, &store.eval_run(pair[1]).await?).await?;
@@ -104,7 +115,7 @@ async fn run_with(
         return Ok(ExitCode::SUCCESS);
     }
     let (Some(file), Some(questions)) = (&args.file, questions) else {
-        anyhow::bail!("give a question set FILE, --list or --compare RUN_A RUN_B");
+        anyhow::bail!("give a question set FILE, --list, --show RUN or --compare RUN_A RUN_B");
     };
     let settings = EvalSettings {
         file: file.clone(),

@@ -1,5 +1,4 @@
-//! Eval runs read back and shown: a run's table and total, the list of runs, and two runs
-//! compared question by question.
+//! Eval runs read back and shown: a run's table, total and cost, and the list of runs.
 
 use serde_json::{Value, json};
 
@@ -7,6 +6,7 @@ use super::eval_run::{Attempt, EvalOutcome, QuestionResult};
 use super::judge::Reason;
 use crate::store::Store;
 use crate::store::eval_rows::EvalRunRow;
+use crate::trace::cost::CostSum;
 use crate::trace::explain::shorten;
 
 /// Reads a stored run and its verdicts.
@@ -15,12 +15,17 @@ pub async fn load_outcome(store: &Store, run: &EvalRunRow) -> anyhow::Result<Eva
     let mut questions: Vec<(String, Vec<Attempt>)> = Vec::new();
     for row in rows {
         let reasons: Vec<Reason> = serde_json::from_str(&row.reasons)?;
+        let cost = match row.trace_id.as_deref() {
+            Some(trace) => trace_cost(store, trace).await,
+            None => None,
+        };
         let attempt = Attempt {
             pass: row.pass,
             reasons,
             trace: row.trace_id,
             calls: Vec::new(),
             reply: row.reply,
+            cost,
         };
         match questions.iter_mut().find(|(id, _)| *id == row.question_id) {
             Some((_, attempts)) => attempts.push(attempt),
@@ -39,11 +44,33 @@ pub async fn load_outcome(store: &Store, run: &EvalRunRow) -> anyhow::Result<Eva
     })
 }
 
+/// What the model calls of a stored trace cost; None when the trace is no longer there.
+async fn trace_cost(store: &Store, trace: &str) -> Option<CostSum> {
+    let (_, hops) = crate::trace::correlate::load_trace(store, trace)
+        .await
+        .ok()?;
+    Some(crate::trace::summarize(&hops).cost)
+}
+
+/// A question's cost for the table: `≈ $0.0123`, `≥ …`, `unknown`, `-` (no model call).
+fn cost_cell(cost: &CostSum) -> String {
+    cost.short().unwrap_or_else(|| "-".to_string())
+}
+
+/// The run's cost under its total: `cost: ≈ $0.41 billed across 27 calls (estimate at list
+/// prices, …)`; empty when no model call was recorded.
+fn cost_line(outcome: &EvalOutcome) -> String {
+    match outcome.cost().text() {
+        Some(text) => format!("cost: {text} ({})\n", crate::trace::cost::estimate_label()),
+        None => String::new(),
+    }
+}
+
 fn short_trace(trace: Option<&str>) -> String {
     trace.map_or("-".into(), |t| t.chars().take(8).collect())
 }
 
-fn table(header: &[&str], rows: &[Vec<String>]) -> String {
+pub(super) fn table(header: &[&str], rows: &[Vec<String>]) -> String {
     let widths: Vec<usize> = (0..header.len())
         .map(|i| {
             rows.iter()
@@ -115,14 +142,21 @@ pub fn render_run(outcome: &EvalOutcome) -> String {
                 shorten(&text.join("; "), 90)
             });
             let trace = failing.or(q.runs.first()).and_then(|a| a.trace.as_deref());
-            vec![q.id.clone(), result, short_trace(trace), reasons]
+            vec![
+                q.id.clone(),
+                result,
+                short_trace(trace),
+                cost_cell(&q.cost()),
+                reasons,
+            ]
         })
         .collect();
-    let mut out = table(&["QUESTION", "RESULT", "TRACE", "REASONS"], &rows);
+    let mut out = table(&["QUESTION", "RESULT", "TRACE", "COST", "REASONS"], &rows);
     out.push_str(&agent_errors(outcome));
     out.push('\n');
     out.push_str(&total_line(outcome));
     out.push('\n');
+    out.push_str(&cost_line(outcome));
     out
 }
 
@@ -200,114 +234,6 @@ pub fn utc_time(unix_ns: i64) -> String {
     )
 }
 
-/// One question in two runs.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Change {
-    pub id: String,
-    pub a: Option<bool>,
-    pub b: Option<bool>,
-}
-
-impl Change {
-    /// `fixed` (fail → pass), `broken` (pass → fail), `same`, or `only in A` / `only in B`.
-    pub fn word(&self) -> &'static str {
-        match (self.a, self.b) {
-            (Some(false), Some(true)) => "fixed",
-            (Some(true), Some(false)) => "broken",
-            (Some(_), Some(_)) => "same",
-            (Some(_), None) => "only in A",
-            _ => "only in B",
-        }
-    }
-}
-
-/// Every question of either run, in A's order then B's new ones.
-pub fn changes(a: &EvalOutcome, b: &EvalOutcome) -> Vec<Change> {
-    let mut out: Vec<Change> = a
-        .questions
-        .iter()
-        .map(|q| Change {
-            id: q.id.clone(),
-            a: Some(q.passed),
-            b: b.questions.iter().find(|r| r.id == q.id).map(|r| r.passed),
-        })
-        .collect();
-    for q in &b.questions {
-        if !out.iter().any(|c| c.id == q.id) {
-            out.push(Change {
-                id: q.id.clone(),
-                a: None,
-                b: Some(q.passed),
-            });
-        }
-    }
-    out
-}
-
-fn verdict(passed: Option<bool>) -> &'static str {
-    match passed {
-        Some(true) => "pass",
-        Some(false) => "fail",
-        None => "-",
-    }
-}
-
-/// `tracer eval --compare A B` as text: what changed and what still fails (questions that pass
-/// in both are counted, not listed), then both totals.
-pub fn render_compare(a: &EvalOutcome, b: &EvalOutcome) -> String {
-    let all = changes(a, b);
-    let count = |word: &str| all.iter().filter(|c| c.word() == word).count();
-    let passing = all
-        .iter()
-        .filter(|c| c.a == Some(true) && c.b == Some(true))
-        .count();
-    let mut shown: Vec<&Change> = all
-        .iter()
-        .filter(|c| !(c.a == Some(true) && c.b == Some(true)))
-        .collect();
-    shown.sort_by_key(|c| c.word() == "same");
-    let mut out = format!(
-        "{} fixed, {} broken, {} still failing, {passing} passing in both\n",
-        count("fixed"),
-        count("broken"),
-        all.iter()
-            .filter(|c| c.a == Some(false) && c.b == Some(false))
-            .count()
-    );
-    if !shown.is_empty() {
-        let rows: Vec<Vec<String>> = shown
-            .iter()
-            .map(|c| {
-                let word = match c.word() {
-                    "same" => "still failing",
-                    other => other,
-                };
-                vec![
-                    c.id.clone(),
-                    verdict(c.a).to_string(),
-                    verdict(c.b).to_string(),
-                    word.to_string(),
-                ]
-            })
-            .collect();
-        out.push('\n');
-        out.push_str(&table(&["QUESTION", "A", "B", "CHANGE"], &rows));
-    }
-    out.push_str(&format!("\nA: {}\nB: {}\n", total_line(a), total_line(b)));
-    out
-}
-
-pub fn compare_json(a: &EvalOutcome, b: &EvalOutcome) -> Value {
-    let side = |o: &EvalOutcome| json!({"run": o.run, "label": o.label, "state": o.state, "passed": o.passed(), "total": o.total});
-    json!({
-        "a": side(a),
-        "b": side(b),
-        "questions": changes(a, b).iter().map(|c| json!({
-            "id": c.id, "a": c.a, "b": c.b, "change": c.word(),
-        })).collect::<Vec<_>>(),
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -323,6 +249,7 @@ mod tests {
             trace: Some("505dd8e4".repeat(4)),
             calls: Vec::new(),
             reply: None,
+            cost: None,
         };
         let outcome = EvalOutcome {
             run: 1,

@@ -15,6 +15,8 @@ use super::steps::Call;
 use crate::hop::now_unix_ns;
 use crate::store::Store;
 use crate::store::eval_rows::{EvalResultRow, NewEvalRun};
+use crate::trace::cost::CostSum;
+use crate::trace::summarize;
 use crate::wire::trace_context::TraceParent;
 
 /// How a question is put to the agent.
@@ -74,6 +76,9 @@ pub struct Attempt {
     pub calls: Vec<Call>,
     #[serde(skip)]
     pub reply: Option<String>,
+    /// What the model calls of its trace cost at list prices (None without a trace).
+    #[serde(skip)]
+    pub cost: Option<CostSum>,
 }
 
 /// A question and its runs; it passes when every run passes.
@@ -89,6 +94,42 @@ impl QuestionResult {
         let passed = !runs.is_empty() && runs.iter().all(|a| a.pass);
         Self { id, passed, runs }
     }
+
+    /// What its runs' model calls cost, summed (an attempt without a trace adds nothing).
+    pub fn cost(&self) -> CostSum {
+        let mut sum = CostSum::default();
+        for cost in self.runs.iter().filter_map(|a| a.cost.as_ref()) {
+            sum.add_sum(cost);
+        }
+        sum
+    }
+
+    fn to_json(&self) -> Value {
+        let runs: Vec<Value> = self
+            .runs
+            .iter()
+            .map(|attempt| {
+                let mut value = serde_json::to_value(attempt).unwrap_or(Value::Null);
+                if let (Some(object), Some(cost)) = (value.as_object_mut(), &attempt.cost) {
+                    object.insert("cost".into(), cost_json(cost));
+                }
+                value
+            })
+            .collect();
+        json!({"id": self.id, "passed": self.passed, "cost": cost_json(&self.cost()), "runs": runs})
+    }
+}
+
+/// A cost sum as the eval's JSON carries it: `{"usd", "calls", "unpriced_calls", "text"}`;
+/// `usd` is what the priced calls cost ("at least" when `unpriced_calls` > 0), null when none is.
+pub fn cost_json(cost: &CostSum) -> Value {
+    let priced = cost.calls - cost.unpriced_calls;
+    json!({
+        "usd": (priced > 0).then_some(cost.usd),
+        "calls": cost.calls,
+        "unpriced_calls": cost.unpriced_calls,
+        "text": cost.text(),
+    })
 }
 
 /// A stored run with its verdicts.
@@ -107,6 +148,15 @@ impl EvalOutcome {
         self.questions.iter().filter(|q| q.passed).count()
     }
 
+    /// What every question's runs cost, summed.
+    pub fn cost(&self) -> CostSum {
+        let mut sum = CostSum::default();
+        for question in &self.questions {
+            sum.add_sum(&question.cost());
+        }
+        sum
+    }
+
     /// `{"run", "label", "passed", "total", "questions": [{"id", "passed", "runs": [...]}]}`.
     pub fn to_json(&self) -> Value {
         json!({
@@ -115,7 +165,9 @@ impl EvalOutcome {
             "state": self.state,
             "passed": self.passed(),
             "total": self.total,
-            "questions": self.questions,
+            "cost": cost_json(&self.cost()),
+            "prices": crate::trace::cost::estimate_label(),
+            "questions": self.questions.iter().map(QuestionResult::to_json).collect::<Vec<_>>(),
         })
     }
 }
@@ -237,6 +289,7 @@ async fn ask_and_judge(
         trace: None,
         calls: Vec::new(),
         reply: None,
+        cost: None,
     };
     let answer = match answer {
         Ok(answer) => answer,
@@ -272,5 +325,6 @@ async fn ask_and_judge(
         trace: Some(view.trace.clone()),
         calls: view.calls(),
         reply: view.reply.clone(),
+        cost: Some(summarize(&trace.hops).cost),
     })
 }

@@ -1,6 +1,6 @@
 //! `tracer eval --compare`: two stored runs question by question; `--min-pass` on both sides.
 
-use serde_json::json;
+use serde_json::{Value, json};
 
 use super::system::{Setup, System, json, stdout};
 use crate::scripted_model::{Dialect, Reply, ScriptedModel};
@@ -97,6 +97,54 @@ async fn two_runs_compare_question_by_question() {
     );
     assert_eq!(doc["a"]["label"], "before");
     assert_eq!(doc["b"]["passed"], 1);
+
+    // Cost: the agent's model is not in the vendored table, so every sum is unknown, never $0.
+    let run = stdout(&system.tracer(&["eval", "--show", "1"]).await);
+    assert!(run.contains("COST"), "{run}");
+    assert!(
+        run.contains("cost: unknown across 4 calls (qwen2.5:7b is not in the price table)"),
+        "{run}"
+    );
+    assert!(!run.contains("$0.0000"), "{run}");
+    assert!(text.contains("cost: A unknown, B unknown ("), "{text}");
+    assert_eq!(doc["cost_change_usd"], Value::Null);
+    // Priced with --prices (11 tokens in and 7 out a call, as the scripted model reports):
+    // 11 × $0.001 + 7 × $0.01 = $0.081 a call, four calls a run.
+    let prices = system.dir.path().join("prices.json");
+    std::fs::write(
+        &prices,
+        r#"{"qwen2.5:7b": {"input_cost_per_token": 0.001, "output_cost_per_token": 0.01}}"#,
+    )
+    .unwrap();
+    let prices = prices.to_str().unwrap();
+    let run = stdout(
+        &system
+            .tracer(&["--prices", prices, "eval", "--show", "1"])
+            .await,
+    );
+    assert!(run.contains("add-milk  pass    "), "{run}");
+    assert!(run.contains("≈ $0.1620"), "{run}");
+    assert!(
+        run.contains("cost: ≈ $0.3240 billed across 4 calls (estimate at list prices"),
+        "{run}"
+    );
+    let priced = stdout(
+        &system
+            .tracer(&["--prices", prices, "eval", "--compare", "1", "2"])
+            .await,
+    );
+    assert!(
+        priced.contains("cost: A ≈ $0.3240, B ≈ $0.3240 (+$0.0000, +0%)"),
+        "{priced}"
+    );
+    let doc = json(
+        &system
+            .tracer(&["--prices", prices, "eval", "--compare", "1", "2", "--json"])
+            .await,
+    );
+    assert_eq!(doc["a"]["cost"]["calls"], 4);
+    assert!((doc["a"]["cost"]["usd"].as_f64().unwrap() - 0.324).abs() < 1e-9);
+    assert_eq!(doc["cost_change_usd"], 0.0);
 
     let missing = system.tracer(&["eval", "--compare", "1", "9"]).await;
     assert!(!missing.status.success());
