@@ -37,6 +37,7 @@ mod text_match;
 pub mod timing;
 pub mod tokens;
 mod tool_call_links;
+pub mod tool_context;
 pub mod tool_links;
 pub mod tool_origin;
 pub mod transport_moves;

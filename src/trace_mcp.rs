@@ -6,7 +6,9 @@
 mod args;
 mod diffing;
 mod listing;
+mod message_context;
 mod reading;
+mod tool_stats;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -36,7 +38,7 @@ pub const INSTRUCTIONS: &str = "A read-only view of tracer's trace database: wha
     messages numbered 1..M. This server never writes to the database. Start with list_traces \
     (newest first), then get_trace with an id (a prefix is enough) for the numbered messages, \
     then get_message for one message's headers and body. search finds text in bodies; \
-    tool_stats counts tool calls, errors and times. diff_traces lines two traces up step by \
+    tool_stats counts tool calls, errors, times and what each tool's definition costs in context. diff_traces lines two traces up step by \
     step (as tracer diff does) and says in its first line what changed.";
 
 /// One running `tracer mcp`: the database opened read-only and the legacy HTTP sessions.
@@ -136,7 +138,9 @@ pub fn tool_list() -> Vec<Tool> {
             "get_message",
             "Get one message",
             "One numbered message of a trace in full: summary, explanation, headers and body \
-             (cut at max_bytes, saying so), and for a streamed answer its chunk timing.",
+             (cut at max_bytes, saying so), for a streamed answer its chunk timing; a model \
+             request with what its context is made of (bytes and ≈ tokens per part), a model \
+             answer with its cost at list prices and the prompt cache's verdict.",
             json!({
                 "trace": string("The trace id, or its first characters."),
                 "number": integer("The message number, as get_trace shows it.", 1, 1_000_000),
@@ -158,8 +162,10 @@ pub fn tool_list() -> Vec<Tool> {
         tool(
             "tool_stats",
             "Tool statistics",
-            "Per MCP tool: calls, tool errors (isError), protocol errors (JSON-RPC error), p50 \
-             and p95 time, and which models asked for it.",
+            "Per tool: calls, tool errors (isError), protocol errors (JSON-RPC error), p50 \
+             and p95 time, which models asked for it, and what its definition weighs in the \
+             model requests that offered it (≈ tokens and ≈ dollars at list prices); the same \
+             by MCP server and for the host's own tools.",
             json!({ "since": since }),
             &[],
         ),

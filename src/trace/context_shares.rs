@@ -243,4 +243,4 @@ fn message_kinds(message: &Value) -> Vec<(&'static str, usize)> {
 
 #[cfg(test)]
 #[path = "context_shares_tests.rs"]
-mod tests;
+pub(crate) mod tests;

@@ -53,7 +53,7 @@ fn hop(
     }
 }
 
-fn claude_code_run() -> Vec<RecordedHop> {
+pub(crate) fn claude_code_run() -> Vec<RecordedHop> {
     vec![
         hop("l1", 0, Role::Mcp, "/mcp", LIST, LISTED, false),
         hop(

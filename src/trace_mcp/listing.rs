@@ -1,22 +1,19 @@
 //! The tools that look across traces: `list_traces`, `search` and `tool_stats`.
 
-use std::collections::BTreeMap;
-
-use serde_json::{Value, json};
+use serde_json::json;
 
 use super::args::Args;
 use super::{TraceServer, answer, db_error};
 use crate::export::body_text::iso8601_utc;
 use crate::trace::explain::{human_duration, plural, shorten};
 use crate::trace::{Direction, TraceStatus, explain_trace, summarize};
-use crate::wire::dialect::{JsonRpcKind, Reading};
 use crate::wire::mcp::CallToolResult;
 
 /// A hop where a searched text occurs: its id, and whether in its request and its response.
 type HopHit = (String, bool, bool);
 
 /// At most this many traces are read to answer one call (the text says when it stopped).
-const SCAN_LIMIT: usize = 2000;
+pub(super) const SCAN_LIMIT: usize = 2000;
 /// Characters of a title in a listing line.
 const TITLE_CHARS: usize = 60;
 
@@ -238,141 +235,6 @@ impl TraceServer {
             text,
             json!({ "text": needle, "traces": structured, "ungrouped_hops": ungrouped }),
         ))
-    }
-
-    pub(super) async fn tool_stats(
-        &self,
-        args: &Args<'_>,
-        now: i64,
-    ) -> Result<CallToolResult, String> {
-        let since = args.since("since", now)?;
-        let rows = self.store.traces().await.map_err(db_error)?;
-        let mut stats: BTreeMap<String, ToolStat> = BTreeMap::new();
-        let (mut scanned, mut stopped) = (0, false);
-        for row in rows
-            .iter()
-            .filter(|r| since.is_none_or(|s| r.started_unix_ns >= s))
-        {
-            if scanned == SCAN_LIMIT {
-                stopped = true;
-                break;
-            }
-            scanned += 1;
-            for hop in self.hops(&row.id).await? {
-                let reading = hop.reading();
-                let response = reading.response.as_ref().map(|r| &r.reading);
-                if let Reading::Mcp(mcp) = &reading.request.reading
-                    && let Some(call) = mcp.request()
-                    && call.method.as_deref() == Some("tools/call")
-                    && let Some(name) = &call.tool_name
-                {
-                    let stat = stats.entry(name.clone()).or_default();
-                    stat.calls += 1;
-                    let end = hop.end.as_ref();
-                    if let Some(ended) = end.and_then(|e| e.response_ended_unix_ns) {
-                        stat.times_ns.push(ended - hop.start.started_unix_ns);
-                    }
-                    if let Some(Reading::Mcp(reply)) = response
-                        && let Some(reply) = reply.reply()
-                    {
-                        match reply.kind {
-                            JsonRpcKind::Error => stat.protocol_errors += 1,
-                            _ if reply.is_error => stat.tool_errors += 1,
-                            _ => {}
-                        }
-                    }
-                }
-                if let Some(Reading::ModelResponse(answer)) = response {
-                    let model = answer
-                        .model
-                        .clone()
-                        .or_else(|| match &reading.request.reading {
-                            Reading::ModelRequest(request) => request.model.clone(),
-                            _ => None,
-                        });
-                    for call in &answer.message.tool_calls {
-                        let stat = stats.entry(call.name.clone()).or_default();
-                        stat.asked += 1;
-                        let model = model.clone().unwrap_or_else(|| "(unnamed model)".into());
-                        if !stat.models.contains(&model) {
-                            stat.models.push(model);
-                        }
-                    }
-                }
-            }
-        }
-        let mut ordered: Vec<(String, ToolStat)> = stats.into_iter().collect();
-        ordered.sort_by(|a, b| b.1.calls.cmp(&a.1.calls).then(a.0.cmp(&b.0)));
-        let lines: Vec<String> = ordered.iter().map(|(name, stat)| stat.line(name)).collect();
-        let structured: Vec<Value> = ordered.iter().map(|(name, stat)| stat.json(name)).collect();
-        let text = if lines.is_empty() {
-            "No tool was called or asked for in the traces read.".to_owned()
-        } else {
-            format!(
-                "{} over {}{}:\n{}\nNext: list_traces with tool=NAME for the traces that used one.",
-                plural(lines.len(), "tool"),
-                if stopped { "the newest " } else { "" },
-                plural(scanned, "trace"),
-                lines.join("\n")
-            )
-        };
-        Ok(answer(
-            text,
-            json!({ "tools": structured, "traces_read": scanned }),
-        ))
-    }
-}
-
-/// What one tool's calls add up to.
-#[derive(Debug, Default)]
-struct ToolStat {
-    calls: usize,
-    tool_errors: usize,
-    protocol_errors: usize,
-    times_ns: Vec<i64>,
-    /// Tool calls a model answer asked for (run or not).
-    asked: usize,
-    models: Vec<String>,
-}
-
-impl ToolStat {
-    /// The nearest-rank percentile of the call times.
-    fn percentile(&self, p: f64) -> Option<i64> {
-        let mut times = self.times_ns.clone();
-        times.sort_unstable();
-        let rank = ((p / 100.0) * times.len() as f64).ceil() as usize;
-        times.get(rank.saturating_sub(1)).copied()
-    }
-
-    fn line(&self, name: &str) -> String {
-        let time = |p| self.percentile(p).map_or("-".to_owned(), human_duration);
-        let models = if self.models.is_empty() {
-            "no model asked for it".to_owned()
-        } else {
-            format!("asked for by {}", self.models.join(", "))
-        };
-        format!(
-            "{name}: {}, {}, {}, p50 {}, p95 {}, {models}",
-            plural(self.calls, "call"),
-            plural(self.tool_errors, "tool error"),
-            plural(self.protocol_errors, "protocol error"),
-            time(50.0),
-            time(95.0),
-        )
-    }
-
-    fn json(&self, name: &str) -> Value {
-        let ms = |p| self.percentile(p).map(|ns| ns as f64 / 1e6);
-        json!({
-            "tool": name,
-            "calls": self.calls,
-            "tool_errors": self.tool_errors,
-            "protocol_errors": self.protocol_errors,
-            "p50_ms": ms(50.0),
-            "p95_ms": ms(95.0),
-            "asked_by_models": self.models,
-            "asked": self.asked,
-        })
     }
 }
 

@@ -204,6 +204,8 @@ impl TraceServer {
         } else {
             Vec::new()
         };
+        let (facts, fields) = super::message_context::model_call_facts(message, &loaded.hops);
+        text.push_str(&facts);
         let previous = message.number.saturating_sub(1);
         let next = message.number + 1;
         text.push_str(&match (previous >= 1, next <= loaded.messages.len()) {
@@ -214,7 +216,7 @@ impl TraceServer {
             (false, true) => format!("Next: get_message number {next}."),
             (false, false) => String::new(),
         });
-        let structured = json!({
+        let mut structured = json!({
             "trace": trace_id,
             "number": message.number,
             "direction": if message.direction == Direction::Request { "request" } else { "response" },
@@ -232,6 +234,13 @@ impl TraceServer {
             "chunks": chunks,
             "chunk_count": end.chunks.len(),
         });
+        if let Some(object) = structured.as_object_mut() {
+            object.extend(
+                fields
+                    .into_iter()
+                    .map(|(name, value)| (name.to_string(), value)),
+            );
+        }
         Ok(answer(text, structured))
     }
 }

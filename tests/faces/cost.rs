@@ -296,3 +296,76 @@ fn the_tui_detail_shows_the_calls_cost() {
         "{screen}"
     );
 }
+
+#[test]
+fn tool_stats_weighs_each_tool_definition_in_tokens_and_dollars() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("tracer.db");
+    let (file, _) = hop_log_file(dir.path(), "claude.json", &claude_code_hops());
+    tracer(&db, &["import", file.to_str().unwrap()]);
+    let initialize = serde_json::json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                   "clientInfo": {"name": "t", "version": "1"}}});
+    // The recorded turns are dated 1970 (the test's clock): look back far enough.
+    let call = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "tool_stats", "arguments": {"since": "-100000d"}}});
+    let listed: Value = serde_json::from_str(&tracer(&db, &["ls", "--json"])).unwrap();
+    let trace = listed[0]["id"].as_str().unwrap().to_string();
+    let message = |id: u64, number: u64| {
+        serde_json::json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": "get_message", "arguments": {"trace": trace, "number": number}}})
+    };
+    let answers =
+        crate::mcp_server::stdio_session(&db, &[initialize, call, message(2, 1), message(3, 2)]);
+    // get_message: the request with what its context is made of, the answer with its cost and
+    // what the prompt cache did.
+    let request = &answers[2]["result"];
+    let context = &request["structuredContent"]["context"];
+    assert_eq!(context["prompt_tokens"], 39_616, "{request}");
+    let parts = context["parts"].as_array().unwrap();
+    assert!(
+        parts.iter().any(|p| p["part"] == "tools: notes (mcp, 5)"),
+        "{parts:?}"
+    );
+    let shared: u64 = parts
+        .iter()
+        .filter_map(|p| p["approx_tokens"].as_u64())
+        .sum();
+    assert!(shared.abs_diff(39_616) <= parts.len() as u64, "{shared}");
+    assert!(
+        request["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("context, "),
+        "{request}"
+    );
+    let answer = &answers[3]["result"]["structuredContent"];
+    assert!(close(&answer["cost"]["usd"], TURN_USD), "{answer}");
+    assert_eq!(answer["cache"]["read"], 16_901, "{answer}");
+    assert_eq!(answer["cache"]["written"], 17_758, "{answer}");
+    let result = &answers[1]["result"];
+    let text = result["content"][0]["text"].as_str().unwrap();
+    let stats = &result["structuredContent"];
+    let servers = stats["servers"].as_array().unwrap();
+    // Claude Code's 29 tools: its own 24, and the notes server's 5 (named mcp__notes__*).
+    let host = servers.iter().find(|s| s["server"].is_null()).unwrap();
+    let notes = servers.iter().find(|s| s["server"] == "notes").unwrap();
+    assert_eq!(host["tools"], 24, "{stats}");
+    assert_eq!(notes["tools"], 5, "{stats}");
+    assert_eq!(notes["context"]["requests"], 2);
+    let (host_usd, notes_usd) = (
+        host["context"]["approx_usd"].as_f64().unwrap(),
+        notes["context"]["approx_usd"].as_f64().unwrap(),
+    );
+    // Their shares are of the two prompts' cost (not the output's): less than the whole.
+    assert!(notes_usd > 0.0 && host_usd > notes_usd, "{stats}");
+    assert!(host_usd + notes_usd < TURN_USD + ANSWER_USD, "{stats}");
+    let tokens = host["context"]["approx_tokens"].as_u64().unwrap()
+        + notes["context"]["approx_tokens"].as_u64().unwrap();
+    assert!(tokens > 0 && tokens < 39_616 + 35_391, "{tokens}");
+    assert!(
+        text.contains("notes (mcp): 5 tools, asked for 1 time, definitions ≈ "),
+        "{text}"
+    );
+    assert!(text.contains(LABEL), "{text}");
+}

@@ -148,10 +148,33 @@ fn every_tool_answers_in_both_eras_and_the_database_is_not_touched() {
         text(&answers[5])
     );
     assert!(
-        text(&answers[6]).starts_with("4 tools over 6 traces"),
+        text(&answers[6]).starts_with("7 tools over 6 traces"),
         "{}",
         text(&answers[6])
     );
+    // What each definition weighs in context: the notes server's five tools, offered in the
+    // samples' twelve model requests, on a model the price table does not know.
+    let stats = text(&answers[6]);
+    assert!(
+        stats.contains("notes (mcp): 5 tools, asked for 8 times, definitions ≈ 2,726 tokens over 12 requests (cost unknown)"),
+        "{stats}"
+    );
+    assert!(
+        stats.contains("clear: 0 calls, 0 tool errors, 0 protocol errors, p50 -, p95 -, no model asked for it, definition ≈ 403 tokens over 12 requests (cost unknown)"),
+        "{stats}"
+    );
+    let stats = &answers[6]["result"]["structuredContent"];
+    assert_eq!(stats["servers"][0]["server"], "notes");
+    assert_eq!(stats["servers"][0]["context"]["approx_usd"], Value::Null);
+    let clear = stats["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["tool"] == "clear")
+        .unwrap();
+    assert_eq!(clear["server"], "notes");
+    assert_eq!(clear["context"]["requests"], 12);
+    assert_eq!(clear["context"]["unpriced_requests"], 12);
     assert_eq!(answers[7]["result"]["isError"], true);
     assert_eq!(
         text(&answers[7]),
