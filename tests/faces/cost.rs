@@ -369,3 +369,41 @@ fn tool_stats_weighs_each_tool_definition_in_tokens_and_dollars() {
     );
     assert!(text.contains(LABEL), "{text}");
 }
+
+#[test]
+fn the_tui_list_has_each_traces_cost_where_there_is_room() {
+    let hops = claude_code_hops();
+    let row = TraceRow {
+        id: "cc1".into(),
+        title: Some("Add buy milk to my notes".into()),
+        kind: "request".into(),
+        started_unix_ns: 0,
+        ended_unix_ns: Some(3_000_000_000),
+        created_by: "correlate".into(),
+    };
+    let mut app = App::browser("tracer.db");
+    app.update(Action::TracesLoaded {
+        rows: vec![row],
+        token: tracer::tui::action::PollToken::default(),
+        partial: false,
+        sessions: Default::default(),
+    });
+    app.update(Action::FactsLoaded(
+        [("cc1".to_string(), tracer::tui::facts::TraceFacts::of(&hops))]
+            .into_iter()
+            .collect(),
+    ));
+    let draw = |app: &mut App, width| {
+        let mut terminal = Terminal::new(TestBackend::new(width, 6)).unwrap();
+        terminal.draw(|frame| view::render(app, frame)).unwrap();
+        format!("{}", terminal.backend())
+    };
+    let wide = draw(&mut app, 120);
+    assert!(wide.contains("COST"), "{wide}");
+    assert!(wide.contains("≈ $0.1888"), "{wide}");
+    let narrow = draw(&mut app, 80);
+    assert!(
+        !narrow.contains("COST"),
+        "the title keeps its room: {narrow}"
+    );
+}

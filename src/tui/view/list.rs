@@ -1,4 +1,4 @@
-//! The trace list: one row per trace (time, id, title, hops, duration, status, tools), only the
+//! The trace list: one row per trace (time, id, title, hops, duration, status, cost, tools), only the
 //! rows on screen built, and the filter bar.
 
 use crate::trace::summary::trace_name;
@@ -9,6 +9,9 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Row, Table, TableState, Wrap};
 
 use super::{NARROW, clock, fit};
+
+/// From this width on the list has a COST column.
+const COSTED: u16 = 100;
 use crate::trace::TraceStatus;
 use crate::trace::dates::{needs_dates, utc_date};
 use crate::trace::explain::human_duration;
@@ -51,6 +54,8 @@ pub fn render(app: &mut App, frame: &mut Frame, area: Rect) {
         list.offset = list.selected + 1 - height;
     }
     let wide = area.width >= NARROW;
+    // The cost column only where it leaves the title its room.
+    let costed = area.width >= COSTED;
     // A session column once grouping has named sessions: which run of the host each trace is.
     let sessions = wide && !list.sessions.is_empty();
     // Times alone are ambiguous once the list spans days: then each carries its date.
@@ -64,16 +69,23 @@ pub fn render(app: &mut App, frame: &mut Frame, area: Rect) {
             let facts = list.facts.get(&row.id);
             let title = trace_name(row.title.as_deref(), Some(&row.kind), &[])
                 .unwrap_or_else(|| format!("({})", row.kind));
-            let (hops, duration, status, tools) = match facts {
+            let (hops, duration, status, cost, tools) = match facts {
                 Some(f) => (
                     f.summary.hops.to_string(),
                     f.summary
                         .duration_ns
                         .map_or_else(|| "…".to_string(), human_duration),
                     f.summary.status,
+                    f.summary.cost.short().unwrap_or_else(|| "-".to_string()),
                     f.tools().join(","),
                 ),
-                None => ("…".into(), "…".into(), TraceStatus::Ok, String::new()),
+                None => (
+                    "…".into(),
+                    "…".into(),
+                    TraceStatus::Ok,
+                    "…".into(),
+                    String::new(),
+                ),
             };
             let status_cell = match facts {
                 Some(_) => Span::styled(status.as_str(), status_style(status)),
@@ -103,6 +115,9 @@ pub fn render(app: &mut App, frame: &mut Frame, area: Rect) {
                 cells.push(Line::from(duration));
             }
             cells.push(Line::from(status_cell));
+            if costed {
+                cells.push(Line::from(cost));
+            }
             if wide {
                 cells.push(Line::from(one_line(&tools).into_owned()));
             }
@@ -120,6 +135,10 @@ pub fn render(app: &mut App, frame: &mut Frame, area: Rect) {
             Constraint::Length(14),
             Constraint::Length(10),
         ];
+        if costed {
+            header.insert(6, "COST");
+            widths.insert(6, Constraint::Length(9));
+        }
         if sessions {
             header.insert(2, "SESSION");
             widths.insert(2, Constraint::Length(8));
