@@ -131,3 +131,110 @@ fn the_second_request_says_what_is_new_and_carries_the_tool_call_and_its_result(
     assert!(labels.contains(&"history: assistant"), "{labels:?}");
     assert_eq!(second.prompt_tokens, Some(35391));
 }
+
+/// An agent's recorded run: its `tools/list`, then its model turns (`(request, answer)` files,
+/// streamed), on `path`, 10 ms apart.
+fn agent_run(list: &[u8], listed: &[u8], path: &str, turns: &[(&[u8], &[u8])]) -> Vec<RecordedHop> {
+    let mut hops = vec![hop("l1", 0, Role::Mcp, "/mcp", list, listed, false)];
+    for (n, (request, answer)) in turns.iter().enumerate() {
+        let id = format!("t{}", n + 1);
+        let at = 10 * (n as i64 + 1);
+        hops.push(hop(&id, at, Role::Model, path, request, answer, true));
+    }
+    hops
+}
+
+macro_rules! fixture {
+    ($agent:literal, $file:literal) => {
+        include_bytes!(concat!("../../tests/fixtures/agents/", $agent, "/", $file)).as_slice()
+    };
+}
+
+#[test]
+fn codexs_namespace_of_mcp_tools_is_the_notes_servers_and_the_parts_add_up() {
+    let hops = agent_run(
+        fixture!("codex", "mcp_tools_list_request.json"),
+        fixture!("codex", "mcp_tools_list_response.json"),
+        "/v1/responses",
+        &[
+            (
+                fixture!("codex", "turn1_request.json"),
+                fixture!("codex", "turn1_response.sse"),
+            ),
+            (
+                fixture!("codex", "turn2_request.json"),
+                fixture!("codex", "turn2_response.sse"),
+            ),
+        ],
+    );
+    let shares = context_shares(&hops);
+    assert_eq!(shares.len(), 2);
+    for (share, body) in shares.iter().zip([
+        fixture!("codex", "turn1_request.json"),
+        fixture!("codex", "turn2_request.json"),
+    ]) {
+        assert_eq!(
+            share.parts.iter().map(|p| p.bytes).sum::<usize>(),
+            body.len()
+        );
+    }
+    let labels: Vec<&str> = shares[0].parts.iter().map(|p| p.label.as_str()).collect();
+    // The five notes tools inside the `mcp__notes` namespace entry are the server's.
+    assert!(labels.contains(&"tools: notes (mcp, 5)"), "{labels:?}");
+    assert!(
+        labels.iter().any(|l| l.starts_with("tools: the host's (")),
+        "{labels:?}"
+    );
+    assert!(shares[1].new_since_previous.is_some_and(|(n, _)| n >= 2));
+    // Each call has a cache verdict from the usage it reported.
+    let reports = crate::trace::cache_verdict::cache_reports(&hops);
+    assert_eq!(reports.len(), 2, "{reports:?}");
+}
+
+#[test]
+fn opencodes_title_request_is_no_ones_previous_and_its_prefixed_tools_are_the_servers() {
+    let mut hops = agent_run(
+        fixture!("opencode", "mcp_tools_list_request.json"),
+        fixture!("opencode", "mcp_tools_list_response.json"),
+        "/v1/chat/completions",
+        &[
+            (
+                fixture!("opencode", "turn1_request.json"),
+                fixture!("opencode", "turn1_response.sse"),
+            ),
+            (
+                fixture!("opencode", "turn2_request.json"),
+                fixture!("opencode", "turn2_response.sse"),
+            ),
+        ],
+    );
+    // The title generator's request goes first, as opencode sends it.
+    hops.insert(
+        0,
+        hop(
+            "s1",
+            -5,
+            Role::Model,
+            "/v1/chat/completions",
+            fixture!("opencode", "side1_request.json"),
+            fixture!("opencode", "side1_response.sse"),
+            true,
+        ),
+    );
+    let shares = context_shares(&hops);
+    let turn1 = shares.iter().find(|s| s.hop_id == "t1").unwrap();
+    let turn2 = shares.iter().find(|s| s.hop_id == "t2").unwrap();
+    let labels: Vec<&str> = turn1.parts.iter().map(|p| p.label.as_str()).collect();
+    assert!(labels.contains(&"tools: notes (mcp, 5)"), "{labels:?}");
+    assert!(labels.contains(&"tools: the host's (10)"), "{labels:?}");
+    assert_eq!(
+        turn1.parts.iter().map(|p| p.bytes).sum::<usize>(),
+        fixture!("opencode", "turn1_request.json").len()
+    );
+    // The first loop request follows the title call but does not continue it.
+    assert_eq!(turn1.new_since_previous, None);
+    assert!(
+        turn2.new_since_previous.is_some_and(|(n, _)| n >= 2),
+        "{turn2:?}"
+    );
+}
