@@ -69,5 +69,6 @@ mod trace_summary;
 mod transport_moves;
 mod websocket_codex;
 mod websocket_frames;
+mod websocket_live;
 mod wrap;
 mod wrap_trace;
