@@ -21,6 +21,7 @@ mod session_fixtures;
 mod trace_hops;
 
 mod agent_sessions;
+mod agent_subagents;
 mod agent_traces;
 mod big_bodies;
 mod ca_checks;
