@@ -170,7 +170,9 @@ impl Grouper {
         {
             return (index, Reason::ToolCall);
         }
-        if input.is_discovery() {
+        // A preconnect goes where start-up calls go: the trace about to use the connection, else
+        // the session's setup; never an untitled trace of its own.
+        if input.is_discovery() || input.preconnect {
             return self.by_discovery(input, session);
         }
         self.by_time(input, session)

@@ -58,6 +58,7 @@ mod interop_mcp_sdk;
 mod interop_mcp_tour;
 mod mcp_tour;
 mod openai_double;
+mod preconnect_grouping;
 mod proxy;
 mod run_agents;
 mod run_cli;
