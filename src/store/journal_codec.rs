@@ -76,10 +76,7 @@ pub fn encode(event: &HopEvent, out: &mut Vec<u8>) {
             w.body_piece_head(&piece.id, piece.side, piece.seq, piece.bytes.len());
             w.0.extend_from_slice(&piece.bytes);
         }
-        HopEvent::WsMessages(batch) => {
-            w.u8(WS_MESSAGES);
-            super::journal_ws::encode_batch(batch, w.0);
-        }
+        HopEvent::WsMessages(batch) => super::journal_ws::encode_batch(WS_MESSAGES, batch, w.0),
     }
     let len = u32::try_from(out.len() - at - FRAME_HEADER).unwrap_or(u32::MAX);
     out[at..at + FRAME_HEADER].copy_from_slice(&len.to_le_bytes());

@@ -4,8 +4,9 @@
 
 use crate::hop::{WsBatch, WsDirection, WsMessage, WsRecord};
 
-/// Appends a batch of an open socket's messages (after its frame kind).
-pub fn encode_batch(batch: &WsBatch, out: &mut Vec<u8>) {
+/// Appends a batch of an open socket's messages, after its frame kind.
+pub fn encode_batch(kind: u8, batch: &WsBatch, out: &mut Vec<u8>) {
+    out.push(kind);
     bytes(out, batch.id.as_bytes());
     out.extend_from_slice(&batch.first_seq.to_le_bytes());
     encode(&batch.record, out);
