@@ -239,6 +239,17 @@ pub enum HopEvent {
     ServerLog(Box<ServerLogLine>),
     /// A piece of a big kept body, handed over as soon as it filled.
     BodyPiece(Box<BodyPiece>),
+    /// WebSocket messages of an open socket, handed over as they complete.
+    WsMessages(Box<WsBatch>),
+}
+
+/// Messages of a WebSocket hop that is still open: `record.messages` are the hop's messages
+/// `first_seq`, `first_seq + 1`, ...; `not_listed` and `extensions` are as known so far.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WsBatch {
+    pub id: String,
+    pub first_seq: u64,
+    pub record: WsRecord,
 }
 
 /// Kept bodies reach the store in pieces of about this size once they grow past it, so a big
@@ -331,6 +342,13 @@ pub trait HopSink: Send + Sync {
         false
     }
 
+    /// Messages of an open WebSocket hop. False when they were not kept: the capturing side then
+    /// hands them over again with the next batch.
+    fn ws_messages(&self, batch: WsBatch) -> bool {
+        let _ = batch;
+        false
+    }
+
     /// Hands over one event, whichever it is.
     fn send(&self, event: HopEvent) {
         match event {
@@ -342,6 +360,9 @@ pub trait HopSink: Send + Sync {
             HopEvent::ServerLog(line) => self.log_line(*line),
             HopEvent::BodyPiece(piece) => {
                 self.body_piece(&piece.id, piece.side, piece.seq, &piece.bytes);
+            }
+            HopEvent::WsMessages(batch) => {
+                self.ws_messages(*batch);
             }
         }
     }

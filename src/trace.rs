@@ -32,6 +32,7 @@ pub mod request_changes;
 pub mod request_views;
 pub mod side_calls;
 mod stopped_reading;
+pub mod subagents;
 pub mod summary;
 mod text_match;
 pub mod timing;
@@ -183,11 +184,16 @@ pub fn explain_trace(hops: &[RecordedHop]) -> Vec<ExplainedMessage> {
         answers: &answer_numbers,
     };
     let mut mcp_trace = mcp_messages::McpTrace::of(hops, &readings, &hop_numbers);
+    let threads = subagents::threads_of(hops, &readings);
     for slot in slots {
         let message = slot.message;
         let index = message.hop_index;
         let (hop, reading) = (&hops[index], &readings[index]);
-        let side_call = context.conversations.side_call(index);
+        // A subagent's requests are a conversation of their own, not a side call.
+        let side_call = context
+            .conversations
+            .side_call(index)
+            .filter(|_| threads[index].is_none());
         let mcp = mcp_trace.explain(hop, reading, &slot, &context);
         let sent_by_server = mcp
             .as_ref()
@@ -228,6 +234,9 @@ pub fn explain_trace(hops: &[RecordedHop]) -> Vec<ExplainedMessage> {
         if let Some(side) = side_call {
             summary = format!("side call ({}): {summary}", side.as_str());
         }
+        let summary_marked =
+            subagents::marked(summary, &threads, index, message.direction, &answer_numbers);
+        let mut summary = summary_marked;
         let linked = if slot.part.is_none() {
             if let Some(words) = links.words(index, message.direction, &numbers) {
                 summary.push_str(&words);

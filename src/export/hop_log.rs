@@ -72,7 +72,7 @@ pub struct HopLog {
 #[serde(deny_unknown_fields)]
 pub struct TraceEntry {
     pub id: String,
-    /// The user's text that opened the trace.
+    /// The user's text that opened the trace; a setup trace's one name, "(start-up discovery)".
     pub title: Option<String>,
     /// `request` or `setup`.
     pub kind: String,
@@ -120,9 +120,13 @@ impl SessionEntry {
 impl TraceEntry {
     /// The stored row with what its hops say about it (as `tracer ls` lists it).
     pub fn new(row: TraceRow, summary: TraceSummary) -> TraceEntry {
+        let title = match row.title {
+            Some(title) => Some(title),
+            None => crate::trace::summary::trace_name(None, Some(&row.kind), &[]),
+        };
         TraceEntry {
             id: row.id,
-            title: row.title,
+            title,
             kind: row.kind,
             started_unix_ns: row.started_unix_ns,
             ended_unix_ns: row.ended_unix_ns,

@@ -13,7 +13,7 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use super::context::{ProxyBody, RouteContext};
 use super::headers::{record_headers, strip_hop_by_hop};
 use super::tee::HopClock;
-use super::ws_tee::{Seen, settle};
+use super::ws_tee::{LiveMessages, Seen, is_websocket, settle};
 use crate::hop::Sink;
 use crate::hop::{HopEnd, HopState, WsDirection};
 
@@ -34,6 +34,8 @@ struct TunnelRecord {
     stop: tokio::sync::watch::Receiver<bool>,
     /// The agreed `Sec-WebSocket-Extensions` (empty when none).
     extensions: String,
+    /// Where a recorded WebSocket's messages go as they complete.
+    live: Option<LiveMessages>,
 }
 
 /// Answers the client with the upstream's `101` and runs the tunnel once both sides have
@@ -60,8 +62,13 @@ pub fn switch(
         .filter_map(|v| v.to_str().ok())
         .collect::<Vec<_>>()
         .join(", ");
+    let live = end
+        .as_ref()
+        .filter(|_| is_websocket(protocol.to_str().unwrap_or("")))
+        .map(|end| LiveMessages::new(ctx.recorder.clone(), end.id.clone(), extensions.clone()));
     let record = TunnelRecord {
         recorder: ctx.recorder.clone(),
+        live,
         end,
         clock,
         max_body: ctx.settings.max_body,
@@ -84,8 +91,11 @@ pub fn switch(
             let tunnel = run(
                 TokioIo::new(client),
                 TokioIo::new(upstream),
-                record.max_body,
-                &record.clock,
+                Copying {
+                    max_body: record.max_body,
+                    clock: &record.clock,
+                    live: record.live.as_ref(),
+                },
                 &mut traffic,
             );
             tokio::select! {
@@ -142,6 +152,7 @@ fn finish(record: TunnelRecord, traffic: Traffic, error: Option<String>) {
         traffic.to_client,
         &record.extensions,
         now,
+        record.live.as_ref(),
     );
     end.request_body = request;
     end.response_body = response;
@@ -150,12 +161,19 @@ fn finish(record: TunnelRecord, traffic: Traffic, error: Option<String>) {
     record.recorder.end(end);
 }
 
+/// How each direction is copied: the bound, the clock, where messages go as they complete.
+#[derive(Clone, Copy)]
+struct Copying<'a> {
+    max_body: usize,
+    clock: &'a HopClock,
+    live: Option<&'a LiveMessages>,
+}
+
 /// Runs both directions to their ends; returns the first error either met.
 async fn run<C, U>(
     client: C,
     upstream: U,
-    max_body: usize,
-    clock: &HopClock,
+    copying: Copying<'_>,
     traffic: &mut Traffic,
 ) -> Option<String>
 where
@@ -168,17 +186,10 @@ where
         pump(
             client_read,
             upstream_write,
-            max_body,
-            clock,
+            copying,
             &mut traffic.to_upstream
         ),
-        pump(
-            upstream_read,
-            client_write,
-            max_body,
-            clock,
-            &mut traffic.to_client
-        )
+        pump(upstream_read, client_write, copying, &mut traffic.to_client)
     );
     up.or(down)
 }
@@ -189,8 +200,7 @@ where
 async fn pump(
     mut from: impl AsyncRead + Unpin,
     mut to: impl AsyncWrite + Unpin,
-    max_body: usize,
-    clock: &HopClock,
+    copying: Copying<'_>,
     seen: &mut Seen,
 ) -> Option<String> {
     let mut buf = vec![0u8; 16 * 1024];
@@ -205,7 +215,8 @@ async fn pump(
         };
         // Relayed first: reading the copy never holds the bytes up.
         let written = to.write_all(&buf[..n]).await;
-        seen.observe(&buf[..n], max_body, clock.now_unix_ns());
+        let now = copying.clock.now_unix_ns();
+        seen.observe(&buf[..n], copying.max_body, now, copying.live);
         if let Err(error) = written {
             break Some(format!("tunnel write failed: {error}"));
         }

@@ -14,6 +14,7 @@ const ENDED: u8 = 2;
 const REQUEST_DONE: u8 = 3;
 const SERVER_LOG: u8 = 4;
 const BODY_PIECE: u8 = 5;
+const WS_MESSAGES: u8 = 6;
 
 /// Whether a frame's payload is a hop's start (without decoding the rest).
 pub fn is_start(payload: &[u8]) -> bool {
@@ -75,6 +76,7 @@ pub fn encode(event: &HopEvent, out: &mut Vec<u8>) {
             w.body_piece_head(&piece.id, piece.side, piece.seq, piece.bytes.len());
             w.0.extend_from_slice(&piece.bytes);
         }
+        HopEvent::WsMessages(batch) => super::journal_ws::encode_batch(WS_MESSAGES, batch, w.0),
     }
     let len = u32::try_from(out.len() - at - FRAME_HEADER).unwrap_or(u32::MAX);
     out[at..at + FRAME_HEADER].copy_from_slice(&len.to_le_bytes());
@@ -174,6 +176,7 @@ pub fn decode(payload: &[u8]) -> Result<HopEvent, String> {
             seq: u32::try_from(r.u64()?).map_err(|e| e.to_string())?,
             bytes: r.bytes()?,
         })),
+        WS_MESSAGES => HopEvent::WsMessages(Box::new(super::journal_ws::decode_batch(&mut r.0)?)),
         other => return Err(format!("unknown event kind {other}")),
     };
     if r.0.is_empty() {

@@ -1,7 +1,25 @@
-//! A WebSocket hop's messages in the journal: written after the end's note (which is then
-//! always written, so the decoder knows where they start); a journal from before has none.
+//! A WebSocket hop's messages in the journal: batches of an open socket's messages as they
+//! complete (`WsMessages` frames), and, from a tracer before those, all of them after the end's
+//! note (which is then always written, so the decoder knows where they start).
 
-use crate::hop::{WsDirection, WsMessage, WsRecord};
+use crate::hop::{WsBatch, WsDirection, WsMessage, WsRecord};
+
+/// Appends a batch of an open socket's messages, after its frame kind.
+pub fn encode_batch(kind: u8, batch: &WsBatch, out: &mut Vec<u8>) {
+    out.push(kind);
+    bytes(out, batch.id.as_bytes());
+    out.extend_from_slice(&batch.first_seq.to_le_bytes());
+    encode(&batch.record, out);
+}
+
+/// Reads what [`encode_batch`] wrote.
+pub fn decode_batch(input: &mut &[u8]) -> Result<WsBatch, String> {
+    Ok(WsBatch {
+        id: string(input)?,
+        first_seq: u64_le(input)?,
+        record: decode(input)?,
+    })
+}
 
 /// The end of an `Ended` frame: its note (only when there is one, or when messages follow),
 /// then a WebSocket's messages.
@@ -135,6 +153,18 @@ mod tests {
     use crate::store::journal_codec::{
         FRAME_HEADER, decode as decode_event, encode as encode_event,
     };
+
+    #[test]
+    fn a_batch_of_an_open_socket_round_trips() {
+        let event = HopEvent::WsMessages(Box::new(WsBatch {
+            id: "ws".into(),
+            first_seq: 7,
+            record: record(),
+        }));
+        let mut out = Vec::new();
+        encode_event(&event, &mut out);
+        assert_eq!(decode_event(&out[FRAME_HEADER..]), Ok(event));
+    }
 
     #[test]
     fn an_end_with_messages_round_trips_with_and_without_a_note() {

@@ -122,6 +122,11 @@ impl HopSink for RecorderHandle {
     fn log_line(&self, line: ServerLogLine) {
         self.append(&HopEvent::ServerLog(Box::new(line)));
     }
+
+    /// Journals an open WebSocket's messages (the store shows them before the socket closes).
+    fn ws_messages(&self, batch: crate::hop::WsBatch) -> bool {
+        self.append(&HopEvent::WsMessages(Box::new(batch)))
+    }
 }
 
 impl RecorderHandle {

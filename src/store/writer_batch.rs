@@ -8,7 +8,7 @@ use sqlx::SqliteConnection;
 
 use super::write_tx::WriterConn;
 use super::{HOPS_NOT_WRITTEN, Result, body_pieces, hop_insert, hops};
-use crate::hop::{BodyPiece, HopEnd, HopEvent, RequestDone, ServerLogLine};
+use crate::hop::{BodyPiece, HopEnd, HopEvent, RequestDone, ServerLogLine, WsBatch};
 
 /// Journal bytes per transaction at most (at least one event is always taken).
 pub(super) const MAX_BATCH_BYTES: usize = 4 * 1024 * 1024;
@@ -63,6 +63,10 @@ async fn apply(conn: &mut SqliteConnection, work: BatchWrite<'_>) -> Result<Batc
     // After the new rows: a piece is kept only for a hop that has one.
     for piece in &pieces {
         body_pieces::insert_piece(conn, piece).await?;
+    }
+    // An open socket's messages, in journal order (before its end, which may follow in the batch).
+    for batch in ws_batches(work.events) {
+        super::ws_frames::append(conn, batch).await?;
     }
     // A hop already stored (a journal taken in again) gets its request and end as updates.
     for hop in changes
@@ -167,6 +171,13 @@ fn take_pieces(events: &mut [HopEvent]) -> Vec<BodyPiece> {
         .collect()
 }
 
+fn ws_batches(events: &[HopEvent]) -> impl Iterator<Item = &WsBatch> {
+    events.iter().filter_map(|event| match event {
+        HopEvent::WsMessages(batch) => Some(batch.as_ref()),
+        _ => None,
+    })
+}
+
 fn request_key(id: &str) -> String {
     format!("request {id}")
 }
@@ -208,8 +219,8 @@ fn coalesce(batch: &[HopEvent]) -> Changes<'_> {
                 None => changes.updates.push(Update::End(end)),
             },
             HopEvent::ServerLog(line) => changes.logs.push(line),
-            // Taken out before (`take_pieces`).
-            HopEvent::BodyPiece(_) => {}
+            // Taken out before (`take_pieces`, `ws_batches`).
+            HopEvent::BodyPiece(_) | HopEvent::WsMessages(_) => {}
         }
     }
     changes

@@ -1,28 +1,57 @@
-//! A WebSocket hop's messages in `ws_frames` (and `hops.websocket`): written with the hop's end,
-//! read back onto `HopEnd::websocket` by every reader of whole hops.
+//! A WebSocket hop's messages in `ws_frames` (and `hops.websocket`): written as they pass while
+//! the socket is open (batches), or all with the hop's end (an import, an older journal); read
+//! back onto `HopEnd::websocket` by every reader of whole hops, in flight or ended.
 
 use sqlx::{SqliteConnection, SqlitePool};
 
 use super::Result;
 use super::hop_columns::StoredHop;
-use crate::hop::{HopEnd, WsDirection, WsMessage, WsRecord};
+use crate::hop::{HopEnd, WsBatch, WsDirection, WsMessage, WsRecord};
 
-/// Writes an end's messages (again, when a journal is taken in twice: the old rows go first).
+/// Writes an end's record. An end that lists messages brings them all (the old rows go first,
+/// for a journal taken in twice); an end listing none only settles the counts, its messages
+/// having come in batches as they passed.
 pub async fn write(conn: &mut SqliteConnection, end: &HopEnd) -> Result<()> {
     let Some(record) = &end.websocket else {
         return Ok(());
     };
-    sqlx::query("delete from ws_frames where hop_id = ?1")
-        .bind(&end.id)
-        .execute(&mut *conn)
+    if !record.messages.is_empty() {
+        sqlx::query("delete from ws_frames where hop_id = ?1")
+            .bind(&end.id)
+            .execute(&mut *conn)
+            .await?;
+    }
+    insert(conn, &end.id, 0, record).await
+}
+
+/// Writes a batch of an open socket's messages (again, when a journal is taken in twice: the
+/// same rows), for a hop whose row is there.
+pub async fn append(conn: &mut SqliteConnection, batch: &WsBatch) -> Result<()> {
+    let known: Option<i64> = sqlx::query_scalar("select 1 from hops where id = ?1")
+        .bind(&batch.id)
+        .fetch_optional(&mut *conn)
         .await?;
-    for (seq, m) in record.messages.iter().enumerate() {
+    if known.is_none() {
+        return Ok(());
+    }
+    insert(conn, &batch.id, batch.first_seq, &batch.record).await
+}
+
+/// Rows `first_seq`... for `record`'s messages, and the hop's counts.
+async fn insert(
+    conn: &mut SqliteConnection,
+    hop_id: &str,
+    first_seq: u64,
+    record: &WsRecord,
+) -> Result<()> {
+    for (n, m) in record.messages.iter().enumerate() {
+        let seq = first_seq.saturating_add(n as u64);
         sqlx::query(
-            "insert into ws_frames (hop_id, seq, direction, at_unix_ns, opcode, size, wire_size,
+            "insert or replace into ws_frames (hop_id, seq, direction, at_unix_ns, opcode, size, wire_size,
                  frames, compressed, complete, data, error)
              values (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
         )
-        .bind(&end.id)
+        .bind(hop_id)
         .bind(i64::try_from(seq).unwrap_or(i64::MAX))
         .bind(m.direction.as_str())
         .bind(m.at_unix_ns)
@@ -42,7 +71,7 @@ pub async fn write(conn: &mut SqliteConnection, end: &HopEnd) -> Result<()> {
         "not_listed": record.not_listed,
     });
     sqlx::query("update hops set websocket = ?2 where id = ?1")
-        .bind(&end.id)
+        .bind(hop_id)
         .bind(meta.to_string())
         .execute(&mut *conn)
         .await?;

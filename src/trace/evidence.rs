@@ -65,6 +65,8 @@ pub struct TraceInput {
     pub mcp_session: Option<String>,
     /// An MCP `DELETE`: the host ends its MCP session (its process is going away).
     pub ends_mcp_session: bool,
+    /// A `HEAD` preconnect (Claude Code's `HEAD /`): it opens no trace of its own.
+    pub preconnect: bool,
 }
 
 /// Headers in which hosts name their own run, most specific first: Claude Code, Codex (whose
@@ -139,6 +141,7 @@ impl TraceInput {
                 _ => None,
             },
             ends_mcp_session: start.role == Role::Mcp && start.method == "DELETE",
+            preconnect: start.method == "HEAD",
             ..TraceInput::default()
         };
         match &reading.request.reading {

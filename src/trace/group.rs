@@ -170,7 +170,9 @@ impl Grouper {
         {
             return (index, Reason::ToolCall);
         }
-        if input.is_discovery() {
+        // A preconnect goes where start-up calls go: the trace about to use the connection, else
+        // the session's setup; never an untitled trace of its own.
+        if input.is_discovery() || input.preconnect {
             return self.by_discovery(input, session);
         }
         self.by_time(input, session)
@@ -200,6 +202,17 @@ impl Grouper {
         };
         let mut best: Option<(i64, i64, usize, Reason)> = None;
         for (index, state) in self.open_request_traces(t, session) {
+            let asked = state
+                .asked
+                .iter()
+                .map(|(c, _)| (c.name.as_str(), &c.arguments));
+            if super::subagents::started_by(&input.user_texts, asked) {
+                let candidate = (1_000, -state.distance(t), index, Reason::Subagent);
+                if best.as_ref().is_none_or(|b| candidate.0 > b.0) {
+                    best = Some(candidate);
+                }
+                continue;
+            }
             let mut score = 0i64;
             let mut reason = Reason::History;
             let latest_strength = latest.as_ref().map_or(0, |latest| {

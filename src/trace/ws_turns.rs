@@ -68,11 +68,15 @@ pub fn turns_of(hop: &RecordedHop) -> Vec<RecordedHop> {
             WsDirection::ToUpstream => {}
         }
     }
+    let open = hop
+        .end
+        .as_ref()
+        .is_some_and(|e| e.state == Some(HopState::InFlight));
     let closed_at = hop.end.as_ref().and_then(|e| e.response_ended_unix_ns);
     turns
         .iter()
         .enumerate()
-        .map(|(n, turn)| turn.hop(hop, n + 1, closed_at))
+        .map(|(n, turn)| turn.hop(hop, n + 1, closed_at, open))
         .collect()
 }
 
@@ -84,7 +88,15 @@ struct Turn<'a> {
 }
 
 impl Turn<'_> {
-    fn hop(&self, socket: &RecordedHop, number: usize, closed_at: Option<i64>) -> RecordedHop {
+    /// The turn as a hop; on a socket still `open`, a turn not answered yet is in flight.
+    fn hop(
+        &self,
+        socket: &RecordedHop,
+        number: usize,
+        closed_at: Option<i64>,
+        open: bool,
+    ) -> RecordedHop {
+        let waiting = open && !self.ended;
         let started = self.request.at_unix_ns;
         let start = HopStart {
             id: format!("{}~{number}", socket.start.id),
@@ -111,6 +123,8 @@ impl Turn<'_> {
             id: start.id.clone(),
             state: Some(if self.ended {
                 HopState::Complete
+            } else if waiting {
+                HopState::InFlight
             } else {
                 HopState::Aborted
             }),
@@ -125,9 +139,13 @@ impl Turn<'_> {
             request_ended_unix_ns: Some(started),
             response_head_unix_ns: first,
             response_first_byte_unix_ns: first,
-            response_ended_unix_ns: if self.ended { last } else { closed_at.or(last) },
+            response_ended_unix_ns: match (self.ended, waiting) {
+                (true, _) => last,
+                (false, true) => None,
+                (false, false) => closed_at.or(last),
+            },
             chunks,
-            error: (!self.ended)
+            error: (!self.ended && !waiting)
                 .then(|| "the WebSocket closed before this turn's response.completed".to_string()),
             ..HopEnd::default()
         };

@@ -37,6 +37,8 @@ pub enum KeyCommand {
     DetailUp,
     /// Show the timing waterfall instead of the sequence diagram (and back).
     Timing,
+    /// Show the trace's side calls, folded by default (and fold them again).
+    SideCalls,
 }
 
 /// How the database looked at the last poll; a change means the list must be read again.

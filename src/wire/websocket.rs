@@ -97,6 +97,8 @@ pub struct FrameReader {
     message: Option<Building>,
     control: Option<Building>,
     done: Vec<WsMessage>,
+    /// Messages listed so far, taken or not.
+    listed: usize,
     not_listed: u64,
     budget: usize,
     scratch: Vec<u8>,
@@ -116,6 +118,7 @@ impl FrameReader {
             message: None,
             control: None,
             done: Vec::new(),
+            listed: 0,
             not_listed: 0,
             budget,
             scratch: Vec::new(),
@@ -149,8 +152,24 @@ impl FrameReader {
         }
     }
 
-    /// The messages read, in order, and how many were not listed; a message the connection
-    /// ended inside is listed as incomplete.
+    /// The messages completed since the last call, in order (the socket still open): the reader
+    /// keeps none of them, and counts them against its bound.
+    pub fn take_done(&mut self) -> Vec<WsMessage> {
+        std::mem::take(&mut self.done)
+    }
+
+    /// The direction read.
+    pub fn direction(&self) -> WsDirection {
+        self.direction
+    }
+
+    /// Messages beyond the listed bound so far.
+    pub fn not_listed(&self) -> u64 {
+        self.not_listed
+    }
+
+    /// The messages read and not taken, in order, and how many were not listed; a message the
+    /// connection ended inside is listed as incomplete.
     pub fn finish(mut self, now_unix_ns: i64) -> (Vec<WsMessage>, u64) {
         for building in [self.control.take(), self.message.take()]
             .into_iter()
@@ -161,9 +180,18 @@ impl FrameReader {
                 building.wire_size += frame.head_len + frame.read;
             }
             let message = building.into_message(self.direction, now_unix_ns, false);
-            push(&mut self.done, &mut self.not_listed, message);
+            self.push(message);
         }
         (self.done, self.not_listed)
+    }
+
+    fn push(&mut self, message: WsMessage) {
+        if self.listed < MAX_LISTED {
+            self.listed += 1;
+            self.done.push(message);
+        } else {
+            self.not_listed += 1;
+        }
     }
 
     /// Takes head bytes; returns how many it used. Sets `frame` once the head is whole.
@@ -188,7 +216,7 @@ impl FrameReader {
             // A new data message (an unexpected continuation starts one too, as it came).
             if let Some(unfinished) = self.message.take() {
                 let message = unfinished.into_message(self.direction, now_unix_ns, false);
-                push(&mut self.done, &mut self.not_listed, message);
+                self.push(message);
             }
             self.message = Some(Building::new(frame.opcode, frame.compressed));
         }
@@ -294,7 +322,7 @@ impl FrameReader {
                 control.wire_size += wire;
                 control.frames += 1;
                 let message = control.into_message(self.direction, now_unix_ns, true);
-                push(&mut self.done, &mut self.not_listed, message);
+                self.push(message);
             }
             return;
         }
@@ -316,16 +344,8 @@ impl FrameReader {
         }
         if let Some(message) = self.message.take() {
             let message = message.into_message(self.direction, now_unix_ns, true);
-            push(&mut self.done, &mut self.not_listed, message);
+            self.push(message);
         }
-    }
-}
-
-fn push(done: &mut Vec<WsMessage>, not_listed: &mut u64, message: WsMessage) {
-    if done.len() < MAX_LISTED {
-        done.push(message);
-    } else {
-        *not_listed += 1;
     }
 }
 

@@ -55,5 +55,6 @@ mod tokens;
 mod topology;
 mod trace_cli;
 mod tui;
+mod tui_side_calls;
 mod tui_store;
 mod tui_timing;

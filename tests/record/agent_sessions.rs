@@ -232,7 +232,7 @@ async fn every_tool_call_is_numbered_after_the_answer_that_asked_for_it() {
 }
 
 /// The hop log names the trace's session by the host's own id, and import keeps it: export →
-/// import → export gives the same bytes.
+/// import → export gives the same bytes; a setup trace is titled "(start-up discovery)".
 #[tokio::test]
 async fn the_hop_log_carries_the_session_through_import() {
     let (_dir, store, hops) = rebuilt("claude-code-2-runs.json").await;
@@ -245,6 +245,7 @@ async fn the_hop_log_carries_the_session_through_import() {
         .await
         .expect("store");
     let validator = crate::hop_log::schema_validator();
+    let mut setups = 0;
     for trace in store.traces().await.expect("traces") {
         let log = HopLog::from_store(&store, &trace.id).await.expect("log");
         let session = log.session().expect("a session");
@@ -260,7 +261,15 @@ async fn the_hop_log_carries_the_session_through_import() {
             .expect("group");
         let again = HopLog::from_store(&copy, &trace.id).await.expect("again");
         assert_eq!(again.to_json_pretty(), text, "export → import → export");
+        if trace.kind == "setup" {
+            setups += 1;
+            assert_eq!(log.title(), Some("(start-up discovery)"), "one name");
+            let stored = copy.traces().await.expect("traces");
+            let row = stored.iter().find(|t| t.id == trace.id).expect("imported");
+            assert_eq!(row.title, None, "the name is not stored as a title");
+        }
     }
+    assert!(setups > 0, "the runs' start-up traces were exported");
 }
 
 /// `tracer ls --sessions --json`: one entry per run, each with its setup and request traces.

@@ -248,10 +248,15 @@ impl TracerProcess {
     }
 
     /// Ctrl-C, then the process's stderr once it has exited successfully.
-    pub fn stop(mut self) -> String {
+    pub fn stop(self) -> String {
+        self.stop_with(nix::sys::signal::Signal::SIGINT)
+    }
+
+    /// `signal`, then the process's stderr once it has exited successfully.
+    pub fn stop_with(mut self, signal: nix::sys::signal::Signal) -> String {
         let child = self.child.take().unwrap();
         let pid = nix::unistd::Pid::from_raw(i32::try_from(child.id()).unwrap());
-        nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
+        nix::sys::signal::kill(pid, signal).unwrap();
         let output = child.wait_with_output().unwrap();
         let stderr = String::from_utf8_lossy(&output.stderr).to_string();
         assert!(output.status.success(), "{stderr}");

@@ -176,7 +176,12 @@ pub(super) async fn import(log: &HopLog, store: &Store) -> Result<String, HopLog
     let hops = log.recorded_hops_checked()?;
     let trace = TraceRow {
         id: log.trace.id.clone(),
-        title: log.trace.title.clone(),
+        // A setup trace's name is no title of its own: it stays derived.
+        title: log
+            .trace
+            .title
+            .clone()
+            .filter(|t| log.trace.kind != "setup" || t != crate::trace::summary::SETUP_NAME),
         kind: log.trace.kind.clone(),
         started_unix_ns: log.trace.started_unix_ns,
         ended_unix_ns: log.trace.ended_unix_ns,

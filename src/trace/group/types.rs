@@ -31,6 +31,9 @@ pub enum Reason {
     History,
     /// An MCP `tools/call` the trace's model asked for.
     ToolCall,
+    /// A model request of a subagent (its first user message the prompt of a `Task` call the
+    /// trace's model asked for).
+    Subagent,
     /// A discovery call near in time to the trace's start.
     Discovery,
     /// A discovery call at host start-up: the setup trace.

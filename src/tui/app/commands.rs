@@ -84,10 +84,11 @@ impl App {
             (KeyCommand::PlayPause, Some(replay)) => replay.toggle_play(now, &times),
             (KeyCommand::Top, Some(replay)) => replay.first(),
             (KeyCommand::Bottom, Some(replay)) => replay.last(),
-            (KeyCommand::Down, None) => view.select(view.selected + 1),
-            (KeyCommand::Up, None) => view.select(view.selected.saturating_sub(1)),
-            (KeyCommand::Top, None) => view.select(0),
-            (KeyCommand::Bottom, None) => view.select(last),
+            (KeyCommand::Down, None) => view.step(true),
+            (KeyCommand::Up, None) => view.step(false),
+            (KeyCommand::Top, None) => view.select_visible(0),
+            (KeyCommand::Bottom, None) => view.select_visible(last),
+            (KeyCommand::SideCalls, None) => view.toggle_side_calls(),
             (KeyCommand::DetailDown, _) => {
                 view.detail_scroll = view.detail_scroll.saturating_add(5)
             }

@@ -29,6 +29,8 @@ pub struct TraceView {
     pub stderr: Vec<(String, i64, String)>,
     /// The prompt cache's report of each model call that reported cache counts.
     pub caches: Vec<crate::trace::cache_verdict::CacheReport>,
+    /// Side calls (a title, routing, telemetry…) are drawn too; folded by default (`s`).
+    pub side_calls_shown: bool,
 }
 
 impl TraceView {
@@ -56,7 +58,59 @@ impl TraceView {
             show_timing: false,
             stderr: Vec::new(),
             caches,
+            side_calls_shown: false,
         }
+        .snapped()
+    }
+
+    /// The view with its selection on a drawn message.
+    fn snapped(mut self) -> Self {
+        self.select_visible(self.selected);
+        self
+    }
+
+    /// The messages drawn, by index: up to the replay's step, every one in a replay; else the
+    /// side calls only when shown.
+    pub fn visible(&self) -> Vec<usize> {
+        let fold = self.replay.is_none() && !self.side_calls_shown;
+        (0..self.shown())
+            .filter(|&i| !fold || self.messages[i].side_call.is_none())
+            .collect()
+    }
+
+    /// How many side calls are folded away.
+    pub fn folded(&self) -> usize {
+        self.shown() - self.visible().len()
+    }
+
+    /// Selects the drawn message at or after `index` (else the last one before it).
+    pub fn select_visible(&mut self, index: usize) {
+        let visible = self.visible();
+        let at = visible
+            .iter()
+            .copied()
+            .find(|&i| i >= index)
+            .or_else(|| visible.last().copied());
+        self.select(at.unwrap_or(index));
+    }
+
+    /// The next (or previous) drawn message.
+    pub fn step(&mut self, forward: bool) {
+        let visible = self.visible();
+        let at = if forward {
+            visible.iter().copied().find(|&i| i > self.selected)
+        } else {
+            visible.iter().copied().rev().find(|&i| i < self.selected)
+        };
+        if let Some(at) = at {
+            self.select(at);
+        }
+    }
+
+    /// Shows the side calls, or folds them again (the selection stays on a drawn message).
+    pub fn toggle_side_calls(&mut self) {
+        self.side_calls_shown = !self.side_calls_shown;
+        self.select_visible(self.selected);
     }
 
     /// The same trace read again (live refresh): keeps the selection and the replay.
@@ -65,12 +119,13 @@ impl TraceView {
         view.selected = self.selected.min(view.messages.len().saturating_sub(1));
         view.detail_scroll = self.detail_scroll;
         view.show_timing = self.show_timing;
+        view.side_calls_shown = self.side_calls_shown;
         view.stderr = self.stderr.clone();
         view.replay = self.replay.clone().map(|mut replay| {
             replay.total = view.messages.len();
             replay
         });
-        view
+        view.snapped()
     }
 
     /// How many messages are drawn: all of them, or up to the replay's step.

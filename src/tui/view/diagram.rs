@@ -31,16 +31,25 @@ pub fn render(view: &TraceView, frame: &mut Frame, area: Rect) {
         let left = x.saturating_sub(width / 2).max(area.x + GUTTER);
         buf.set_string(left, area.y, name, name_style);
     }
-    let shown = view.shown();
+    let visible = view.visible();
     let current = view.current().map_or(0, |m| m.number - 1);
-    let rows = usize::from(area.height - 1);
-    let first = if current < rows {
-        0
-    } else {
-        current + 1 - rows
-    };
+    let at = visible.iter().position(|&i| i >= current).unwrap_or(0);
+    let folded = view.folded();
+    // The last row says what is folded away, when anything is.
+    let rows = usize::from(area.height - 1 - u16::from(folded > 0 && area.height > 2));
+    let first = if at < rows { 0 } else { at + 1 - rows };
+    if folded > 0 && area.height > 2 {
+        let note = match folded {
+            1 => "1 side call folded (s shows it)".to_string(),
+            n => format!("{n} side calls folded (s shows them)"),
+        };
+        let room = usize::from(area.width - GUTTER);
+        let dim = Style::default().fg(Color::DarkGray);
+        let y = area.y + area.height - 1;
+        buf.set_string(area.x + GUTTER, y, fit(&note, room), dim);
+    }
     let rail = Style::default().fg(Color::DarkGray);
-    for (row, index) in (first..shown).take(rows).enumerate() {
+    for (row, &index) in visible.iter().skip(first).take(rows).enumerate() {
         let y = area.y + 1 + u16::try_from(row).unwrap_or(0);
         for &x in &lanes {
             buf.set_string(x, y, "│", rail);
