@@ -5,6 +5,7 @@
 //! it back, and export → import → export gives the same bytes.
 
 mod body;
+mod context;
 mod cost;
 mod json_layout;
 mod message_entry;
@@ -23,7 +24,9 @@ use crate::trace::{RecordedHop, TraceSummary, explain_trace, summarize};
 use message_entry::message_entry;
 
 pub use body::{Body, HeaderEntry};
+pub use context::{ContextEntry, ContextPartEntry, NewEntry};
 pub use cost::CostEntry;
+pub use message_entry::{ChunkEntry, Timings};
 pub use tokens::TokenEntry;
 pub use ws_entry::{WsEntry, WsMessageEntry};
 
@@ -31,7 +34,7 @@ pub use ws_entry::{WsEntry, WsMessageEntry};
 pub const FORMAT: &str = "tracer.hop-log";
 /// The version of the hop log this build writes. Version 2 added the `tokens` objects; version
 /// 3 the messages of an SSE answer (`part`) and the answers no one sent (`unsent`); version 4
-/// the `cost` objects and the trace's `last_prompt`.
+/// the `cost` and `context` objects and the trace's `last_prompt`.
 pub const VERSION: u32 = 4;
 /// The oldest version this build still reads (a version 1 log has no `tokens`).
 pub const OLDEST_VERSION: u32 = 1;
@@ -171,6 +174,9 @@ pub struct MessageEntry {
     /// On a model's answer: what the call cost at list prices, or why that is unknown.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost: Option<CostEntry>,
+    /// On a model request: what its context is made of (see `ContextEntry`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context: Option<ContextEntry>,
     pub timings: Timings,
     pub headers: Vec<HeaderEntry>,
     pub body: Body,
@@ -182,36 +188,6 @@ pub struct MessageEntry {
     /// a 202 receipt, a withdrawn call's end): not shown, and numbered as its request.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub unsent: bool,
-}
-
-/// When things happened. Requests carry `started_unix_ns` and `ended_unix_ns`; responses carry
-/// the head, first byte and end, the duration since the request started, and every chunk.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Timings {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub started_unix_ns: Option<i64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub head_unix_ns: Option<i64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub first_byte_unix_ns: Option<i64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ended_unix_ns: Option<i64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub duration_ns: Option<i64>,
-    /// Response chunks: arrival in ns after the request started, and size in bytes.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub chunks: Option<Vec<ChunkEntry>>,
-    /// More chunks arrived than were kept.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub chunks_truncated: Option<bool>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ChunkEntry {
-    pub offset_ns: i64,
-    pub size: u64,
 }
 
 /// What a hop is beyond its two messages: where it ran and how it ended.
@@ -289,7 +265,16 @@ impl HopLog {
                 message_entry(message, hop)
             })
             .collect();
-        let messages = parts::with_unsent_answers(messages, hops, &explained);
+        let mut messages = parts::with_unsent_answers(messages, hops, &explained);
+        let shares = crate::trace::context_shares::context_shares(hops);
+        for message in messages
+            .iter_mut()
+            .filter(|m| m.direction == "→" && m.part.is_none() && !m.unsent)
+        {
+            if let Some(found) = shares.iter().find(|s| s.hop_id == message.hop_id) {
+                message.context = Some(ContextEntry::of(found));
+            }
+        }
         let mut hop_entries: Vec<HopEntry> = hops
             .iter()
             .zip(&numbers)
@@ -318,7 +303,10 @@ impl HopLog {
         hop_entries.sort_by_key(|hop| hop.number);
         // A log is written as the oldest version that has every kind of entry it holds: version
         // 4 for cost objects, 3 for SSE parts and unsent answers, else 2, as it always was.
-        let version = if messages.iter().any(|m| m.cost.is_some()) || summary.last_prompt.is_some()
+        let version = if messages
+            .iter()
+            .any(|m| m.cost.is_some() || m.context.is_some())
+            || summary.last_prompt.is_some()
         {
             VERSION
         } else if messages.iter().any(|m| m.part.is_some() || m.unsent) {

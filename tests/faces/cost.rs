@@ -118,6 +118,20 @@ fn claude_codes_turns_are_priced_in_every_face_and_agree_with_its_own_cost() {
     assert!(close(&answers[0]["cost"]["usd"], TURN_USD));
     assert_eq!(answers[0]["cost"]["priced_as"], "claude-opus-4-8");
     assert!(close(&answers[1]["cost"]["usd"], ANSWER_USD));
+    // The requests carry what their context is made of; the parts add up to the body.
+    let request = log["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["direction"] == "→")
+        .unwrap();
+    let context = &request["context"];
+    assert_eq!(context["bytes"], CALL_REQUEST.len());
+    assert_eq!(context["prompt_tokens"], 39_616);
+    let parts = context["parts"].as_array().unwrap();
+    let bytes: u64 = parts.iter().map(|p| p["bytes"].as_u64().unwrap()).sum();
+    assert_eq!(bytes, CALL_REQUEST.len() as u64);
+    assert!(parts.iter().any(|p| p["part"] == "tools: notes (mcp, 5)"));
 
     let shown = tracer(&db, &["show", &id]);
     if let Ok(path) = std::env::var("TRACER_COST_SHOW_TO") {

@@ -1,6 +1,8 @@
 //! One message of a trace as a hop-log entry: its words, its timings and the bytes it carried.
 
-use super::{Body, ChunkEntry, CostEntry, HeaderEntry, MessageEntry, Timings, TokenEntry};
+use serde::{Deserialize, Serialize};
+
+use super::{Body, CostEntry, HeaderEntry, MessageEntry, TokenEntry};
 use crate::trace::{Direction, RecordedHop};
 
 pub(super) fn message_entry(
@@ -61,6 +63,7 @@ pub(super) fn message_entry(
         explanation: message.explanation.clone(),
         tokens: message.tokens.as_ref().and_then(TokenEntry::of),
         cost: message.cost.as_ref().map(CostEntry::of_call),
+        context: None,
         timings,
         headers: headers.iter().map(HeaderEntry::encode).collect(),
         body: Body::encode(body),
@@ -68,4 +71,34 @@ pub(super) fn message_entry(
         unsent: false,
     }
     .into_part(message.part)
+}
+
+/// When things happened. Requests carry `started_unix_ns` and `ended_unix_ns`; responses carry
+/// the head, first byte and end, the duration since the request started, and every chunk.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Timings {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_unix_ns: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub head_unix_ns: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_byte_unix_ns: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ended_unix_ns: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_ns: Option<i64>,
+    /// Response chunks: arrival in ns after the request started, and size in bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chunks: Option<Vec<ChunkEntry>>,
+    /// More chunks arrived than were kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chunks_truncated: Option<bool>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ChunkEntry {
+    pub offset_ns: i64,
+    pub size: u64,
 }
