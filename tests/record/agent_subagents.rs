@@ -7,6 +7,7 @@
 //! main conversation's second request carries the `Agent` result. Grouped in one trace titled by
 //! the user's words, the subagent's messages are marked `subagent 1 (…, asked in message N)`,
 //! never side calls, and the answer that asked says it started the subagent (show, hop log).
+//! The same holds for a real Claude Code run with a subagent (claude-code-subagent/).
 
 use serde_json::{Value, json};
 use tracer::export::hop_log::HopLog;
@@ -163,9 +164,25 @@ async fn a_subagent_is_a_thread_of_its_own_linked_to_the_call_that_spawned_it() 
     if !has_agent("claude-code") {
         return;
     }
-    let run = run();
+    one_trace_with_a_subagent_thread(&run()).await;
+}
+
+/// Claude Code 2.1.197 run for real with its `Agent` tool allowed, against the scripted
+/// upstream's `--subagent` script (tests/fixtures/agents/claude-code-subagent/): the hops are
+/// what crossed the wire, in the same order as the constructed run above.
+#[tokio::test]
+async fn a_recorded_claude_code_subagent_run_is_one_trace_with_its_thread() {
+    assert!(has_agent("claude-code-subagent"), "the recorded run is kept");
+    let run = agent_hops("claude-code-subagent");
+    assert_eq!(run.len(), 10);
+    one_trace_with_a_subagent_thread(&run).await;
+}
+
+/// Hops 6 (the ask) and 10 (the answer) are the user's conversation; 7 and 9 the subagent's,
+/// whose tool call 8 ran.
+async fn one_trace_with_a_subagent_thread(run: &[RecordedHop]) {
     let dir = tempfile::tempdir().unwrap();
-    let store = stored(dir.path(), &run).await;
+    let store = stored(dir.path(), run).await;
     correlate(&store, GroupOptions::default(), GroupScope::Rebuild)
         .await
         .unwrap();

@@ -37,7 +37,8 @@ def claude_code(bin_dir, home, model_url, mcp_url, work):
         "CLAUDE_CODE_ENABLE_TELEMETRY": "0",
     }
     command = [os.path.join(bin_dir, "claude"), "-p", PROMPT, "--mcp-config", mcp,
-               "--strict-mcp-config", "--allowedTools", "mcp__notes__append",
+               "--strict-mcp-config", "--allowedTools",
+               "mcp__notes__append,Agent" if os.environ.get("SCRIPTED_SUBAGENT") else "mcp__notes__append",
                "--output-format", "json"]
     return command, env
 

@@ -5,8 +5,26 @@ import time
 
 from scripted_answers import (
     ENCRYPTED, FINAL_TEXT, SIGNATURE, THINKING, THOUGHT_SIGNATURE, USAGE,
-    dumps, find_schema, pick_tool, side_text, split_text, sse,
+    dumps, find_schema, pick_tool, side_text, split_text, sse, tool_names,
 )
+
+
+# With --subagent (scripted_upstream.py), a host that offers an `Agent` tool (Claude Code) is first
+# asked to hand the note to a subagent; the subagent's own conversation then calls append.
+SUBAGENT = False
+SUBAGENT_PROMPT = 'Add "buy milk" to the notes with the notes server\'s append tool, then say done.'
+SUBAGENT_ARGS = {"description": "Add the note", "prompt": SUBAGENT_PROMPT,
+                 "subagent_type": "general-purpose"}
+
+
+def first_user_text(body):
+    for message in body.get("messages") or []:
+        if message.get("role") == "user":
+            content = message.get("content")
+            if isinstance(content, str):
+                return content
+            return " ".join(b.get("text", "") for b in content or [] if isinstance(b, dict))
+    return ""
 
 
 def decide(body, tools, last_result):
@@ -15,6 +33,12 @@ def decide(body, tools, last_result):
         return "side", side_text(body)
     if last_result and last_result.endswith("append"):
         return "final", FINAL_TEXT
+    if SUBAGENT and SUBAGENT_PROMPT not in first_user_text(body):
+        names = [name for _, name in tool_names(tools)]
+        if last_result == "Agent":
+            return "final", FINAL_TEXT
+        if "Agent" in names:
+            return "call", (None, "Agent", SUBAGENT_ARGS)
     chosen = pick_tool(tools)
     if chosen is None:
         return "final", FINAL_TEXT
@@ -31,12 +55,16 @@ def anthropic_last_result(messages):
             for block in message["content"]:
                 if block.get("type") == "tool_use":
                     names[block.get("id")] = block.get("name")
-    if not messages or messages[-1].get("role") != "user":
-        return None
-    content = messages[-1].get("content")
-    for block in content if isinstance(content, list) else []:
-        if isinstance(block, dict) and block.get("type") == "tool_result":
-            return names.get(block.get("tool_use_id"), "")
+    # The results answer the last assistant turn; hosts may add reminders (user or system
+    # messages) after them.
+    after = len(messages)
+    while after > 0 and messages[after - 1].get("role") != "assistant":
+        after -= 1
+    for message in messages[after:]:
+        content = message.get("content") if message.get("role") == "user" else None
+        for block in content if isinstance(content, list) else []:
+            if isinstance(block, dict) and block.get("type") == "tool_result":
+                return names.get(block.get("tool_use_id"), "")
     return None
 
 
@@ -72,7 +100,8 @@ def anthropic(body):
     if kind == "call":
         _, name, args = what
         raw = dumps(args)
-        blocks.append(("tool_use", {"type": "tool_use", "id": "toolu_01ScriptedAppendCall0001",
+        call_id = "toolu_01ScriptedAgentCall00001" if name == "Agent" else "toolu_01ScriptedAppendCall0001"
+        blocks.append(("tool_use", {"type": "tool_use", "id": call_id,
                                     "name": name, "input": {}},
                        [{"type": "input_json_delta", "partial_json": ""}]
                        + [{"type": "input_json_delta", "partial_json": p} for p in split_text(raw, 10)]))

@@ -260,7 +260,10 @@ def main():
                         help="pause this long once the stream's first tool call is complete (hosts run it meanwhile)")
     parser.add_argument("--ws-no-deflate", action="store_true",
                         help="refuse permessage-deflate on the Responses WebSocket")
+    parser.add_argument("--subagent", action="store_true",
+                        help="ask a host offering an Agent tool to hand the task to a subagent")
     parser.parse_args(namespace=OPTIONS)
+    scripted_apis.SUBAGENT = OPTIONS.subagent
     server = ThreadingHTTPServer((OPTIONS.listen, OPTIONS.port), Handler)
     server.daemon_threads = True
     scheme = "http"
