@@ -25,6 +25,7 @@ mod show;
 mod show_changes;
 mod show_stderr;
 mod stdout_text;
+mod tables;
 mod tui_cmd;
 mod up_cmd;
 mod wrap_cmd;

@@ -7,8 +7,8 @@ use std::path::Path;
 use serde::Serialize;
 
 use super::LsArgs;
-use super::ls::{now_ns, started, trace_table_at};
 use super::stdout_text::{emit_json, out, outln};
+use super::tables::{now_ns, started, trace_table_at};
 use crate::export::hop_log::{SessionEntry, TraceEntry};
 use crate::store::Store;
 use crate::store::traces::TraceRow;

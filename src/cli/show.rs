@@ -9,8 +9,8 @@ use std::process::ExitCode;
 use anyhow::Context;
 
 use super::ShowArgs;
-use super::ls::clock_time;
 use super::stdout_text::{emit_json_text, out};
+use super::tables::clock_time;
 use crate::export::hop_log::{HopLog, MessageEntry};
 use crate::replay::plain::wrap;
 use crate::replay::source::is_file;

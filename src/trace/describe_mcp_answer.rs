@@ -4,10 +4,10 @@
 
 use serde_json::Value;
 
-use super::describe_mcp::{
+use super::describe_mcp_content as content;
+use super::describe_mcp_words::{
     Pairing, QUOTE, asked_values, field_text, lone_answer, mcp, names, status_message,
 };
-use super::describe_mcp_content as content;
 use super::explain::{Case, Explained, McpCase, plural, shorten};
 use super::explain_context::ExplainContext;
 use super::model_notes::handoff_note;
