@@ -65,6 +65,9 @@ pub struct TraceInput {
     pub mcp_session: Option<String>,
     /// An MCP `DELETE`: the host ends its MCP session (its process is going away).
     pub ends_mcp_session: bool,
+    /// A host's standing stream for server messages (`GET /mcp`): it joins a trace but never
+    /// holds it open, however long it stays open.
+    pub standing_stream: bool,
 }
 
 /// Headers in which hosts name their own run, most specific first: Claude Code, Codex (whose
@@ -139,6 +142,7 @@ impl TraceInput {
                 _ => None,
             },
             ends_mcp_session: start.role == Role::Mcp && start.method == "DELETE",
+            standing_stream: super::transport_moves::is_standing_stream(start),
             ..TraceInput::default()
         };
         match &reading.request.reading {

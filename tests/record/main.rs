@@ -64,6 +64,7 @@ mod run_overrides;
 mod run_terminal;
 mod secrets;
 mod secrets_edges;
+mod standing_streams;
 mod store_faults;
 mod trace_summary;
 mod transport_moves;
