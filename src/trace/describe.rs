@@ -149,6 +149,9 @@ pub fn explain_response_in(
     }
     let end = hop.end.as_ref();
     let error = end.and_then(|e| e.error.clone()).unwrap_or_default();
+    if let Some(standing) = super::describe_streams::standing_stream_end(hop) {
+        return standing;
+    }
     match end.and_then(|e| e.state) {
         Some(HopState::InFlight) => return Explained::new(Case::InFlight, &[]),
         None if end.is_none() => return Explained::new(Case::InFlight, &[]),

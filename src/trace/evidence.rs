@@ -67,6 +67,9 @@ pub struct TraceInput {
     pub ends_mcp_session: bool,
     /// A `HEAD` preconnect (Claude Code's `HEAD /`): it opens no trace of its own.
     pub preconnect: bool,
+    /// A host's standing stream for server messages (`GET /mcp`): it joins a trace but never
+    /// holds it open, however long it stays open.
+    pub standing_stream: bool,
 }
 
 /// Headers in which hosts name their own run, most specific first: Claude Code, Codex (whose
@@ -142,6 +145,7 @@ impl TraceInput {
             },
             ends_mcp_session: start.role == Role::Mcp && start.method == "DELETE",
             preconnect: start.method == "HEAD",
+            standing_stream: super::transport_moves::is_standing_stream(start),
             ..TraceInput::default()
         };
         match &reading.request.reading {

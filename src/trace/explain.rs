@@ -187,6 +187,7 @@ mod table;
 mod table_mcp;
 mod table_mcp_answers;
 mod table_terms;
+mod table_tool_servers;
 mod table_ws;
 
 pub use table::CASES;
@@ -201,6 +202,7 @@ pub fn rows() -> impl Iterator<Item = &'static CaseText> {
         .chain(table_ws::WEBSOCKET)
         .chain(MCP)
         .chain(MCP_ANSWERS)
+        .chain(table_tool_servers::TOOL_SERVERS)
 }
 
 /// One row of the table.

@@ -328,12 +328,17 @@ impl Grouper {
             return;
         };
         self.changed.insert(index);
-        state.spans.push(input.started_ns, input.ended_ns);
+        // A standing stream is open as long as its host runs: it holds no trace open.
+        if !input.standing_stream {
+            state.spans.push(input.started_ns, input.ended_ns);
+        }
         state.draft.hop_ids.push(input.hop_id.clone());
         state.draft.started_ns = state.draft.started_ns.min(input.started_ns);
-        state.draft.ended_ns = state.spans.ended();
+        state.draft.ended_ns = state.ended();
         if input.role == Some(Role::Agent) {
-            state.agent_spans.push(input.started_ns, input.ended_ns);
+            if !input.standing_stream {
+                state.agent_spans.push(input.started_ns, input.ended_ns);
+            }
             self.seen_agent = true;
             if state.draft.title.is_none() {
                 state.draft.title = input.title_text.clone();

@@ -81,7 +81,7 @@ pub fn owes(input: &TraceInput, request_read: bool) -> Evidence {
             Evidence::AGENT_TEXT
         };
     }
-    if input.ended_ns.is_some() {
+    if input.ended_ns.is_some() || input.standing_stream {
         return Evidence::NONE;
     }
     match input.role {

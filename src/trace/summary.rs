@@ -109,13 +109,21 @@ pub fn summarize(hops: &[RecordedHop]) -> TraceSummary {
         }
         let times = hop.times();
         messages += 1 + usize::from(times.response_ns.is_some());
+        // A host's standing stream stays open while the host runs: the trace is not waiting on
+        // it, and its end is not the trace's.
+        let standing = super::transport_moves::is_standing_stream(&hop.start);
         match times.response_ns {
+            _ if standing => {}
             Some(at) => last_end = Some(last_end.map_or(at, |end| end.max(at))),
             None => in_flight = true,
         }
         let end = hop.end.as_ref();
         let (state, answer) = (end.and_then(|e| e.state), end.and_then(|e| e.status));
         let mut worst = match state {
+            // The host stopped listening (it ended its session, or stopped).
+            _ if super::transport_moves::host_ended_standing_stream(&hop.start, state) => {
+                TraceStatus::Ok
+            }
             // A host that ends its session and exits without waiting for the answer.
             _ if super::transport_moves::left_after_ending_session(&hop.start, state, answer) => {
                 TraceStatus::Ok

@@ -3,12 +3,13 @@
 //! an MCP session, and a `HEAD` preconnect. Each is told as what it is and is never a failure.
 
 use super::explain::Case;
-use crate::hop::{HopStart, HopState, Role};
+use crate::hop::{HopStart, HopState, Role, header_text};
 
 /// One of the moves, by its request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TransportMove {
-    /// `GET` on an MCP endpoint: the host asks for a stream of the server's own messages.
+    /// `GET` on an MCP endpoint (or any `GET` asking for `text/event-stream`): the host asks for
+    /// a stream of the server's own messages and keeps it open while it runs.
     ServerStream,
     /// `DELETE` on an MCP endpoint: the host ends its session.
     EndSession,
@@ -21,6 +22,7 @@ impl TransportMove {
     pub fn of(start: &HopStart) -> Option<TransportMove> {
         match (start.method.as_str(), start.role) {
             ("GET", Role::Mcp) => Some(TransportMove::ServerStream),
+            ("GET", _) if asks_for_event_stream(start) => Some(TransportMove::ServerStream),
             ("DELETE", Role::Mcp) => Some(TransportMove::EndSession),
             ("HEAD", _) => Some(TransportMove::Preconnect),
             _ => None,
@@ -46,6 +48,23 @@ impl TransportMove {
             _ => None,
         }
     }
+}
+
+fn asks_for_event_stream(start: &HopStart) -> bool {
+    header_text(&start.request_headers, "accept")
+        .is_some_and(|accept| accept.to_ascii_lowercase().contains("text/event-stream"))
+}
+
+/// Whether a hop is a host's standing stream for server messages: it belongs to no request,
+/// holds no trace open while it stays open, and its end when the host stops is no failure.
+pub fn is_standing_stream(start: &HopStart) -> bool {
+    TransportMove::of(start) == Some(TransportMove::ServerStream)
+}
+
+/// Whether a standing stream's end is the host's: it stopped listening (closed the stream, or
+/// went away) rather than the stream breaking on the server's side.
+pub fn host_ended_standing_stream(start: &HopStart, state: Option<HopState>) -> bool {
+    is_standing_stream(start) && state == Some(HopState::Aborted)
 }
 
 /// Whether the client left before this move's answer as a host ending its session does: a
@@ -125,5 +144,11 @@ mod tests {
             Some(HopState::Failed),
             None
         ));
+        assert!(host_ended_standing_stream(&get, aborted));
+        assert!(!host_ended_standing_stream(&get, Some(HopState::Failed)));
+        let mut sse = start("GET", Role::Other);
+        assert!(!is_standing_stream(&sse), "a plain GET is a request");
+        sse.request_headers = vec![crate::hop::Header::new("Accept", "text/event-stream")];
+        assert!(is_standing_stream(&sse), "any GET held open for events");
     }
 }

@@ -1,7 +1,8 @@
 //! Whether a streamed answer reached its end event before the client stopped reading:
 //! Responses' `response.completed` (or `.failed`, `.incomplete`), Anthropic's `message_stop`,
 //! chat completions' `data: [DONE]`, Ollama's `"done": true`, a Gemini chunk with a
-//! `finishReason`, and the closing `]` or `}` of a JSON answer (Gemini's JSON-array stream).
+//! `finishReason`, the closing `]` or `}` of a JSON answer (Gemini's JSON-array stream), and
+//! an MCP server's JSON-RPC response in an SSE answer to a POST (the SDK's client hangs up on it).
 //!
 //! [`EndWatch`] is fed every byte as it passes and keeps a bounded state (the current record's
 //! first [`WHOLE`] bytes and last [`TAIL`] bytes), so it works for answers of any size; a
@@ -31,6 +32,7 @@ pub enum EndEvent {
     OllamaDone,
     FinishReason,
     JsonClosed,
+    JsonRpcAnswer,
 }
 
 impl EndEvent {
@@ -45,6 +47,7 @@ impl EndEvent {
             EndEvent::OllamaDone => "done: true",
             EndEvent::FinishReason => "finishReason",
             EndEvent::JsonClosed => "the end of the JSON body",
+            EndEvent::JsonRpcAnswer => "the JSON-RPC response",
         }
     }
 
@@ -384,7 +387,10 @@ impl EndWatch {
 /// Whether a record's JSON may say the stream ends (a `finishReason`, a `done`, a `type` not
 /// given first), so that it is worth parsing.
 fn may_end(data: &[u8]) -> bool {
-    has(data, b"\"finishReason\"") || has(data, b"\"done\"") || has(data, b"\"type\"")
+    has(data, b"\"finishReason\"")
+        || has(data, b"\"done\"")
+        || has(data, b"\"type\"")
+        || has(data, b"\"jsonrpc\"")
 }
 
 fn has(bytes: &[u8], needle: &[u8]) -> bool {

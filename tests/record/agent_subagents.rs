@@ -172,7 +172,10 @@ async fn a_subagent_is_a_thread_of_its_own_linked_to_the_call_that_spawned_it() 
 /// what crossed the wire, in the same order as the constructed run above.
 #[tokio::test]
 async fn a_recorded_claude_code_subagent_run_is_one_trace_with_its_thread() {
-    assert!(has_agent("claude-code-subagent"), "the recorded run is kept");
+    assert!(
+        has_agent("claude-code-subagent"),
+        "the recorded run is kept"
+    );
     let run = agent_hops("claude-code-subagent");
     assert_eq!(run.len(), 10);
     one_trace_with_a_subagent_thread(&run).await;

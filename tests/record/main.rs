@@ -67,6 +67,7 @@ mod run_terminal;
 mod secrets;
 mod secrets_edges;
 mod session_cost;
+mod standing_streams;
 mod store_faults;
 mod trace_summary;
 mod transport_moves;

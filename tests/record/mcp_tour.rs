@@ -488,7 +488,7 @@ fn rich_results_are_told_in_words_without_base64() {
 #[test]
 fn the_servers_own_stream_is_the_transport_not_tool_time() {
     let tour = tour("http");
-    let stream = tour.find("asks for the server's own stream");
+    let stream = tour.find("opens the host's standing stream for server messages");
     assert!(
         stream.explanation.contains("the host opens a GET stream"),
         "{}",

@@ -69,7 +69,7 @@ fn the_sdks_get_stream_declined_and_its_delete_are_not_failures() {
             .to_string()
     };
     assert!(
-        line("GET /mcp").contains("asks for the server's own stream"),
+        line("GET /mcp").contains("standing stream for server messages"),
         "{show}"
     );
     assert!(

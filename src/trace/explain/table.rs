@@ -195,7 +195,7 @@ pub const CASES: &[CaseText] = &[
     row(
         Case::McpServerStream,
         "mcp_server_stream",
-        "asks for the server's own stream",
+        "opens the host's standing stream for server messages",
         "Streamable HTTP: the host opens a GET stream on which the server may send messages of its own (requests to the host, notifications) outside any answer to a POST.",
     ),
     row(

@@ -59,11 +59,13 @@ pub enum McpCase {
     DiscoverUnsupported,
     InitializeResultStdio,
     NoteSamplingModelCall,
+    StandingStreamOpen,
+    StandingStreamClosed,
 }
 
 impl McpCase {
     /// Every MCP case, for checks that the table is complete.
-    pub const ALL: [McpCase; 50] = [
+    pub const ALL: [McpCase; 52] = [
         McpCase::Ping,
         McpCase::Pong,
         McpCase::HostToolCall,
@@ -114,6 +116,8 @@ impl McpCase {
         McpCase::DiscoverUnsupported,
         McpCase::InitializeResultStdio,
         McpCase::NoteSamplingModelCall,
+        McpCase::StandingStreamOpen,
+        McpCase::StandingStreamClosed,
     ];
 }
 

@@ -45,13 +45,14 @@ impl Grouper {
             return;
         };
         if before.ended_ns.is_none()
+            && !before.standing_stream
             && let Some(end) = after.ended_ns
         {
             state.spans.end(before.started_ns, end);
             if before.role == Some(Role::Agent) {
                 state.agent_spans.end(before.started_ns, end);
             }
-            state.draft.ended_ns = state.spans.ended();
+            state.draft.ended_ns = state.ended();
         }
         for call in &after.asked_calls {
             if !before.asked_calls.contains(call) {

@@ -118,6 +118,15 @@ fn in_flight_at(spans: &[(i64, Option<i64>)], t: i64) -> bool {
 }
 
 impl TraceState {
+    /// When the trace ended: its last hop's end once every hop has (a trace of standing streams
+    /// alone ended as it began: they hold it open for nothing).
+    pub(super) fn ended(&self) -> Option<i64> {
+        if self.spans.is_empty() {
+            return Some(self.draft.started_ns);
+        }
+        self.spans.ended()
+    }
+
     /// 0 while a hop is in flight at `t`, else the time since the last hop ended.
     pub(super) fn distance(&self, t: i64) -> i64 {
         if self.spans.in_flight_at(t) {

@@ -16,8 +16,11 @@ pub(super) fn named_end(kind: &str) -> Option<EndEvent> {
 }
 
 /// The end event one JSON record is, by its `type`, Ollama's `done`, or a Gemini candidate's
-/// `finishReason` (also inside Code Assist's `response` wrapper).
+/// `finishReason` (also inside Code Assist's `response` wrapper), or a JSON-RPC response.
 pub(super) fn json_end(value: &Value) -> Option<EndEvent> {
+    if is_jsonrpc_answer(value) {
+        return Some(EndEvent::JsonRpcAnswer);
+    }
     if let Some(event) = value
         .get("type")
         .and_then(Value::as_str)
@@ -36,6 +39,15 @@ pub(super) fn json_end(value: &Value) -> Option<EndEvent> {
         .iter()
         .any(|c| c.get("finishReason").is_some_and(|r| !r.is_null()))
         .then_some(EndEvent::FinishReason)
+}
+
+/// A JSON-RPC 2.0 response (an `id`, a `result` or an `error`, no `method`): the answer a POST's
+/// SSE stream was opened for; once it has passed, the client has what it asked for.
+fn is_jsonrpc_answer(value: &Value) -> bool {
+    value.get("jsonrpc").and_then(Value::as_str) == Some("2.0")
+        && value.get("method").is_none()
+        && value.get("id").is_some_and(|id| !id.is_null())
+        && (value.get("result").is_some() || value.get("error").is_some())
 }
 
 /// The value of a `"type"` given as the first key of a JSON object, from its first bytes.

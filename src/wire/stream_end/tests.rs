@@ -156,3 +156,22 @@ fn the_note_names_the_event() {
         "the client stopped reading after the last event (response.completed)"
     );
 }
+
+#[test]
+fn an_mcp_answer_ends_with_its_jsonrpc_response() {
+    let answer = b"event: message\r\ndata: {\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{\"content\":[]}}\r\n\r\n";
+    assert_eq!(end_of(SSE, answer), Some(EndEvent::JsonRpcAnswer));
+    let error = b"event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":\"a\",\"error\":{\"code\":-32602,\"message\":\"bad\"}}\n\n";
+    assert_eq!(end_of(SSE, error), Some(EndEvent::JsonRpcAnswer));
+    // A notification or a request from the server is not the answer: the stream goes on.
+    let progress = b"event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{}}\n\n";
+    assert_eq!(end_of(SSE, progress), None);
+    let asks = b"data: {\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"sampling/createMessage\",\"params\":{}}\n\n";
+    assert_eq!(end_of(SSE, asks), None);
+    let cut = b"event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":3,\"res";
+    assert_eq!(end_of(SSE, cut), None, "a response cut short is not one");
+    assert_eq!(
+        EndEvent::JsonRpcAnswer.stopped_reading_note(),
+        "the client stopped reading after the last event (the JSON-RPC response)"
+    );
+}

@@ -1,0 +1,39 @@
+//! A host's standing stream for server messages (`GET /mcp`, any `GET` held open for
+//! `text/event-stream`), told as what it is: open while the host runs, closed when it stops.
+
+use super::RecordedHop;
+use super::explain::{Case, Explained, McpCase, human_duration};
+use super::transport_moves::{host_ended_standing_stream, is_standing_stream};
+use crate::hop::HopState;
+
+/// The words for a standing stream's answer while it is open, or once its host closed it; None
+/// for any other hop (and for a stream the server declined or broke: those are told as usual).
+pub fn standing_stream_end(hop: &RecordedHop) -> Option<Explained> {
+    if !is_standing_stream(&hop.start) {
+        return None;
+    }
+    let end = hop.end.as_ref();
+    let state = end.and_then(|e| e.state);
+    let status = end.and_then(|e| e.status);
+    if status.is_some_and(|s| s != 200) {
+        return None;
+    }
+    let events = end.map_or(0, |e| e.chunks.len()).to_string();
+    match state {
+        None | Some(HopState::InFlight) => Some(Explained::new(
+            Case::Mcp(McpCase::StandingStreamOpen),
+            &[("events", events)],
+        )),
+        _ if host_ended_standing_stream(&hop.start, state) => {
+            let open_for = end
+                .and_then(|e| e.response_ended_unix_ns)
+                .map(|ended| human_duration(ended - hop.start.started_unix_ns))
+                .unwrap_or_else(|| "a while".to_string());
+            Some(Explained::new(
+                Case::Mcp(McpCase::StandingStreamClosed),
+                &[("open_for", open_for)],
+            ))
+        }
+        _ => None,
+    }
+}
