@@ -2,6 +2,7 @@
 //! explaining each message for a newcomer. Pure functions over recorded hops.
 
 pub mod cache_verdict;
+pub mod changes_by_call;
 mod call_moment;
 pub mod context_shares;
 pub mod conversation_pairs;

@@ -37,6 +37,10 @@ pub enum KeyCommand {
     DetailUp,
     /// Show the timing waterfall instead of the sequence diagram (and back).
     Timing,
+    /// Show the selected model request's context parts instead of the message (and back).
+    Context,
+    /// Show what changed since the previous request of the conversation (and back).
+    Changes,
 }
 
 /// How the database looked at the last poll; a change means the list must be read again.

@@ -56,4 +56,5 @@ mod topology;
 mod trace_cli;
 mod tui;
 mod tui_store;
+mod tui_context;
 mod tui_timing;

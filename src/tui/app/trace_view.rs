@@ -6,6 +6,8 @@ use crate::replay::ReplayState;
 use crate::replay::source::LoadedTrace;
 use crate::trace::lanes::Lanes;
 use crate::trace::{ExplainedMessage, RecordedHop, explain_trace};
+use crate::trace::changes_by_call::{CallChanges, changes_by_call};
+use crate::trace::context_shares::{ContextShares, context_shares};
 use crate::wire::safe_text::one_line;
 
 pub use crate::trace::lanes::{Arrow, Tone};
@@ -29,12 +31,32 @@ pub struct TraceView {
     pub stderr: Vec<(String, i64, String)>,
     /// The prompt cache's report of each model call that reported cache counts.
     pub caches: Vec<crate::trace::cache_verdict::CacheReport>,
+    /// What each model request is made of (computed once per load, never while drawing).
+    pub contexts: Vec<ContextShares>,
+    /// What changed in each model request since the previous one of its conversation.
+    pub changes: Vec<CallChanges>,
+    /// What the detail pane shows (`c`, `d`).
+    pub pane: DetailPane,
+}
+
+/// What the pane under the diagram shows for the selected message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum DetailPane {
+    /// The message itself: headers, body, timing.
+    #[default]
+    Message,
+    /// The context parts of the selected hop's model request.
+    Context,
+    /// The changes since the previous request of the conversation.
+    Changes,
 }
 
 impl TraceView {
     pub fn new(trace: LoadedTrace) -> Self {
         let messages = explain_trace(&trace.hops);
         let caches = crate::trace::cache_verdict::cache_reports(&trace.hops);
+        let contexts = context_shares(&trace.hops);
+        let changes = changes_by_call(&trace.hops);
         let Lanes {
             names: lanes,
             arrows,
@@ -56,6 +78,9 @@ impl TraceView {
             show_timing: false,
             stderr: Vec::new(),
             caches,
+            contexts,
+            changes,
+            pane: DetailPane::Message,
         }
     }
 
@@ -65,6 +90,7 @@ impl TraceView {
         view.selected = self.selected.min(view.messages.len().saturating_sub(1));
         view.detail_scroll = self.detail_scroll;
         view.show_timing = self.show_timing;
+        view.pane = self.pane;
         view.stderr = self.stderr.clone();
         view.replay = self.replay.clone().map(|mut replay| {
             replay.total = view.messages.len();
@@ -121,6 +147,28 @@ impl TraceView {
                 .as_ref()
                 .is_none_or(|end| end.state == Some(HopState::InFlight))
         })
+    }
+
+    /// `c` / `d`: shows that pane, or the message again when it is already shown.
+    pub fn toggle_pane(&mut self, pane: DetailPane) {
+        self.pane = if self.pane == pane {
+            DetailPane::Message
+        } else {
+            pane
+        };
+        self.detail_scroll = 0;
+    }
+
+    /// The selected message's model request: its context parts, if it is one.
+    pub fn current_context(&self) -> Option<&ContextShares> {
+        let hop = &self.current()?.hop_id;
+        self.contexts.iter().find(|c| &c.hop_id == hop)
+    }
+
+    /// The selected message's model request: its changes, if it is one.
+    pub fn current_changes(&self) -> Option<&CallChanges> {
+        let hop = &self.current()?.hop_id;
+        self.changes.iter().find(|c| &c.hop_id == hop)
     }
 
     pub fn select(&mut self, index: usize) {
