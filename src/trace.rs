@@ -2,8 +2,8 @@
 //! explaining each message for a newcomer. Pure functions over recorded hops.
 
 pub mod cache_verdict;
-pub mod changes_by_call;
 mod call_moment;
+pub mod changes_by_call;
 pub mod context_shares;
 pub mod conversation_pairs;
 pub mod correlate;

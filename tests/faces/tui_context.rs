@@ -49,11 +49,17 @@ fn c_shows_the_selected_requests_context_parts_and_c_again_the_message() {
     let terminal = draw(&mut app);
     insta::assert_snapshot!("context_pane_120x30", terminal.backend());
     let screen = format!("{}", terminal.backend());
-    assert!(screen.contains("context of the model request (c)"), "{screen}");
+    assert!(
+        screen.contains("context of the model request (c)"),
+        "{screen}"
+    );
     assert!(screen.contains("system block 1"), "{screen}");
     assert!(screen.contains("tools: the host's"), "{screen}");
     assert!(screen.contains("history: tool results"), "{screen}");
-    assert!(screen.contains("of the history, new: 2 messages"), "{screen}");
+    assert!(
+        screen.contains("of the history, new: 2 messages"),
+        "{screen}"
+    );
     assert!(screen.contains("≈ "), "{screen}");
     // The bars are coloured by kind: system cyan, the host's tools blue.
     let buffer = terminal.backend().buffer();

@@ -4,10 +4,10 @@
 use crate::hop::HopState;
 use crate::replay::ReplayState;
 use crate::replay::source::LoadedTrace;
-use crate::trace::lanes::Lanes;
-use crate::trace::{ExplainedMessage, RecordedHop, explain_trace};
 use crate::trace::changes_by_call::{CallChanges, changes_by_call};
 use crate::trace::context_shares::{ContextShares, context_shares};
+use crate::trace::lanes::Lanes;
+use crate::trace::{ExplainedMessage, RecordedHop, explain_trace};
 use crate::wire::safe_text::one_line;
 
 pub use crate::trace::lanes::{Arrow, Tone};

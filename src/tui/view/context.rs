@@ -94,7 +94,9 @@ pub fn context_lines(shares: &ContextShares) -> Vec<Line<'static>> {
         let cells = if shares.total_bytes == 0 {
             0
         } else {
-            (bytes * BAR_WIDTH).div_ceil(shares.total_bytes).min(BAR_WIDTH)
+            (bytes * BAR_WIDTH)
+                .div_ceil(shares.total_bytes)
+                .min(BAR_WIDTH)
         };
         let colour = kind_colour(&label);
         out.push(Line::from(vec![
