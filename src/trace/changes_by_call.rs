@@ -57,3 +57,55 @@ pub fn changes_by_call(hops: &[RecordedHop]) -> Vec<CallChanges> {
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hop::{BodyCapture, HopEnd, HopStart, HopState, Role, Transport};
+
+    fn model_hop(id: &str, at: i64, request: &[u8]) -> RecordedHop {
+        RecordedHop {
+            start: HopStart {
+                id: id.into(),
+                route: "model".into(),
+                role: Role::Model,
+                transport: Transport::Http,
+                peer: "127.0.0.1:1".into(),
+                method: "POST".into(),
+                path: "/v1/messages".into(),
+                url: "https://api.anthropic.com/v1/messages".into(),
+                request_headers: Vec::new(),
+                started_unix_ns: at,
+            },
+            end: Some(HopEnd {
+                id: id.into(),
+                state: Some(HopState::Complete),
+                status: Some(200),
+                request_body: BodyCapture::whole(request.to_vec()),
+                ..HopEnd::default()
+            }),
+        }
+    }
+
+    #[test]
+    fn claude_codes_second_request_is_compared_with_its_first() {
+        let hops = [
+            model_hop(
+                "b",
+                2,
+                include_bytes!("../../tests/fixtures/agents/claude-code/turn2_request.json"),
+            ),
+            model_hop(
+                "a",
+                1,
+                include_bytes!("../../tests/fixtures/agents/claude-code/turn1_request.json"),
+            ),
+        ];
+        let calls = changes_by_call(&hops);
+        assert_eq!(calls.len(), 2);
+        assert_eq!(calls[0].hop_id, "a");
+        assert_eq!(calls[0].lines(), ["the first request of its conversation"]);
+        assert_eq!(calls[1].previous_hop_id.as_deref(), Some("a"));
+        assert_eq!(calls[1].lines(), ["messages 3-4 added"]);
+    }
+}
