@@ -3,6 +3,7 @@
 
 pub mod cache_verdict;
 mod call_moment;
+pub mod changes_by_call;
 pub mod context_shares;
 pub mod conversation_pairs;
 pub mod correlate;

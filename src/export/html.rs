@@ -4,6 +4,7 @@
 //! and the `index.html` of `--all`. Built from the same explained messages, lanes and waterfall
 //! as `show`, the Markdown handout and the TUI.
 
+mod context_bars;
 mod json_html;
 mod svg;
 
@@ -146,6 +147,7 @@ pub fn html_page(trace: &TraceToExport<'_>) -> String {
          <span><i class=\"key-prompt\"></i>prompt</span><span><i class=\"key-generation\"></i>generation</span>\
          <span class=\"key-failed\">✕ failed</span><span class=\"key-tool-error\">⚠ tool error</span></p>\n</section>\n",
     );
+    body.push_str(&context_bars::requests_section(trace.hops, &messages));
     body.push_str("<section id=\"messages\">\n<h2>Every message, explained</h2>\n");
     let start = timing.start_unix_ns;
     for (message, arrow) in messages.iter().zip(&lanes.arrows) {

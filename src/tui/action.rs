@@ -39,6 +39,10 @@ pub enum KeyCommand {
     Timing,
     /// Show the trace's side calls, folded by default (and fold them again).
     SideCalls,
+    /// Show the selected model request's context parts instead of the message (and back).
+    Context,
+    /// Show what changed since the previous request of the conversation (and back).
+    Changes,
 }
 
 /// How the database looked at the last poll; a change means the list must be read again.

@@ -6,7 +6,7 @@ mod trace_list;
 mod trace_view;
 
 pub use trace_list::{FACTS_WINDOW, TraceList};
-pub use trace_view::{Arrow, Tone, TraceView};
+pub use trace_view::{Arrow, DetailPane, Tone, TraceView};
 
 use crossterm::event::KeyCode;
 

@@ -2,6 +2,7 @@
 //! current mode (list or trace), an optional filter bar and the status bar, and puts the help
 //! overlay on top. The only state it writes is the list's scroll offset.
 
+mod context;
 mod detail;
 mod diagram;
 mod help;
@@ -59,7 +60,13 @@ pub fn render(app: &mut App, frame: &mut Frame) {
                 } else {
                     diagram::render(view, frame, diagram_area);
                 }
-                detail::render(view, frame, detail_area);
+                // `c` and `d` put the request's context or its changes in the message's place.
+                match view.pane {
+                    crate::tui::app::DetailPane::Message => {
+                        detail::render(view, frame, detail_area);
+                    }
+                    _ => context::render(view, frame, detail_area),
+                }
             }
             None => list::render(app, frame, body),
         },

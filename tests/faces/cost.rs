@@ -48,14 +48,14 @@ fn model_hop(id: &str, start_ms: i64, end_ms: i64, request: &[u8], body: &[u8]) 
     hop
 }
 
-fn claude_code_hops() -> Vec<RecordedHop> {
+pub(crate) fn claude_code_hops() -> Vec<RecordedHop> {
     vec![
         model_hop("cc1", 0, 2_000, CALL_REQUEST, CALL_STREAM),
         model_hop("cc2", 2_100, 3_000, ANSWER_REQUEST, ANSWER_STREAM),
     ]
 }
 
-fn hop_log_file(dir: &Path, name: &str, hops: &[RecordedHop]) -> (PathBuf, String) {
+pub(crate) fn hop_log_file(dir: &Path, name: &str, hops: &[RecordedHop]) -> (PathBuf, String) {
     let row = TraceRow {
         id: hops[0].start.id.clone(),
         title: Some("Add buy milk to my notes".into()),
@@ -72,7 +72,7 @@ fn hop_log_file(dir: &Path, name: &str, hops: &[RecordedHop]) -> (PathBuf, Strin
     (path, row.id)
 }
 
-fn tracer(db: &Path, args: &[&str]) -> String {
+pub(crate) fn tracer(db: &Path, args: &[&str]) -> String {
     let output = cargo_bin_cmd!("tracer")
         .arg("--db")
         .arg(db)

@@ -1,6 +1,6 @@
 //! What each command does in the list, the trace view (and its replay) and the filter bar.
 
-use super::App;
+use super::{App, DetailPane};
 use crate::replay::ReplayState;
 use crate::tui::action::{Effect, KeyCommand};
 use crate::tui::keymap::Screen;
@@ -101,6 +101,8 @@ impl App {
             }
             (KeyCommand::Export, _) => return vec![Effect::Export(view.trace_id.clone())],
             (KeyCommand::Timing, _) => view.show_timing = !view.show_timing,
+            (KeyCommand::Context, _) => view.toggle_pane(DetailPane::Context),
+            (KeyCommand::Changes, _) => view.toggle_pane(DetailPane::Changes),
             (KeyCommand::Follow, None) => {
                 self.follow = !self.follow;
                 if self.follow {

@@ -4,6 +4,8 @@
 use crate::hop::HopState;
 use crate::replay::ReplayState;
 use crate::replay::source::LoadedTrace;
+use crate::trace::changes_by_call::{CallChanges, changes_by_call};
+use crate::trace::context_shares::{ContextShares, context_shares};
 use crate::trace::lanes::Lanes;
 use crate::trace::{ExplainedMessage, RecordedHop, explain_trace};
 use crate::wire::safe_text::one_line;
@@ -31,12 +33,32 @@ pub struct TraceView {
     pub caches: Vec<crate::trace::cache_verdict::CacheReport>,
     /// Side calls (a title, routing, telemetry…) are drawn too; folded by default (`s`).
     pub side_calls_shown: bool,
+    /// What each model request is made of (computed once per load, never while drawing).
+    pub contexts: Vec<ContextShares>,
+    /// What changed in each model request since the previous one of its conversation.
+    pub changes: Vec<CallChanges>,
+    /// What the detail pane shows (`c`, `d`).
+    pub pane: DetailPane,
+}
+
+/// What the pane under the diagram shows for the selected message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum DetailPane {
+    /// The message itself: headers, body, timing.
+    #[default]
+    Message,
+    /// The context parts of the selected hop's model request.
+    Context,
+    /// The changes since the previous request of the conversation.
+    Changes,
 }
 
 impl TraceView {
     pub fn new(trace: LoadedTrace) -> Self {
         let messages = explain_trace(&trace.hops);
         let caches = crate::trace::cache_verdict::cache_reports(&trace.hops);
+        let contexts = context_shares(&trace.hops);
+        let changes = changes_by_call(&trace.hops);
         let Lanes {
             names: lanes,
             arrows,
@@ -59,6 +81,9 @@ impl TraceView {
             stderr: Vec::new(),
             caches,
             side_calls_shown: false,
+            contexts,
+            changes,
+            pane: DetailPane::Message,
         }
         .snapped()
     }
@@ -120,6 +145,7 @@ impl TraceView {
         view.detail_scroll = self.detail_scroll;
         view.show_timing = self.show_timing;
         view.side_calls_shown = self.side_calls_shown;
+        view.pane = self.pane;
         view.stderr = self.stderr.clone();
         view.replay = self.replay.clone().map(|mut replay| {
             replay.total = view.messages.len();
@@ -176,6 +202,28 @@ impl TraceView {
                 .as_ref()
                 .is_none_or(|end| end.state == Some(HopState::InFlight))
         })
+    }
+
+    /// `c` / `d`: shows that pane, or the message again when it is already shown.
+    pub fn toggle_pane(&mut self, pane: DetailPane) {
+        self.pane = if self.pane == pane {
+            DetailPane::Message
+        } else {
+            pane
+        };
+        self.detail_scroll = 0;
+    }
+
+    /// The selected message's model request: its context parts, if it is one.
+    pub fn current_context(&self) -> Option<&ContextShares> {
+        let hop = &self.current()?.hop_id;
+        self.contexts.iter().find(|c| &c.hop_id == hop)
+    }
+
+    /// The selected message's model request: its changes, if it is one.
+    pub fn current_changes(&self) -> Option<&CallChanges> {
+        let hop = &self.current()?.hop_id;
+        self.changes.iter().find(|c| &c.hop_id == hop)
     }
 
     pub fn select(&mut self, index: usize) {
