@@ -71,7 +71,10 @@ fn measure_child(argv: &[String]) -> ExitCode {
     let Ok(out) = std::fs::File::create(out) else {
         return ExitCode::FAILURE;
     };
-    let status = Command::new(&command[0]).args(&command[1..]).stdout(out).status();
+    let status = Command::new(&command[0])
+        .args(&command[1..])
+        .stdout(out)
+        .status();
     let usage = nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_CHILDREN);
     match (status, usage) {
         (Ok(status), Ok(usage)) if status.success() => {
@@ -102,7 +105,12 @@ struct Recorded {
 }
 
 /// Plays the session through `model_addr` and `mcp_addr`, feeding the upstream its answers.
-fn play(args: &Args, model_addr: &str, mcp_addr: &str, answers: &std::sync::mpsc::Sender<Vec<String>>) -> Result<(u64, u64, u64)> {
+fn play(
+    args: &Args,
+    model_addr: &str,
+    mcp_addr: &str,
+    answers: &std::sync::mpsc::Sender<Vec<String>>,
+) -> Result<(u64, u64, u64)> {
     let mut rng = Rng::new(42);
     let (system, tools) = session::preamble(&mut rng);
     let mut unique = (system.to_string().len() + tools.to_string().len()) as u64;
@@ -119,7 +127,11 @@ fn play(args: &Args, model_addr: &str, mcp_addr: &str, answers: &std::sync::mpsc
         let body = session::request_body(&system, &tools, &history);
         let answer = session::answer_for(&mut rng, turn, args.turns, args.tool_every);
         answers.send(session::sse_events(&answer, turn))?;
-        let reply = model.post("/v1/messages", "anthropic-version: 2023-06-01\r\nx-api-key: sk-ant-bench\r\n", &body)?;
+        let reply = model.post(
+            "/v1/messages",
+            "anthropic-version: 2023-06-01\r\nx-api-key: sk-ant-bench\r\n",
+            &body,
+        )?;
         requests += 1;
         raw += (body.len() + reply.len()) as u64;
         unique += reply.len() as u64;
@@ -127,7 +139,11 @@ fn play(args: &Args, model_addr: &str, mcp_addr: &str, answers: &std::sync::mpsc
         next_user = match &answer {
             Answer::ToolUse { id, query, .. } if answer.calls_mcp() => {
                 let call = session::mcp_call(turn, query);
-                let result = mcp.post("/mcp", "accept: application/json, text/event-stream\r\n", &call)?;
+                let result = mcp.post(
+                    "/mcp",
+                    "accept: application/json, text/event-stream\r\n",
+                    &call,
+                )?;
                 requests += 1;
                 raw += (call.len() + result.len()) as u64;
                 unique += (call.len() + result.len()) as u64;
@@ -159,9 +175,13 @@ fn record(args: &Args, db: &Path) -> Result<Recorded> {
         .arg("--db")
         .arg(db)
         .arg("--route")
-        .arg(format!("model=127.0.0.1:{model_port}=http://{upstream_addr}"))
+        .arg(format!(
+            "model=127.0.0.1:{model_port}=http://{upstream_addr}"
+        ))
         .arg("--route")
-        .arg(format!("mcp:docs=127.0.0.1:{mcp_port}=http://{upstream_addr}"))
+        .arg(format!(
+            "mcp:docs=127.0.0.1:{mcp_port}=http://{upstream_addr}"
+        ))
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::inherit())
@@ -187,10 +207,18 @@ fn record(args: &Args, db: &Path) -> Result<Recorded> {
         })
     };
     let started = Instant::now();
-    let played = play(args, &model_addr, &format!("127.0.0.1:{mcp_port}"), &answers);
+    let played = play(
+        args,
+        &model_addr,
+        &format!("127.0.0.1:{mcp_port}"),
+        &answers,
+    );
     let elapsed = started.elapsed();
     // Stopped like Ctrl-C: every hop it took is written before it exits.
-    let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), nix::sys::signal::Signal::SIGINT);
+    let _ = nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(pid as i32),
+        nix::sys::signal::Signal::SIGINT,
+    );
     let status = proxy.wait()?;
     let _ = watcher.join();
     let (requests, raw_body_bytes, unique_bytes) = played?;
@@ -224,12 +252,20 @@ fn run_reader(args: &Args, dir: &Path, reader: &[&str]) -> Result<ReaderRun> {
         .output()?;
     let seconds = started.elapsed().as_secs_f64();
     if !output.status.success() {
-        bail!("tracer {} failed: {}", reader.join(" "), String::from_utf8_lossy(&output.stderr));
+        bail!(
+            "tracer {} failed: {}",
+            reader.join(" "),
+            String::from_utf8_lossy(&output.stderr)
+        );
     }
     let kib: f64 = String::from_utf8_lossy(&output.stdout).trim().parse()?;
     let output_bytes = std::fs::metadata(&out).map(|m| m.len()).unwrap_or(0);
     let _ = std::fs::remove_file(&out);
-    Ok(ReaderRun { seconds, peak_mib: kib / 1024.0, output_bytes })
+    Ok(ReaderRun {
+        seconds,
+        peak_mib: kib / 1024.0,
+        output_bytes,
+    })
 }
 
 fn verdict(ok: bool) -> &'static str {
@@ -238,16 +274,27 @@ fn verdict(ok: bool) -> &'static str {
 
 async fn counts(db: &Path) -> Result<(i64, i64)> {
     let store = tracer::store::Store::open_read_only(db).await?;
-    Ok((store.hop_count().await?, store.counter("hops_not_written").await.unwrap_or(0)))
+    Ok((
+        store.hop_count().await?,
+        store.counter("hops_not_written").await.unwrap_or(0),
+    ))
 }
 
 fn run() -> Result<()> {
     let args = parse_args()?;
     if !args.tracer.exists() {
-        bail!("{} is missing: cargo build --release first", args.tracer.display());
+        bail!(
+            "{} is missing: cargo build --release first",
+            args.tracer.display()
+        );
     }
     let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
-    println!("bench_sessions: {} turns, a tool call every {}; load average at start {}", args.turns, args.tool_every, load.trim());
+    println!(
+        "bench_sessions: {} turns, a tool call every {}; load average at start {}",
+        args.turns,
+        args.tool_every,
+        load.trim()
+    );
     let dir = tempfile::tempdir()?;
     let db = match &args.db {
         Some(db) => db.clone(),
@@ -257,55 +304,139 @@ fn run() -> Result<()> {
         let recorded = record(&args, &db)?;
         let runtime = tokio::runtime::Runtime::new()?;
         let (hops, not_written) = runtime.block_on(counts(&db))?;
-        let db_bytes = ["", "-wal"].iter().filter_map(|s| std::fs::metadata(format!("{}{s}", db.display())).ok()).map(|m| m.len()).sum::<u64>();
+        let db_bytes = ["", "-wal"]
+            .iter()
+            .filter_map(|s| std::fs::metadata(format!("{}{s}", db.display())).ok())
+            .map(|m| m.len())
+            .sum::<u64>();
         let peak = recorded.proxy_peak_kib as f64 / 1024.0;
-        println!("recorded {} requests in {:.1} s; bodies {:.1} MiB raw, {:.1} MiB unique content", recorded.requests, recorded.elapsed.as_secs_f64(), recorded.raw_body_bytes as f64 / MIB, recorded.unique_bytes as f64 / MIB);
+        println!(
+            "recorded {} requests in {:.1} s; bodies {:.1} MiB raw, {:.1} MiB unique content",
+            recorded.requests,
+            recorded.elapsed.as_secs_f64(),
+            recorded.raw_body_bytes as f64 / MIB,
+            recorded.unique_bytes as f64 / MIB
+        );
         println!("{:<34} {:>12}   goal", "figure", "measured");
-        println!("{:<34} {:>9.1} MiB   <= 64 MiB   {}", "proxy peak RSS while recording", peak, verdict(peak <= 64.0));
+        println!(
+            "{:<34} {:>9.1} MiB   <= 64 MiB   {}",
+            "proxy peak RSS while recording",
+            peak,
+            verdict(peak <= 64.0)
+        );
         let lost = recorded.requests as i64 - hops;
-        println!("{:<34} {:>12}   0           {}", "hops lost (sent - stored)", format!("{lost} ({not_written} counted)"), verdict(lost == 0 && not_written == 0));
+        println!(
+            "{:<34} {:>12}   0           {}",
+            "hops lost (sent - stored)",
+            format!("{lost} ({not_written} counted)"),
+            verdict(lost == 0 && not_written == 0)
+        );
         let share = db_bytes as f64 / recorded.raw_body_bytes as f64 * 100.0;
-        println!("{:<34} {:>9.1} MiB   <= 10% of raw: {:.1}%  {}", "database size", db_bytes as f64 / MIB, share, verdict(share <= 10.0));
+        println!(
+            "{:<34} {:>9.1} MiB   <= 10% of raw: {:.1}%  {}",
+            "database size",
+            db_bytes as f64 / MIB,
+            share,
+            verdict(share <= 10.0)
+        );
         readers(&args, dir.path(), &db, recorded.unique_bytes)?;
     } else {
         readers(&args, dir.path(), &db, 0)?;
     }
-    println!("load average at end {}", std::fs::read_to_string("/proc/loadavg").unwrap_or_default().trim());
+    println!(
+        "load average at end {}",
+        std::fs::read_to_string("/proc/loadavg")
+            .unwrap_or_default()
+            .trim()
+    );
     Ok(())
 }
 
 fn readers(args: &Args, dir: &Path, db: &Path, unique_bytes: u64) -> Result<()> {
     let db_arg = db.to_string_lossy().to_string();
-    let listing = Command::new(&args.tracer).args(["ls", "--json", "-n", "1000", "--db", &db_arg]).output()?;
+    let listing = Command::new(&args.tracer)
+        .args(["ls", "--json", "-n", "1000", "--db", &db_arg])
+        .output()?;
     let traces: Value = serde_json::from_slice(&listing.stdout).context("tracer ls --json")?;
     let longest = traces
         .as_array()
-        .and_then(|all| all.iter().max_by_key(|t| t["hop_count"].as_i64().unwrap_or(0)))
+        .and_then(|all| {
+            all.iter()
+                .max_by_key(|t| t["hop_count"].as_i64().unwrap_or(0))
+        })
         .context("no trace listed")?;
-    let id = longest["id"].as_str().or(longest["trace_id"].as_str()).context("trace id")?.to_string();
+    let id = longest["id"]
+        .as_str()
+        .or(longest["trace_id"].as_str())
+        .context("trace id")?
+        .to_string();
     println!("the long trace: {id}, {} hops", longest["hop_count"]);
     let html = dir.join("t.html").to_string_lossy().to_string();
     let md = dir.join("t.md").to_string_lossy().to_string();
     let row = |name: &str, run: &ReaderRun, secs: Option<f64>, mib: f64| {
         let goal = secs.map_or(String::new(), |s| format!("<= {s} s, "));
         let ok = secs.is_none_or(|s| run.seconds <= s) && run.peak_mib <= mib;
-        println!("{name:<34} {:>6.2} s {:>7.1} MiB   {goal}<= {mib} MiB   {}", run.seconds, run.peak_mib, verdict(ok));
+        println!(
+            "{name:<34} {:>6.2} s {:>7.1} MiB   {goal}<= {mib} MiB   {}",
+            run.seconds,
+            run.peak_mib,
+            verdict(ok)
+        );
     };
-    row("tracer ls", &run_reader(args, dir, &["ls", "--db", &db_arg])?, Some(0.3), 50.0);
-    row("tracer show <long trace>", &run_reader(args, dir, &["show", &id, "--db", &db_arg])?, Some(1.0), 100.0);
+    row(
+        "tracer ls",
+        &run_reader(args, dir, &["ls", "--db", &db_arg])?,
+        Some(0.3),
+        50.0,
+    );
+    row(
+        "tracer show <long trace>",
+        &run_reader(args, dir, &["show", &id, "--db", &db_arg])?,
+        Some(1.0),
+        100.0,
+    );
     let json_run = run_reader(args, dir, &["show", &id, "--json", "--db", &db_arg])?;
     row("tracer show --json", &json_run, None, 150.0);
-    println!("{:<34} {:>9.1} MiB of output", "", json_run.output_bytes as f64 / MIB);
-    row("export --format html", &run_reader(args, dir, &["export", &id, "-f", "html", "-o", &html, "--db", &db_arg])?, Some(5.0), 200.0);
+    println!(
+        "{:<34} {:>9.1} MiB of output",
+        "",
+        json_run.output_bytes as f64 / MIB
+    );
+    row(
+        "export --format html",
+        &run_reader(
+            args,
+            dir,
+            &["export", &id, "-f", "html", "-o", &html, "--db", &db_arg],
+        )?,
+        Some(5.0),
+        200.0,
+    );
     let html_len = std::fs::metadata(&html).map(|m| m.len()).unwrap_or(0);
     if unique_bytes > 0 {
         let times = html_len as f64 / unique_bytes as f64;
-        println!("{:<34} {:>9.1} MiB   <= 3x unique content: {times:.1}x  {}", "html file", html_len as f64 / MIB, verdict(times <= 3.0));
+        println!(
+            "{:<34} {:>9.1} MiB   <= 3x unique content: {times:.1}x  {}",
+            "html file",
+            html_len as f64 / MIB,
+            verdict(times <= 3.0)
+        );
     } else {
         println!("{:<34} {:>9.1} MiB", "html file", html_len as f64 / MIB);
     }
-    let md_run = run_reader(args, dir, &["export", &id, "-f", "md", "-o", &md, "--db", &db_arg])?;
-    println!("{:<34} {:>6.2} s {:>7.1} MiB   (no goal; the issue measured 9.5 s)", "export --format md", md_run.seconds, md_run.peak_mib);
-    println!("{:<34} {:>9.1} MiB", "md file", std::fs::metadata(&md).map(|m| m.len()).unwrap_or(0) as f64 / MIB);
+    let md_run = run_reader(
+        args,
+        dir,
+        &["export", &id, "-f", "md", "-o", &md, "--db", &db_arg],
+    )?;
+    println!(
+        "{:<34} {:>6.2} s {:>7.1} MiB   (no goal; the issue measured 9.5 s)",
+        "export --format md", md_run.seconds, md_run.peak_mib
+    );
+    println!(
+        "{:<34} {:>9.1} MiB",
+        "md file",
+        std::fs::metadata(&md).map(|m| m.len()).unwrap_or(0) as f64 / MIB
+    );
     Ok(())
 }

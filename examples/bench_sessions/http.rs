@@ -47,7 +47,9 @@ fn read_body(reader: &mut BufReader<TcpStream>, head: &[String]) -> std::io::Res
             }
         }
     }
-    let len: usize = header(head, "content-length").and_then(|v| v.parse().ok()).unwrap_or(0);
+    let len: usize = header(head, "content-length")
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
     let mut body = vec![0; len];
     reader.read_exact(&mut body)?;
     Ok(body)
@@ -86,11 +88,22 @@ fn serve_connection(
                 Ok(mut rng) => mcp_result(&mut rng, id),
                 Err(_) => Vec::new(),
             };
-            write!(writer, "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n", answer.len())?;
+            write!(
+                writer,
+                "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
+                answer.len()
+            )?;
             writer.write_all(&answer)?;
         } else {
-            let events = answers.lock().ok().and_then(|a| a.recv().ok()).unwrap_or_default();
-            write!(writer, "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n")?;
+            let events = answers
+                .lock()
+                .ok()
+                .and_then(|a| a.recv().ok())
+                .unwrap_or_default();
+            write!(
+                writer,
+                "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n"
+            )?;
             for event in events {
                 write!(writer, "{:x}\r\n{event}\r\n", event.len())?;
                 writer.flush()?;

@@ -74,13 +74,23 @@ pub fn request_body(system: &Value, tools: &Value, history: &[Value]) -> Vec<u8>
 /// What the scripted model answers on a turn: text, or a call of the MCP tool.
 pub enum Answer {
     Text(String),
-    ToolUse { id: String, name: &'static str, query: String },
+    ToolUse {
+        id: String,
+        name: &'static str,
+        query: String,
+    },
 }
 
 impl Answer {
     /// A call of the MCP server's tool (the others the agent runs itself).
     pub fn calls_mcp(&self) -> bool {
-        matches!(self, Answer::ToolUse { name: "search_docs", .. })
+        matches!(
+            self,
+            Answer::ToolUse {
+                name: "search_docs",
+                ..
+            }
+        )
     }
 }
 
@@ -95,31 +105,49 @@ pub fn sse_events(answer: &Answer, turn: usize) -> Vec<String> {
     )];
     let stop = match answer {
         Answer::Text(text) => {
-            events.push(event("content_block_start", json!({"type": "content_block_start",
-                "index": 0, "content_block": {"type": "text", "text": ""}})));
+            events.push(event(
+                "content_block_start",
+                json!({"type": "content_block_start",
+                "index": 0, "content_block": {"type": "text", "text": ""}}),
+            ));
             for piece in text.as_bytes().chunks(40) {
                 let piece = String::from_utf8_lossy(piece);
-                events.push(event("content_block_delta", json!({"type": "content_block_delta",
-                    "index": 0, "delta": {"type": "text_delta", "text": piece}})));
+                events.push(event(
+                    "content_block_delta",
+                    json!({"type": "content_block_delta",
+                    "index": 0, "delta": {"type": "text_delta", "text": piece}}),
+                ));
             }
             "end_turn"
         }
         Answer::ToolUse { id, name, query } => {
-            events.push(event("content_block_start", json!({"type": "content_block_start",
+            events.push(event(
+                "content_block_start",
+                json!({"type": "content_block_start",
                 "index": 0, "content_block": {"type": "tool_use", "id": id, "name": name,
-                "input": {}}})));
+                "input": {}}}),
+            ));
             let input = json!({"query": query}).to_string();
             for piece in input.as_bytes().chunks(16) {
                 let piece = String::from_utf8_lossy(piece);
-                events.push(event("content_block_delta", json!({"type": "content_block_delta",
-                    "index": 0, "delta": {"type": "input_json_delta", "partial_json": piece}})));
+                events.push(event(
+                    "content_block_delta",
+                    json!({"type": "content_block_delta",
+                    "index": 0, "delta": {"type": "input_json_delta", "partial_json": piece}}),
+                ));
             }
             "tool_use"
         }
     };
-    events.push(event("content_block_stop", json!({"type": "content_block_stop", "index": 0})));
-    events.push(event("message_delta", json!({"type": "message_delta",
-        "delta": {"stop_reason": stop}, "usage": {"output_tokens": 120}})));
+    events.push(event(
+        "content_block_stop",
+        json!({"type": "content_block_stop", "index": 0}),
+    ));
+    events.push(event(
+        "message_delta",
+        json!({"type": "message_delta",
+        "delta": {"stop_reason": stop}, "usage": {"output_tokens": 120}}),
+    ));
     events.push(event("message_stop", json!({"type": "message_stop"})));
     events
 }
@@ -131,7 +159,11 @@ pub fn answer_for(rng: &mut Rng, turn: usize, turns: usize, tool_every: usize) -
     if turn + 1 < turns {
         Answer::ToolUse {
             id: format!("toolu_{turn:05}"),
-            name: if turn % tool_every == tool_every - 1 { "search_docs" } else { "read_file" },
+            name: if turn % tool_every == tool_every - 1 {
+                "search_docs"
+            } else {
+                "read_file"
+            },
             query: prose(rng, 40).trim().to_string(),
         }
     } else {
@@ -143,7 +175,9 @@ pub fn answer_for(rng: &mut Rng, turn: usize, turns: usize, tool_every: usize) -
 /// The assistant message the client keeps in its history for an answer.
 pub fn assistant_message(answer: &Answer) -> Value {
     match answer {
-        Answer::Text(text) => json!({"role": "assistant", "content": [{"type": "text", "text": text}]}),
+        Answer::Text(text) => {
+            json!({"role": "assistant", "content": [{"type": "text", "text": text}]})
+        }
         Answer::ToolUse { id, name, query } => json!({"role": "assistant", "content": [
             {"type": "tool_use", "id": id, "name": name, "input": {"query": query}}]}),
     }

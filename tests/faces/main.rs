@@ -56,7 +56,7 @@ mod tokens;
 mod topology;
 mod trace_cli;
 mod tui;
-mod tui_side_calls;
 mod tui_context;
+mod tui_side_calls;
 mod tui_store;
 mod tui_timing;
