@@ -5,24 +5,18 @@
 
 use std::path::{Path, PathBuf};
 
-use assert_cmd::cargo::cargo_bin_cmd;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use serde_json::Value;
 use tracer::export::hop_log::HopLog;
-use tracer::hop::{BodyCapture, Header};
 use tracer::store::traces::TraceRow;
 use tracer::trace::RecordedHop;
 use tracer::tui::action::Action;
 use tracer::tui::app::App;
 use tracer::tui::view;
 
-use crate::trace_hops::hop;
-
-const CALL_REQUEST: &[u8] = include_bytes!("../fixtures/agents/claude-code/turn1_request.json");
-const CALL_STREAM: &[u8] = include_bytes!("../fixtures/agents/claude-code/turn1_response.sse");
-const ANSWER_REQUEST: &[u8] = include_bytes!("../fixtures/agents/claude-code/turn2_request.json");
-const ANSWER_STREAM: &[u8] = include_bytes!("../fixtures/agents/claude-code/turn2_response.sse");
+pub(crate) use crate::tokens::tracer;
+use crate::tokens::{ANSWER_REQUEST, ANSWER_STREAM, CALL_REQUEST, CALL_STREAM, model_hop};
 
 /// claude-opus-4-8 at LiteLLM's list prices ($5 in, $25 out, $0.50 cache read, $6.25 cache write
 /// for 5 minutes, $10 for 1 hour, per million): the tool-call turn, 4,957 in + 12,758 + 5,000
@@ -32,28 +26,7 @@ const TURN_USD: f64 = 0.024785 + 0.0797375 + 0.05 + 0.0084505 + 0.003325;
 const ANSWER_USD: f64 = 0.00156 + 0.002625 + 0.0173295 + 0.001025;
 const LABEL: &str = "estimate at list prices, LiteLLM table as of 2026-12-01";
 
-fn model_hop(id: &str, start_ms: i64, end_ms: i64, request: &[u8], body: &[u8]) -> RecordedHop {
-    let mut hop = hop(
-        id,
-        tracer::hop::Role::Model,
-        "/v1/messages",
-        start_ms,
-        end_ms,
-    )
-    .done();
-    let end = hop.end.as_mut().unwrap();
-    end.request_body = BodyCapture::whole(request.to_vec());
-    end.response_body = BodyCapture::whole(body.to_vec());
-    end.response_headers = vec![Header::new("content-type", "text/event-stream")];
-    hop
-}
-
-pub(crate) fn claude_code_hops() -> Vec<RecordedHop> {
-    vec![
-        model_hop("cc1", 0, 2_000, CALL_REQUEST, CALL_STREAM),
-        model_hop("cc2", 2_100, 3_000, ANSWER_REQUEST, ANSWER_STREAM),
-    ]
-}
+pub(crate) use crate::tokens::claude_code_hops;
 
 pub(crate) fn hop_log_file(dir: &Path, name: &str, hops: &[RecordedHop]) -> (PathBuf, String) {
     let row = TraceRow {
@@ -70,21 +43,6 @@ pub(crate) fn hop_log_file(dir: &Path, name: &str, hops: &[RecordedHop]) -> (Pat
     let path = dir.join(name);
     std::fs::write(&path, log.to_json_pretty()).unwrap();
     (path, row.id)
-}
-
-pub(crate) fn tracer(db: &Path, args: &[&str]) -> String {
-    let output = cargo_bin_cmd!("tracer")
-        .arg("--db")
-        .arg(db)
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "tracer {args:?}: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout).unwrap()
 }
 
 fn close(value: &Value, expected: f64) -> bool {

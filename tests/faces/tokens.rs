@@ -18,10 +18,14 @@ use tracer::tui::view;
 
 use crate::trace_hops::hop;
 
-const CALL_REQUEST: &[u8] = include_bytes!("../fixtures/agents/claude-code/turn1_request.json");
-const CALL_STREAM: &[u8] = include_bytes!("../fixtures/agents/claude-code/turn1_response.sse");
-const ANSWER_REQUEST: &[u8] = include_bytes!("../fixtures/agents/claude-code/turn2_request.json");
-const ANSWER_STREAM: &[u8] = include_bytes!("../fixtures/agents/claude-code/turn2_response.sse");
+pub(crate) const CALL_REQUEST: &[u8] =
+    include_bytes!("../fixtures/agents/claude-code/turn1_request.json");
+pub(crate) const CALL_STREAM: &[u8] =
+    include_bytes!("../fixtures/agents/claude-code/turn1_response.sse");
+pub(crate) const ANSWER_REQUEST: &[u8] =
+    include_bytes!("../fixtures/agents/claude-code/turn2_request.json");
+pub(crate) const ANSWER_STREAM: &[u8] =
+    include_bytes!("../fixtures/agents/claude-code/turn2_response.sse");
 
 /// What every face shows for the tool-call turn.
 const TURN: &str = "39,616 in (16,901 cache read, 12,758 cache write for 5 minutes, 5,000 for 1 hour, 4,957 new) · 133 out";
@@ -31,7 +35,13 @@ const ANSWER: &str =
 /// The trace's sum.
 const TOTAL: &str = "75,007 in · 174 out";
 
-fn model_hop(id: &str, start_ms: i64, end_ms: i64, request: &[u8], body: &[u8]) -> RecordedHop {
+pub(crate) fn model_hop(
+    id: &str,
+    start_ms: i64,
+    end_ms: i64,
+    request: &[u8],
+    body: &[u8],
+) -> RecordedHop {
     let mut hop = hop(
         id,
         tracer::hop::Role::Model,
@@ -47,7 +57,8 @@ fn model_hop(id: &str, start_ms: i64, end_ms: i64, request: &[u8], body: &[u8]) 
     hop
 }
 
-fn claude_code_hops() -> Vec<RecordedHop> {
+/// Claude Code's two recorded turns: the tool call, then the final answer.
+pub(crate) fn claude_code_hops() -> Vec<RecordedHop> {
     vec![
         model_hop("cc1", 0, 2_000, CALL_REQUEST, CALL_STREAM),
         model_hop("cc2", 2_100, 3_000, ANSWER_REQUEST, ANSWER_STREAM),
@@ -71,7 +82,7 @@ fn hop_log_file(dir: &Path, name: &str) -> (PathBuf, String) {
     (path, row.id)
 }
 
-fn tracer(db: &Path, args: &[&str]) -> String {
+pub(crate) fn tracer(db: &Path, args: &[&str]) -> String {
     let output = cargo_bin_cmd!("tracer")
         .arg("--db")
         .arg(db)
