@@ -300,7 +300,8 @@ fn run() -> Result<()> {
         Some(db) => db.clone(),
         None => dir.path().join("session.db"),
     };
-    if args.db.is_none() {
+    // `--db FILE` records into FILE when it does not exist yet (kept for later `--db` runs).
+    if args.db.as_ref().is_none_or(|db| !db.exists()) {
         let recorded = record(&args, &db)?;
         let runtime = tokio::runtime::Runtime::new()?;
         let (hops, not_written) = runtime.block_on(counts(&db))?;

@@ -97,9 +97,15 @@ pub fn render(
     }
 }
 
-async fn load(store: &Store, id: &str) -> anyhow::Result<LoadedTrace> {
-    let log = HopLog::from_store(store, id).await?;
-    let hops = log.recorded_hops();
+/// A trace as `format` reads it: the hop log with its bodies for json, else the hops as the store
+/// gives them and a log of their lengths only (no body copied into the log and back).
+async fn load(store: &Store, id: &str, format: ExportFormat) -> anyhow::Result<LoadedTrace> {
+    if format == ExportFormat::Json {
+        let log = HopLog::from_store(store, id).await?;
+        let hops = log.recorded_hops();
+        return Ok(LoadedTrace { log, hops });
+    }
+    let (log, hops) = HopLog::summaries_from_store(store, id).await?;
     Ok(LoadedTrace { log, hops })
 }
 
@@ -169,7 +175,7 @@ async fn export(store: &Store, args: &ExportArgs) -> anyhow::Result<ExitCode> {
         let Some(id) = args.id.as_deref() else {
             bail!("give a trace id (or a prefix of one), or --all");
         };
-        let trace = load(store, id).await?;
+        let trace = load(store, id, args.format).await?;
         if args.pushes() || args.protobuf {
             return otlp_out(store, args, &[trace.view()], spans).await;
         }
@@ -182,7 +188,7 @@ async fn export(store: &Store, args: &ExportArgs) -> anyhow::Result<ExitCode> {
     }
     let mut traces = Vec::new();
     for row in store.traces().await? {
-        traces.push(load(store, &row.id).await?);
+        traces.push(load(store, &row.id, args.format).await?);
     }
     if traces.is_empty() {
         bail!("{} holds no traces yet", store.path().display());

@@ -27,15 +27,28 @@ const INDENT: &str = "       ";
 
 pub async fn run(db: &Path, args: ShowArgs) -> anyhow::Result<ExitCode> {
     let mut stderr = Vec::new();
-    let log = if is_file(&args.id) {
+    let (log, hops) = if is_file(&args.id) {
         // A hop-log file is shown as `import` then `show` would show it, with no database.
         let bytes = std::fs::read(&args.id).with_context(|| format!("reading {}", args.id))?;
-        HopLog::from_file(&bytes).with_context(|| args.id.clone())?
+        let log = HopLog::from_file(&bytes).with_context(|| args.id.clone())?;
+        let hops = if args.json {
+            Vec::new()
+        } else {
+            log.recorded_hops()
+        };
+        (log, hops)
     } else {
         let store = Store::open_existing(db).await?;
         group_new_hops(&store).await?;
-        let log = HopLog::from_store(&store, &args.id).await;
-        if let Ok(log) = &log {
+        // The text faces read the hops themselves: their log carries no copy of the bodies.
+        let loaded = if args.json {
+            HopLog::from_store(&store, &args.id)
+                .await
+                .map(|log| (log, Vec::new()))
+        } else {
+            HopLog::summaries_from_store(&store, &args.id).await
+        };
+        if let Ok((log, _)) = &loaded {
             stderr = super::show_stderr::of_trace(&store, log).await;
         }
         let unreadable = store.unreadable_rows();
@@ -43,14 +56,14 @@ pub async fn run(db: &Path, args: ShowArgs) -> anyhow::Result<ExitCode> {
         if unreadable > 0 {
             crate::say!("{}", super::ls::unreadable_note(unreadable));
         }
-        log?
+        loaded?
     };
     if args.json {
         emit_json_text(&log.to_json_pretty())?;
     } else if args.changes {
-        out!("{}", super::show_changes::render(&log))?;
+        out!("{}", super::show_changes::render_hops(&log, &hops))?;
     } else {
-        out!("{}", render_with_stderr(&log, &stderr))?;
+        out!("{}", render_hops_with_stderr(&log, &hops, &stderr))?;
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -62,6 +75,15 @@ pub fn render(log: &HopLog) -> String {
 
 /// The plain-text trace with a wrapped server's stderr lines among its messages, by time.
 pub fn render_with_stderr(log: &HopLog, stderr: &[super::show_stderr::StderrLine]) -> String {
+    render_hops_with_stderr(log, &log.recorded_hops(), stderr)
+}
+
+/// The plain-text trace of a log and its hops (as loaded: the log's bodies are not read).
+fn render_hops_with_stderr(
+    log: &HopLog,
+    hops: &[crate::trace::RecordedHop],
+    stderr: &[super::show_stderr::StderrLine],
+) -> String {
     let trace = log.trace();
     let mut out = format!("trace {}", trace.id);
     match (log.title(), trace.kind.as_str()) {
@@ -101,10 +123,9 @@ pub fn render_with_stderr(log: &HopLog, stderr: &[super::show_stderr::StderrLine
         .shown_messages()
         .next()
         .map_or(trace.started_unix_ns, |m| m.at_unix_ns);
-    let hops = log.recorded_hops();
-    let views = request_views(&hops);
-    let caches = crate::trace::cache_verdict::cache_reports(&hops);
-    let shares = crate::trace::context_shares::context_shares(&hops);
+    let views = request_views(hops);
+    let caches = crate::trace::cache_verdict::cache_reports(hops);
+    let shares = crate::trace::context_shares::context_shares(hops);
     let mut stderr = stderr.iter().peekable();
     for message in log.shown_messages() {
         while let Some(line) = stderr.next_if(|l| l.at_unix_ns <= message.at_unix_ns) {
@@ -148,7 +169,7 @@ pub fn render_with_stderr(log: &HopLog, stderr: &[super::show_stderr::StderrLine
             }
         }
         if message.direction == "←" {
-            out.push_str(&frame_lines(&hops, message));
+            out.push_str(&frame_lines(hops, message));
         }
     }
     for line in stderr {

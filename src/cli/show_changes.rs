@@ -6,15 +6,15 @@ use crate::trace::changes_by_call::changes_by_call;
 use crate::trace::request_anatomy::human_bytes;
 use crate::wire::safe_text::one_line;
 
-/// The changes, request by request, under the trace's heading.
-pub fn render(log: &HopLog) -> String {
+/// The changes, request by request, under the trace's heading, of a log and its hops as loaded
+/// (the log's bodies are not read).
+pub fn render_hops(log: &HopLog, hops: &[crate::trace::RecordedHop]) -> String {
     let trace = log.trace();
     let mut out = format!("trace {}", trace.id);
     if let Some(title) = log.title() {
         out.push_str(&format!("  \"{}\"", one_line(title)));
     }
     out.push_str("  what changed between the model requests of each conversation\n\n");
-    let hops = log.recorded_hops();
     let number = |hop: &str| {
         log.messages()
             .iter()
@@ -22,7 +22,7 @@ pub fn render(log: &HopLog) -> String {
             .map_or(0, |m| m.number)
     };
     // The same facts the TUI's `d` and the html handout show.
-    let calls = changes_by_call(&hops);
+    let calls = changes_by_call(hops);
     if calls.is_empty() {
         out.push_str("no model requests in this trace\n");
     }

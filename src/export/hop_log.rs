@@ -11,6 +11,7 @@ mod json_layout;
 mod message_entry;
 mod parts;
 mod rebuild;
+mod summaries;
 mod tokens;
 mod ws_entry;
 
@@ -26,7 +27,7 @@ use message_entry::message_entry;
 pub use body::{Body, HeaderEntry};
 pub use context::{ContextEntry, ContextPartEntry, NewEntry};
 pub use cost::CostEntry;
-pub use message_entry::{ChunkEntry, Timings};
+pub use message_entry::{Bodies, ChunkEntry, Timings};
 pub use tokens::TokenEntry;
 pub use ws_entry::{WsEntry, WsMessageEntry};
 
@@ -254,6 +255,11 @@ impl HopLog {
 
     /// The hop log of a trace row and its hops, each message explained.
     pub fn from_recorded(row: TraceRow, hops: &[RecordedHop]) -> HopLog {
+        HopLog::from_recorded_with(row, hops, Bodies::Kept)
+    }
+
+    /// The log of these hops, its entries carrying the bodies or only their lengths.
+    pub fn from_recorded_with(row: TraceRow, hops: &[RecordedHop], bodies: Bodies) -> HopLog {
         let summary = summarize(hops);
         let explained = explain_trace(hops);
         let mut numbers = vec![0; hops.len()];
@@ -262,10 +268,10 @@ impl HopLog {
             .map(|message| {
                 let hop = &hops[message.hop_index];
                 numbers[message.hop_index] = message.hop_number;
-                message_entry(message, hop)
+                message_entry(message, hop, bodies)
             })
             .collect();
-        let mut messages = parts::with_unsent_answers(messages, hops, &explained);
+        let mut messages = parts::with_unsent_answers(messages, hops, &explained, bodies);
         let shares = crate::trace::context_shares::context_shares(hops);
         for message in messages
             .iter_mut()

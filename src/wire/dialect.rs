@@ -18,6 +18,8 @@ mod ollama_read;
 mod openai_read;
 mod responses_read;
 mod responses_stream;
+#[cfg(test)]
+mod stream_memory_tests;
 pub mod text_tool_call;
 mod usage;
 mod usage_read;

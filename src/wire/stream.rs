@@ -4,6 +4,9 @@
 //! LF), and hand back only complete records. `finish` returns what a cut-off stream left behind,
 //! so readers can label a stream as truncated instead of losing it.
 
+mod body_records;
+pub use body_records::BodyRecords;
+
 /// One Server-Sent Event: the `event:` name (if any), its `data:` lines joined by `\n`, and `id:`.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct SseEvent {

@@ -5,11 +5,23 @@ use serde::{Deserialize, Serialize};
 use super::{Body, CostEntry, HeaderEntry, MessageEntry, TokenEntry};
 use crate::trace::{Direction, RecordedHop};
 
+/// Whether a log's entries carry the bodies or only their lengths.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Bodies {
+    /// Every body encoded into its entry: the hop-log document.
+    Kept,
+    /// Each entry's body empty but for its length and whether it was cut: for the faces that
+    /// read the hops themselves (`show`, the exports other than json), so no body is copied.
+    LengthsOnly,
+}
+
 pub(super) fn message_entry(
     message: &crate::trace::ExplainedMessage,
     hop: &RecordedHop,
+    bodies: Bodies,
 ) -> MessageEntry {
-    let end = hop.end.clone().unwrap_or_default();
+    let no_end = crate::hop::HopEnd::default();
+    let end = hop.end.as_ref().unwrap_or(&no_end);
     let (timings, headers, body, status) = match message.direction {
         Direction::Request => (
             Timings {
@@ -66,7 +78,14 @@ pub(super) fn message_entry(
         context: None,
         timings,
         headers: headers.iter().map(HeaderEntry::encode).collect(),
-        body: Body::encode(body),
+        body: match bodies {
+            Bodies::Kept => Body::encode(body),
+            Bodies::LengthsOnly => Body::encode(&crate::hop::BodyCapture {
+                bytes: Vec::new(),
+                total_len: body.total_len,
+                truncated: body.truncated,
+            }),
+        },
         part: None,
         unsent: false,
     }

@@ -30,6 +30,7 @@ pub(super) fn with_unsent_answers(
     mut entries: Vec<MessageEntry>,
     hops: &[RecordedHop],
     explained: &[ExplainedMessage],
+    bodies: super::message_entry::Bodies,
 ) -> Vec<MessageEntry> {
     for (index, hop) in hops.iter().enumerate() {
         let Some(end) = hop
@@ -72,7 +73,7 @@ pub(super) fn with_unsent_answers(
             part: None,
             ..request.clone()
         };
-        let mut entry = message_entry(&message, hop);
+        let mut entry = message_entry(&message, hop, bodies);
         entry.unsent = true;
         entries.push(entry);
     }

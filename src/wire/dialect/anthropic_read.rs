@@ -191,11 +191,11 @@ struct Block {
 }
 
 fn stream(body: &[u8]) -> BodyReading {
-    let sse = sse_json(body);
+    let mut sse = sse_json(body);
     let mut reply = sse.reply();
     let mut blocks: Vec<Block> = Vec::new();
     let mut stopped = false;
-    for event in &sse.events {
+    for event in sse.by_ref() {
         let data = &event.data;
         let index = u64_field(data, "index").unwrap_or(0);
         match event.kind() {
@@ -253,6 +253,7 @@ fn stream(body: &[u8]) -> BodyReading {
     }
     for block in blocks {
         match block.kind.as_str() {
+            "text" if reply.message.content.is_empty() => reply.message.content = block.text,
             "text" => reply.message.content.push_str(&block.text),
             "thinking" => add_thinking(&mut reply.message, &block.text, &block.signature),
             "redacted_thinking" => add_hidden(&mut reply.message, &block.text),
@@ -265,5 +266,6 @@ fn stream(body: &[u8]) -> BodyReading {
     }
     add_text_tool_calls(&mut reply.message);
     let ended = stopped || reply.error.is_some();
+    reply.records = sse.records;
     stream_reading(reply, ended, sse.bad, "message event")
 }

@@ -28,9 +28,9 @@ pub(super) fn response(headers: &[Header], body: &BodyCapture) -> BodyReading {
         return array_stream(start);
     }
     if framing(headers, &body.bytes) == Framing::Sse {
-        let sse = sse_json(&body.bytes);
+        let mut sse = sse_json(&body.bytes);
         let mut reply = Assembly::new(true);
-        for event in &sse.events {
+        for event in sse.by_ref() {
             reply.absorb(&event.data);
         }
         let ended = reply.ended;

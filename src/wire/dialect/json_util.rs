@@ -84,26 +84,20 @@ pub(super) fn framing(headers: &[Header], body: &[u8]) -> Framing {
     Framing::Json
 }
 
-/// All events of an SSE body, and the last one if the stream stopped mid-event.
+/// The events of an SSE body one at a time; each with whether it is the one a cut-off stream
+/// left unfinished.
 pub(super) fn sse_events(
     body: &[u8],
-) -> (
-    Vec<crate::wire::stream::SseEvent>,
-    Option<crate::wire::stream::SseEvent>,
-) {
-    let mut decoder = crate::wire::stream::SseDecoder::new();
-    let events = decoder.push(body);
-    (events, decoder.finish())
+) -> crate::wire::stream::BodyRecords<'_, crate::wire::stream::SseDecoder> {
+    crate::wire::stream::BodyRecords::new(body, crate::wire::stream::SseDecoder::new())
 }
 
-/// All NDJSON lines of a body; the bool says the last line had no newline (maybe cut off).
-pub(super) fn ndjson_lines(body: &[u8]) -> (Vec<Vec<u8>>, bool) {
-    let mut decoder = crate::wire::stream::NdjsonDecoder::new();
-    let mut lines = decoder.push(body);
-    let tail = decoder.finish();
-    let unterminated = tail.is_some();
-    lines.extend(tail);
-    (lines, unterminated)
+/// The NDJSON lines of a body one at a time; each with whether it is a last line without its
+/// newline (maybe cut off).
+pub(super) fn ndjson_lines(
+    body: &[u8],
+) -> crate::wire::stream::BodyRecords<'_, crate::wire::stream::NdjsonDecoder> {
+    crate::wire::stream::BodyRecords::new(body, crate::wire::stream::NdjsonDecoder::new())
 }
 
 /// First characters of a body as text, for bodies no reader understands.

@@ -219,10 +219,8 @@ pub(super) fn read(headers: &[Header], body: &BodyCapture) -> BodyReading {
     match framing(headers, &body.bytes) {
         Framing::Sse => {
             reading.sse = true;
-            let (events, tail) = sse_events(&body.bytes);
             let mut bad = 0usize;
-            let all = events.iter().map(|e| (e, false));
-            for (event, is_tail) in all.chain(tail.iter().map(|e| (e, true))) {
+            for (event, is_tail) in sse_events(&body.bytes) {
                 if event.data.trim().is_empty() {
                     continue; // the priming event
                 }

@@ -133,54 +133,70 @@ impl JsonEvent {
     }
 }
 
-/// The events of an SSE body read as JSON.
-#[derive(Default)]
-pub(super) struct SseJson {
-    pub events: Vec<JsonEvent>,
+/// The events of an SSE body read as JSON one at a time (an event's parsed JSON is dropped
+/// before the next is read, so reassembly holds the body and what it builds, not every event);
+/// the counts are complete once the events are all taken.
+pub(super) struct SseJson<'a> {
+    events: crate::wire::stream::BodyRecords<'a, crate::wire::stream::SseDecoder>,
+    /// Events read as JSON so far.
+    pub records: usize,
     /// Events that are not JSON (a cut-off last one is not counted).
     pub bad: usize,
     /// A `data: [DONE]` marker came.
     pub done: bool,
 }
 
-impl SseJson {
-    /// An assistant reply, still empty, that streamed these events.
+impl SseJson<'_> {
+    /// An assistant reply, still empty, for a stream: its `records` are set by `stream_reading`'s
+    /// caller from [`SseJson::records`] once the events are read.
     pub fn reply(&self) -> ModelResponse {
         ModelResponse {
             message: ModelMessage {
                 role: "assistant".into(),
                 ..ModelMessage::default()
             },
-            records: self.events.len(),
             streamed: true,
             ..ModelResponse::default()
         }
     }
 }
 
-/// Reads an SSE body's events as JSON, skipping empty ones and the `[DONE]` marker.
-pub(super) fn sse_json(body: &[u8]) -> SseJson {
-    let (events, tail) = sse_events(body);
-    let mut out = SseJson::default();
-    let all = events.iter().map(|e| (e, false));
-    for (event, is_tail) in all.chain(tail.iter().map(|e| (e, true))) {
-        let data = event.data.trim();
-        if data.is_empty() {
-            continue;
+impl Iterator for SseJson<'_> {
+    type Item = JsonEvent;
+
+    fn next(&mut self) -> Option<JsonEvent> {
+        for (event, is_tail) in self.events.by_ref() {
+            let data = event.data.trim();
+            if data.is_empty() {
+                continue;
+            }
+            if data == "[DONE]" {
+                self.done = true;
+                continue;
+            }
+            match parse_lenient(data.as_bytes()) {
+                Some(data) => {
+                    self.records += 1;
+                    return Some(JsonEvent {
+                        name: event.event,
+                        data,
+                    });
+                }
+                None => self.bad += usize::from(!is_tail),
+            }
         }
-        if data == "[DONE]" {
-            out.done = true;
-            continue;
-        }
-        match parse_lenient(data.as_bytes()) {
-            Some(data) => out.events.push(JsonEvent {
-                name: event.event.clone(),
-                data,
-            }),
-            None => out.bad += usize::from(!is_tail),
-        }
+        None
     }
-    out
+}
+
+/// Reads an SSE body's events as JSON, skipping empty ones and the `[DONE]` marker.
+pub(super) fn sse_json(body: &[u8]) -> SseJson<'_> {
+    SseJson {
+        events: sse_events(body),
+        records: 0,
+        bad: 0,
+        done: false,
+    }
 }
 
 /// A reassembled streamed reply and its integrity: malformed when none of its records came or

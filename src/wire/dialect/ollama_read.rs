@@ -116,11 +116,6 @@ pub(super) fn response(_headers: &[Header], body: &BodyCapture) -> BodyReading {
     if body.bytes.trim_ascii().is_empty() {
         return whole(Reading::Empty);
     }
-    // `stream:false` replies are one JSON document (possibly pretty-printed); streams are NDJSON.
-    let (lines, unterminated) = match parse_lenient(&body.bytes) {
-        Some(_) => (vec![body.bytes.clone()], false),
-        None => ndjson_lines(&body.bytes),
-    };
     let mut reply = ModelResponse {
         message: ModelMessage {
             role: "assistant".into(),
@@ -130,16 +125,22 @@ pub(super) fn response(_headers: &[Header], body: &BodyCapture) -> BodyReading {
     };
     let mut done = false;
     let mut bad_lines = 0usize;
-    let last = lines.len().saturating_sub(1);
-    for (index, line) in lines.iter().enumerate() {
-        let Some(record) = parse_lenient(line).filter(Value::is_object) else {
-            if !(index == last && unterminated) {
-                bad_lines += 1;
+    let mut take = |record: Option<Value>, may_be_cut: bool| match record.filter(Value::is_object) {
+        Some(record) => {
+            reply.records += 1;
+            done |= absorb(&mut reply, &record);
+        }
+        None => bad_lines += usize::from(!may_be_cut),
+    };
+    // `stream:false` replies are one JSON document (possibly pretty-printed); streams are NDJSON,
+    // read a line at a time.
+    match parse_lenient(&body.bytes) {
+        Some(value) => take(Some(value), false),
+        None => {
+            for (line, unterminated) in ndjson_lines(&body.bytes) {
+                take(parse_lenient(&line), unterminated);
             }
-            continue;
-        };
-        reply.records += 1;
-        done |= absorb(&mut reply, &record);
+        }
     }
     if reply.records == 0 {
         return malformed(&body.bytes, "no JSON object in the reply");

@@ -70,10 +70,11 @@ struct PartialCall {
 }
 
 fn stream(body: &[u8]) -> BodyReading {
-    let sse = sse_json(body);
+    let mut sse = sse_json(body);
     let mut reply = sse.reply();
     let mut calls: Vec<PartialCall> = Vec::new();
-    for chunk in sse.events.iter().map(|event| &event.data) {
+    for event in sse.by_ref() {
+        let chunk = &event.data;
         if let Some(error) = error_text(chunk) {
             reply.error = Some(error);
         }
@@ -112,6 +113,7 @@ fn stream(body: &[u8]) -> BodyReading {
         .map(|call| streamed_call(call.id, call.name, call.arguments))
         .collect();
     add_text_tool_calls(&mut reply.message);
+    reply.records = sse.records;
     stream_reading(reply, sse.done, sse.bad, "chat.completion.chunk event")
 }
 

@@ -25,13 +25,13 @@ pub(super) fn response(headers: &[Header], body: &BodyCapture) -> BodyReading {
 }
 
 pub(super) fn stream(body: &[u8]) -> BodyReading {
-    let sse = sse_json(body);
+    let mut sse = sse_json(body);
     let mut reply = sse.reply();
     let mut calls: Vec<PartialCall> = Vec::new();
     let mut last: Option<Value> = None;
     let mut done_items: Vec<Value> = Vec::new();
     let mut ended = false;
-    for event in &sse.events {
+    for event in sse.by_ref() {
         let data = &event.data;
         let item_id = str_field(data, "item_id").unwrap_or_default();
         let output_index = u64_field(data, "output_index");
@@ -149,5 +149,6 @@ pub(super) fn stream(body: &[u8]) -> BodyReading {
     }
     add_text_tool_calls(&mut reply.message);
     let ended = ended || reply.error.is_some();
+    reply.records = sse.records;
     stream_reading(reply, ended, sse.bad, "response event")
 }
