@@ -9,7 +9,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 
 use super::ShowArgs;
-use super::stdout_text::{emit_json_text, out};
+use super::stdout_text::{emit_json_streamed, out};
 use super::tables::clock_time;
 use crate::export::hop_log::{HopLog, MessageEntry};
 use crate::replay::plain::wrap;
@@ -59,7 +59,7 @@ pub async fn run(db: &Path, args: ShowArgs) -> anyhow::Result<ExitCode> {
         loaded?
     };
     if args.json {
-        emit_json_text(&log.to_json_pretty())?;
+        emit_json_streamed(&log)?;
     } else if args.changes {
         out!("{}", super::show_changes::render_hops(&log, &hops))?;
     } else {

@@ -7,6 +7,7 @@
 mod body;
 mod context;
 mod cost;
+mod embedded_json;
 mod json_layout;
 mod message_entry;
 mod parts;

@@ -5,6 +5,7 @@
 //! as `show`, the Markdown handout and the TUI.
 
 mod context_bars;
+mod growth;
 mod json_html;
 mod svg;
 
@@ -150,14 +151,23 @@ pub fn html_page(trace: &TraceToExport<'_>) -> String {
     body.push_str(&context_bars::requests_section(trace.hops, &messages));
     body.push_str("<section id=\"messages\">\n<h2>Every message, explained</h2>\n");
     let start = timing.start_unix_ns;
+    // A request that adds to an earlier one of its conversation shows what it adds.
+    let views = crate::trace::request_views::request_views(trace.hops);
+    let mut growth = growth::Growth::default();
     for (message, arrow) in messages.iter().zip(&lanes.arrows) {
         let hop = &trace.hops[message.hop_index];
         let bar = timing
             .bars
             .iter()
             .find(|b| b.hop_index == message.hop_index);
-        body.push_str(&message_html(message, arrow.tone, hop, bar, start));
+        let new = views
+            .iter()
+            .find(|v| v.hop_index == message.hop_index && message.direction == Direction::Request)
+            .and_then(|v| v.anatomy.new_messages)
+            .map(|new| (&mut growth, new));
+        body.push_str(&message_html(message, arrow.tone, hop, bar, start, new));
     }
+    body.push_str(&growth.blob_html());
     body.push_str("</section>\n");
     page(&format!("Trace: {title}"), &body, true)
 }
@@ -168,6 +178,7 @@ fn message_html(
     hop: &RecordedHop,
     bar: Option<&Bar>,
     start: i64,
+    growth: Option<(&mut growth::Growth, usize)>,
 ) -> String {
     let direction = match message.direction {
         Direction::Request => "request",
@@ -202,7 +213,8 @@ fn message_html(
         escape(&hop.start.route),
         escape(&hop.start.url)
     ));
-    let end = hop.end.clone().unwrap_or_default();
+    let no_end = crate::hop::HopEnd::default();
+    let end = hop.end.as_ref().unwrap_or(&no_end);
     if let Some(tokens) = message.tokens.and_then(|t| t.text()) {
         out.push_str(&format!(
             "<li class=\"tokens\">tokens: {}</li>\n",
@@ -285,11 +297,14 @@ fn message_html(
     }
     match &readable.binary {
         Some(binary) => out.push_str(&format!("<p class=\"note\">{}</p>", escape(binary))),
-        None => out.push_str(&json_html::body_html(
-            readable.bytes(),
-            body.total_len,
-            body.truncated,
-        )),
+        None => {
+            let grown = growth.and_then(|(growth, new)| {
+                growth.request_html(readable.bytes(), new, body.total_len)
+            });
+            out.push_str(&grown.unwrap_or_else(|| {
+                json_html::body_html(readable.bytes(), body.total_len, body.truncated)
+            }));
+        }
     }
     if message.direction == Direction::Response && end.chunks.len() > 1 {
         out.push_str(&format!(

@@ -38,6 +38,7 @@ mod interop_mcp;
 mod interop_phoenix;
 mod interop_tracer;
 mod log_lines;
+mod long_session_html;
 mod mcp_agent;
 mod mcp_faces;
 mod mcp_server;

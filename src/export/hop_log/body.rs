@@ -4,8 +4,8 @@
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
+use super::embedded_json::EmbeddedJson;
 use super::json_layout::{Layout, as_json};
 use crate::hop::{BodyCapture, Header};
 
@@ -60,7 +60,7 @@ pub struct Body {
     pub length: u64,
     pub truncated: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub json: Option<Value>,
+    pub json: Option<EmbeddedJson>,
     /// How `json` was written on the wire: `compact`, `spaced` or `pretty`, then `+ascii`,
     /// `+html`, `+newline` as they apply (see docs/hop-log.md).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -82,7 +82,7 @@ impl Body {
             base64: None,
         };
         if let Some((value, layout)) = as_json(&capture.bytes) {
-            body.json = Some(value);
+            body.json = Some(EmbeddedJson::of(&value));
             body.layout = Some(layout.name());
         } else if let Ok(text) = std::str::from_utf8(&capture.bytes) {
             body.text = Some(text.to_string());
@@ -94,11 +94,12 @@ impl Body {
 
     pub fn decode(&self) -> Result<BodyCapture, String> {
         let bytes = match (&self.json, &self.text, &self.base64) {
-            (Some(value), None, None) => {
+            (Some(json), None, None) => {
+                let value = json.value()?;
                 let name = self.layout.as_deref().ok_or("a json body needs a layout")?;
                 let layout =
                     Layout::parse(name).ok_or_else(|| format!("unknown layout `{name}`"))?;
-                layout.write(value).into_bytes()
+                layout.write(&value).into_bytes()
             }
             (None, Some(text), None) if self.layout.is_none() => text.as_bytes().to_vec(),
             (None, None, Some(b64)) if self.layout.is_none() => {

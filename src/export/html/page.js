@@ -85,3 +85,23 @@
   if (linked) { select(Number(linked[1]) - 1, true); }
   document.body.dataset.ready = "true";
 }());
+// A request shown as what it adds: its whole body is kept once, cut into shared pieces, in the
+// page's JSON blob and joined here the first time it is asked for.
+(function () {
+  "use strict";
+  var blob = document.getElementById("bodies");
+  if (!blob) { return; }
+  var data = null;
+  Array.prototype.forEach.call(document.querySelectorAll("button.full-body"), function (button) {
+    button.addEventListener("click", function () {
+      var pre = button.nextElementSibling;
+      if (!pre.hidden) { pre.hidden = true; return; }
+      if (!pre.textContent) {
+        data = data || JSON.parse(blob.textContent);
+        pre.textContent = data.bodies[Number(button.dataset.body)]
+          .map(function (piece) { return data.pieces[piece]; }).join("");
+      }
+      pre.hidden = false;
+    });
+  });
+})();
