@@ -239,7 +239,10 @@ fn notifications_are_one_message_tied_to_what_they_are_about() {
                 format!("progress {}/3 on {}", step + 1, long_call.number),
                 "{transport}"
             );
-            assert_eq!((message.from.as_str(), message.to.as_str()), ("mcp", "agent"));
+            assert_eq!(
+                (message.from.as_str(), message.to.as_str()),
+                ("mcp", "agent")
+            );
             assert!(message.number > long_call.number);
             assert!(message.explanation.contains("progressToken"));
         }
@@ -320,7 +323,10 @@ fn notifications_are_one_message_tied_to_what_they_are_about() {
                 initialized.explanation
             );
         }
-        assert_eq!((roots_changed.from.as_str(), roots_changed.to.as_str()), ("agent", "mcp"));
+        assert_eq!(
+            (roots_changed.from.as_str(), roots_changed.to.as_str()),
+            ("agent", "mcp")
+        );
     }
 }
 
@@ -572,7 +578,11 @@ fn a_sampling_answer_names_the_model_call_the_host_made_for_it() {
         .iter()
         .find(|m| m.summary.starts_with("the server asks the host's model"))
         .unwrap();
-    assert_eq!((sampling.from.as_str(), sampling.to.as_str()), ("mcp", "agent"), "{lines:#?}");
+    assert_eq!(
+        (sampling.from.as_str(), sampling.to.as_str()),
+        ("mcp", "agent"),
+        "{lines:#?}"
+    );
     let model_call = messages
         .iter()
         .find(|m| m.from == "agent" && m.to == "model")

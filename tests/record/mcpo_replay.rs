@@ -379,12 +379,11 @@ async fn mcpo_hops_replayed_through_the_proxy_read_as_a_tool_server() {
                 replayed_headers(next),
                 next["request_body"].as_str().unwrap().to_string(),
             );
-            std::thread::spawn(move || {
-                let runtime = tokio::runtime::Runtime::new().unwrap();
-                runtime.block_on(send(tracer_mcp, "POST", "/mcp", &headers, &body))
-            })
-            .join()
-            .unwrap();
+            // The answer waits for the MCP call, as mcpo's does.
+            tokio::task::block_in_place(|| {
+                tokio::runtime::Handle::current()
+                    .block_on(send(tracer_mcp, "POST", "/mcp", &headers, &body))
+            });
         }
         Some(hop)
     })
