@@ -186,7 +186,7 @@ fn the_servers_requests_point_from_the_server_and_their_answers_pair_with_them()
             let request = tour.find(asks);
             assert_eq!(
                 (request.from.as_str(), request.to.as_str()),
-                ("mcp", "agent"),
+                ("everything", "agent"),
                 "{transport} {asks}"
             );
             let reply = tour
@@ -196,7 +196,7 @@ fn the_servers_requests_point_from_the_server_and_their_answers_pair_with_them()
                 .unwrap_or_else(|| panic!("{transport}: no answer to {asks}\n{}", tour.lines()));
             assert_eq!(
                 (reply.from.as_str(), reply.to.as_str()),
-                ("agent", "mcp"),
+                ("agent", "everything"),
                 "{transport} {answer}"
             );
             assert!(
@@ -241,7 +241,7 @@ fn notifications_are_one_message_tied_to_what_they_are_about() {
             );
             assert_eq!(
                 (message.from.as_str(), message.to.as_str()),
-                ("mcp", "agent")
+                ("everything", "agent")
             );
             assert!(message.number > long_call.number);
             assert!(message.explanation.contains("progressToken"));
@@ -277,7 +277,7 @@ fn notifications_are_one_message_tied_to_what_they_are_about() {
             let message = tour.find(needle);
             assert_eq!(
                 (message.from.as_str(), message.to.as_str()),
-                ("mcp", "agent"),
+                ("everything", "agent"),
                 "{transport} {needle}"
             );
         }
@@ -325,7 +325,7 @@ fn notifications_are_one_message_tied_to_what_they_are_about() {
         }
         assert_eq!(
             (roots_changed.from.as_str(), roots_changed.to.as_str()),
-            ("agent", "mcp")
+            ("agent", "everything")
         );
     }
 }
@@ -377,7 +377,7 @@ fn every_method_is_explained_for_what_it_does() {
             let request = tour.find(asked);
             assert_eq!(
                 (request.from.as_str(), request.to.as_str()),
-                ("agent", "mcp"),
+                ("agent", "everything"),
                 "{transport} {asked}"
             );
             let reply = tour
@@ -392,7 +392,7 @@ fn every_method_is_explained_for_what_it_does() {
                 });
             assert_eq!(
                 (reply.from.as_str(), reply.to.as_str()),
-                ("mcp", "agent"),
+                ("everything", "agent"),
                 "{transport} {answered}"
             );
             if reply.summary.starts_with("done (to ") || reply.summary.starts_with("pong (to ") {
@@ -580,7 +580,7 @@ fn a_sampling_answer_names_the_model_call_the_host_made_for_it() {
         .unwrap();
     assert_eq!(
         (sampling.from.as_str(), sampling.to.as_str()),
-        ("mcp", "agent"),
+        ("everything", "agent"),
         "{lines:#?}"
     );
     let model_call = messages
@@ -594,7 +594,7 @@ fn a_sampling_answer_names_the_model_call_the_host_made_for_it() {
                 .starts_with("the host's model wrote: \"Hi!\" (qwen2.5:7b)")
         })
         .unwrap_or_else(|| panic!("{lines:#?}"));
-    assert_eq!((answer.from.as_str(), answer.to.as_str()), ("agent", "mcp"));
+    assert_eq!((answer.from.as_str(), answer.to.as_str()), ("agent", "everything"));
     assert!(
         answer.explanation.contains(&format!(
             "The host's model wrote it in call {} (route model)",
