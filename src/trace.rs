@@ -51,7 +51,7 @@ pub mod ws_lines;
 pub mod ws_turns;
 mod ws_words;
 
-use crate::hop::{HopEnd, HopStart, Role};
+use crate::hop::{HopEnd, HopStart};
 use crate::wire::dialect::{self, HopReading, Reading};
 use crate::wire::safe_text::one_line;
 
@@ -91,14 +91,6 @@ impl RecordedHop {
 
     pub fn times(&self) -> HopTimes {
         HopTimes::of(&self.start, self.end.as_ref())
-    }
-}
-
-/// Who sends a message: the caller of the route for a request, its upstream for a response.
-pub fn parties(role: Role, direction: Direction) -> (&'static str, &'static str) {
-    match direction {
-        Direction::Request => (role.caller(), role.as_str()),
-        Direction::Response => (role.as_str(), role.caller()),
     }
 }
 

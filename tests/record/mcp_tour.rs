@@ -594,7 +594,10 @@ fn a_sampling_answer_names_the_model_call_the_host_made_for_it() {
                 .starts_with("the host's model wrote: \"Hi!\" (qwen2.5:7b)")
         })
         .unwrap_or_else(|| panic!("{lines:#?}"));
-    assert_eq!((answer.from.as_str(), answer.to.as_str()), ("agent", "everything"));
+    assert_eq!(
+        (answer.from.as_str(), answer.to.as_str()),
+        ("agent", "everything")
+    );
     assert!(
         answer.explanation.contains(&format!(
             "The host's model wrote it in call {} (route model)",
