@@ -13,7 +13,8 @@ use tokio::net::TcpStream;
 use tokio::process::{Child, Command};
 
 use crate::interop_peers::venv_python;
-use crate::mcpo_replay::{check_mcpo_reading, free_port, send, start_tracer, stop_tracer};
+use crate::mcpo_checks::check_mcpo_reading;
+use crate::mcpo_replay::{free_port, send, start_tracer, stop_tracer};
 
 const SERVER: &str = "tests/interop/mcpo_phonebook_server.py";
 

@@ -58,6 +58,7 @@ mod interop_mcp_sdk;
 mod interop_mcp_tour;
 mod interop_mcpo;
 mod mcp_tour;
+mod mcpo_checks;
 mod mcpo_links;
 mod mcpo_replay;
 mod openai_double;
