@@ -3,6 +3,7 @@
 
 pub mod cache_verdict;
 mod call_moment;
+pub mod callers;
 pub mod changes_by_call;
 pub mod context_shares;
 pub mod conversation_pairs;
@@ -27,6 +28,7 @@ pub mod live_group;
 pub mod mcp_messages;
 mod model_notes;
 pub mod numbering;
+mod openapi_calls;
 pub mod prices;
 pub mod prompt_regions;
 pub mod readiness;
@@ -49,7 +51,7 @@ pub mod ws_lines;
 pub mod ws_turns;
 mod ws_words;
 
-use crate::hop::{HopEnd, HopStart, Role};
+use crate::hop::{HopEnd, HopStart};
 use crate::wire::dialect::{self, HopReading, Reading};
 use crate::wire::safe_text::one_line;
 
@@ -92,14 +94,6 @@ impl RecordedHop {
     }
 }
 
-/// Who sends a message: the caller of the route for a request, its upstream for a response.
-pub fn parties(role: Role, direction: Direction) -> (&'static str, &'static str) {
-    match direction {
-        Direction::Request => (role.caller(), role.as_str()),
-        Direction::Response => (role.as_str(), role.caller()),
-    }
-}
-
 /// One numbered, explained message of a trace: everything `tracer show` prints for it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ExplainedMessage {
@@ -110,8 +104,10 @@ pub struct ExplainedMessage {
     /// The index of the hop in the slice given to `explain_trace`.
     pub hop_index: usize,
     pub direction: Direction,
-    pub from: &'static str,
-    pub to: &'static str,
+    /// The lanes it goes between, named by route (`you`, a host's route, `agent` when tracer
+    /// does not stand in front of the caller).
+    pub from: String,
+    pub to: String,
     pub at_unix_ns: i64,
     /// `POST /api/chat` for a request, the status (`200`, `failed`) for a response.
     pub head: String,
@@ -166,7 +162,9 @@ pub fn reply_tokens(reading: &HopReading) -> Option<TokenCounts> {
 
 /// Numbers and explains the messages of one trace's hops (any order; in-flight hops included).
 pub fn explain_trace(hops: &[RecordedHop]) -> Vec<ExplainedMessage> {
-    let readings: Vec<HopReading> = hops.iter().map(RecordedHop::reading).collect();
+    let mut readings: Vec<HopReading> = hops.iter().map(RecordedHop::reading).collect();
+    let openapi = openapi_calls::OpenApiTrace::of(hops, &mut readings);
+    let parties = callers::parties_of(hops, &readings);
     let times: Vec<HopTimes> = hops.iter().map(RecordedHop::times).collect();
     let context = explain_context::ExplainContext::of_trace(hops, &readings);
     let mut out = Vec::new();
@@ -201,9 +199,11 @@ pub fn explain_trace(hops: &[RecordedHop]) -> Vec<ExplainedMessage> {
         let sent_by_server = mcp
             .as_ref()
             .map(|(_, side)| *side == describe_mcp::Side::Server);
-        let explained = match (mcp, message.direction) {
-            (Some((explained, _)), _) => explained,
-            (None, Direction::Request) => {
+        let rest = openapi.explain(hop, reading, index, message.direction, &answer_numbers);
+        let explained = match (mcp, rest, message.direction) {
+            (Some((explained, _)), _, _) => explained,
+            (None, Some(rest), _) => rest,
+            (None, None, Direction::Request) => {
                 // Only an earlier request of the same conversation is what this one adds to.
                 let previous = context
                     .conversations
@@ -214,7 +214,7 @@ pub fn explain_trace(hops: &[RecordedHop]) -> Vec<ExplainedMessage> {
                     });
                 explain_request_in(hop, reading, previous, &context)
             }
-            (None, Direction::Response) => {
+            (None, None, Direction::Response) => {
                 let mut explained = explain_response_in(hop, reading, &context);
                 if let Some((_, more)) = numbering::streamed_on(&times, index) {
                     let more = explain::human_duration(more);
@@ -223,10 +223,10 @@ pub fn explain_trace(hops: &[RecordedHop]) -> Vec<ExplainedMessage> {
                 explained
             }
         };
-        let (from, to) = match sent_by_server {
-            Some(true) => (hop.start.role.as_str(), hop.start.role.caller()),
-            Some(false) => (hop.start.role.caller(), hop.start.role.as_str()),
-            None => parties(hop.start.role, message.direction),
+        let callers::Parties { caller, upstream } = parties[index].clone();
+        let (from, to) = match (sent_by_server, message.direction) {
+            (Some(true), _) | (None, Direction::Response) => (upstream, caller),
+            (Some(false), _) | (None, Direction::Request) => (caller, upstream),
         };
         let head = match (message.direction, slot.part) {
             (Direction::Request, _) => format!("{} {}", hop.start.method, hop.start.path),
@@ -276,5 +276,6 @@ pub fn explain_trace(hops: &[RecordedHop]) -> Vec<ExplainedMessage> {
             },
         });
     }
+    openapi.link(&mut out, &hop_numbers, &answer_numbers);
     out
 }

@@ -10,6 +10,7 @@ pub mod jsonrpc;
 pub mod mcp;
 pub mod ollama;
 pub mod openai;
+pub mod openapi_tools;
 pub mod redact;
 pub mod safe_text;
 pub mod stream;

@@ -68,10 +68,10 @@ fn markdown_id(id: &str) -> String {
 }
 
 /// The participants in the order they first appear.
-fn participants(messages: &[ExplainedMessage]) -> Vec<&'static str> {
-    let mut seen: Vec<&'static str> = Vec::new();
+fn participants(messages: &[ExplainedMessage]) -> Vec<&str> {
+    let mut seen: Vec<&str> = Vec::new();
     for message in messages {
-        for party in [message.from, message.to] {
+        for party in [message.from.as_str(), message.to.as_str()] {
             if !seen.contains(&party) {
                 seen.push(party);
             }
@@ -80,11 +80,31 @@ fn participants(messages: &[ExplainedMessage]) -> Vec<&'static str> {
     seen
 }
 
+/// A participant's id in the diagram: its name when that is a plain word, else `lane` and its
+/// place (the name is then shown with `as`).
+fn participant_id(parties: &[&str], name: &str) -> String {
+    if name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') && !name.is_empty() {
+        name.to_string()
+    } else {
+        let at = parties.iter().position(|p| *p == name).unwrap_or(0);
+        format!("lane{}", at + 1)
+    }
+}
+
 /// The diagram of explained messages: `->>` for requests, `-->>` for responses.
 pub fn sequence_diagram(messages: &[ExplainedMessage]) -> String {
     let mut out = String::from("sequenceDiagram\n");
-    for party in participants(messages) {
-        out.push_str(&format!("    participant {party}\n"));
+    let parties = participants(messages);
+    for party in &parties {
+        let id = participant_id(&parties, party);
+        if id == *party {
+            out.push_str(&format!("    participant {party}\n"));
+        } else {
+            out.push_str(&format!(
+                "    participant {id} as {}\n",
+                mermaid_text(party)
+            ));
+        }
     }
     for message in messages {
         let arrow = match message.direction {
@@ -94,8 +114,8 @@ pub fn sequence_diagram(messages: &[ExplainedMessage]) -> String {
         let text = format!("{}. {} {}", message.number, message.head, message.summary);
         out.push_str(&format!(
             "    {}{arrow}{}: {}\n",
-            message.from,
-            message.to,
+            participant_id(&parties, &message.from),
+            participant_id(&parties, &message.to),
             mermaid_text(&text)
         ));
     }
@@ -178,8 +198,8 @@ pub fn markdown_handout(trace: &TraceToExport<'_>) -> String {
         out.push_str(&format!(
             "### {}. {} → {}: {}\n\n**{}**\n\n{}\n\n",
             message.number,
-            message.from,
-            message.to,
+            markdown_text(&message.from),
+            markdown_text(&message.to),
             markdown_text(&message.head),
             markdown_text(&message.summary),
             markdown_text(&message.explanation)

@@ -1,7 +1,8 @@
-//! The lanes of a trace's sequence diagram (You, Agent, Model, then each MCP server and other
-//! route by name) and, per numbered message, its arrow between two lanes and how it went. Shared
+//! The lanes of a trace's sequence diagram (you, each host, each model server, then each tool
+//! and MCP server, all by route name) and, per numbered message, its arrow between two lanes and how it went. Shared
 //! by the TUI's diagram and the HTML handout.
 
+use super::explain::McpCase;
 use super::{Case, Direction, ExplainedMessage, RecordedHop};
 use crate::hop::{HopState, Role};
 
@@ -29,21 +30,8 @@ pub struct Lanes {
     pub arrows: Vec<Arrow>,
 }
 
-fn lane_of(role: Role, route: &str) -> String {
-    match role {
-        Role::Agent => "Agent".to_string(),
-        Role::Model => "Model".to_string(),
-        Role::Mcp | Role::Other => route.to_string(),
-    }
-}
-
-fn caller_of(role: Role) -> &'static str {
-    match role {
-        Role::Agent => "You",
-        _ => "Agent",
-    }
-}
-
+/// Where a lane stands, left to right: you, then hosts (agent routes, and callers tracer does
+/// not front), then model servers, then tool servers and MCP servers.
 fn lane_rank(role: Role) -> usize {
     match role {
         Role::Agent => 1,
@@ -52,43 +40,40 @@ fn lane_rank(role: Role) -> usize {
     }
 }
 
-/// The lanes of explained messages (`explain_trace(hops)`) and their arrows.
+/// The lanes of explained messages (`explain_trace(hops)`) and their arrows: one lane per
+/// caller and upstream, named by route (`ExplainedMessage::from`, `to`).
 pub fn lanes(hops: &[RecordedHop], messages: &[ExplainedMessage]) -> Lanes {
+    // Each name's rank: an upstream's by its route's role; a caller seen only as a caller is a
+    // host (1), `you` is first (0).
+    let mut ranked: Vec<(String, usize)> = Vec::new();
+    for message in messages {
+        let role = hops[message.hop_index].start.role;
+        let (caller, upstream) = match message.direction {
+            Direction::Request => (&message.from, &message.to),
+            Direction::Response => (&message.to, &message.from),
+        };
+        match ranked.iter_mut().find(|(name, _)| name == upstream) {
+            Some((_, rank)) => *rank = lane_rank(role),
+            None => ranked.push((upstream.clone(), lane_rank(role))),
+        }
+        if !ranked.iter().any(|(name, _)| name == caller) {
+            let rank = if caller == "you" { 0 } else { 1 };
+            ranked.push((caller.clone(), rank));
+        }
+    }
     let mut names: Vec<String> = Vec::new();
-    // Lanes in a fixed order of kinds, each kind in order of first appearance.
     for rank in 0..4 {
-        for message in messages {
-            let hop = &hops[message.hop_index];
-            let role = hop.start.role;
-            for (name, name_rank) in [
-                (
-                    caller_of(role).to_string(),
-                    if role == Role::Agent { 0 } else { 1 },
-                ),
-                (lane_of(role, &hop.start.route), lane_rank(role)),
-            ] {
-                if name_rank == rank && !names.contains(&name) {
-                    names.push(name);
-                }
-            }
+        for (name, _) in ranked.iter().filter(|(_, r)| *r == rank) {
+            names.push(name.clone());
         }
     }
     let index = |name: &str| names.iter().position(|l| l == name).unwrap_or(0);
     let arrows = messages
         .iter()
-        .map(|message| {
-            let hop = &hops[message.hop_index];
-            let caller = index(caller_of(hop.start.role));
-            let upstream = index(&lane_of(hop.start.role, &hop.start.route));
-            let (from, to) = match message.direction {
-                Direction::Request => (caller, upstream),
-                Direction::Response => (upstream, caller),
-            };
-            Arrow {
-                from,
-                to,
-                tone: tone(message, hop),
-            }
+        .map(|message| Arrow {
+            from: index(&message.from),
+            to: index(&message.to),
+            tone: tone(message, &hops[message.hop_index]),
         })
         .collect();
     Lanes { names, arrows }
@@ -104,6 +89,7 @@ pub fn tone(message: &ExplainedMessage, hop: &RecordedHop) -> Tone {
             | Case::McpToolError
             | Case::AgentError
             | Case::ModelError
+            | Case::Mcp(McpCase::RestRefused | McpCase::RestError)
     );
     let status = hop.end.as_ref().and_then(|e| e.status).unwrap_or(0);
     let in_flight = hop

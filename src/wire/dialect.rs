@@ -46,6 +46,8 @@ pub enum Dialect {
     /// Gemini `countTokens`: a request to count a prompt's tokens, not a model turn.
     GeminiCountTokens,
     Mcp,
+    /// An OpenAPI tool server in front of MCP (mcpo): `openapi.json`, `POST /<server>/<tool>`.
+    OpenApiTools,
     Agent,
     Unknown,
 }
@@ -61,6 +63,7 @@ impl Dialect {
             Dialect::Gemini => "gemini.generate",
             Dialect::GeminiCountTokens => "gemini.count_tokens",
             Dialect::Mcp => "mcp",
+            Dialect::OpenApiTools => "openapi.tools",
             Dialect::Agent => "agent",
             Dialect::Unknown => "unknown",
         }
@@ -144,13 +147,18 @@ pub fn detect_hop(start: &HopStart, end: Option<&HopEnd>) -> Dialect {
     let empty = BodyCapture::default();
     let body = end.map_or(&empty, |e| &e.request_body);
     let body = crate::wire::content_encoding::readable(&start.request_headers, body);
-    detect(
+    let dialect = detect(
         start.role,
         &start.method,
         &start.path,
         &start.request_headers,
         body.bytes(),
-    )
+    );
+    if dialect == Dialect::Unknown && crate::wire::openapi_tools::is_hop_of_tool_server(start, end)
+    {
+        return Dialect::OpenApiTools;
+    }
+    dialect
 }
 
 /// Whether a reading is whole, or why it is not.
@@ -358,7 +366,9 @@ pub fn read_request(dialect: Dialect, headers: &[Header], body: &BodyCapture) ->
         Dialect::Gemini => gemini_read::request(body),
         Dialect::Mcp => mcp_read::read(headers, body),
         Dialect::Agent => agent_read::request(body),
-        Dialect::GeminiCountTokens | Dialect::Unknown => json_util::generic(body),
+        Dialect::GeminiCountTokens | Dialect::OpenApiTools | Dialect::Unknown => {
+            json_util::generic(body)
+        }
     });
     with_body_size(reading, body)
 }
@@ -382,7 +392,9 @@ pub fn read_response(dialect: Dialect, headers: &[Header], body: &BodyCapture) -
         Dialect::Gemini => gemini_stream::response(headers, body),
         Dialect::Mcp => mcp_read::read(headers, body),
         Dialect::Agent => agent_read::response(body),
-        Dialect::GeminiCountTokens | Dialect::Unknown => json_util::generic(body),
+        Dialect::GeminiCountTokens | Dialect::OpenApiTools | Dialect::Unknown => {
+            json_util::generic(body)
+        }
     })
 }
 

@@ -37,10 +37,10 @@ fn demo_runs_the_article_from_an_empty_folder_without_ollama() {
 
     let expected = [
         ("1 →", "you → agent", "POST /agent"),
-        ("2 →", "agent → mcp", "tools/list"),
+        ("2 →", "agent → notes", "tools/list"),
         (
             "3 ←",
-            "mcp → agent",
+            "notes → agent",
             "5 tools: read, write, append, update, clear",
         ),
         (
@@ -55,10 +55,10 @@ fn demo_runs_the_article_from_an_empty_folder_without_ollama() {
         ),
         (
             "6 →",
-            "agent → mcp",
+            "agent → notes",
             "tools/call append {\"content\":\"buy milk\"}",
         ),
-        ("7 ←", "mcp → agent", "result:"),
+        ("7 ←", "notes → agent", "result:"),
         ("8 →", "agent → model", "4 messages (2 more than last time)"),
         (
             "9 ←",

@@ -77,7 +77,7 @@ fn the_buy_milk_page_has_every_message_and_fetches_nothing() {
             "b{hop}"
         );
     }
-    for lane in [">You<", ">Agent<", ">Model<", ">notes<"] {
+    for lane in [">you<", ">agent<", ">ollama<", ">notes<"] {
         assert!(page.contains(lane), "lane {lane}");
     }
     assert!(

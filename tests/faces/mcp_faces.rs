@@ -164,7 +164,7 @@ fn show_prints_a_wrapped_servers_stderr_among_its_messages() {
         "{show}"
     );
     assert!(
-        show.contains("1 → agent → mcp  ping client→server  ping"),
+        show.contains("1 → agent → fake  ping client→server  ping"),
         "{show}"
     );
     assert!(show.contains("pong (to 1)"), "{show}");

@@ -132,7 +132,7 @@ fn every_tool_answers_in_both_eras_and_the_database_is_not_touched() {
     );
     let trace = text(&answers[3]);
     assert!(
-        trace.contains(" 6 → agent → mcp  POST /mcp  tools/call append"),
+        trace.contains(" 6 → agent → notes  POST /mcp  tools/call append"),
         "{trace}"
     );
     assert!(
@@ -140,7 +140,7 @@ fn every_tool_answers_in_both_eras_and_the_database_is_not_touched() {
         "detail=messages explains: {trace}"
     );
     let message = &answers[4]["result"]["structuredContent"];
-    assert_eq!(message["from"], "model");
+    assert_eq!(message["from"], "ollama");
     assert!(message["body"].as_str().unwrap().contains("\"tool_calls\""));
     assert!(
         text(&answers[5]).contains("3b30683a"),

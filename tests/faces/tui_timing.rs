@@ -59,7 +59,9 @@ fn t_switches_the_diagram_for_the_timing_view_and_back() {
             .collect::<String>()
     };
     assert!(row(1).starts_with("timing  model "), "{}", row(1));
-    let model_row = (3..10).find(|&y| row(y).contains("agent → model")).unwrap();
+    let model_row = (3..10)
+        .find(|&y| row(y).contains("agent → ollama"))
+        .unwrap();
     assert!(
         row(model_row).contains('┃'),
         "the first chunk is marked: {}",
@@ -78,7 +80,7 @@ fn t_switches_the_diagram_for_the_timing_view_and_back() {
     assert!(wide_host.matches('█').count() > host.matches('█').count());
     let last_model = (3..10)
         .rev()
-        .find(|&y| row(y).contains("agent → model"))
+        .find(|&y| row(y).contains("agent → ollama"))
         .unwrap();
     assert!(
         row(last_model).contains('▓') && row(2).starts_with("░load ▒prompt ▓gen"),
@@ -93,7 +95,7 @@ fn t_switches_the_diagram_for_the_timing_view_and_back() {
         .map(|x| diagram.backend().buffer()[(x, 1)].symbol().to_owned())
         .collect();
     assert!(
-        top.contains("You") && top.contains("Agent"),
+        top.contains("you") && top.contains("agent"),
         "the diagram is back: {top}"
     );
 }

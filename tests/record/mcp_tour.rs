@@ -185,8 +185,8 @@ fn the_servers_requests_point_from_the_server_and_their_answers_pair_with_them()
         ] {
             let request = tour.find(asks);
             assert_eq!(
-                (request.from, request.to),
-                ("mcp", "agent"),
+                (request.from.as_str(), request.to.as_str()),
+                ("everything", "agent"),
                 "{transport} {asks}"
             );
             let reply = tour
@@ -195,8 +195,8 @@ fn the_servers_requests_point_from_the_server_and_their_answers_pair_with_them()
                 .find(|m| m.number > request.number && m.summary.starts_with(answer))
                 .unwrap_or_else(|| panic!("{transport}: no answer to {asks}\n{}", tour.lines()));
             assert_eq!(
-                (reply.from, reply.to),
-                ("agent", "mcp"),
+                (reply.from.as_str(), reply.to.as_str()),
+                ("agent", "everything"),
                 "{transport} {answer}"
             );
             assert!(
@@ -239,7 +239,10 @@ fn notifications_are_one_message_tied_to_what_they_are_about() {
                 format!("progress {}/3 on {}", step + 1, long_call.number),
                 "{transport}"
             );
-            assert_eq!((message.from, message.to), ("mcp", "agent"));
+            assert_eq!(
+                (message.from.as_str(), message.to.as_str()),
+                ("everything", "agent")
+            );
             assert!(message.number > long_call.number);
             assert!(message.explanation.contains("progressToken"));
         }
@@ -273,8 +276,8 @@ fn notifications_are_one_message_tied_to_what_they_are_about() {
         ] {
             let message = tour.find(needle);
             assert_eq!(
-                (message.from, message.to),
-                ("mcp", "agent"),
+                (message.from.as_str(), message.to.as_str()),
+                ("everything", "agent"),
                 "{transport} {needle}"
             );
         }
@@ -320,7 +323,10 @@ fn notifications_are_one_message_tied_to_what_they_are_about() {
                 initialized.explanation
             );
         }
-        assert_eq!((roots_changed.from, roots_changed.to), ("agent", "mcp"));
+        assert_eq!(
+            (roots_changed.from.as_str(), roots_changed.to.as_str()),
+            ("agent", "everything")
+        );
     }
 }
 
@@ -370,8 +376,8 @@ fn every_method_is_explained_for_what_it_does() {
         for (asked, answered) in pairs {
             let request = tour.find(asked);
             assert_eq!(
-                (request.from, request.to),
-                ("agent", "mcp"),
+                (request.from.as_str(), request.to.as_str()),
+                ("agent", "everything"),
                 "{transport} {asked}"
             );
             let reply = tour
@@ -385,8 +391,8 @@ fn every_method_is_explained_for_what_it_does() {
                     )
                 });
             assert_eq!(
-                (reply.from, reply.to),
-                ("mcp", "agent"),
+                (reply.from.as_str(), reply.to.as_str()),
+                ("everything", "agent"),
                 "{transport} {answered}"
             );
             if reply.summary.starts_with("done (to ") || reply.summary.starts_with("pong (to ") {
@@ -572,7 +578,11 @@ fn a_sampling_answer_names_the_model_call_the_host_made_for_it() {
         .iter()
         .find(|m| m.summary.starts_with("the server asks the host's model"))
         .unwrap();
-    assert_eq!((sampling.from, sampling.to), ("mcp", "agent"), "{lines:#?}");
+    assert_eq!(
+        (sampling.from.as_str(), sampling.to.as_str()),
+        ("everything", "agent"),
+        "{lines:#?}"
+    );
     let model_call = messages
         .iter()
         .find(|m| m.from == "agent" && m.to == "model")
@@ -584,7 +594,10 @@ fn a_sampling_answer_names_the_model_call_the_host_made_for_it() {
                 .starts_with("the host's model wrote: \"Hi!\" (qwen2.5:7b)")
         })
         .unwrap_or_else(|| panic!("{lines:#?}"));
-    assert_eq!((answer.from, answer.to), ("agent", "mcp"));
+    assert_eq!(
+        (answer.from.as_str(), answer.to.as_str()),
+        ("agent", "everything")
+    );
     assert!(
         answer.explanation.contains(&format!(
             "The host's model wrote it in call {} (route model)",

@@ -5,7 +5,7 @@
 use super::message_entry::message_entry;
 use super::{Body, MessageEntry, Timings};
 use crate::hop::{BodyCapture, HopState};
-use crate::trace::{Direction, ExplainedMessage, RecordedHop, explain_response, parties};
+use crate::trace::{Direction, ExplainedMessage, RecordedHop, explain_response};
 use crate::wire::safe_text::one_line;
 
 impl MessageEntry {
@@ -53,7 +53,7 @@ pub(super) fn with_unsent_answers(
             continue;
         }
         let words = explain_response(hop, &hop.reading());
-        let (from, to) = parties(hop.start.role, Direction::Response);
+        let (from, to) = (request.to.clone(), request.from.clone());
         let at = end
             .response_ended_unix_ns
             .or(end.response_head_unix_ns)

@@ -61,11 +61,18 @@ pub enum McpCase {
     NoteSamplingModelCall,
     StandingStreamOpen,
     StandingStreamClosed,
+    RestDocumentRequest,
+    RestToolsOffered,
+    RestToolCall,
+    RestToolResult,
+    RestRefused,
+    RestError,
+    NoteRestBuiltFrom,
 }
 
 impl McpCase {
     /// Every MCP case, for checks that the table is complete.
-    pub const ALL: [McpCase; 52] = [
+    pub const ALL: [McpCase; 59] = [
         McpCase::Ping,
         McpCase::Pong,
         McpCase::HostToolCall,
@@ -118,6 +125,13 @@ impl McpCase {
         McpCase::NoteSamplingModelCall,
         McpCase::StandingStreamOpen,
         McpCase::StandingStreamClosed,
+        McpCase::RestDocumentRequest,
+        McpCase::RestToolsOffered,
+        McpCase::RestToolCall,
+        McpCase::RestToolResult,
+        McpCase::RestRefused,
+        McpCase::RestError,
+        McpCase::NoteRestBuiltFrom,
     ];
 }
 

@@ -158,14 +158,14 @@ async fn mermaid_is_a_sequence_diagram_of_the_numbered_messages() {
         walk,
         [
             ("you", "->>", "agent"),
-            ("agent", "->>", "mcp"),
-            ("mcp", "-->>", "agent"),
-            ("agent", "->>", "model"),
-            ("model", "-->>", "agent"),
-            ("agent", "->>", "mcp"),
-            ("mcp", "-->>", "agent"),
-            ("agent", "->>", "model"),
-            ("model", "-->>", "agent"),
+            ("agent", "->>", "notes"),
+            ("notes", "-->>", "agent"),
+            ("agent", "->>", "ollama"),
+            ("ollama", "-->>", "agent"),
+            ("agent", "->>", "notes"),
+            ("notes", "-->>", "agent"),
+            ("agent", "->>", "ollama"),
+            ("ollama", "-->>", "agent"),
             ("agent", "-->>", "you"),
         ]
     );
@@ -185,7 +185,7 @@ async fn mermaid_is_a_sequence_diagram_of_the_numbered_messages() {
         .unwrap();
     assert_eq!(mermaid_arrows(fenced).len(), 10);
     assert!(
-        handout.contains("### 6. agent → mcp: POST /mcp"),
+        handout.contains("### 6. agent → notes: POST /mcp"),
         "{handout}"
     );
     assert!(handout.contains("The model remembers nothing between calls"));
