@@ -87,6 +87,7 @@ pub fn explain_request_in(
     };
     add_integrity_note(&mut explained, &reading.request);
     super::ws_words::turn_notes(hop, &mut explained);
+    super::describe_hosts::housekeeping_note(hop, &mut explained);
     explained
 }
 

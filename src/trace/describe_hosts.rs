@@ -1,5 +1,6 @@
 //! Explanations for hosts in a model API's shape (open-webui): your request to the host, its
-//! answer to you, its tool-selection call and the conversation it rewrote, from `host_patterns`.
+//! answer to you, its tool-selection call and the conversation it rewrote (`host_patterns`), its
+//! own housekeeping (`side_calls::housekeeping_of`).
 
 use serde_json::Value;
 
@@ -65,6 +66,13 @@ pub fn host_reply(reply: &ModelResponse) -> Explained {
             ("tool_calls", "the tool calls above".to_string()),
         ],
     )
+}
+
+/// On a host's housekeeping request (`side_calls::housekeeping_of`), what it does.
+pub fn housekeeping_note(hop: &RecordedHop, explained: &mut Explained) {
+    if let Some(what) = super::side_calls::housekeeping_of(&hop.start) {
+        explained.note(Case::NoteHousekeeping, &[("what", what.to_string())]);
+    }
 }
 
 /// Notes on a model request the host made: a tool-selection call, a rewritten conversation.

@@ -47,6 +47,26 @@ impl Grouper {
         (index, Reason::Setup)
     }
 
+    /// A host's housekeeping (sign-in, model lists, settings) joins the session's setup trace
+    /// near in time, else opens one; never a request trace. A `traceparent` it carries names
+    /// that setup trace from then on, so the calls the host makes for it (Ollama's `/api/tags`
+    /// for `/api/models`) follow.
+    pub(super) fn by_housekeeping(
+        &mut self,
+        input: &TraceInput,
+        session: usize,
+        trace_id: Option<&String>,
+    ) -> (usize, Reason) {
+        let t = input.started_ns;
+        let index = self
+            .nearest_setup(t, session)
+            .unwrap_or_else(|| self.open(input.hop_id.clone(), None, TraceKind::Setup, t, session));
+        if let Some(trace_id) = trace_id {
+            self.by_id.insert(trace_id.clone(), index);
+        }
+        (index, Reason::Setup)
+    }
+
     /// The setup trace of `session` active within the window of `t`, if any.
     fn nearest_setup(&self, t: i64, session: usize) -> Option<usize> {
         let window = self.options.window_ns;
