@@ -140,7 +140,9 @@ impl Grouper {
             }
             if input.housekeeping {
                 let session = self.session_for(input);
-                return self.by_housekeeping(input, session, Some(trace_id));
+                if let Some(found) = self.by_housekeeping(input, session, Some(trace_id)) {
+                    return found;
+                }
             }
             let title = input.user_text.clone().or(input.latest_user_text.clone());
             let session = self.session_for(input);
@@ -149,8 +151,10 @@ impl Grouper {
             return (index, Reason::Traceparent);
         }
         let session = self.session_for(input);
-        if input.housekeeping {
-            return self.by_housekeeping(input, session, None);
+        if input.housekeeping
+            && let Some(found) = self.by_housekeeping(input, session, None)
+        {
+            return found;
         }
         if input.role == Some(Role::Agent) {
             let title = input.user_text.clone();

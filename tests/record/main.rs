@@ -57,6 +57,7 @@ mod interop_https_sdk;
 mod interop_mcp_sdk;
 mod interop_mcp_tour;
 mod mcp_tour;
+mod open_webui_replay;
 mod openai_double;
 mod preconnect_grouping;
 mod proxy;
