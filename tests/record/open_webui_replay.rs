@@ -203,9 +203,8 @@ async fn replay() -> (Vec<StoredHop>, std::path::PathBuf, tempfile::TempDir) {
     let _ = http.request(form).await;
     let store = Store::open(&db).await.unwrap();
     let expected = hops.len() + 1;
-    let mut stored = Vec::new();
     for _ in 0..400 {
-        stored = store.all_hops().await.unwrap();
+        let stored = store.all_hops().await.unwrap();
         if stored.len() == expected && stored.iter().all(|h| h.trace_id.is_some()) {
             break;
         }
