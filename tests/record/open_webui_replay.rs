@@ -26,7 +26,7 @@ use tracer::store::hops::StoredHop;
 const QUESTION: &str = "What is the phone number of Ashley Johnson?";
 const PASSWORD: &str = "test-fake-password-0000";
 /// The longest gap between two recorded moments the replay keeps.
-const MAX_GAP_NS: i64 = 150_000_000;
+const MAX_GAP_NS: i64 = 400_000_000;
 
 fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
@@ -78,23 +78,31 @@ fn replayed_header(name: &str) -> bool {
 /// A stand-in for one route's upstream: each request gets the first unanswered recorded hop of
 /// the same method and path, at the moment its response ended.
 async fn stand_in(hops: Vec<PackedHop>, clock: Arc<Clock>, t0: Instant) -> std::net::SocketAddr {
-    let queue = Arc::new(Mutex::new(hops.into_iter().map(Some).collect::<Vec<_>>()));
+    let queue = Arc::new(Mutex::new(
+        hops.into_iter().map(|h| (h, false)).collect::<Vec<_>>(),
+    ));
     serve(move |req: Request<hyper::body::Incoming>| {
         let queue = queue.clone();
         let clock = clock.clone();
         async move {
             let (method, path) = (req.method().to_string(), req.uri().to_string());
-            let _ = req.into_body().collect().await;
+            let body = req.into_body().collect().await.unwrap().to_bytes();
             let hop = {
                 let mut queue = queue.lock().unwrap();
-                let slot = queue
-                    .iter_mut()
-                    .find(|h| {
-                        h.as_ref()
-                            .is_some_and(|h| h.start.method == method && h.start.path == path)
-                    })
-                    .expect("a recorded hop for this request");
-                slot.take().unwrap()
+                let same = |h: &PackedHop, exact: bool| {
+                    h.start.method == method
+                        && h.start.path == path
+                        && (!exact || h.end.request_body.bytes == body)
+                };
+                // The unanswered hop with these very bytes, else of this method and path; a
+                // request sent twice (a client's retry) gets the answer again.
+                let at = [true, false]
+                    .into_iter()
+                    .find_map(|exact| queue.iter().position(|(h, used)| !used && same(h, exact)))
+                    .or_else(|| queue.iter().position(|(h, _)| same(h, false)))
+                    .unwrap_or_else(|| panic!("no recorded hop for {method} {path}"));
+                queue[at].1 = true;
+                queue[at].0.clone()
             };
             let end = hop
                 .end
