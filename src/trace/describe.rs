@@ -65,9 +65,14 @@ pub fn explain_request_in(
             Case::AgentRequest,
             &[("text", shorten(&request.message, QUOTE))],
         ),
+        Reading::ModelRequest(request) if super::describe_hosts::to_the_host(hop) => {
+            super::describe_hosts::host_request(hop, request)
+        }
         Reading::ModelRequest(request) => {
             let side = context.side_call_of(&hop.start.id);
-            model_request(request, previous, context, reading.dialect, side)
+            let mut explained = model_request(request, previous, context, reading.dialect, side);
+            super::describe_hosts::host_notes(&mut explained, request, context);
+            explained
         }
         Reading::Mcp(mcp) => super::describe_mcp_hop::mcp_request(mcp),
         other => dialect_words::code_assist_call(&hop.start.path).unwrap_or_else(|| {
@@ -82,6 +87,7 @@ pub fn explain_request_in(
     };
     add_integrity_note(&mut explained, &reading.request);
     super::ws_words::turn_notes(hop, &mut explained);
+    super::describe_hosts::housekeeping_note(hop, &mut explained);
     explained
 }
 
@@ -193,6 +199,9 @@ pub fn explain_response_in(
         return Explained::new(case, &[("status", status.to_string())]);
     }
     let mut explained = match &response.reading {
+        Reading::ModelResponse(reply) if super::describe_hosts::to_the_host(hop) => {
+            super::describe_hosts::host_reply(reply)
+        }
         Reading::ModelResponse(reply) => {
             let side = context.side_call_of(&hop.start.id);
             model_response(reply, hop, reading, side.is_some())

@@ -70,6 +70,9 @@ pub struct TraceInput {
     /// A host's standing stream for server messages (`GET /mcp`): it joins a trace but never
     /// holds it open, however long it stays open.
     pub standing_stream: bool,
+    /// The host's own housekeeping (`side_calls::housekeeping_of`): sign-in, model lists,
+    /// settings. It opens no request trace: it goes to the session's setup trace.
+    pub housekeeping: bool,
 }
 
 /// Headers in which hosts name their own run, most specific first: Claude Code, Codex (whose
@@ -146,6 +149,7 @@ impl TraceInput {
             ends_mcp_session: start.role == Role::Mcp && start.method == "DELETE",
             preconnect: start.method == "HEAD",
             standing_stream: super::transport_moves::is_standing_stream(start),
+            housekeeping: super::side_calls::housekeeping_of(start).is_some(),
             ..TraceInput::default()
         };
         match &reading.request.reading {

@@ -92,13 +92,19 @@ pub enum Case {
     WebSocketClosed,
     NoteWsPrewarm,
     NoteWsPrevious,
+    /// Hosts (`table_hosts`): a request to the host in a model API's shape, tool selection in the
+    /// prompt, a conversation the host rewrote, the host's own housekeeping.
+    HostModelRequest,
+    NoteToolSelection,
+    NoteHistoryRewritten,
+    NoteHousekeeping,
     /// MCP beyond tools: the rows of `table_mcp` (not in `ALL`: `McpCase::ALL` lists them).
     Mcp(McpCase),
 }
 
 impl Case {
     /// Every case, for checks that the table is complete.
-    pub const ALL: [Case; 81] = [
+    pub const ALL: [Case; 85] = [
         Case::AgentRequest,
         Case::AgentReply,
         Case::AgentError,
@@ -180,10 +186,15 @@ impl Case {
         Case::WebSocketClosed,
         Case::NoteWsPrewarm,
         Case::NoteWsPrevious,
+        Case::HostModelRequest,
+        Case::NoteToolSelection,
+        Case::NoteHistoryRewritten,
+        Case::NoteHousekeeping,
     ];
 }
 
 mod table;
+mod table_hosts;
 mod table_mcp;
 mod table_mcp_answers;
 mod table_terms;
@@ -200,6 +211,7 @@ pub fn rows() -> impl Iterator<Item = &'static CaseText> {
         .iter()
         .chain(TERMS)
         .chain(table_ws::WEBSOCKET)
+        .chain(table_hosts::HOSTS)
         .chain(MCP)
         .chain(MCP_ANSWERS)
         .chain(table_tool_servers::TOOL_SERVERS)

@@ -18,6 +18,8 @@ pub struct ExplainContext {
     pub conversations: Conversations,
     /// The hops' ids, in the order given to `of_trace`.
     pub hop_ids: Vec<String>,
+    /// What the trace's tools answered, as text (`host_patterns::tool_outputs`).
+    pub tool_outputs: Vec<String>,
 }
 
 impl ExplainContext {
@@ -35,6 +37,7 @@ impl ExplainContext {
             origins: ToolOrigins::of_trace(readings, &routes),
             conversations: Conversations::of_trace(hops, readings),
             hop_ids: hops.iter().map(|hop| hop.start.id.clone()).collect(),
+            tool_outputs: super::host_patterns::tool_outputs(hops, readings),
         }
     }
 

@@ -138,6 +138,12 @@ impl Grouper {
             if let Some(index) = self.by_id.get(trace_id) {
                 return (*index, Reason::Traceparent);
             }
+            if input.housekeeping {
+                let session = self.session_for(input);
+                if let Some(found) = self.by_housekeeping(input, session, Some(trace_id)) {
+                    return found;
+                }
+            }
             let title = input.user_text.clone().or(input.latest_user_text.clone());
             let session = self.session_for(input);
             let index = self.open(trace_id.clone(), title, TraceKind::Request, t, session);
@@ -145,6 +151,11 @@ impl Grouper {
             return (index, Reason::Traceparent);
         }
         let session = self.session_for(input);
+        if input.housekeeping
+            && let Some(found) = self.by_housekeeping(input, session, None)
+        {
+            return found;
+        }
         if input.role == Some(Role::Agent) {
             let title = input.user_text.clone();
             let index = self.open(input.hop_id.clone(), title, TraceKind::Request, t, session);

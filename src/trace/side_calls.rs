@@ -23,6 +23,9 @@ pub enum SideCall {
     Quota,
     /// The agent's own telemetry (OTLP metrics, analytics events).
     Telemetry,
+    /// The host's own housekeeping: signing in, listing models, its settings and tool servers,
+    /// the model server's model list (open-webui's `/api/v1/…`, Ollama's `/api/tags`).
+    Housekeeping,
     /// A model request outside every conversation of the trace, of no shape named above.
     Aside,
 }
@@ -37,6 +40,7 @@ impl SideCall {
             SideCall::CountTokens => "a token count",
             SideCall::Quota => "a usage or quota probe",
             SideCall::Telemetry => "the agent's own telemetry",
+            SideCall::Housekeeping => "the host's own housekeeping",
             SideCall::Aside => "outside the conversation",
         }
     }
@@ -48,8 +52,34 @@ fn bare_path(start: &HopStart) -> String {
     path.to_ascii_lowercase()
 }
 
+/// What a host's housekeeping request does, in a few words, told by its path: open-webui's own
+/// API (`/api/v1/auths/signin`, `/api/models`, `/api/v1/configs/…`) and Ollama's model list,
+/// loaded models and version (`/api/tags`, `/api/ps`, `/api/version`, `/api/show`). None for
+/// a conversation (`/api/chat`, `/api/chat/completions`) and every other path.
+pub fn housekeeping_of(start: &HopStart) -> Option<&'static str> {
+    let path = bare_path(start);
+    let path = path.trim_end_matches('/');
+    let words = match path {
+        "/api/tags" => "the model server's model list",
+        "/api/ps" => "the models the model server has loaded",
+        "/api/version" => "the model server's version",
+        "/api/show" => "a model's details",
+        "/api/models" | "/api/v1/models" => "the models it offers",
+        "/api/config" => "its own settings",
+        _ if path.starts_with("/api/v1/auths") => "signing up or in",
+        _ if path.starts_with("/api/v1/configs/tool_servers") => "configuring its tool servers",
+        _ if path.starts_with("/api/v1/tools") => "listing its tools",
+        _ if path.starts_with("/api/v1/") => "its own settings",
+        _ => return None,
+    };
+    Some(words)
+}
+
 /// What a hop is by its own shape alone (path, dialect, the request's own words), if a side call.
 pub fn side_call_by_shape(start: &HopStart, reading: &HopReading) -> Option<SideCall> {
+    if housekeeping_of(start).is_some() {
+        return Some(SideCall::Housekeeping);
+    }
     let path = bare_path(start);
     let telemetry = ["/v1/metrics", "/v1/traces", "/v1/logs"]
         .iter()

@@ -1,6 +1,7 @@
 //! A model's tool call and the MCP `tools/call` that ran it, as one link whatever name the host
 //! gave the tool (`mcp__notes__append`, `notes_append`, `mcp_notes_append`, Codex's `append`
-//! inside `mcp__notes`): the one place every face asks, from the tool origins of the trace.
+//! inside `mcp__notes`, open-webui's `tool_append_post` for mcpo's REST route): the one place every
+//! face asks, from the tool origins of the trace.
 
 use serde_json::Value;
 
@@ -62,11 +63,29 @@ impl ToolNames {
         if let Some((_, tool)) = self.offered.iter().find(|(name, _)| name == asked) {
             return tool == called;
         }
-        // Nothing offered it under that name here: a prefix of the usual shape still tells.
-        asked
-            .strip_suffix(called)
-            .is_some_and(|prefix| prefix.ends_with(SEPARATORS))
+        // Nothing offered it under that name here: a prefix of the usual shape still tells, or
+        // the operation id of the REST route an OpenAPI tool server (mcpo) made of the tool.
+        let prefixed = |name: &str| {
+            name.strip_suffix(called)
+                .is_some_and(|prefix| prefix.ends_with(SEPARATORS))
+        };
+        prefixed(asked) || openapi_operation_tool(asked).is_some_and(|tool| tool == called)
     }
+}
+
+/// HTTP methods FastAPI ends a generated operation id with.
+const OPERATION_METHODS: [&str; 5] = ["_post", "_get", "_put", "_patch", "_delete"];
+
+/// The tool an OpenAPI operation id names, for the ids FastAPI generates for an OpenAPI tool
+/// server's routes (`{route name}_{path}_{method}`): mcpo's `POST /get_phonenumber`, route
+/// `tool`, is `tool_get_phonenumber_post`, which open-webui offers the model as a function of
+/// that name. `get_phonenumber` for it; None for a name of no such shape.
+pub fn openapi_operation_tool(operation_id: &str) -> Option<&str> {
+    let bare = OPERATION_METHODS
+        .iter()
+        .find_map(|method| operation_id.strip_suffix(method))?;
+    let tool = bare.strip_prefix("tool_").unwrap_or(bare);
+    (!tool.is_empty()).then_some(tool)
 }
 
 /// One model call asked for, as linking compares it.
@@ -100,6 +119,20 @@ pub fn pick_run(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn openapi_operation_ids_link_to_the_mcp_tool() {
+        assert_eq!(
+            openapi_operation_tool("tool_get_phonenumber_post"),
+            Some("get_phonenumber")
+        );
+        assert_eq!(openapi_operation_tool("get_phonenumber"), None);
+        assert_eq!(openapi_operation_tool("tool__post"), None);
+        let names = ToolNames::default();
+        assert!(names.runs("tool_get_phonenumber_post", "get_phonenumber"));
+        assert!(!names.runs("tool_get_phonenumber_post", "phonenumber_get"));
+        assert!(!names.runs("tool_get_address_post", "get_phonenumber"));
+    }
 
     #[test]
     fn bare_prefixed_names_link_without_a_tools_list() {

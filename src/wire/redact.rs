@@ -218,13 +218,19 @@ pub enum BodyRedactor {
     Form(FormRedactor),
     /// A body without a type: JSON if its first byte that is not white space is `{` or `[`.
     Sniff,
+    /// A body labelled as a form or as plain text: JSON if it starts as JSON does (`curl -d
+    /// '{"password": …}'` labels its JSON a form), else a form (`form`) or kept as it comes.
+    SniffElse {
+        form: bool,
+    },
     /// Decided to be no JSON: kept as it comes.
     Verbatim,
 }
 
 impl BodyRedactor {
     /// JSON (also `+json`, NDJSON and server-sent events, whose data lines are JSON),
-    /// `application/x-www-form-urlencoded`, and a body without a type that starts as JSON does.
+    /// `application/x-www-form-urlencoded`, and a body without a type, of type `text/plain` or
+    /// labelled a form that starts as JSON does.
     /// A compressed body (`Content-Encoding` other than `identity`) gets none: its bytes are not
     /// text.
     pub fn for_body(content_type: Option<&str>, content_encoding: Option<&str>) -> Option<Self> {
@@ -244,7 +250,10 @@ impl BodyRedactor {
             .trim()
             .to_ascii_lowercase();
         if mime == "application/x-www-form-urlencoded" {
-            return Some(BodyRedactor::Form(FormRedactor::default()));
+            return Some(BodyRedactor::SniffElse { form: true });
+        }
+        if mime == "text/plain" {
+            return Some(BodyRedactor::SniffElse { form: false });
         }
         let json = mime.ends_with("/json")
             || mime.ends_with("+json")
@@ -261,17 +270,29 @@ impl BodyRedactor {
 
     /// Appends the redacted form of `bytes`, the next bytes of the body, to `out`.
     pub fn feed(&mut self, bytes: &[u8], out: &mut Vec<u8>) {
-        if let BodyRedactor::Sniff = self {
+        let form = match self {
+            BodyRedactor::Sniff => Some(false),
+            BodyRedactor::SniffElse { form } => Some(*form),
+            _ => None,
+        };
+        if let Some(form) = form {
             match bytes.iter().find(|b| !b.is_ascii_whitespace()) {
                 Some(b'{' | b'[') => *self = BodyRedactor::Json(JsonRedactor::default()),
+                Some(_) if form => *self = BodyRedactor::Form(FormRedactor::default()),
                 Some(_) => *self = BodyRedactor::Verbatim,
+                None if form => {
+                    // White space before the first byte of a form is the form's own text.
+                    *self = BodyRedactor::Form(FormRedactor::default());
+                }
                 None => {}
             }
         }
         match self {
             BodyRedactor::Json(json) => json.feed(bytes, out),
             BodyRedactor::Form(form) => form.feed(bytes, out),
-            BodyRedactor::Sniff | BodyRedactor::Verbatim => out.extend_from_slice(bytes),
+            BodyRedactor::Sniff | BodyRedactor::SniffElse { .. } | BodyRedactor::Verbatim => {
+                out.extend_from_slice(bytes)
+            }
         }
     }
 }

@@ -61,6 +61,7 @@ mod mcp_tour;
 mod mcpo_checks;
 mod mcpo_links;
 mod mcpo_replay;
+mod open_webui_replay;
 mod openai_double;
 mod preconnect_grouping;
 mod proxy;

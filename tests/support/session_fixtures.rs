@@ -28,8 +28,16 @@ fn fixtures() -> PathBuf {
 
 /// The hops of `sessions/NAME.json`, in the order they were stored.
 pub fn load(name: &str) -> Vec<PackedHop> {
-    let path = fixtures().join("sessions").join(name);
-    let text = std::fs::read_to_string(&path).expect("session fixture");
+    load_path(&fixtures().join("sessions").join(name))
+}
+
+/// The hops of a packed recording anywhere under tests/fixtures/ (`open-webui/phonebook-run.json`).
+pub fn load_fixture(relative: &str) -> Vec<PackedHop> {
+    load_path(&fixtures().join("..").join(relative))
+}
+
+fn load_path(path: &Path) -> Vec<PackedHop> {
+    let text = std::fs::read_to_string(path).expect("session fixture");
     let doc: Value = serde_json::from_str(&text).expect("fixture JSON");
     let mut bodies: Vec<[Option<Vec<u8>>; 2]> = Vec::new();
     let mut out = Vec::new();

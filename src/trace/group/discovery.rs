@@ -47,6 +47,33 @@ impl Grouper {
         (index, Reason::Setup)
     }
 
+    /// A host's housekeeping: on an agent route (sign-in, its model list, its settings) it joins
+    /// the session's setup trace near in time, else opens one; never a request trace. A
+    /// `traceparent` it carries names that setup trace from then on. Elsewhere (Ollama's
+    /// `/api/tags`) it joins a setup trace whose housekeeping request is in flight (open-webui's
+    /// `/api/models` asking the model server), else it is placed as any other hop (None).
+    pub(super) fn by_housekeeping(
+        &mut self,
+        input: &TraceInput,
+        session: usize,
+        trace_id: Option<&String>,
+    ) -> Option<(usize, Reason)> {
+        let t = input.started_ns;
+        let window = self.options.window_ns;
+        let index = if input.role == Some(crate::hop::Role::Agent) {
+            self.nearest_setup(t, session).unwrap_or_else(|| {
+                self.open(input.hop_id.clone(), None, TraceKind::Setup, t, session)
+            })
+        } else {
+            self.nearest_setup(t, session)
+                .filter(|&index| self.traces[index].is_open(t, window))?
+        };
+        if let Some(trace_id) = trace_id {
+            self.by_id.insert(trace_id.clone(), index);
+        }
+        Some((index, Reason::Setup))
+    }
+
     /// The setup trace of `session` active within the window of `t`, if any.
     fn nearest_setup(&self, t: i64, session: usize) -> Option<usize> {
         let window = self.options.window_ns;

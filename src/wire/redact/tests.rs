@@ -158,6 +158,8 @@ fn bodies_get_a_redactor_by_type_and_none_when_compressed() {
         Some(BodyRedactor::Json(_)) => "json",
         Some(BodyRedactor::Form(_)) => "form",
         Some(BodyRedactor::Sniff) => "sniff",
+        Some(BodyRedactor::SniffElse { form: true }) => "json or form",
+        Some(BodyRedactor::SniffElse { form: false }) => "json or none",
         Some(BodyRedactor::Verbatim) | None => "none",
     };
     assert_eq!(kind(Some("application/json; charset=utf-8"), None), "json");
@@ -167,10 +169,10 @@ fn bodies_get_a_redactor_by_type_and_none_when_compressed() {
     assert_eq!(kind(None, None), "sniff");
     assert_eq!(
         kind(Some("application/x-www-form-urlencoded"), None),
-        "form"
+        "json or form"
     );
     assert_eq!(kind(Some("application/octet-stream"), None), "none");
-    assert_eq!(kind(Some("text/plain"), None), "none");
+    assert_eq!(kind(Some("text/plain"), None), "json or none");
     assert_eq!(kind(Some("application/json"), Some("gzip")), "none");
     assert_eq!(kind(Some("application/json"), Some("identity")), "json");
 }
@@ -210,4 +212,37 @@ fn a_body_without_a_type_is_redacted_when_it_starts_as_json() {
     );
     let binary = "GIF89a \"token\":\"t\"";
     assert_eq!(run(&[binary]), binary, "not JSON: kept as it came");
+}
+
+#[test]
+fn json_labelled_a_form_or_plain_text_is_redacted_as_json() {
+    let run = |content_type: &str, pieces: &[&str]| {
+        let mut redactor = BodyRedactor::for_body(Some(content_type), None).unwrap();
+        let mut out = Vec::new();
+        for piece in pieces {
+            redactor.feed(piece.as_bytes(), &mut out);
+        }
+        String::from_utf8(out).unwrap()
+    };
+    let form = "application/x-www-form-urlencoded";
+    // `curl -d '{...}' …/api/v1/auths/signin`: open-webui's sign-in, as curl labels it.
+    assert_eq!(
+        run(
+            form,
+            &[
+                "{\"email\": \"u@example.com\", \"pass",
+                "word\": \"hunter2\"}"
+            ]
+        ),
+        "{\"email\": \"u@example.com\", \"password\": \"[redacted]\"}"
+    );
+    assert_eq!(
+        run("text/plain;charset=UTF-8", &["{\"password\":\"p\"}"]),
+        "{\"password\":\"[redacted]\"}"
+    );
+    assert_eq!(
+        run(form, &["user=u&password=p"]),
+        "user=u&password=[redacted]"
+    );
+    assert_eq!(run("text/plain", &["password: p"]), "password: p");
 }

@@ -4,7 +4,7 @@
 Answers like the real APIs: Anthropic Messages (`/v1/messages`), OpenAI Responses
 (`/v1/responses`), Chat Completions (`/v1/chat/completions`), Gemini (`:generateContent`,
 `:streamGenerateContent` with and without `alt=sse`, `:countTokens`) and Gemini Code Assist
-(`/v1internal:…`). The first turn calls the notes server's append tool with "buy milk"; the turn
+(`/v1internal:…`) and Ollama's native `/api/…` (scripted_ollama.py). The first turn calls the notes server's append tool with "buy milk"; the turn
 that carries its result gets the final text (scripted_apis.py says how each API is read).
 
 Options: --encoding gzip|zstd compresses model answers (when the client's Accept-Encoding lists
@@ -29,6 +29,7 @@ from urllib.parse import parse_qs, urlsplit
 
 sys.path.insert(0, __import__("os").path.dirname(__file__))
 import scripted_apis  # noqa: E402
+import scripted_ollama  # noqa: E402
 import scripted_ws  # noqa: E402
 
 OPTIONS = argparse.Namespace()
@@ -82,6 +83,9 @@ def route(method, path, body):
         return "models", 200, "application/json", [json.dumps(models).encode()], False
     if p.endswith(("/v1/metrics", "/v1/logs", "/v1/traces")):
         return "otlp", 200, "application/x-protobuf", [b""], False
+    ollama = scripted_ollama.route(method, p, body) if p.startswith("/api/") else None
+    if ollama:
+        return ollama
     if method != "POST":
         return "unknown", 404, "application/json", [b'{"error":{"message":"not scripted"}}'], False
     if p.endswith("/messages/count_tokens"):
