@@ -2,9 +2,11 @@
 //!
 //! All SQL lives under `store/`; callers get typed functions, never SQL strings.
 
+pub mod body_chunks;
 pub mod body_pieces;
 mod body_search;
 pub mod browse;
+mod chunking;
 pub mod eval_rows;
 pub mod exports;
 pub mod hop_columns;
