@@ -20,6 +20,7 @@ mod open_check;
 pub mod proxy_routes;
 pub mod reader;
 pub mod sessions;
+pub mod trace_summaries;
 pub mod traces;
 pub mod waiting;
 pub mod write_tx;

@@ -7,11 +7,11 @@
 //! reads the 64 bytes before it, so an edit moves the cuts of at most a chunk or two around it.
 
 /// No chunk is shorter (except a body's last).
-pub const MIN_CHUNK: usize = 2 * 1024;
+pub const MIN_CHUNK: usize = 1024;
 /// No chunk is longer.
 pub const MAX_CHUNK: usize = 64 * 1024;
 /// Bits of the hash that must be zero for a cut: one cut in `2^MASK_BITS` positions.
-const MASK_BITS: u32 = 13;
+const MASK_BITS: u32 = 12;
 const CUT_MASK: u64 = ((1u64 << MASK_BITS) - 1) << (64 - MASK_BITS);
 
 /// One pseudo-random 64-bit value per byte value (splitmix64 from a fixed seed), fixed forever:

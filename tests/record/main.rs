@@ -56,6 +56,7 @@ mod interop_https_curl;
 mod interop_https_sdk;
 mod interop_mcp_sdk;
 mod interop_mcp_tour;
+mod long_session;
 mod mcp_tour;
 mod openai_double;
 mod preconnect_grouping;
