@@ -1,5 +1,5 @@
 -- Bodies stored once per content (issue 28): a body of 4 KiB or more is cut into content-defined
--- chunks (about 8 KiB, 2 to 64 KiB), each chunk stored once in `body_chunks` by its SHA-256, and
+-- chunks (about 5 KiB, 1 to 64 KiB), each chunk stored once in `body_chunks` by its SHA-256, and
 -- the body kept as the ordered list of its chunks' ids in `hop_body_chunks`. Rows written before
 -- keep their bodies inline (and their big bodies in `hop_body_pieces`), read as before.
 create table body_chunks (

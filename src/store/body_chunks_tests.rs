@@ -106,6 +106,16 @@ fn body(system: &str, history: &[String]) -> Vec<u8> {
         .into_bytes()
 }
 
+/// The `sqlite3` recipe of docs/schema.md for a request body, for hop `id`.
+fn schema_recipe(id: &str) -> String {
+    let doc = include_str!("../../docs/schema.md");
+    let end = "from hops h where h.id = 'ID'";
+    let at = doc.find(end).expect("the recipe in docs/schema.md");
+    let from = doc[..at].rfind("sqlite3 tracer.db \"").expect("its start");
+    let sql = &doc[from + "sqlite3 tracer.db \"".len()..at + end.len()];
+    sql.replace("'ID'", &format!("'{id}'"))
+}
+
 #[tokio::test]
 async fn random_edits_of_a_history_read_back_byte_exact_and_are_stored_about_once() {
     let dir = tempfile::tempdir().unwrap();
@@ -145,6 +155,11 @@ async fn random_edits_of_a_history_read_back_byte_exact_and_are_stored_about_onc
             .await
             .unwrap();
         assert_eq!((&up, &down), (request, response));
+        let recipe: Vec<u8> = sqlx::query_scalar(sqlx::AssertSqlSafe(schema_recipe(id)))
+            .fetch_one(store.pool())
+            .await
+            .unwrap();
+        assert_eq!(&recipe, request, "the sqlite3 recipe of docs/schema.md");
     }
     let longest = sent.iter().map(|(_, r, _)| r.len()).max().unwrap_or(0);
     assert!(
