@@ -108,7 +108,7 @@ pub fn unreadable_note(rows: u64) -> String {
 
 /// One trace as listed: its kept summary while the trace is as it was when that was computed
 /// (no body read), else computed from its hops and kept (unless a hop is still in flight).
-async fn trace_entry(store: &Store, row: TraceRow) -> anyhow::Result<TraceEntry> {
+pub(super) async fn trace_entry(store: &Store, row: TraceRow) -> anyhow::Result<TraceEntry> {
     let kept = store.kept_summary(&row.id).await?;
     if let Some(entry) = kept
         .summary
