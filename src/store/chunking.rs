@@ -96,7 +96,11 @@ mod tests {
             state ^= state >> 7;
             state ^= state << 17;
             out.extend_from_slice(WORDS[(state % 12) as usize].as_bytes());
-            out.push(if state % 11 == 0 { b'\n' } else { b' ' });
+            out.push(if state.is_multiple_of(11) {
+                b'\n'
+            } else {
+                b' '
+            });
         }
         out
     }
