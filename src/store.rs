@@ -2,9 +2,11 @@
 //!
 //! All SQL lives under `store/`; callers get typed functions, never SQL strings.
 
+pub mod body_chunks;
 pub mod body_pieces;
 mod body_search;
 pub mod browse;
+mod chunking;
 pub mod eval_rows;
 pub mod exports;
 pub mod hop_columns;
@@ -18,6 +20,7 @@ mod open_check;
 pub mod proxy_routes;
 pub mod reader;
 pub mod sessions;
+pub mod trace_summaries;
 pub mod traces;
 pub mod waiting;
 pub mod write_tx;

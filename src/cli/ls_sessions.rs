@@ -12,10 +12,8 @@ use super::tables::{now_ns, started, trace_table_at};
 use crate::export::hop_log::{SessionEntry, TraceEntry};
 use crate::store::Store;
 use crate::store::traces::TraceRow;
-use crate::trace::correlate::recorded_hops;
 use crate::trace::dates::needs_dates;
 use crate::trace::explain::plural;
-use crate::trace::summarize;
 use crate::wire::safe_text::one_line;
 
 /// One session as `ls --sessions --json` lists it (`id` null for the traces grouped before
@@ -122,13 +120,10 @@ pub async fn list_sessions(store: &Store, limit: i64) -> anyhow::Result<Vec<Sess
             host_session_id: listing.host_session_id.clone(),
         });
         for row in rows {
-            let hops = recorded_hops(store, &row.id).await?;
-            let mut summary = summarize(&hops);
-            let title = row.title.clone().or(summary.title.take());
+            let entry = super::ls::trace_entry(store, row).await?;
             listing.traces.push(TraceEntry {
-                title,
                 session: session.clone(),
-                ..TraceEntry::new(row, summary)
+                ..entry
             });
         }
         (listing.tokens, listing.cost) = super::cost_text::summed(&listing.traces);

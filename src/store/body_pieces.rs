@@ -1,32 +1,29 @@
-//! Big bodies stored in pieces (`hop_body_pieces`): writing a piece, and the one way hops are read
-//! back, with each kept body made whole again (its pieces in order, then the row's own bytes).
+//! Big bodies stored in pieces: writing a piece (as chunks, `body_chunks.rs`), and the one way
+//! hops are read back, with each kept body made whole again (its pieces in order, then the
+//! row's own bytes or chunked tail), through `body_chunks::whole_body_sql`.
 
-use sqlx::{SqliteConnection, SqlitePool};
+use sqlx::{Row, SqliteConnection, SqlitePool};
 
 use super::Result;
+use super::body_chunks::{side_bit, whole_bodies_of_hop_sql};
 use super::hop_columns::{HopRow, StoredHop};
 use crate::hop::{BodyPiece, BodySide};
 
-/// The bit of `hops.body_pieces` that says a side has pieces.
-fn side_bit(side: BodySide) -> i64 {
-    1 << side.code()
-}
-
-/// Stores one piece of a hop's body and marks the hop as having pieces on that side. A piece
-/// already stored (a journal taken in again) is left as it is; a piece of a hop with no row (its
-/// start was lost) is dropped with it.
+/// Stores one piece of a hop's body (as chunks) and marks the hop as having pieces on that side.
+/// A piece already stored (a journal taken in again) is left as it is; a piece of a hop with no
+/// row (its start was lost) is dropped with it.
 pub async fn insert_piece(conn: &mut SqliteConnection, piece: &BodyPiece) -> Result<()> {
-    let stored = sqlx::query(
-        "insert or ignore into hop_body_pieces (hop_id, side, seq, bytes)
-         select ?1, ?2, ?3, ?4 where exists (select 1 from hops where id = ?1)",
-    )
-    .bind(&piece.id)
-    .bind(i64::from(piece.side.code()))
-    .bind(i64::from(piece.seq))
-    .bind(piece.bytes.as_slice())
-    .execute(&mut *conn)
-    .await?;
-    if stored.rows_affected() > 0 {
+    let row: Option<i64> = sqlx::query_scalar("select 1 from hops where id = ?1")
+        .bind(&piece.id)
+        .fetch_optional(&mut *conn)
+        .await?;
+    if row.is_none() {
+        return Ok(());
+    }
+    let stored =
+        super::body_chunks::store_piece(conn, &piece.id, piece.side, piece.seq, &piece.bytes)
+            .await?;
+    if stored {
         sqlx::query("update hops set body_pieces = body_pieces | ?2 where id = ?1")
             .bind(&piece.id)
             .bind(side_bit(piece.side))
@@ -47,20 +44,20 @@ pub async fn stored_hops(pool: &SqlitePool, rows: Vec<HopRow>) -> Result<Vec<Sto
 
 /// One row as a hop, its bodies whole.
 pub async fn stored_hop(pool: &SqlitePool, mut row: HopRow) -> Result<StoredHop> {
-    if row.body_pieces != 0 {
-        let pieces: Vec<(i64, Vec<u8>)> = sqlx::query_as(
-            "select side, bytes from hop_body_pieces
-             where hop_id = ?1 and (?2 >> side) & 1 = 1 order by side, seq",
-        )
-        .bind(&row.id)
-        .bind(row.body_pieces)
-        .fetch_all(pool)
-        .await?;
-        if row.body_pieces & side_bit(BodySide::Request) != 0 {
-            row.request_body = Some(whole(&pieces, BodySide::Request, row.request_body.take()));
-        }
-        if row.body_pieces & side_bit(BodySide::Response) != 0 {
-            row.response_body = Some(whole(&pieces, BodySide::Response, row.response_body.take()));
+    let sides = row.body_pieces | row.body_chunked;
+    if sides != 0 {
+        // One statement; a side with neither pieces nor chunks is its column, as read.
+        let whole = sqlx::query(whole_bodies_of_hop_sql(sides))
+            .bind(&row.id)
+            .fetch_optional(pool)
+            .await?;
+        if let Some(found) = whole {
+            if sides & side_bit(BodySide::Request) != 0 {
+                row.request_body = Some(found.try_get::<Vec<u8>, _>("request_bytes")?);
+            }
+            if sides & side_bit(BodySide::Response) != 0 {
+                row.response_body = Some(found.try_get::<Vec<u8>, _>("response_bytes")?);
+            }
         }
     }
     let websocket = row.websocket.take();
@@ -91,21 +88,8 @@ pub async fn stored_hop_for_grouping(pool: &SqlitePool, mut row: HopRow) -> Resu
         if (truncated == Some(true) || arriving) && row.body_pieces & side_bit(side) != 0 {
             *body = Some(Vec::new());
             row.body_pieces &= !side_bit(side);
+            row.body_chunked &= !side_bit(side);
         }
     }
     stored_hop(pool, row).await
-}
-
-/// A side's pieces in order, then the bytes the row holds.
-fn whole(pieces: &[(i64, Vec<u8>)], side: BodySide, tail: Option<Vec<u8>>) -> Vec<u8> {
-    let code = i64::from(side.code());
-    let tail = tail.unwrap_or_default();
-    let mine = || pieces.iter().filter(|(s, _)| *s == code);
-    let len: usize = mine().map(|(_, b)| b.len()).sum::<usize>() + tail.len();
-    let mut bytes = Vec::with_capacity(len);
-    for (_, piece) in mine() {
-        bytes.extend_from_slice(piece);
-    }
-    bytes.extend_from_slice(&tail);
-    bytes
 }

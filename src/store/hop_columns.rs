@@ -79,6 +79,10 @@ pub struct HopRow {
     /// Which bodies have pieces in `hop_body_pieces` (bit 1 request, bit 2 response): the row's
     /// body columns then hold only what follows the pieces.
     pub body_pieces: i64,
+    /// Which bodies' tails are chunks in `hop_body_chunks` (bit 1 request, bit 2 response): the
+    /// row's body column then holds the empty blob. 0 in rows written before chunks.
+    #[sqlx(default)]
+    pub body_chunked: i64,
     /// A WebSocket hop's `{"extensions", "not_listed"}`; its messages are in `ws_frames`.
     #[sqlx(default)]
     pub websocket: Option<String>,
@@ -206,7 +210,7 @@ impl<'a> EndColumns<'a> {
             error: end.error.as_deref(),
             note: end.note.as_deref(),
             response_headers: headers_to_json(&end.response_headers),
-            carries_request: end.request_ended_unix_ns.is_some() || end.request_body.total_len > 0,
+            carries_request: carries_request(end),
             request_body_len: len_i64(end.request_body.total_len),
             request_body_truncated: end.request_body.truncated,
             response_body_len: len_i64(end.response_body.total_len),
@@ -245,4 +249,9 @@ pub fn len_i64(len: u64) -> i64 {
 /// A body's stored length.
 pub fn body_len(body: &BodyCapture) -> i64 {
     len_i64(body.total_len)
+}
+
+/// Whether an end saw the request (its end time or bytes): then it carries the request body.
+pub fn carries_request(end: &HopEnd) -> bool {
+    end.request_ended_unix_ns.is_some() || end.request_body.total_len > 0
 }

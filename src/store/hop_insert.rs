@@ -7,8 +7,9 @@ use std::collections::HashSet;
 use sqlx::{QueryBuilder, Sqlite, SqliteConnection};
 
 use super::Result;
-use super::hop_columns::{EndColumns, body_len, headers_to_json};
-use crate::hop::{HopEnd, HopStart, HopState, RequestDone};
+use super::body_chunks::{inline_copy, store_tail, stored_as_chunks};
+use super::hop_columns::{EndColumns, body_len, carries_request, headers_to_json};
+use crate::hop::{BodyCapture, BodySide, HopEnd, HopStart, HopState, RequestDone};
 
 /// A hop first seen in this batch: its start, and its request and end when the batch has them.
 pub struct NewHopRow<'a> {
@@ -38,13 +39,7 @@ pub async fn insert_new_hops(
         insert.push_values(rows, |mut row, hop| {
             let start = hop.start;
             let end = hop.end.map(|e| (e, EndColumns::of(e)));
-            // An end that saw the request whole carries it; otherwise the request event does.
-            let request_body = end
-                .as_ref()
-                .filter(|(_, c)| c.carries_request)
-                .map(|(e, _)| &e.request_body)
-                .or(hop.request.map(|r| &r.request_body))
-                .or(hop.end.map(|e| &e.request_body));
+            let request_body = request_capture(hop);
             let request_ended = end
                 .as_ref()
                 .and_then(|(_, c)| c.request_ended_unix_ns)
@@ -63,10 +58,10 @@ pub async fn insert_new_hops(
                 .push_bind(columns.and_then(|c| c.error.map(str::to_string)))
                 .push_bind(headers_to_json(&start.request_headers))
                 .push_bind(columns.map(|c| c.response_headers.clone()))
-                .push_bind(request_body.map(|b| b.bytes.clone()))
+                .push_bind(request_body.map(|b| inline_copy(&b.bytes)))
                 .push_bind(request_body.map(body_len))
                 .push_bind(request_body.map(|b| b.truncated))
-                .push_bind(hop.end.map(|e| e.response_body.bytes.clone()))
+                .push_bind(hop.end.map(|e| inline_copy(&e.response_body.bytes)))
                 .push_bind(columns.map(|c| c.response_body_len))
                 .push_bind(columns.map(|c| c.response_body_truncated))
                 .push_bind(start.started_unix_ns)
@@ -83,5 +78,28 @@ pub async fn insert_new_hops(
         let ids: Vec<String> = insert.build_query_scalar().fetch_all(&mut *conn).await?;
         inserted.extend(ids);
     }
+    // Long bodies as chunks, once their rows are there (rows already stored are left alone).
+    for hop in hops.iter().filter(|hop| inserted.contains(&hop.start.id)) {
+        let id = &hop.start.id;
+        if let Some(body) = request_capture(hop).filter(|b| stored_as_chunks(b.bytes.len())) {
+            store_tail(conn, id, BodySide::Request, &body.bytes).await?;
+        }
+        if let Some(end) = hop
+            .end
+            .filter(|e| stored_as_chunks(e.response_body.bytes.len()))
+        {
+            store_tail(conn, id, BodySide::Response, &end.response_body.bytes).await?;
+        }
+    }
     Ok(inserted)
+}
+
+/// The request body a new row stores: an end that saw the request whole carries it; otherwise
+/// the request event does.
+fn request_capture<'a>(hop: &NewHopRow<'a>) -> Option<&'a BodyCapture> {
+    hop.end
+        .filter(|e| carries_request(e))
+        .map(|e| &e.request_body)
+        .or(hop.request.map(|r| &r.request_body))
+        .or(hop.end.map(|e| &e.request_body))
 }

@@ -2,12 +2,13 @@
 
 use sqlx::SqliteConnection;
 
+use super::body_chunks::{split_inline, store_tail};
 use super::body_pieces::{stored_hop, stored_hops};
 use super::hop_columns::{EndColumns, HopRow, len_i64};
 pub use super::hop_columns::{StoredHop, headers_from_json, headers_to_json};
 use super::hop_insert::{NewHopRow, insert_new_hops};
 use super::{Result, Store, StoreError};
-use crate::hop::{HopEnd, HopStart, RequestDone, ServerLogLine};
+use crate::hop::{BodySide, HopEnd, HopStart, RequestDone, ServerLogLine};
 
 /// Inserts a hop as in flight. A second start for the same id is ignored.
 pub async fn insert_start(conn: &mut SqliteConnection, start: &HopStart) -> Result<()> {
@@ -39,6 +40,8 @@ pub async fn apply_end_with_bodies(
     (request_bytes, response_bytes): (Vec<u8>, Vec<u8>),
 ) -> Result<bool> {
     let columns = EndColumns::of(end);
+    let (request_column, request_chunks) = split_inline(request_bytes);
+    let (response_column, response_chunks) = split_inline(response_bytes);
     let done = sqlx::query(
         "update hops set state = ?2, status = ?3, error = ?4, response_headers = ?5,
              request_body = case when ?19 then ?6 else request_body end,
@@ -49,7 +52,8 @@ pub async fn apply_end_with_bodies(
              response_head_unix_ns = ?13,
              response_first_byte_unix_ns = ?14, response_ended_unix_ns = ?15,
              response_chunks = ?16, response_chunks_truncated = ?17, response_trailers = ?18,
-             note = ?20
+             note = ?20,
+             body_chunked = body_chunked & (case when ?19 then 0 else 1 end)
          where id = ?1",
     )
     .bind(&end.id)
@@ -57,10 +61,10 @@ pub async fn apply_end_with_bodies(
     .bind(columns.status)
     .bind(columns.error)
     .bind(columns.response_headers)
-    .bind(request_bytes)
+    .bind(request_column)
     .bind(columns.request_body_len)
     .bind(columns.request_body_truncated)
-    .bind(response_bytes)
+    .bind(response_column)
     .bind(columns.response_body_len)
     .bind(columns.response_body_truncated)
     .bind(columns.request_ended_unix_ns)
@@ -72,9 +76,18 @@ pub async fn apply_end_with_bodies(
     .bind(columns.response_trailers)
     .bind(columns.carries_request)
     .bind(columns.note)
-    .execute(conn)
+    .execute(&mut *conn)
     .await?;
-    Ok(done.rows_affected() > 0)
+    let stored = done.rows_affected() > 0;
+    if stored {
+        if let Some(bytes) = request_chunks.filter(|_| columns.carries_request) {
+            store_tail(conn, &end.id, BodySide::Request, &bytes).await?;
+        }
+        if let Some(bytes) = response_chunks {
+            store_tail(conn, &end.id, BodySide::Response, &bytes).await?;
+        }
+    }
+    Ok(stored)
 }
 
 /// Stores a hop's request body while its response is still awaited.
@@ -88,18 +101,24 @@ pub async fn apply_request_done_with_body(
     done: &RequestDone,
     bytes: Vec<u8>,
 ) -> Result<()> {
-    sqlx::query(
+    let (column, chunks) = split_inline(bytes);
+    let stored = sqlx::query(
         "update hops set request_body = ?2, request_body_len = ?3, request_body_truncated = ?4,
-             request_ended_unix_ns = ?5
+             request_ended_unix_ns = ?5, body_chunked = body_chunked & 2
          where id = ?1 and state = 'in_flight'",
     )
     .bind(&done.id)
-    .bind(bytes)
+    .bind(column)
     .bind(len_i64(done.request_body.total_len))
     .bind(done.request_body.truncated)
     .bind(done.request_ended_unix_ns)
-    .execute(conn)
+    .execute(&mut *conn)
     .await?;
+    if stored.rows_affected() > 0
+        && let Some(bytes) = chunks
+    {
+        store_tail(conn, &done.id, BodySide::Request, &bytes).await?;
+    }
     Ok(())
 }
 

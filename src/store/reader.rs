@@ -84,25 +84,9 @@ impl Store {
     pub async fn hops_with_body_text(&self, text: &str, limit: i64) -> Result<Vec<BodyMatch>> {
         let needle = super::body_search::Needle::new(text);
         let limit = usize::try_from(limit).unwrap_or(0);
-        // A body stored in pieces is searched whole: its pieces in order, then the row's bytes.
-        let mut rows = sqlx::query(
-            "select h.id, h.trace_id,
-                 case when h.body_pieces & 1
-                     then coalesce((select group_concat(p.bytes, '' order by p.seq)
-                                    from hop_body_pieces p
-                                    where p.hop_id = h.id and p.side = 0), x'')
-                          || coalesce(h.request_body, x'')
-                     else coalesce(h.request_body, x'') end as request_bytes,
-                 case when h.body_pieces & 2
-                     then coalesce((select group_concat(p.bytes, '' order by p.seq)
-                                    from hop_body_pieces p
-                                    where p.hop_id = h.id and p.side = 1), x'')
-                          || coalesce(h.response_body, x'')
-                     else coalesce(h.response_body, x'') end as response_bytes
-             from hops h
-             order by h.request_started_unix_ns desc, h.seq desc",
-        )
-        .fetch(&self.pool);
+        // A body stored in pieces or chunks is searched whole (`body_chunks::whole_body_sql`).
+        let mut rows =
+            sqlx::query(super::body_chunks::hops_with_whole_bodies_sql()).fetch(&self.pool);
         let mut found = Vec::new();
         while found.len() < limit
             && let Some(row) = rows.try_next().await?
