@@ -26,6 +26,7 @@ mod show_changes;
 mod show_stderr;
 mod stdout_text;
 mod tables;
+mod trace_entries;
 mod tui_cmd;
 mod up_cmd;
 mod wrap_cmd;

@@ -7,15 +7,12 @@ use std::process::ExitCode;
 use super::LsArgs;
 use super::stdout_text::{emit_json, out, outln};
 use super::tables::{hop_table, trace_table};
-use crate::export::hop_log::{SessionEntry, TraceEntry};
+use super::trace_entries::list_traces;
 use crate::exporter::push::push_command;
 use crate::store::exports::SPANS_NOT_EXPORTED;
-use crate::store::traces::TraceRow;
 use crate::store::{HOPS_NOT_WRITTEN, Store};
-use crate::trace::correlate::{group_new_hops, recorded_hops};
+use crate::trace::correlate::group_new_hops;
 use crate::trace::explain::plural;
-use crate::trace::summarize;
-use crate::trace::summary::TraceStatus;
 
 pub async fn run(db: &Path, args: LsArgs) -> anyhow::Result<ExitCode> {
     let store = Store::open_existing(db).await?;
@@ -104,57 +101,4 @@ pub fn unreadable_note(rows: u64) -> String {
         plural(usize::try_from(rows).unwrap_or(usize::MAX), "row"),
         if rows == 1 { "was" } else { "were" }
     )
-}
-
-/// One trace as listed: its kept summary while the trace is as it was when that was computed
-/// (no body read), else computed from its hops and kept (unless a hop is still in flight).
-pub(super) async fn trace_entry(store: &Store, row: TraceRow) -> anyhow::Result<TraceEntry> {
-    let kept = store.kept_summary(&row.id).await?;
-    if let Some(entry) = kept
-        .summary
-        .as_deref()
-        .and_then(|json| serde_json::from_str::<TraceEntry>(json).ok())
-    {
-        return Ok(entry);
-    }
-    let hops = recorded_hops(store, &row.id).await?;
-    let mut summary = summarize(&hops);
-    drop(hops);
-    let title = row.title.clone().or(summary.title.take());
-    let entry = TraceEntry {
-        title,
-        ..TraceEntry::new(row, summary)
-    };
-    if entry.status != TraceStatus::InFlight.as_str()
-        && let Ok(json) = serde_json::to_string(&entry)
-        && let Err(error) = store.keep_summary(&entry.id, &kept.key, &json).await
-    {
-        // A listing still lists; the next one computes it again.
-        tracing::debug!(%error, "keeping a trace summary");
-    }
-    Ok(entry)
-}
-
-/// The newest `limit` traces with what their hops say about them.
-pub async fn list_traces(store: &Store, limit: i64) -> anyhow::Result<Vec<TraceEntry>> {
-    let rows: Vec<TraceRow> = store.traces().await?;
-    let mut out = Vec::new();
-    for row in rows.into_iter().take(usize::try_from(limit).unwrap_or(0)) {
-        out.push(trace_entry(store, row).await?);
-    }
-    // The session of each, as the hop log names it.
-    let sessions = store.trace_sessions().await?;
-    let rows: std::collections::HashMap<String, crate::store::sessions::SessionRow> = store
-        .sessions()
-        .await?
-        .into_iter()
-        .map(|row| (row.id.clone(), row))
-        .collect();
-    for entry in &mut out {
-        entry.session = sessions
-            .get(&entry.id)
-            .and_then(|id| rows.get(id))
-            .map(SessionEntry::of);
-    }
-    Ok(out)
 }

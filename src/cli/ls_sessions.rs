@@ -120,7 +120,7 @@ pub async fn list_sessions(store: &Store, limit: i64) -> anyhow::Result<Vec<Sess
             host_session_id: listing.host_session_id.clone(),
         });
         for row in rows {
-            let entry = super::ls::trace_entry(store, row).await?;
+            let entry = super::trace_entries::trace_entry(store, row).await?;
             listing.traces.push(TraceEntry {
                 session: session.clone(),
                 ..entry

@@ -8,9 +8,9 @@ use std::path::Path;
 
 use serde_json::json;
 
-use super::ls::list_traces;
 use super::show::render;
 use super::tables::trace_table;
+use super::trace_entries::list_traces;
 use crate::export::hop_log::HopLog;
 use crate::store::{HopListing, Store};
 use crate::trace::explain::plural;
