@@ -291,7 +291,12 @@ async fn a_200_turn_session_is_kept_in_a_tenth_of_its_bytes_and_read_back_exact(
         .lock()
         .unwrap()
         .push_back(vec!["data: {}\n\n".to_string()]);
+    // Its own trace however soon after the session it comes (grouping's window would join it).
     let post = Request::post(format!("http://{}/v1/upload", proxy.addr))
+        .header(
+            "traceparent",
+            "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+        )
         .body(full(big.clone()))
         .unwrap();
     let _ = client()
