@@ -120,7 +120,7 @@ fn interop_chromium_runs_the_buy_milk_page() {
         "ten messages in the contents: {toc}"
     );
     assert!(
-        toc.contains("<a href=\"#m5\">← model → agent 200 the model asks for tool append"),
+        toc.contains("<a href=\"#m5\">← ollama → agent 200 the model asks for tool append"),
         "{toc}"
     );
     for number in 1..=10 {

@@ -67,7 +67,7 @@ async def exercise(client: Client, mode: str) -> None:
 
     text, data = await call_ok(client, "get_trace", {"id": BUY_MILK[:6]})
     check(len(data["messages"]) == 10 and data["trace"]["id"] == BUY_MILK, f"get_trace: {data}")
-    check(" 5 ← model → agent" in text and "append" in text, f"get_trace text: {text}")
+    check(" 5 ← ollama → agent" in text and "append" in text, f"get_trace text: {text}")
     check("get_message" in text, "get_trace names what to ask next")
     _, data = await call_ok(client, "get_trace", {"id": BUY_MILK, "detail": "messages"})
     check("stateless" in data["messages"][7]["explanation"], f"explanations: {data['messages'][7]}")
