@@ -238,7 +238,8 @@ async fn curl_through_the_forward_proxy_is_decrypted_tunnelled_or_told_untrusted
         text.contains("handshake refused: the client rejected"),
         "{text}"
     );
-    assert!(!text.contains("502"), "{text}");
+    // A status is printed between spaces ("  200  "): the random trace id may hold the digits.
+    assert!(!text.contains(" 502 "), "{text}");
     eprintln!("{text}");
 
     let plain_hop = &hops[3];
