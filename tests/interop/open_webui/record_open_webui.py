@@ -3,7 +3,7 @@
 tests/fixtures/open-webui/ (issue 30). Starts, each on 127.0.0.1:
 
 - the scripted upstream (Ollama's `/api/…`, tests/interop/agents/scripted_ollama.py),
-- the FastMCP phonebook (fastmcp_phonebook.py, in the mcpo venv: mcp 1.x),
+- the FastMCP phonebook (../mcpo_phonebook_server.py, in the mcpo venv: mcp 1.x),
 - mcpo with a config naming `phonebook` (Streamable HTTP, through tracer's `mcp:phonebook` route),
 - `tracer proxy --no-redact` with routes `agent:open-webui`, `model:ollama`, `other:mcpo`,
   `mcp:phonebook`,
@@ -92,7 +92,7 @@ def main():
         start("upstream", [sys.executable, os.path.join(AGENTS, "scripted_upstream.py"),
                            "--port", str(ports["upstream"]), "--log", os.path.join(work, "upstream.jsonl")])
         start("phonebook", [os.path.join(args.mcpo_venv, "bin", "python"),
-                            os.path.join(HERE, "fastmcp_phonebook.py"), "--port", str(ports["phonebook"])])
+                            os.path.join(HERE, "..", "mcpo_phonebook_server.py"), "--port", str(ports["phonebook"])])
         t = lambda name: f"127.0.0.1:{ports[name]}"  # noqa: E731
         start("tracer", [args.tracer, "--db", os.path.join(work, "tracer.db"), "proxy", "--no-redact",
                          "--route", f"agent:open-webui={t('t_agent')}=http://{t('owui')}",
