@@ -33,9 +33,11 @@ pub mod numbering;
 mod openapi_calls;
 pub mod prices;
 pub mod prompt_regions;
+pub mod read_once;
 pub mod readiness;
 pub mod request_anatomy;
 pub mod request_changes;
+pub mod request_parts;
 pub mod request_views;
 pub mod side_calls;
 mod stopped_reading;
@@ -74,12 +76,42 @@ pub use tokens::TokenCounts;
 pub struct RecordedHop {
     pub start: HopStart,
     pub end: Option<HopEnd>,
+    /// Its reading and request parts once made (`read_once`): a cache, not part of the record.
+    pub read: read_once::ReadOnce,
+}
+
+/// Reads both bodies of a hop by its dialect (not kept: see [`RecordedHop::reading`]).
+fn reading_of(hop: &RecordedHop) -> HopReading {
+    dialect::read_hop(&hop.start, hop.end.as_ref())
 }
 
 impl RecordedHop {
-    /// Reads both bodies by the hop's dialect.
+    /// A hop of these records, not read yet.
+    pub fn new(start: HopStart, end: Option<HopEnd>) -> Self {
+        Self {
+            start,
+            end,
+            read: read_once::ReadOnce::default(),
+        }
+    }
+
+    /// Both bodies read by the hop's dialect: read the first time, then kept with the hop.
     pub fn reading(&self) -> HopReading {
-        dialect::read_hop(&self.start, self.end.as_ref())
+        self.read_ref().clone()
+    }
+
+    /// The hop's reading, as kept (see [`RecordedHop::reading`]).
+    pub fn read_ref(&self) -> &HopReading {
+        self.read.reading(|| reading_of(self))
+    }
+
+    /// What its request body is made of, when it is a model request read as JSON: measured the
+    /// first time, then kept.
+    pub fn request_parts(&self) -> Option<std::sync::Arc<request_parts::RequestParts>> {
+        if !matches!(self.read_ref().request.reading, Reading::ModelRequest(_)) {
+            return None;
+        }
+        self.read.parts(|| request_parts::RequestParts::of(self))
     }
 
     /// The grouping view of this hop.

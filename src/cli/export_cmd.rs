@@ -105,7 +105,8 @@ async fn load(store: &Store, id: &str, format: ExportFormat) -> anyhow::Result<L
         let hops = log.recorded_hops();
         return Ok(LoadedTrace { log, hops });
     }
-    let (log, hops) = HopLog::summaries_from_store(store, id).await?;
+    let (log, hops) =
+        HopLog::summaries_from_store(store, id, crate::trace::correlate::Bodies::Kept).await?;
     Ok(LoadedTrace { log, hops })
 }
 

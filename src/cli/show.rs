@@ -15,7 +15,7 @@ use crate::export::hop_log::{HopLog, MessageEntry};
 use crate::replay::plain::wrap;
 use crate::replay::source::is_file;
 use crate::store::Store;
-use crate::trace::correlate::group_new_hops;
+use crate::trace::correlate::{Bodies as HopBodies, group_new_hops};
 use crate::trace::explain::{human_duration, plural, shorten};
 use crate::trace::request_views::{RequestView, request_views};
 use crate::wire::safe_text::one_line;
@@ -46,7 +46,12 @@ pub async fn run(db: &Path, args: ShowArgs) -> anyhow::Result<ExitCode> {
                 .await
                 .map(|log| (log, Vec::new()))
         } else {
-            HopLog::summaries_from_store(&store, &args.id).await
+            // `--changes` compares request bodies; the numbered trace needs none once read.
+            let bodies = match args.changes {
+                true => HopBodies::Kept,
+                false => HopBodies::LetGo,
+            };
+            HopLog::summaries_from_store(&store, &args.id, bodies).await
         };
         if let Ok((log, _)) = &loaded {
             stderr = super::show_stderr::of_trace(&store, log).await;

@@ -72,6 +72,7 @@ pub fn request_key(
                 .messages
                 .into_iter()
                 .filter(|m| m.role != "system" && m.role != "developer")
+                .map(std::sync::Arc::unwrap_or_clone)
                 .map(|m| Turn {
                     role: m.role,
                     content: m.content.trim().to_string(),

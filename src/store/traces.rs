@@ -165,6 +165,31 @@ impl Store {
         Ok(hops)
     }
 
+    /// The hops of one trace, in start order, each handed to `each` as soon as its bodies are
+    /// read, so a caller that keeps less than the whole hop holds one body at a time; a row
+    /// that cannot be read is skipped and counted.
+    pub async fn each_trace_hop(
+        &self,
+        trace_id: &str,
+        mut each: impl FnMut(StoredHop),
+    ) -> Result<()> {
+        let rows = sqlx::query(
+            "select * from hops where trace_id = ?1 order by request_started_unix_ns, seq",
+        )
+        .bind(trace_id)
+        .fetch_all(self.pool())
+        .await?;
+        let rows: Vec<HopRow> = rows.iter().filter_map(|row| self.readable(row)).collect();
+        for row in rows {
+            match super::body_pieces::stored_hop(self.pool(), row).await {
+                Ok(hop) => each(hop),
+                Err(StoreError::Malformed(_)) => self.skip_unreadable(),
+                Err(other) => return Err(other),
+            }
+        }
+        Ok(())
+    }
+
     /// Forgets every hop's trace and every trace `created_by` wrote (for a full re-grouping).
     pub async fn clear_grouping(&self, created_by: &str) -> Result<()> {
         let mut tx = self.begin_write().await?;

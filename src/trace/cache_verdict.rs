@@ -3,9 +3,9 @@
 //! region that changed, or a lapse of the lifetime the request asked for.
 
 use super::RecordedHop;
-use super::conversation_pairs::{ModelCall, model_calls, request_json};
+use super::conversation_pairs::{ModelCall, model_calls};
 use super::explain::human_duration;
-use super::prompt_regions::{ChangedRegion, PromptRegions, asked_ttls};
+use super::prompt_regions::ChangedRegion;
 use super::tokens::thousands;
 use crate::wire::dialect::{HopReading, Usage};
 
@@ -186,14 +186,14 @@ fn report(
 
 /// Why the later call read less than the earlier left cached.
 fn why_shrank(earlier: &RecordedHop, later: &RecordedHop) -> Option<Shrank> {
-    let (before, after) = (request_json(earlier)?, request_json(later)?);
-    if let Some(region) = PromptRegions::of(&after).first_change(&PromptRegions::of(&before)) {
+    let (before, after) = (earlier.request_parts()?, later.request_parts()?);
+    if let Some(region) = after.regions.first_change(&before.regions) {
         return Some(Shrank::Changed(region));
     }
     let gap_ns = later.start.started_unix_ns - earlier.start.started_unix_ns;
-    let ttls = asked_ttls(&after);
     // The longest lifetime asked for that the gap outlasted.
-    let outlasted = ttls
+    let outlasted = after
+        .ttls
         .iter()
         .rev()
         .find(|ttl| gap_ns > i64::try_from(**ttl).unwrap_or(i64::MAX) * 1_000_000_000);

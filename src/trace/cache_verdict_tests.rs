@@ -5,6 +5,7 @@ use serde_json::{Value, json};
 
 use super::*;
 use crate::hop::{BodyCapture, Header, HopEnd, HopStart, Role, Transport};
+use crate::trace::prompt_regions::asked_ttls;
 
 const TURN1: &str = include_str!("../../tests/fixtures/agents/claude-code/turn1_request.json");
 const TURN2: &str = include_str!("../../tests/fixtures/agents/claude-code/turn2_request.json");
@@ -22,6 +23,7 @@ fn answer(read: u64, written: u64, input: u64) -> Vec<u8> {
 fn model_hop(id: &str, at_ns: i64, request: &str, response: Vec<u8>) -> RecordedHop {
     let json = vec![Header::new("content-type", "application/json")];
     RecordedHop {
+        read: Default::default(),
         start: HopStart {
             id: id.into(),
             route: "model".into(),

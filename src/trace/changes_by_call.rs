@@ -65,6 +65,7 @@ mod tests {
 
     fn model_hop(id: &str, at: i64, request: &[u8]) -> RecordedHop {
         RecordedHop {
+            read: Default::default(),
             start: HopStart {
                 id: id.into(),
                 route: "model".into(),

@@ -2,12 +2,13 @@
 //! origin, the history by kind, what is new since the previous request, and the rest; each
 //! part's bytes and its share (≈) of the input tokens the API reported for that very request.
 
-use serde_json::Value;
+use std::sync::Arc;
 
 use super::RecordedHop;
-use super::conversation_pairs::{model_calls, request_json};
+use super::conversation_pairs::model_calls;
 use super::explain_context::ExplainContext;
 use super::request_anatomy::human_bytes;
+use super::request_parts::RequestParts;
 use super::tokens::thousands;
 use crate::wire::dialect::HopReading;
 
@@ -83,19 +84,21 @@ pub fn context_shares(hops: &[RecordedHop]) -> Vec<ContextShares> {
     let readings: Vec<HopReading> = hops.iter().map(RecordedHop::reading).collect();
     let context = ExplainContext::of_trace(hops, &readings);
     let calls = model_calls(hops, &readings);
-    let bodies: Vec<Option<Value>> = calls.iter().map(|c| request_json(&hops[c.index])).collect();
+    let bodies: Vec<Option<Arc<RequestParts>>> = calls
+        .iter()
+        .map(|c| hops[c.index].request_parts())
+        .collect();
     let mut out = Vec::new();
     for (at, call) in calls.iter().enumerate() {
         let Some(body) = &bodies[at] else {
             continue;
         };
         let mut parts = Vec::new();
-        for (n, block) in system_field(body).iter().enumerate() {
-            parts.push(part(format!("system block {}", n + 1), json_len(block)));
+        for (n, bytes) in body.system_blocks.iter().enumerate() {
+            parts.push(part(format!("system block {}", n + 1), *bytes));
         }
-        let in_conversation = all_messages(body).iter().filter(|m| is_system(m));
-        for (n, message) in in_conversation.enumerate() {
-            parts.push(part(format!("system message {}", n + 1), json_len(message)));
+        for (n, bytes) in body.system_messages.iter().enumerate() {
+            parts.push(part(format!("system message {}", n + 1), *bytes));
         }
         // The tools, measured as sent, grouped by where they come from.
         let defs = &call.request.tool_defs;
@@ -117,20 +120,10 @@ pub fn context_shares(hops: &[RecordedHop]) -> Vec<ContextShares> {
             };
             parts.push(part(label, bytes));
         }
-        let messages = messages_of(body);
-        let mut kinds: Vec<(&'static str, usize)> = Vec::new();
-        for message in &messages {
-            for (kind, bytes) in message_kinds(message) {
-                match kinds.iter_mut().find(|(k, _)| *k == kind) {
-                    Some((_, total)) => *total += bytes,
-                    None => kinds.push((kind, bytes)),
-                }
-            }
+        for (kind, bytes) in &body.history_kinds {
+            parts.push(part(format!("history: {kind}"), *bytes));
         }
-        for (kind, bytes) in kinds {
-            parts.push(part(format!("history: {kind}"), bytes));
-        }
-        let total_bytes = call.request.body_bytes.max(json_len(body));
+        let total_bytes = call.request.body_bytes.max(body.json_bytes);
         let counted: usize = parts.iter().map(|p| p.bytes).sum();
         parts.push(part(
             "the rest (parameters, JSON framing)".to_string(),
@@ -140,9 +133,9 @@ pub fn context_shares(hops: &[RecordedHop]) -> Vec<ContextShares> {
             .previous
             .and_then(|p| bodies[p].as_ref())
             .map(|before| {
-                let before = messages_of(before).len();
-                let new = messages.get(before..).unwrap_or_default();
-                (new.len(), new.iter().map(|m| json_len(m)).sum())
+                let before = before.message_bytes.len();
+                let new = body.message_bytes.get(before..).unwrap_or_default();
+                (new.len(), new.iter().sum())
             });
         out.push(ContextShares {
             hop_id: hops[call.index].start.id.clone(),
@@ -157,88 +150,6 @@ pub fn context_shares(hops: &[RecordedHop]) -> Vec<ContextShares> {
 
 fn part(label: String, bytes: usize) -> ContextPart {
     ContextPart { label, bytes }
-}
-
-fn json_len(value: &Value) -> usize {
-    serde_json::to_string(value).map_or(0, |s| s.len())
-}
-
-/// The system field's blocks: `system` (a string or blocks), `instructions`,
-/// `systemInstruction.parts`.
-fn system_field(body: &Value) -> Vec<Value> {
-    let field = body
-        .get("system")
-        .or_else(|| body.get("instructions"))
-        .or_else(|| body.get("systemInstruction").and_then(|s| s.get("parts")));
-    match field {
-        Some(Value::Array(items)) => items.clone(),
-        Some(Value::Null) | None => Vec::new(),
-        Some(other) => vec![other.clone()],
-    }
-}
-
-fn all_messages(body: &Value) -> &[Value] {
-    body.get("messages")
-        .or_else(|| body.get("input"))
-        .or_else(|| body.get("contents"))
-        .and_then(Value::as_array)
-        .map_or(&[], Vec::as_slice)
-}
-
-fn is_system(message: &Value) -> bool {
-    matches!(
-        message.get("role").and_then(Value::as_str),
-        Some("system" | "developer")
-    )
-}
-
-/// The conversation's messages, system and developer ones aside.
-fn messages_of(body: &Value) -> Vec<&Value> {
-    all_messages(body)
-        .iter()
-        .filter(|m| !is_system(m))
-        .collect()
-}
-
-/// One message's bytes by kind (`user`, `assistant`, `tool results`, `thinking`): block by
-/// block where it has blocks, its envelope counted with its role.
-fn message_kinds(message: &Value) -> Vec<(&'static str, usize)> {
-    let role_kind = match (
-        message.get("role").and_then(Value::as_str),
-        message.get("type").and_then(Value::as_str),
-    ) {
-        (_, Some("function_call_output" | "custom_tool_call_output")) | (Some("tool"), _) => {
-            "tool results"
-        }
-        (_, Some("reasoning")) => "thinking",
-        (_, Some("function_call" | "custom_tool_call")) => "assistant",
-        (Some("assistant" | "model"), _) => "assistant",
-        _ => "user",
-    };
-    let whole = json_len(message);
-    let blocks = message
-        .get("content")
-        .or_else(|| message.get("parts"))
-        .and_then(Value::as_array);
-    let Some(blocks) = blocks else {
-        return vec![(role_kind, whole)];
-    };
-    let mut out = Vec::new();
-    let mut inside = 0;
-    for block in blocks {
-        let bytes = json_len(block);
-        inside += bytes;
-        let kind = match block.get("type").and_then(Value::as_str) {
-            Some("tool_result") => "tool results",
-            Some("thinking" | "redacted_thinking") => "thinking",
-            _ if block.get("functionResponse").is_some() => "tool results",
-            _ if block.get("thought").and_then(Value::as_bool) == Some(true) => "thinking",
-            _ => role_kind,
-        };
-        out.push((kind, bytes));
-    }
-    out.push((role_kind, whole.saturating_sub(inside)));
-    out
 }
 
 #[cfg(test)]

@@ -30,6 +30,7 @@ fn hop(
         "application/json"
     };
     RecordedHop {
+        read: Default::default(),
         start: HopStart {
             id: id.into(),
             route: if role == Role::Mcp { "notes" } else { "model" }.into(),

@@ -21,6 +21,7 @@ impl From<StoredHop> for RecordedHop {
         let mut end = stored.end;
         super::settle_old_record(&mut end);
         RecordedHop {
+            read: Default::default(),
             start: stored.start,
             end: Some(end),
         }
@@ -70,12 +71,61 @@ const PASS_REST: u32 = 4;
 /// The longest rest, so a long pass (a backlog taken at once) is not followed by a long lag.
 const MAX_REST: std::time::Duration = std::time::Duration::from_secs(2);
 
-/// The hops of one stored trace, in start order, as the trace code reads them.
+/// The hops of one stored trace, in start order, as the trace code reads them: each read once
+/// as it is loaded, bodies kept (see [`read_trace_hops`]).
 pub async fn recorded_hops(store: &Store, trace_id: &str) -> Result<Vec<RecordedHop>> {
-    let hops = store.trace_hops(trace_id).await?;
-    // A WebSocket's Responses turns are read from its messages, each a model hop after it.
-    let hops = hops.into_iter().map(RecordedHop::from).collect();
-    Ok(super::ws_turns::with_turns(hops))
+    read_trace_hops(store, trace_id, Bodies::Kept).await
+}
+
+/// How a trace's hops are loaded for reading.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Bodies {
+    /// Every body kept whole, as recorded.
+    Kept,
+    /// Large model request bodies let go of once read (`read_once`): for the faces that print
+    /// what a request is, not its body.
+    LetGo,
+}
+
+/// The hops of one stored trace, in start order, each read once as it is loaded (its texts
+/// shared with the trace's other hops, `read_once`), so a long trace's re-sent prompts are
+/// held once; with [`Bodies::LetGo`], one large request body at a time.
+pub async fn read_trace_hops(
+    store: &Store,
+    trace_id: &str,
+    bodies: Bodies,
+) -> Result<Vec<RecordedHop>> {
+    let mut shared = super::read_once::SharedTexts::default();
+    let mut hops = Vec::new();
+    store
+        .each_trace_hop(trace_id, |stored| {
+            let mut hop = RecordedHop::from(stored);
+            if hop.end.as_ref().is_some_and(|e| e.websocket.is_none()) {
+                super::read_once::read_into(&hop, &mut shared);
+                if bodies == Bodies::LetGo {
+                    super::read_once::let_go_of_request_body(&mut hop);
+                }
+            }
+            hops.push(hop);
+        })
+        .await?;
+    let hops = super::ws_turns::with_turns(hops);
+    for hop in &hops {
+        super::read_once::read_into(hop, &mut shared);
+    }
+    Ok(hops)
+}
+
+/// A trace by its id or an unambiguous prefix, with its hops each read once (see
+/// [`read_trace_hops`]).
+pub async fn load_read_trace(
+    store: &Store,
+    id_or_prefix: &str,
+    bodies: Bodies,
+) -> Result<(TraceRow, Vec<RecordedHop>)> {
+    let row = store.trace(id_or_prefix).await?;
+    let hops = read_trace_hops(store, &row.id, bodies).await?;
+    Ok((row, hops))
 }
 
 /// A trace by its id or an unambiguous prefix, with its hops.

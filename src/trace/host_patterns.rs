@@ -36,7 +36,7 @@ pub fn selection_tools(request: &ModelRequest) -> Option<Vec<String>> {
 }
 
 fn system_text(request: &ModelRequest) -> String {
-    let mut text = request.system.clone().unwrap_or_default();
+    let mut text = request.system.as_deref().unwrap_or_default().to_string();
     for message in request.messages.iter().filter(|m| m.role == "system") {
         text.push('\n');
         text.push_str(&message.content);

@@ -191,6 +191,7 @@ fn new_messages_text(request: &ModelRequest, new: usize, dialect: Dialect) -> St
     let conversation: Vec<&ModelMessage> = request
         .messages
         .iter()
+        .map(|m| &**m)
         .filter(|m| m.role != "system" && m.role != "developer")
         .collect();
     let start = conversation.len().saturating_sub(new);
@@ -251,7 +252,7 @@ fn message_text(message: &ModelMessage, dialect: Dialect) -> String {
         }
         "user" => {
             let words = user_words(&ModelRequest {
-                messages: vec![message.clone()],
+                messages: vec![std::sync::Arc::new(message.clone())],
                 ..ModelRequest::default()
             });
             match words {

@@ -80,43 +80,54 @@ impl PromptRegions {
 
     /// The first region of `self` (the later request) that differs from `earlier`: None when
     /// the later one carries the earlier prompt unchanged at its start.
+    /// The first region that differs from `earlier`'s.
     pub fn first_change(&self, earlier: &PromptRegions) -> Option<ChangedRegion> {
+        self.digest().first_change(&earlier.digest())
+    }
+
+    /// The regions as digests: what comparing two prompts needs, without their contents.
+    pub fn digest(&self) -> RegionDigests {
+        RegionDigests {
+            tools: (self.tools.iter().enumerate())
+                .map(|(i, t)| {
+                    let name = tool_name(t).unwrap_or_else(|| format!("#{}", i + 1));
+                    (name, value_digest(t))
+                })
+                .collect(),
+            system: self.system.iter().map(value_digest).collect(),
+            messages: self.messages.iter().map(value_digest).collect(),
+        }
+    }
+}
+
+/// A prompt's regions as digests of their JSON (cache marks out, equal exactly when the values
+/// are): tools by name, system blocks and messages in order. Kept per request instead of its
+/// body, so a long trace's cache verdicts do not hold every request.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct RegionDigests {
+    pub tools: Vec<(String, u64)>,
+    pub system: Vec<u64>,
+    pub messages: Vec<u64>,
+}
+
+impl RegionDigests {
+    /// The first region of this prompt that differs from `earlier`'s.
+    pub fn first_change(&self, earlier: &RegionDigests) -> Option<ChangedRegion> {
         if self.tools != earlier.tools {
-            let names = |tools: &[Value]| -> Vec<(String, Value)> {
-                tools
-                    .iter()
-                    .enumerate()
-                    .map(|(i, t)| {
-                        (
-                            tool_name(t).unwrap_or_else(|| format!("#{}", i + 1)),
-                            t.clone(),
-                        )
-                    })
+            let (before, after) = (&earlier.tools, &self.tools);
+            let find = |list: &[(String, u64)], name: &str| {
+                list.iter().find(|(n, _)| n == name).map(|(_, v)| *v)
+            };
+            let names = |list: &[(String, u64)], keep: &dyn Fn(&str, u64) -> bool| {
+                list.iter()
+                    .filter(|(n, v)| keep(n, *v))
+                    .map(|(n, _)| n.clone())
                     .collect()
             };
-            let (before, after) = (names(&earlier.tools), names(&self.tools));
-            let find = |list: &[(String, Value)], name: &str| {
-                list.iter().find(|(n, _)| n == name).map(|(_, v)| v.clone())
-            };
-            let added = after
-                .iter()
-                .filter(|(n, _)| find(&before, n).is_none())
-                .map(|(n, _)| n.clone())
-                .collect();
-            let removed = before
-                .iter()
-                .filter(|(n, _)| find(&after, n).is_none())
-                .map(|(n, _)| n.clone())
-                .collect();
-            let changed = after
-                .iter()
-                .filter(|(n, v)| find(&before, n).is_some_and(|old| &old != v))
-                .map(|(n, _)| n.clone())
-                .collect();
             return Some(ChangedRegion::ToolSet {
-                added,
-                removed,
-                changed,
+                added: names(after, &|n, _| find(before, n).is_none()),
+                removed: names(before, &|n, _| find(after, n).is_none()),
+                changed: names(after, &|n, v| find(before, n).is_some_and(|old| old != v)),
             });
         }
         if let Some(n) = first_difference(&earlier.system, &self.system) {
@@ -126,9 +137,35 @@ impl PromptRegions {
     }
 }
 
-/// The index of the first item of `earlier` that `later` does not repeat at the same place
-/// (`later` may go on beyond it).
-fn first_difference(earlier: &[Value], later: &[Value]) -> Option<usize> {
+/// A digest of a JSON value, equal for equal values (an object's keys in any order, as
+/// `Value`'s own equality has them with `preserve_order`).
+pub fn value_digest(value: &Value) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    match value {
+        Value::Null => 0u8.hash(&mut hasher),
+        Value::Bool(b) => (1u8, b).hash(&mut hasher),
+        Value::Number(n) => (2u8, n.to_string()).hash(&mut hasher),
+        Value::String(s) => (3u8, s).hash(&mut hasher),
+        Value::Array(items) => {
+            4u8.hash(&mut hasher);
+            items.iter().for_each(|v| value_digest(v).hash(&mut hasher));
+        }
+        Value::Object(map) => {
+            // Keys in any order: the entries' digests combined by a sum.
+            let mut sum = 0u64;
+            for (key, inner) in map {
+                let mut entry = std::collections::hash_map::DefaultHasher::new();
+                (key, value_digest(inner)).hash(&mut entry);
+                sum = sum.wrapping_add(entry.finish());
+            }
+            (5u8, map.len(), sum).hash(&mut hasher);
+        }
+    }
+    hasher.finish()
+}
+
+fn first_difference<T: PartialEq>(earlier: &[T], later: &[T]) -> Option<usize> {
     earlier
         .iter()
         .enumerate()

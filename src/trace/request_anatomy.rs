@@ -180,10 +180,24 @@ pub fn title_words(request: &ModelRequest) -> Option<String> {
     Some(title_line(&user_words(request)?)).filter(|t| !t.is_empty())
 }
 
-/// A title or summary on one line: whitespace runs (line breaks too) become one space, and a
-/// pair of quotes around the whole is dropped.
+/// The longest title kept, in characters: a title names a trace, it is not its message (a
+/// pasted 28 MB file is no title).
+pub const TITLE_CHARS: usize = 500;
+
+/// A title or summary on one line: whitespace runs (line breaks too) become one space, a pair
+/// of quotes around the whole is dropped, and it ends with `…` after [`TITLE_CHARS`].
 pub fn title_line(text: &str) -> String {
-    let line = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    // Only the head can be kept: the rest of a long text is not read.
+    let head = match text.char_indices().nth(TITLE_CHARS * 8) {
+        Some((at, _)) => &text[..at],
+        None => text,
+    };
+    let mut line = head.split_whitespace().collect::<Vec<_>>().join(" ");
+    if line.chars().count() > TITLE_CHARS || head.len() < text.len() {
+        line = line.chars().take(TITLE_CHARS - 1).collect();
+        line.push('…');
+        return line;
+    }
     for (open, close) in [('"', '"'), ('\u{201c}', '\u{201d}'), ('\'', '\'')] {
         if let Some(inner) = line
             .strip_prefix(open)
@@ -275,12 +289,12 @@ pub fn human_bytes(bytes: usize) -> String {
 mod tests {
     use super::*;
 
-    fn message(role: &str, content: &str) -> ModelMessage {
-        ModelMessage {
+    fn message(role: &str, content: &str) -> std::sync::Arc<ModelMessage> {
+        std::sync::Arc::new(ModelMessage {
             role: role.into(),
             content: content.into(),
             ..ModelMessage::default()
-        }
+        })
     }
 
     #[test]
@@ -324,6 +338,13 @@ mod tests {
             "context: # currentDate Today"
         );
         assert_eq!(title_line("\"a\" and \"b\""), "\"a\" and \"b\"");
+        // A pasted file is cut: a title names the trace.
+        let pasted = "x".repeat(3_000_000);
+        let title = title_line(&pasted);
+        assert_eq!(title.chars().count(), TITLE_CHARS);
+        assert!(title.ends_with('…'));
+        let words = "word ".repeat(200);
+        assert_eq!(title_line(&words).chars().count(), TITLE_CHARS);
         let request = ModelRequest {
             messages: vec![
                 message("user", "# AGENTS.md instructions for /x\n\nBe brief."),

@@ -150,6 +150,7 @@ impl Turn<'_> {
             ..HopEnd::default()
         };
         RecordedHop {
+            read: Default::default(),
             start,
             end: Some(end),
         }

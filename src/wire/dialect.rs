@@ -24,6 +24,8 @@ pub mod text_tool_call;
 mod usage;
 mod usage_read;
 
+use std::sync::Arc;
+
 use serde_json::Value;
 
 use crate::hop::{BodyCapture, Header, HopEnd, HopStart, HopState, Role, Transport, header_text};
@@ -192,7 +194,7 @@ pub enum ToolCallForm {
 
 /// One tool call, whatever dialect carried it; `arguments` is always JSON (a string that did not
 /// parse is kept as a JSON string, and `arguments_invalid` says so).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ToolCall {
     pub id: Option<String>,
     pub name: String,
@@ -215,7 +217,7 @@ impl ToolCall {
 
 /// One message of a conversation, normalized across dialects. Anthropic `tool_result` blocks
 /// become messages with role `tool`, as in Ollama and OpenAI.
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ModelMessage {
     pub role: String,
     pub content: String,
@@ -237,9 +239,10 @@ pub struct ModelMessage {
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct ModelRequest {
     pub model: Option<String>,
-    pub system: Option<String>,
-    /// For `/api/generate` the prompt is given as one `user` message.
-    pub messages: Vec<ModelMessage>,
+    /// Shared (`Arc`): a trace's requests re-send the same prompt, kept once when read together.
+    pub system: Option<Arc<str>>,
+    /// For `/api/generate` the prompt is given as one `user` message. Each shared, as `system`.
+    pub messages: Vec<Arc<ModelMessage>>,
     /// The names of the callable tools offered (tools inside a namespace entry counted each).
     pub tools: Vec<String>,
     pub stream: bool,

@@ -143,6 +143,7 @@ fn side_calls_stand_apart_from_the_conversation() {
 fn extra_hop(id: &str, path: &str, request: &[u8], response: &[u8], at: i64) -> RecordedHop {
     let id = format!("{id:0>32}");
     RecordedHop {
+        read: Default::default(),
         start: HopStart {
             id: id.clone(),
             route: "model".into(),

@@ -70,7 +70,7 @@ pub fn assert_turn_request(request: &ModelRequest, system_bytes: usize, context_
         .map(|p| p.bytes)
         .collect();
     assert_eq!(instruction, [system_bytes]);
-    assert_eq!(request.system.as_ref().map(String::len), Some(system_bytes));
+    assert_eq!(request.system.as_deref().map(str::len), Some(system_bytes));
     let context: Vec<usize> = request
         .system_parts
         .iter()

@@ -40,7 +40,7 @@ fn the_router_call_is_a_side_request_asking_for_json() {
     assert_eq!(request.model.as_deref(), Some("gemini-3.5-flash-lite"));
     assert!(!request.stream);
     assert!(request.tools.is_empty());
-    assert_eq!(request.system.as_ref().map(String::len), Some(2_175));
+    assert_eq!(request.system.as_deref().map(str::len), Some(2_175));
     assert_eq!(
         request.system_parts.len(),
         2,

@@ -159,10 +159,15 @@ fn hop_log_bodies(log: &Value) -> Vec<(String, Vec<u8>, Vec<u8>)> {
 
 /// Peak RSS of `tracer ls`, in KiB, read from /proc while it runs (VmHWM only grows).
 fn ls_peak_kib(db: &Path) -> (u64, Vec<u8>) {
+    peak_kib(db, &["ls", "--json"])
+}
+
+/// Peak RSS of a tracer command, in KiB, and its output.
+fn peak_kib(db: &Path, args: &[&str]) -> (u64, Vec<u8>) {
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_tracer"))
         .arg("--db")
         .arg(db)
-        .args(["ls", "--json"])
+        .args(args)
         .stdout(std::process::Stdio::piped())
         .spawn()
         .unwrap();
@@ -284,7 +289,10 @@ async fn a_200_turn_session_is_kept_in_a_tenth_of_its_bytes_and_read_back_exact(
     // summaries the first time, and from then on reads none of the bodies.
     let (baseline_kib, _) = ls_peak_kib(&db);
     let clock = std::time::Instant::now();
-    let big = unique_text(raw + 1024 * 1024);
+    // A model request of one message, so `show` reads it as the session's requests are read.
+    let big = serde_json::to_vec(&json!({"model": "m", "max_tokens": 1, "messages": [
+        {"role": "user", "content": String::from_utf8(unique_text(raw + 1024 * 1024)).unwrap()}]}))
+    .unwrap();
     let args = ["--max-body", "200000000"];
     let proxy = ProxyProcess::start_with(&db, upstream, &args).await;
     answers
@@ -292,7 +300,7 @@ async fn a_200_turn_session_is_kept_in_a_tenth_of_its_bytes_and_read_back_exact(
         .unwrap()
         .push_back(vec!["data: {}\n\n".to_string()]);
     // Its own trace however soon after the session it comes (grouping's window would join it).
-    let post = Request::post(format!("http://{}/v1/upload", proxy.addr))
+    let post = Request::post(format!("http://{}/v1/messages", proxy.addr))
         .header(
             "traceparent",
             "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
@@ -319,6 +327,29 @@ async fn a_200_turn_session_is_kept_in_a_tenth_of_its_bytes_and_read_back_exact(
         (kib.saturating_sub(baseline_kib) as usize) * 1024 < big.len() / 4,
         "tracer ls peaked at {kib} KiB (before the big body {baseline_kib} KiB, the first time \
          after it {first_kib} KiB) with a body of {} bytes",
+        big.len()
+    );
+    // `show` reads each request once and lets go of its body: the whole session shows in less
+    // memory than the one request that is larger than all of it.
+    let big_trace = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["id"].as_str().unwrap());
+    let big_trace = big_trace
+        .into_iter()
+        .find(|id| *id != trace)
+        .unwrap()
+        .to_string();
+    let (big_kib, big_shown) = peak_kib(&db, &["show", &big_trace]);
+    assert!(String::from_utf8_lossy(&big_shown).contains("1 hop"));
+    let (show_kib, shown) = peak_kib(&db, &["show", &trace]);
+    assert!(String::from_utf8_lossy(&shown).contains(&format!("{TURNS} hops")));
+    eprintln!("show peaked at {show_kib} KiB, {big_kib} KiB for the one big request");
+    assert!(
+        show_kib < big_kib,
+        "tracer show of {TURNS} turns ({raw} body bytes) peaked at {show_kib} KiB, of one \
+         request of {} bytes at {big_kib} KiB",
         big.len()
     );
 }

@@ -25,6 +25,7 @@ fn first_run() -> Vec<RecordedHop> {
                 .request_headers
                 .retain(|header| header.name != "x-claude-code-session-id");
             RecordedHop {
+                read: Default::default(),
                 start,
                 end: Some(h.end),
             }

@@ -60,6 +60,7 @@ pub fn agent_hops(agent: &str) -> Vec<RecordedHop> {
             let role: Role = entry["role"].as_str().unwrap_or("other").parse().unwrap();
             let path = entry["path"].as_str().unwrap_or("/").to_string();
             RecordedHop {
+                read: Default::default(),
                 start: HopStart {
                     id: id.clone(),
                     route: entry["route"].as_str().unwrap_or("route").into(),

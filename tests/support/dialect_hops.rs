@@ -36,6 +36,7 @@ pub fn hop_with(
     response: &[u8],
 ) -> RecordedHop {
     RecordedHop {
+        read: Default::default(),
         start: HopStart {
             id: "00000000000000000000000000000001".into(),
             route: role.as_str().into(),

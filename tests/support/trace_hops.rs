@@ -16,6 +16,7 @@ pub fn hop(id: &str, role: Role, path: &str, start_ms: i64, end_ms: i64) -> HopB
     let id = format!("{id:0>32}");
     HopBuilder {
         hop: RecordedHop {
+            read: Default::default(),
             start: HopStart {
                 id: id.clone(),
                 route: role.as_str().into(),

@@ -152,6 +152,7 @@ impl HopLog {
                 return Err(bad("request", "a body but no ended_unix_ns".into()));
             }
             out.push(RecordedHop {
+                read: Default::default(),
                 start,
                 end: Some(end),
             });

@@ -19,7 +19,7 @@ pub fn input_messages(request: &ModelRequest) -> String {
 
 /// `gen_ai.system_instructions`: the system prompt (its own field, or the system messages).
 pub fn system_instructions(request: &ModelRequest) -> Option<String> {
-    let mut texts: Vec<&str> = request.system.iter().map(String::as_str).collect();
+    let mut texts: Vec<&str> = request.system.as_deref().into_iter().collect();
     texts.extend(
         request
             .messages
@@ -123,22 +123,22 @@ mod tests {
         let request = ModelRequest {
             system: Some("be brief".into()),
             messages: vec![
-                ModelMessage {
+                std::sync::Arc::new(ModelMessage {
                     role: "user".into(),
                     content: "Add buy milk".into(),
                     ..ModelMessage::default()
-                },
-                ModelMessage {
+                }),
+                std::sync::Arc::new(ModelMessage {
                     role: "assistant".into(),
                     tool_calls: vec![call()],
                     ..ModelMessage::default()
-                },
-                ModelMessage {
+                }),
+                std::sync::Arc::new(ModelMessage {
                     role: "tool".into(),
                     content: "ok".into(),
                     tool_call_id: Some("call_1".into()),
                     ..ModelMessage::default()
-                },
+                }),
             ],
             ..ModelRequest::default()
         };

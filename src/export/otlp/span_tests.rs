@@ -41,6 +41,7 @@ fn hop(
         ..HopEnd::default()
     };
     RecordedHop {
+        read: Default::default(),
         start,
         end: Some(end),
     }

@@ -258,6 +258,7 @@ mod tests {
         gzip.write_all(answer).unwrap();
         let gzipped = gzip.finish().unwrap();
         let hop = RecordedHop {
+            read: Default::default(),
             start: HopStart {
                 id: "1".into(),
                 route: "model".into(),

@@ -65,6 +65,7 @@ mod tests {
     #[test]
     fn json_frames_are_laid_out_and_binary_ones_named_by_size_only() {
         let hop = RecordedHop {
+            read: Default::default(),
             start: HopStart {
                 id: "1".into(),
                 route: "model".into(),

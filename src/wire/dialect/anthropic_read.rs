@@ -142,9 +142,9 @@ pub(super) fn request(body: &BodyCapture) -> BodyReading {
         let mut system_parts = field_parts(value.get("system"), SystemSource::SystemField);
         system_parts.extend(message_system_parts(&messages));
         whole(Reading::ModelRequest(ModelRequest {
-            system,
+            system: system.map(std::sync::Arc::from),
             tools: tool_defs.iter().map(|t| t.name.clone()).collect(),
-            messages,
+            messages: messages.into_iter().map(std::sync::Arc::new).collect(),
             system_parts,
             tool_defs,
             cache_marks: cache_marks(value),

@@ -91,7 +91,7 @@ fn read_system(instruction: Option<&Value>, request: &mut ModelRequest) {
         });
     }
     let system = parts.join("\n");
-    request.system = (!system.is_empty()).then_some(system);
+    request.system = (!system.is_empty()).then(|| system.into());
 }
 
 /// `tools: [{functionDeclarations: [...]}, {googleSearch: {}}, …]`: each declaration a tool,
@@ -207,9 +207,11 @@ fn read_content(content: &Value, request: &mut ModelRequest) {
     add_text_tool_calls(&mut message);
     let answers_only = !results.is_empty() && message.content.is_empty();
     if !answers_only || !message.tool_calls.is_empty() {
-        request.messages.push(message);
+        request.messages.push(std::sync::Arc::new(message));
     }
-    request.messages.extend(results);
+    request
+        .messages
+        .extend(results.into_iter().map(std::sync::Arc::new));
 }
 
 #[cfg(test)]

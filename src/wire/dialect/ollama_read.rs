@@ -96,9 +96,9 @@ pub(super) fn request(body: &BodyCapture) -> BodyReading {
         let mut system_parts = field_parts(value.get("system"), SystemSource::SystemField);
         system_parts.extend(message_system_parts(&messages));
         whole(Reading::ModelRequest(ModelRequest {
-            system,
+            system: system.map(std::sync::Arc::from),
             system_parts,
-            messages,
+            messages: messages.into_iter().map(std::sync::Arc::new).collect(),
             tools: tool_names(value.get("tools")),
             tool_defs: flat_tool_defs(value.get("tools")),
             thinking_mode: match value.get("think") {

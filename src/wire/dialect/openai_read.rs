@@ -25,9 +25,9 @@ pub(super) fn request(body: &BodyCapture) -> BodyReading {
             .map(|m| m.content.clone());
         let tool_defs = flat_tool_defs(value.get("tools"));
         whole(Reading::ModelRequest(ModelRequest {
-            system,
+            system: system.map(std::sync::Arc::from),
             system_parts: message_system_parts(&messages),
-            messages,
+            messages: messages.into_iter().map(std::sync::Arc::new).collect(),
             tools: tool_names(value.get("tools")),
             tool_defs,
             thinking_mode: str_field(value, "reasoning_effort").map(|e| format!("effort {e}")),

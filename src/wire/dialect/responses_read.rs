@@ -201,9 +201,9 @@ pub(super) fn request(body: &BodyCapture) -> BodyReading {
         system_parts.extend(message_system_parts(&messages));
         let tool_defs = tool_defs(value.get("tools"));
         whole(Reading::ModelRequest(ModelRequest {
-            system,
+            system: system.map(std::sync::Arc::from),
             tools: tool_defs.iter().map(|t| t.name.clone()).collect(),
-            messages,
+            messages: messages.into_iter().map(std::sync::Arc::new).collect(),
             system_parts,
             tool_defs,
             thinking_mode: thinking_mode(value),

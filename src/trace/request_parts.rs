@@ -1,0 +1,145 @@
+//! What a model request's body is made of, measured once while the body is at hand: the bytes
+//! of each system block, message and kind of history, the prompt's regions as digests and the
+//! cache lifetimes it asks for; what the context shares and cache verdicts need of it.
+
+use serde_json::Value;
+
+use super::RecordedHop;
+use super::conversation_pairs::request_json;
+use super::prompt_regions::{PromptRegions, RegionDigests, asked_ttls};
+
+/// One model request's body, measured.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct RequestParts {
+    /// Bytes of each block of the system field (`system`, `instructions`,
+    /// `systemInstruction.parts`).
+    pub system_blocks: Vec<usize>,
+    /// Bytes of each system or developer message of the conversation.
+    pub system_messages: Vec<usize>,
+    /// The history's bytes by kind (`user`, `assistant`, `tool results`, `thinking`), in the
+    /// order each kind first appears.
+    pub history_kinds: Vec<(&'static str, usize)>,
+    /// Bytes of each message of the conversation, system and developer ones aside.
+    pub message_bytes: Vec<usize>,
+    /// The body as compact JSON.
+    pub json_bytes: usize,
+    /// The prompt's regions (tools, system blocks, messages) as digests.
+    pub regions: RegionDigests,
+    /// The cache lifetimes the request asks for, in seconds, ascending.
+    pub ttls: Vec<u64>,
+}
+
+impl RequestParts {
+    /// The parts of a hop's request body, when it is JSON.
+    pub fn of(hop: &RecordedHop) -> Option<RequestParts> {
+        request_json(hop).map(|body| RequestParts::of_body(&body))
+    }
+
+    /// The parts of a request body.
+    pub fn of_body(body: &Value) -> RequestParts {
+        let mut history_kinds: Vec<(&'static str, usize)> = Vec::new();
+        let messages = messages_of(body);
+        for message in &messages {
+            for (kind, bytes) in message_kinds(message) {
+                match history_kinds.iter_mut().find(|(k, _)| *k == kind) {
+                    Some((_, total)) => *total += bytes,
+                    None => history_kinds.push((kind, bytes)),
+                }
+            }
+        }
+        RequestParts {
+            system_blocks: system_field(body).into_iter().map(json_len).collect(),
+            system_messages: (all_messages(body).iter())
+                .filter(|m| is_system(m))
+                .map(json_len)
+                .collect(),
+            history_kinds,
+            message_bytes: messages.iter().map(|m| json_len(m)).collect(),
+            json_bytes: json_len(body),
+            regions: PromptRegions::of(body).digest(),
+            ttls: asked_ttls(body),
+        }
+    }
+}
+
+fn json_len(value: &Value) -> usize {
+    serde_json::to_string(value).map_or(0, |s| s.len())
+}
+
+/// The system field's blocks: `system` (a string or blocks), `instructions`,
+/// `systemInstruction.parts`.
+fn system_field(body: &Value) -> Vec<&Value> {
+    let field = body
+        .get("system")
+        .or_else(|| body.get("instructions"))
+        .or_else(|| body.get("systemInstruction").and_then(|s| s.get("parts")));
+    match field {
+        Some(Value::Array(items)) => items.iter().collect(),
+        Some(Value::Null) | None => Vec::new(),
+        Some(other) => vec![other],
+    }
+}
+
+fn all_messages(body: &Value) -> &[Value] {
+    body.get("messages")
+        .or_else(|| body.get("input"))
+        .or_else(|| body.get("contents"))
+        .and_then(Value::as_array)
+        .map_or(&[], Vec::as_slice)
+}
+
+fn is_system(message: &Value) -> bool {
+    matches!(
+        message.get("role").and_then(Value::as_str),
+        Some("system" | "developer")
+    )
+}
+
+/// The conversation's messages, system and developer ones aside.
+fn messages_of(body: &Value) -> Vec<&Value> {
+    all_messages(body)
+        .iter()
+        .filter(|m| !is_system(m))
+        .collect()
+}
+
+/// One message's bytes by kind (`user`, `assistant`, `tool results`, `thinking`): block by
+/// block where it has blocks, its envelope counted with its role.
+fn message_kinds(message: &Value) -> Vec<(&'static str, usize)> {
+    let role_kind = match (
+        message.get("role").and_then(Value::as_str),
+        message.get("type").and_then(Value::as_str),
+    ) {
+        (_, Some("function_call_output" | "custom_tool_call_output")) | (Some("tool"), _) => {
+            "tool results"
+        }
+        (_, Some("reasoning")) => "thinking",
+        (_, Some("function_call" | "custom_tool_call")) => "assistant",
+        (Some("assistant" | "model"), _) => "assistant",
+        _ => "user",
+    };
+    let whole = json_len(message);
+    let blocks = message
+        .get("content")
+        .or_else(|| message.get("parts"))
+        .and_then(Value::as_array);
+    let Some(blocks) = blocks else {
+        return vec![(role_kind, whole)];
+    };
+    let mut out = Vec::new();
+    let mut inside = 0;
+    for block in blocks {
+        let bytes = json_len(block);
+        inside += bytes;
+        let kind = match block.get("type").and_then(Value::as_str) {
+            Some("tool_result") => "tool results",
+            Some("thinking" | "redacted_thinking") => "thinking",
+            _ if block.get("functionResponse").is_some() => "tool results",
+            _ if block.get("thought").and_then(Value::as_bool) == Some(true) => "thinking",
+            _ => role_kind,
+        };
+        out.push((kind, bytes));
+    }
+    out.push((role_kind, whole.saturating_sub(inside)));
+    out
+}
