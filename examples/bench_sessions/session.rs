@@ -155,10 +155,16 @@ pub fn sse_events(answer: &Answer, turn: usize) -> Vec<String> {
 /// The answer the script gives on `turn`: the agent works alone, a tool call on every turn
 /// (the MCP server's every `tool_every` turns, the agent's own `read_file` otherwise), and
 /// answers in text on the last one.
-pub fn answer_for(rng: &mut Rng, turn: usize, turns: usize, tool_every: usize) -> Answer {
+pub fn answer_for(
+    rng: &mut Rng,
+    turn: usize,
+    turns: usize,
+    tool_every: usize,
+    id_prefix: &str,
+) -> Answer {
     if turn + 1 < turns {
         Answer::ToolUse {
-            id: format!("toolu_{turn:05}"),
+            id: format!("{id_prefix}{turn:05}"),
             name: if turn % tool_every == tool_every - 1 {
                 "search_docs"
             } else {
@@ -170,6 +176,12 @@ pub fn answer_for(rng: &mut Rng, turn: usize, turns: usize, tool_every: usize) -
         let len = 150 + rng.below(700) as usize;
         Answer::Text(prose(rng, len))
     }
+}
+
+/// The message carrying a tool's result back (a user message of `tool_result` blocks).
+pub fn tool_result(id: &str, text: &str) -> Value {
+    json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": id,
+        "content": [{"type": "text", "text": text}]}]})
 }
 
 /// The assistant message the client keeps in its history for an answer.
