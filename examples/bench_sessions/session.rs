@@ -155,16 +155,10 @@ pub fn sse_events(answer: &Answer, turn: usize) -> Vec<String> {
 /// The answer the script gives on `turn`: the agent works alone, a tool call on every turn
 /// (the MCP server's every `tool_every` turns, the agent's own `read_file` otherwise), and
 /// answers in text on the last one.
-pub fn answer_for(
-    rng: &mut Rng,
-    turn: usize,
-    turns: usize,
-    tool_every: usize,
-    id_prefix: &str,
-) -> Answer {
+pub fn answer_for(rng: &mut Rng, turn: usize, turns: usize, tool_every: usize) -> Answer {
     if turn + 1 < turns {
         Answer::ToolUse {
-            id: format!("{id_prefix}{turn:05}"),
+            id: format!("toolu_{turn:05}"),
             name: if turn % tool_every == tool_every - 1 {
                 "search_docs"
             } else {

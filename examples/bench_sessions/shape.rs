@@ -66,12 +66,16 @@ impl Shape {
         }
     }
 
+    /// The scripted answer, its tool call named as the dialect names them (`toolu_…`, `call_…`).
     pub fn answer_for(self, rng: &mut Rng, turn: usize, turns: usize, every: usize) -> Answer {
-        let prefix = match self {
-            Shape::Claude => "toolu_",
-            Shape::Qwen => "call_",
-        };
-        session::answer_for(rng, turn, turns, every, prefix)
+        match (self, session::answer_for(rng, turn, turns, every)) {
+            (Shape::Qwen, Answer::ToolUse { name, query, .. }) => Answer::ToolUse {
+                id: format!("call_{turn:05}"),
+                name,
+                query,
+            },
+            (_, answer) => answer,
+        }
     }
 
     pub fn sse_events(self, answer: &Answer, turn: usize) -> Vec<String> {
