@@ -172,6 +172,12 @@ pub fn answer_for(rng: &mut Rng, turn: usize, turns: usize, tool_every: usize) -
     }
 }
 
+/// The message carrying a tool's result back (a user message of `tool_result` blocks).
+pub fn tool_result(id: &str, text: &str) -> Value {
+    json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": id,
+        "content": [{"type": "text", "text": text}]}]})
+}
+
 /// The assistant message the client keeps in its history for an answer.
 pub fn assistant_message(answer: &Answer) -> Value {
     match answer {
