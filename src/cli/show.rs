@@ -40,12 +40,11 @@ pub async fn run(db: &Path, args: ShowArgs) -> anyhow::Result<ExitCode> {
     } else {
         let store = Store::open_existing(db).await?;
         group_new_hops(&store).await?;
+        if args.json {
+            return show_json(store, &args.id).await;
+        }
         // The text faces read the hops themselves: their log carries no copy of the bodies.
-        let loaded = if args.json {
-            HopLog::from_store(&store, &args.id)
-                .await
-                .map(|log| (log, Vec::new()))
-        } else {
+        let loaded = {
             // `--changes` compares request bodies; the numbered trace needs none once read.
             let bodies = match args.changes {
                 true => HopBodies::Kept,
@@ -70,6 +69,36 @@ pub async fn run(db: &Path, args: ShowArgs) -> anyhow::Result<ExitCode> {
     } else {
         out!("{}", render_hops_with_stderr(&log, &hops, &stderr))?;
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `show --json` of a stored trace: its hop log, each large request body let go of once read
+/// and fetched back from the store as its message is written, so one is held at a time.
+async fn show_json(store: Store, id: &str) -> anyhow::Result<ExitCode> {
+    let loaded = HopLog::from_store_with(&store, id, HopBodies::LetGo).await;
+    let unreadable = store.unreadable_rows();
+    let log = match loaded {
+        Ok(log) => log,
+        Err(error) => {
+            store.close().await;
+            return Err(error.into());
+        }
+    };
+    let fetching = store.clone();
+    let written = tokio::task::spawn_blocking(move || {
+        let runtime = tokio::runtime::Handle::current();
+        let fetch = |hop_id: &str| {
+            let hop = runtime.block_on(fetching.hop_by_id(hop_id));
+            hop.ok().map(|hop| hop.end.request_body)
+        };
+        emit_json_streamed(&log.streamed(fetch))
+    })
+    .await;
+    store.close().await;
+    if unreadable > 0 {
+        crate::say!("{}", super::ls::unreadable_note(unreadable));
+    }
+    written??;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -12,6 +12,7 @@ mod json_layout;
 mod message_entry;
 mod parts;
 mod rebuild;
+mod streamed;
 mod summaries;
 mod tokens;
 mod ws_entry;
@@ -21,7 +22,7 @@ use serde::{Deserialize, Serialize};
 use crate::hop::{HopState, Role, Transport};
 use crate::store::traces::TraceRow;
 use crate::store::{Store, StoreError};
-use crate::trace::correlate::load_trace;
+use crate::trace::correlate::{Bodies as HopBodies, load_read_trace};
 use crate::trace::{RecordedHop, TraceSummary, explain_trace, summarize};
 use message_entry::message_entry;
 
@@ -220,7 +221,18 @@ impl HopLog {
         store: &Store,
         trace_id_or_prefix: &str,
     ) -> Result<HopLog, HopLogError> {
-        let (row, hops) = load_trace(store, trace_id_or_prefix).await?;
+        HopLog::from_store_with(store, trace_id_or_prefix, HopBodies::Kept).await
+    }
+
+    /// The hop log of a stored trace, its hops loaded with their bodies or (`LetGo`) large
+    /// request bodies let go of once read, to be fetched back as it is written
+    /// ([`HopLog::streamed`]).
+    pub async fn from_store_with(
+        store: &Store,
+        trace_id_or_prefix: &str,
+        bodies: HopBodies,
+    ) -> Result<HopLog, HopLogError> {
+        let (row, hops) = load_read_trace(store, trace_id_or_prefix, bodies).await?;
         let session = store.session_of_trace(&row.id).await?;
         let mut log = HopLog::from_recorded(row, &hops);
         log.trace.session = session.as_ref().map(SessionEntry::of);

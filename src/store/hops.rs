@@ -199,6 +199,18 @@ impl Store {
         Ok(rows.iter().filter_map(|row| self.readable(row)).collect())
     }
 
+    /// One hop by its whole id (by the key's index: for readers that fetch hop after hop).
+    pub async fn hop_by_id(&self, id: &str) -> Result<StoredHop> {
+        let row = sqlx::query_as::<_, HopRow>("select * from hops where id = ?1")
+            .bind(id)
+            .fetch_optional(self.pool())
+            .await?;
+        match row {
+            Some(row) => stored_hop(self.pool(), row).await,
+            None => Err(StoreError::NotFound(format!("hop {id}"))),
+        }
+    }
+
     /// One hop by its id or an unambiguous prefix of it.
     pub async fn hop(&self, id: &str) -> Result<StoredHop> {
         let rows = sqlx::query_as::<_, HopRow>(

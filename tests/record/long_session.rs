@@ -345,7 +345,19 @@ async fn a_200_turn_session_is_kept_in_a_tenth_of_its_bytes_and_read_back_exact(
     assert!(String::from_utf8_lossy(&big_shown).contains("1 hop"));
     let (show_kib, shown) = peak_kib(&db, &["show", &trace]);
     assert!(String::from_utf8_lossy(&shown).contains(&format!("{TURNS} hops")));
-    eprintln!("show peaked at {show_kib} KiB, {big_kib} KiB for the one big request");
+    // `show --json` prints every body, fetching each let-go request body back in its turn.
+    let (json_kib, json) = peak_kib(&db, &["show", &trace, "--json"]);
+    let json: Value = serde_json::from_slice(&json).unwrap();
+    assert_eq!(hop_log_bodies(&json).len(), TURNS);
+    eprintln!(
+        "show peaked at {show_kib} KiB, show --json at {json_kib} KiB, {big_kib} KiB for the \
+         one big request"
+    );
+    assert!(
+        json_kib < big_kib,
+        "tracer show --json of {TURNS} turns peaked at {json_kib} KiB, show of one request \
+         larger than all of them at {big_kib} KiB"
+    );
     assert!(
         show_kib < big_kib,
         "tracer show of {TURNS} turns ({raw} body bytes) peaked at {show_kib} KiB, of one \
