@@ -239,6 +239,7 @@ fn run() -> Result<()> {
     if let Some(mib) = args.pad_db_mib {
         pad_db(&args, &db, mib)?;
     }
+    readers::first_ls(&args.tracer, dir.path(), &db)?;
     let (id, hops) = readers::long_trace(&args.tracer, &db)?;
     println!("the long trace: {id}, {hops} hops");
     readers::readers(&args.tracer, dir.path(), &db, &id, unique_bytes)?;

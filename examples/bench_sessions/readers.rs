@@ -48,6 +48,22 @@ pub fn verdict(ok: bool) -> &'static str {
     if ok { "met" } else { "MISSED" }
 }
 
+/// The first `tracer ls` after recording, measured: it computes and keeps what it lists (no
+/// summary is kept yet), the listings after it read the kept ones.
+pub fn first_ls(tracer: &Path, dir: &Path, db: &Path) -> Result<()> {
+    let db_arg = db.to_string_lossy().to_string();
+    let run = run_reader(tracer, dir, &["ls", "--db", &db_arg])?;
+    let ok = run.seconds <= 0.3 && run.peak_mib <= 50.0;
+    println!(
+        "{:<34} {:>6.2} s {:>7.1} MiB   <= 0.3 s, <= 50 MiB   {}",
+        "tracer ls (first, computes)",
+        run.seconds,
+        run.peak_mib,
+        verdict(ok)
+    );
+    Ok(())
+}
+
 /// The trace with the most hops, by `tracer ls --json`: its id and hop count.
 pub fn long_trace(tracer: &Path, db: &Path) -> Result<(String, i64)> {
     let listing = Command::new(tracer)

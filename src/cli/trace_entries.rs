@@ -3,7 +3,7 @@
 use crate::export::hop_log::{SessionEntry, TraceEntry};
 use crate::store::Store;
 use crate::store::traces::TraceRow;
-use crate::trace::correlate::recorded_hops;
+use crate::trace::correlate::{Bodies, read_trace_hops};
 use crate::trace::summarize;
 use crate::trace::summary::TraceStatus;
 
@@ -18,7 +18,8 @@ pub(super) async fn trace_entry(store: &Store, row: TraceRow) -> anyhow::Result<
     {
         return Ok(entry);
     }
-    let hops = recorded_hops(store, &row.id).await?;
+    // A summary is made of readings: each large request body is let go of once read.
+    let hops = read_trace_hops(store, &row.id, Bodies::LetGo).await?;
     let mut summary = summarize(&hops);
     drop(hops);
     let title = row.title.clone().or(summary.title.take());

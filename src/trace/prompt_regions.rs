@@ -111,6 +111,32 @@ pub struct RegionDigests {
 }
 
 impl RegionDigests {
+    /// The digests of a request body's regions, as `PromptRegions::of(body).digest()` gives
+    /// them, without copying the regions first.
+    pub fn of_body(body: &Value) -> RegionDigests {
+        let system_value = body
+            .get("system")
+            .or_else(|| body.get("instructions"))
+            .or_else(|| body.get("systemInstruction").and_then(|s| s.get("parts")));
+        let messages_value = body
+            .get("messages")
+            .or_else(|| body.get("input"))
+            .or_else(|| body.get("contents"));
+        RegionDigests {
+            tools: (items(body.get("tools")).into_iter().enumerate())
+                .map(|(i, t)| {
+                    let name = tool_name(t).unwrap_or_else(|| format!("#{}", i + 1));
+                    (name, value_digest(t))
+                })
+                .collect(),
+            system: items(system_value).into_iter().map(value_digest).collect(),
+            messages: items(messages_value)
+                .into_iter()
+                .map(value_digest)
+                .collect(),
+        }
+    }
+
     /// The first region of this prompt that differs from `earlier`'s.
     pub fn first_change(&self, earlier: &RegionDigests) -> Option<ChangedRegion> {
         if self.tools != earlier.tools {
@@ -137,8 +163,17 @@ impl RegionDigests {
     }
 }
 
-/// A digest of a JSON value, equal for equal values (an object's keys in any order, as
-/// `Value`'s own equality has them with `preserve_order`).
+/// A region's items: an array's elements, or the one value.
+fn items(value: Option<&Value>) -> Vec<&Value> {
+    match value {
+        Some(Value::Array(items)) => items.iter().collect(),
+        Some(Value::Null) | None => Vec::new(),
+        Some(other) => vec![other],
+    }
+}
+
+/// A digest of a JSON value, cache marks (`cache_control`) aside, equal for equal values (an
+/// object's keys in any order, as `Value`'s own equality has them with `preserve_order`).
 pub fn value_digest(value: &Value) -> u64 {
     use std::hash::{Hash, Hasher};
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
@@ -154,12 +189,14 @@ pub fn value_digest(value: &Value) -> u64 {
         Value::Object(map) => {
             // Keys in any order: the entries' digests combined by a sum.
             let mut sum = 0u64;
-            for (key, inner) in map {
+            let mut len = 0usize;
+            for (key, inner) in map.iter().filter(|(k, _)| k.as_str() != "cache_control") {
+                len += 1;
                 let mut entry = std::collections::hash_map::DefaultHasher::new();
                 (key, value_digest(inner)).hash(&mut entry);
                 sum = sum.wrapping_add(entry.finish());
             }
-            (5u8, map.len(), sum).hash(&mut hasher);
+            (5u8, len, sum).hash(&mut hasher);
         }
     }
     hasher.finish()

@@ -62,7 +62,15 @@ impl SharedTexts {
             }
         }
         for message in request.messages.iter_mut() {
-            let key = digest((&message.role, &message.content, &message.thinking));
+            // Everything but the arguments' JSON: a history of tool calls with no text must
+            // not share one bucket.
+            let calls: Vec<(&Option<String>, &str)> = (message.tool_calls.iter())
+                .map(|call| (&call.id, call.name.as_str()))
+                .collect();
+            let key = digest((
+                (&message.role, &message.content, &message.thinking),
+                (&message.tool_call_id, &message.tool_name, calls),
+            ));
             let kept = self.messages.entry(key).or_default();
             match kept.iter().find(|k| **k == *message) {
                 Some(same) => *message = same.clone(),

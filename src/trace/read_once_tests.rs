@@ -138,3 +138,25 @@ fn small_bodies_and_your_requests_to_a_host_keep_their_bodies() {
         assert!(!hop.end.as_ref().unwrap().request_body.bytes.is_empty());
     }
 }
+
+#[test]
+fn region_digests_of_a_body_are_those_of_its_regions() {
+    use crate::trace::prompt_regions::{PromptRegions, RegionDigests};
+    for text in [TURN1, TURN2] {
+        let body: serde_json::Value = serde_json::from_str(text).unwrap();
+        let digests = RegionDigests::of_body(&body);
+        assert_eq!(digests, PromptRegions::of(&body).digest());
+        assert!(!digests.messages.is_empty() && !digests.tools.is_empty());
+        // A cache mark moved is no change; a word changed is.
+        let moved = text.replace(r#","cache_control":{"type":"ephemeral"}"#, "");
+        assert_ne!(moved, text);
+        let moved: serde_json::Value = serde_json::from_str(&moved).unwrap();
+        assert_eq!(RegionDigests::of_body(&moved), digests);
+        let mut edited = body.clone();
+        edited["messages"][0]["content"] = "something else".into();
+        assert_eq!(
+            RegionDigests::of_body(&edited).first_change(&digests),
+            Some(crate::trace::prompt_regions::ChangedRegion::Message(1))
+        );
+    }
+}

@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use super::RecordedHop;
 use super::conversation_pairs::request_json;
-use super::prompt_regions::{PromptRegions, RegionDigests, asked_ttls};
+use super::prompt_regions::{RegionDigests, asked_ttls};
 
 /// One model request's body, measured.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -56,14 +56,29 @@ impl RequestParts {
             history_kinds,
             message_bytes: messages.iter().map(|m| json_len(m)).collect(),
             json_bytes: json_len(body),
-            regions: PromptRegions::of(body).digest(),
+            regions: RegionDigests::of_body(body),
             ttls: asked_ttls(body),
         }
     }
 }
 
+/// Bytes of a value as compact JSON, counted as written (no copy made).
 fn json_len(value: &Value) -> usize {
-    serde_json::to_string(value).map_or(0, |s| s.len())
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0 += bytes.len();
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    match serde_json::to_writer(&mut count, value) {
+        Ok(()) => count.0,
+        Err(_) => 0,
+    }
 }
 
 /// The system field's blocks: `system` (a string or blocks), `instructions`,
