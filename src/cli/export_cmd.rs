@@ -9,7 +9,7 @@ use clap::ValueEnum;
 
 use super::ExportArgs;
 use super::stdout_text::{emit, emit_bytes, emit_json_text};
-use crate::export::body_text::TraceToExport;
+use crate::export::body_text::{FetchBody, TraceToExport};
 use crate::export::har::har_document;
 use crate::export::hop_log::HopLog;
 use crate::export::html::{IndexEntry, html_index, html_page};
@@ -67,6 +67,7 @@ struct LoadedTrace {
 impl LoadedTrace {
     fn view(&self) -> TraceToExport<'_> {
         TraceToExport {
+            fetch: None,
             id: self.log.trace_id(),
             title: self.log.title(),
             hops: &self.hops,
@@ -108,6 +109,35 @@ async fn load(store: &Store, id: &str, format: ExportFormat) -> anyhow::Result<L
     let (log, hops) =
         HopLog::summaries_from_store(store, id, crate::trace::correlate::Bodies::Kept).await?;
     Ok(LoadedTrace { log, hops })
+}
+
+/// One trace's Markdown or HTML handout: its hops read with large request bodies let go of, each
+/// fetched back from the store as its message is written, so one is held at a time.
+async fn handout(
+    store: &Store,
+    id: &str,
+    args: &ExportArgs,
+    spans: SpanOptions,
+) -> anyhow::Result<ExitCode> {
+    let (log, hops) =
+        HopLog::summaries_from_store(store, id, crate::trace::correlate::Bodies::LetGo).await?;
+    let trace = LoadedTrace { log, hops };
+    let (fetching, format) = (store.clone(), args.format);
+    let text = tokio::task::spawn_blocking(move || {
+        let runtime = tokio::runtime::Handle::current();
+        let fetch = |hop_id: &str| {
+            let hop = runtime.block_on(fetching.hop_by_id(hop_id));
+            hop.ok().map(|hop| hop.end.request_body)
+        };
+        let view = TraceToExport {
+            fetch: Some(FetchBody(&fetch)),
+            ..trace.view()
+        };
+        render(format, &[view], Some(&trace.log), spans)
+    })
+    .await?;
+    write_out(args.output.as_deref(), args.format, &text)?;
+    Ok(ExitCode::SUCCESS)
 }
 
 /// A document to its file as it is, or to stdout made safe for a terminal (JSON with its
@@ -176,6 +206,9 @@ async fn export(store: &Store, args: &ExportArgs) -> anyhow::Result<ExitCode> {
         let Some(id) = args.id.as_deref() else {
             bail!("give a trace id (or a prefix of one), or --all");
         };
+        if matches!(args.format, ExportFormat::Md | ExportFormat::Html) {
+            return handout(store, id, args, spans).await;
+        }
         let trace = load(store, id, args.format).await?;
         if args.pushes() || args.protobuf {
             return otlp_out(store, args, &[trace.view()], spans).await;

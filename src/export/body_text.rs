@@ -14,6 +14,38 @@ pub struct TraceToExport<'a> {
     pub hops: &'a [RecordedHop],
     /// The session (run of a host) the trace belongs to, when known.
     pub session: Option<&'a crate::export::hop_log::SessionEntry>,
+    /// Where request bodies let go of once read (`Bodies::LetGo`) are fetched back, one at a
+    /// time as the export writes them; None when the hops keep their bodies.
+    pub fetch: Option<FetchBody<'a>>,
+}
+
+/// Fetches a hop's request body back by the hop's id.
+#[derive(Clone, Copy)]
+pub struct FetchBody<'a>(pub &'a (dyn Fn(&str) -> Option<BodyCapture> + Sync));
+
+impl std::fmt::Debug for FetchBody<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("FetchBody")
+    }
+}
+
+impl TraceToExport<'_> {
+    /// A hop's request body: as the hop keeps it, or fetched back when it was let go of (its
+    /// whole length kept, none of its bytes).
+    pub fn request_body<'h>(&self, hop: &'h RecordedHop) -> std::borrow::Cow<'h, BodyCapture> {
+        let Some(end) = hop.end.as_ref() else {
+            return std::borrow::Cow::Owned(BodyCapture::default());
+        };
+        let body = &end.request_body;
+        let let_go = body.bytes.is_empty() && body.total_len > 0 && !body.truncated;
+        match self.fetch.filter(|_| let_go) {
+            Some(FetchBody(fetch)) => match fetch(&hop.start.id) {
+                Some(fetched) => std::borrow::Cow::Owned(fetched),
+                None => std::borrow::Cow::Borrowed(body),
+            },
+            None => std::borrow::Cow::Borrowed(body),
+        }
+    }
 }
 
 /// A body as the exports carry it: UTF-8 text as is, anything else as base64.

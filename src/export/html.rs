@@ -148,7 +148,7 @@ pub fn html_page(trace: &TraceToExport<'_>) -> String {
          <span><i class=\"key-prompt\"></i>prompt</span><span><i class=\"key-generation\"></i>generation</span>\
          <span class=\"key-failed\">✕ failed</span><span class=\"key-tool-error\">⚠ tool error</span></p>\n</section>\n",
     );
-    body.push_str(&context_bars::requests_section(trace.hops, &messages));
+    body.push_str(&context_bars::requests_section(trace, &messages));
     body.push_str("<section id=\"messages\">\n<h2>Every message, explained</h2>\n");
     let start = timing.start_unix_ns;
     // A request that adds to an earlier one of its conversation shows what it adds.
@@ -165,21 +165,37 @@ pub fn html_page(trace: &TraceToExport<'_>) -> String {
             .find(|v| v.hop_index == message.hop_index && message.direction == Direction::Request)
             .and_then(|v| v.anatomy.new_messages)
             .map(|new| (&mut growth, new));
-        body.push_str(&message_html(message, arrow.tone, hop, bar, start, new));
+        // A request body let go of once read is fetched back for its message alone.
+        let request_body = match message.direction {
+            Direction::Request => Some(trace.request_body(hop)),
+            Direction::Response => None,
+        };
+        let shown = Shown {
+            hop,
+            request_body: request_body.as_deref(),
+        };
+        body.push_str(&message_html(message, arrow.tone, shown, bar, start, new));
     }
     body.push_str(&growth.blob_html());
     body.push_str("</section>\n");
     page(&format!("Trace: {title}"), &body, true)
 }
 
+/// The hop of a message, and its request body as shown (fetched back when let go of).
+struct Shown<'h> {
+    hop: &'h RecordedHop,
+    request_body: Option<&'h crate::hop::BodyCapture>,
+}
+
 fn message_html(
     message: &ExplainedMessage,
     tone: Tone,
-    hop: &RecordedHop,
+    shown: Shown<'_>,
     bar: Option<&Bar>,
     start: i64,
     growth: Option<(&mut growth::Growth, usize)>,
 ) -> String {
+    let hop = shown.hop;
     let direction = match message.direction {
         Direction::Request => "request",
         Direction::Response => "response",
@@ -277,7 +293,10 @@ fn message_html(
     }
     out.push_str("</ul>\n");
     let (headers, body) = match message.direction {
-        Direction::Request => (&hop.start.request_headers, &end.request_body),
+        Direction::Request => (
+            &hop.start.request_headers,
+            shown.request_body.unwrap_or(&end.request_body),
+        ),
         Direction::Response => (&end.response_headers, &end.response_body),
     };
     out.push_str(&headers_html(headers));

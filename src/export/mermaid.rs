@@ -239,9 +239,13 @@ pub fn markdown_handout(trace: &TraceToExport<'_>) -> String {
             }
         }
         let hop = &trace.hops[message.hop_index];
-        let body = hop.end.as_ref().map(|end| match message.direction {
-            Direction::Request => (&hop.start.request_headers, &end.request_body),
-            Direction::Response => (&end.response_headers, &end.response_body),
+        let request_body = match message.direction {
+            Direction::Request => Some(trace.request_body(hop)),
+            Direction::Response => None,
+        };
+        let body = hop.end.as_ref().map(|end| match &request_body {
+            Some(request_body) => (&hop.start.request_headers, &**request_body),
+            None => (&end.response_headers, &end.response_body),
         });
         // As it reads: its Content-Encoding undone, a body that is not text named.
         let readable = body.map(|(headers, body)| readable(headers, body));

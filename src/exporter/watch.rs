@@ -115,6 +115,7 @@ impl Watcher {
         let session = self.store.session_of_trace(trace_id).await?;
         let session = session.as_ref().map(SessionEntry::of);
         let view = TraceToExport {
+            fetch: None,
             id: trace_id,
             title: title.as_deref(),
             hops: &hops,

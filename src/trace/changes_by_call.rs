@@ -36,6 +36,15 @@ impl CallChanges {
 
 /// Every model call's changes, in the order sent.
 pub fn changes_by_call(hops: &[RecordedHop]) -> Vec<CallChanges> {
+    changes_by_call_with(hops, request_json)
+}
+
+/// Every model call's changes, each request's JSON body given by `request_json` (for hops
+/// whose bodies were let go of once read: fetched back, one or two at a time).
+pub fn changes_by_call_with(
+    hops: &[RecordedHop],
+    request_json: impl Fn(&RecordedHop) -> Option<serde_json::Value>,
+) -> Vec<CallChanges> {
     let readings: Vec<HopReading> = hops.iter().map(RecordedHop::reading).collect();
     let calls = model_calls(hops, &readings);
     calls

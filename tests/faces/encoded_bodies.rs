@@ -88,6 +88,7 @@ fn the_handouts_show_the_decoded_body_and_name_a_binary_one() {
     let (hop, _, zstd) = compressed_hop();
     let hops = [hop];
     let trace = TraceToExport {
+        fetch: None,
         session: None,
         id: "0000000000000000000000000000e001",
         title: Some("buy milk"),

@@ -184,6 +184,7 @@ fn a_failed_hop_is_red_and_model_tool_and_host_time_add_up() {
         end.error = Some("upstream refused the connection".into());
     }
     let page = html_page(&TraceToExport {
+        fetch: None,
         session: None,
         id: "0123456789abcdef",
         title: Some("Add <eggs> to my notes"),

@@ -313,6 +313,7 @@ fn a_completed_response_without_output_is_rebuilt_from_the_done_items() {
 fn the_handout_and_show_give_the_users_words_whatever_the_bodys_length() {
     let hops = agent_hops("codex");
     let trace = TraceToExport {
+        fetch: None,
         session: None,
         id: "codex-run",
         title: None,

@@ -291,6 +291,7 @@ async fn har_has_the_messages_as_devtools_write_them_and_otlp_has_them_as_span_e
     let row = store.traces().await.unwrap().remove(0);
     let (_, hops) = load_trace(&store, &row.id).await.unwrap();
     let trace = TraceToExport {
+        fetch: None,
         id: &row.id,
         title: row.title.as_deref(),
         hops: &hops,

@@ -4,12 +4,13 @@
 //! previous request of its conversation (the facts of `tracer show --changes`).
 
 use super::escape;
+use crate::export::body_text::TraceToExport;
 use crate::trace::cache_verdict::cache_reports;
-use crate::trace::changes_by_call::changes_by_call;
+use crate::trace::changes_by_call::changes_by_call_with;
 use crate::trace::context_shares::{ContextShares, context_shares};
 use crate::trace::request_anatomy::human_bytes;
 use crate::trace::tokens::thousands;
-use crate::trace::{Direction, ExplainedMessage, RecordedHop};
+use crate::trace::{Direction, ExplainedMessage};
 
 /// The bar's drawn width (SVG user units, scaled to the page).
 const BAR_WIDTH: f64 = 800.0;
@@ -54,9 +55,15 @@ fn swatch(kind: &str) -> String {
 }
 
 /// The section, or nothing when the trace has no model request.
-pub fn requests_section(hops: &[RecordedHop], messages: &[ExplainedMessage]) -> String {
+pub fn requests_section(trace: &TraceToExport<'_>, messages: &[ExplainedMessage]) -> String {
+    let hops = trace.hops;
     let contexts = context_shares(hops);
-    let changes = changes_by_call(hops);
+    // Bodies let go of once read are fetched back to be compared.
+    let changes = changes_by_call_with(hops, |hop| {
+        let body = trace.request_body(hop);
+        let body = crate::wire::content_encoding::readable(&hop.start.request_headers, &body);
+        serde_json::from_slice(&body.body.bytes).ok()
+    });
     if contexts.is_empty() && changes.is_empty() {
         return String::new();
     }

@@ -77,6 +77,7 @@ fn model_then_tool() -> Vec<RecordedHop> {
 fn a_trace_without_an_agent_hop_gets_a_synthesized_root() {
     let hops = model_then_tool();
     let trace = TraceToExport {
+        fetch: None,
         session: None,
         id: "0af7651916cd43dd8448eb211c80319c",
         title: Some("buy milk"),
@@ -123,6 +124,7 @@ fn a_trace_without_an_agent_hop_gets_a_synthesized_root() {
 fn contents_come_only_when_asked() {
     let hops = model_then_tool();
     let trace = TraceToExport {
+        fetch: None,
         session: None,
         id: "t-1",
         title: Some("buy milk"),
@@ -161,6 +163,7 @@ fn mcp_targets_name_prompts_and_resources() {
         json!({"jsonrpc": "2.0", "id": 1, "result": {"messages": []}}),
     )];
     let trace = TraceToExport {
+        fetch: None,
         session: None,
         id: "t-2",
         title: None,
@@ -187,6 +190,7 @@ fn a_trace_that_grows_keeps_its_root_and_every_parent() {
     let id = "0af7651916cd43dd8448eb211c80319c";
     let first = trace_spans(
         &TraceToExport {
+            fetch: None,
             session: None,
             id,
             title: None,
@@ -210,6 +214,7 @@ fn a_trace_that_grows_keeps_its_root_and_every_parent() {
     ));
     let later = trace_spans(
         &TraceToExport {
+            fetch: None,
             session: None,
             id,
             title: None,
@@ -241,6 +246,7 @@ fn every_span_names_the_session_by_the_hosts_own_id() {
     };
     let spans = trace_spans(
         &TraceToExport {
+            fetch: None,
             session: Some(&session),
             id: "0af7651916cd43dd8448eb211c80319c",
             title: None,
