@@ -40,6 +40,9 @@ fn statuses_rank_the_worst_hop() {
                 .into_bytes(),
         );
     }
+    // A hop keeps its reading once made: the edited hops are read again.
+    hops.iter_mut()
+        .for_each(|hop| hop.read = Default::default());
     assert_eq!(summarize(&hops).status, TraceStatus::ToolError);
 
     if let Some(end) = hops[1].end.as_mut() {
@@ -49,17 +52,26 @@ fn statuses_rank_the_worst_hop() {
                 .into_bytes(),
         );
     }
+    // A hop keeps its reading once made: the edited hops are read again.
+    hops.iter_mut()
+        .for_each(|hop| hop.read = Default::default());
     assert_eq!(summarize(&hops).status, TraceStatus::ProtocolError);
 
     if let Some(end) = hops[2].end.as_mut() {
         end.state = Some(HopState::Failed);
         end.status = Some(502);
     }
+    // A hop keeps its reading once made: the edited hops are read again.
+    hops.iter_mut()
+        .for_each(|hop| hop.read = Default::default());
     assert_eq!(summarize(&hops).status, TraceStatus::Failed);
 
     if let Some(end) = hops[0].end.as_mut() {
         end.state = Some(HopState::InFlight);
     }
+    // A hop keeps its reading once made: the edited hops are read again.
+    hops.iter_mut()
+        .for_each(|hop| hop.read = Default::default());
     let summary = summarize(&hops);
     assert_eq!(
         (summary.status, summary.duration_ns, summary.messages),
