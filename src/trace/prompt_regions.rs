@@ -58,23 +58,12 @@ impl PromptRegions {
     /// `instructions` (Responses), `systemInstruction.parts` (Gemini); `messages`, `input`,
     /// `contents`.
     pub fn of(body: &Value) -> PromptRegions {
-        let array = |v: Option<&Value>| match v {
-            Some(Value::Array(items)) => items.iter().map(unmarked).collect(),
-            Some(Value::Null) | None => Vec::new(),
-            Some(other) => vec![unmarked(other)],
-        };
-        let system_value = body
-            .get("system")
-            .or_else(|| body.get("instructions"))
-            .or_else(|| body.get("systemInstruction").and_then(|s| s.get("parts")));
-        let messages_value = body
-            .get("messages")
-            .or_else(|| body.get("input"))
-            .or_else(|| body.get("contents"));
+        let (tools, system, messages) = region_fields(body);
+        let array = |v| items(v).into_iter().map(unmarked).collect();
         PromptRegions {
-            tools: array(body.get("tools")),
-            system: array(system_value),
-            messages: array(messages_value),
+            tools: array(tools),
+            system: array(system),
+            messages: array(messages),
         }
     }
 
@@ -114,16 +103,9 @@ impl RegionDigests {
     /// The digests of a request body's regions, as `PromptRegions::of(body).digest()` gives
     /// them, without copying the regions first.
     pub fn of_body(body: &Value) -> RegionDigests {
-        let system_value = body
-            .get("system")
-            .or_else(|| body.get("instructions"))
-            .or_else(|| body.get("systemInstruction").and_then(|s| s.get("parts")));
-        let messages_value = body
-            .get("messages")
-            .or_else(|| body.get("input"))
-            .or_else(|| body.get("contents"));
+        let (tools, system_value, messages_value) = region_fields(body);
         RegionDigests {
-            tools: (items(body.get("tools")).into_iter().enumerate())
+            tools: (items(tools).into_iter().enumerate())
                 .map(|(i, t)| {
                     let name = tool_name(t).unwrap_or_else(|| format!("#{}", i + 1));
                     (name, value_digest(t))
@@ -161,6 +143,20 @@ impl RegionDigests {
         }
         first_difference(&earlier.messages, &self.messages).map(|n| ChangedRegion::Message(n + 1))
     }
+}
+
+/// A body's region fields: its tools; `system` (Anthropic), `instructions` (Responses) or
+/// `systemInstruction.parts` (Gemini); `messages`, `input` or `contents`.
+fn region_fields(body: &Value) -> (Option<&Value>, Option<&Value>, Option<&Value>) {
+    let system = body
+        .get("system")
+        .or_else(|| body.get("instructions"))
+        .or_else(|| body.get("systemInstruction").and_then(|s| s.get("parts")));
+    let messages = body
+        .get("messages")
+        .or_else(|| body.get("input"))
+        .or_else(|| body.get("contents"));
+    (body.get("tools"), system, messages)
 }
 
 /// A region's items: an array's elements, or the one value.
