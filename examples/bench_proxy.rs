@@ -60,8 +60,8 @@ struct Options {
     #[arg(long, value_name = "PATH")]
     mitmdump: Option<PathBuf>,
     /// Add diagnostic columns: tracer with its store writer stopped, so no hop reaches SQLite
-    /// (the proxy path's own cost), and tracer on a one-thread runtime (what cross-thread
-    /// wake-ups cost)
+    /// (the proxy path's and the journal's own cost), tracer with live grouping off (what
+    /// grouping costs), and tracer on a one-thread runtime (what cross-thread wake-ups cost)
     #[arg(long)]
     diagnose: bool,
     /// Skip the HTTPS columns (TLS upstream, forward proxy intercepting, mitmdump regular)
@@ -147,7 +147,14 @@ async fn bench(options: Options) -> anyhow::Result<()> {
                 "tracer, store detached",
                 targets::Variant {
                     capacity: 0,
-                    one_thread: false,
+                    ..targets::Variant::CLI
+                },
+            ),
+            (
+                "tracer, no grouping",
+                targets::Variant {
+                    grouping: false,
+                    ..targets::Variant::CLI
                 },
             ),
             (
@@ -208,6 +215,8 @@ async fn bench(options: Options) -> anyhow::Result<()> {
         rounds: options.rounds,
     };
     rounds::measure_all(&mut subjects, &plan, clock).await;
+    tokio::time::sleep(std::time::Duration::from_secs(2)).await;
+    let after_load = backlog(&db).await?;
     let big = big_body_through_tracer(&mut subjects).await?;
 
     let mut columns = Vec::new();
@@ -230,6 +239,7 @@ async fn bench(options: Options) -> anyhow::Result<()> {
                 if is_main {
                     // The two 1 GiB exchanges are hops too.
                     hops = count_hops(&db, sent + 2, said).await?;
+                    hops.after_load = Some(after_load);
                 } else {
                     println!("diagnostic `{}` child at exit: {said}", subject.name);
                 }
@@ -332,6 +342,23 @@ fn load_average() -> String {
 }
 
 /// Reads the tracer child's database after its clean stop.
+/// Rows the running tracer child has written, and those not yet in a trace.
+async fn backlog(db: &std::path::Path) -> anyhow::Result<report::Backlog> {
+    let options = sqlx::sqlite::SqliteConnectOptions::new()
+        .filename(db)
+        .read_only(true);
+    let mut conn = sqlx::ConnectOptions::connect(&options).await?;
+    let row = sqlx::query(
+        "select count(*) as rows, count(*) filter (where trace_id is null) as ungrouped from hops",
+    )
+    .fetch_one(&mut conn)
+    .await?;
+    Ok(report::Backlog {
+        rows: row.try_get("rows")?,
+        ungrouped: row.try_get("ungrouped")?,
+    })
+}
+
 async fn count_hops(
     db: &std::path::Path,
     sent: u64,

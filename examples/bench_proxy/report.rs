@@ -35,6 +35,16 @@ pub struct HopCheck {
     pub complete: i64,
     pub not_written_counter: i64,
     pub child_said: String,
+    /// 2 s after the rounds' load stopped, with the child still running: rows written so far,
+    /// and those not yet in a trace (live grouping's backlog); None when not read.
+    pub after_load: Option<Backlog>,
+}
+
+/// What the running child's database held 2 s after the load stopped.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Backlog {
+    pub rows: i64,
+    pub ungrouped: i64,
 }
 
 impl HopCheck {
@@ -130,6 +140,14 @@ pub fn table(columns: &[Column]) -> String {
     out
 }
 
+/// CPU seconds per answered request in the c=50 cell.
+fn cpu_per_request(column: &Column) -> Option<f64> {
+    column
+        .cpu_c50
+        .filter(|_| column.ok_c50 > 0)
+        .map(|cpu| cpu / column.ok_c50 as f64)
+}
+
 /// One line per target, met or not, with the figure behind it.
 pub fn targets(columns: &[Column], hops: &HopCheck) -> String {
     let find = |name: &str| columns.iter().find(|c| c.name == name);
@@ -149,6 +167,22 @@ pub fn targets(columns: &[Column], hops: &HopCheck) -> String {
             );
         }
         _ => out.push_str("- throughput c=50 ≥ 0.8× nginx: not measured (no nginx)\n"),
+    }
+    match (
+        find("nginx").and_then(cpu_per_request),
+        cpu_per_request(tracer),
+    ) {
+        (Some(nginx), Some(ours)) if nginx > 0.0 => {
+            let r = ours / nginx;
+            let _ = writeln!(
+                out,
+                "- proxy CPU per request c=50 ≤ 1.5× nginx: {:.0} µs against {:.0} µs, {r:.2}× — {}",
+                ours * 1e6,
+                nginx * 1e6,
+                verdict(r <= 1.5)
+            );
+        }
+        _ => out.push_str("- proxy CPU per request c=50 ≤ 1.5× nginx: not measured\n"),
     }
     match find("mitmdump") {
         Some(mitm) if mitm.rps_c50 > 0.0 => {
@@ -204,6 +238,18 @@ pub fn targets(columns: &[Column], hops: &HopCheck) -> String {
         hops.not_written_counter,
         verdict(hops.none_lost())
     );
+    match hops.after_load {
+        Some(backlog) => {
+            let _ = writeln!(
+                out,
+                "- grouping keeps up (no backlog 2 s after the load): {} rows, {} not in a trace — {}",
+                backlog.rows,
+                backlog.ungrouped,
+                verdict(backlog.ungrouped == 0)
+            );
+        }
+        None => out.push_str("- grouping keeps up: not measured\n"),
+    }
     match tracer.peak_rss_kib {
         Some(kib) => {
             let mib = kib as f64 / 1024.0;

@@ -10,7 +10,7 @@ use anyhow::{Context, bail};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 use tracer::proxy::{Proxy, ProxySettings, Route};
-use tracer::store::{Recorder, Store, WriterReport};
+use tracer::store::{Store, WriterReport};
 
 /// The flag that turns this example into the tracer proxy child.
 pub const CHILD_FLAG: &str = "--child-proxy";
@@ -22,6 +22,8 @@ pub struct Variant {
     pub capacity: usize,
     /// A current-thread runtime instead of `tracer`'s multi-thread one (a diagnostic).
     pub one_thread: bool,
+    /// Live grouping every 250 ms, as `tracer proxy` runs it (off: a diagnostic of its cost).
+    pub grouping: bool,
 }
 
 impl Variant {
@@ -29,14 +31,16 @@ impl Variant {
     pub const CLI: Variant = Variant {
         capacity: 8192,
         one_thread: false,
+        grouping: true,
     };
 }
 
-/// Child mode's entry: `UPSTREAM DB CAPACITY multi|one`.
+/// Child mode's entry: `UPSTREAM DB CAPACITY multi|one grouping|no-grouping`.
 pub fn child_main(args: &[String]) -> anyhow::Result<()> {
-    let [upstream, db, capacity, threads] = args else {
-        bail!("child mode takes UPSTREAM DB CAPACITY multi|one");
+    let [upstream, db, capacity, threads, grouping] = args else {
+        bail!("child mode takes UPSTREAM DB CAPACITY multi|one grouping|no-grouping");
     };
+    let grouping = grouping == "grouping";
     let capacity: usize = capacity.parse().context("child mode: capacity")?;
     let runtime = match threads.as_str() {
         "one" => tokio::runtime::Builder::new_current_thread()
@@ -46,12 +50,22 @@ pub fn child_main(args: &[String]) -> anyhow::Result<()> {
             .enable_all()
             .build()?,
     };
-    runtime.block_on(run_tracer_child(upstream, Path::new(db), capacity))
+    runtime.block_on(run_tracer_child(
+        upstream,
+        Path::new(db),
+        capacity,
+        grouping,
+    ))
 }
 
 /// Child mode: record into `db`, forward to `upstream`, print `LISTEN addr`, and stop cleanly
 /// (in-flight hops finished and written) on stdin close or SIGINT, then print `DONE ...`.
-async fn run_tracer_child(upstream: &str, db: &Path, capacity: usize) -> anyhow::Result<()> {
+async fn run_tracer_child(
+    upstream: &str,
+    db: &Path,
+    capacity: usize,
+    grouping: bool,
+) -> anyhow::Result<()> {
     let store = Store::open(db).await?;
     let route = Route::new(
         "model",
@@ -67,19 +81,22 @@ async fn run_tracer_child(upstream: &str, db: &Path, capacity: usize) -> anyhow:
         .map(|route| route.listen)
         .context("the proxy has no route")?;
     println!("LISTEN {listen}");
-    let (recorder, writer) = Recorder::spawn(store.clone())?;
+    let (recorder, writer, facts) = tracer::trace::correlate::spawn_recorder(&store)?;
     if capacity == 0 {
         writer.abort();
     }
     // Live grouping, as `tracer proxy` runs it (it reads back what the writer wrote).
     let (stop_grouping, grouping_stopped) = tokio::sync::oneshot::channel::<()>();
-    let grouping = tokio::spawn(tracer::trace::correlate::group_until(
-        store.clone(),
-        Duration::from_millis(250),
-        async move {
-            let _ = grouping_stopped.await;
-        },
-    ));
+    let grouping = grouping.then(|| {
+        tokio::spawn(tracer::trace::correlate::group_until(
+            store.clone(),
+            Duration::from_millis(250),
+            facts,
+            async move {
+                let _ = grouping_stopped.await;
+            },
+        ))
+    });
     let stats = proxy.run(recorder, stdin_closed_or_ctrl_c()).await;
     let report = match writer.await {
         Ok(report) => report,
@@ -87,7 +104,9 @@ async fn run_tracer_child(upstream: &str, db: &Path, capacity: usize) -> anyhow:
         Err(error) => return Err(error).context("waiting for the store writer"),
     };
     let _ = stop_grouping.send(());
-    let _ = grouping.await;
+    if let Some(grouping) = grouping {
+        let _ = grouping.await;
+    }
     store.close().await;
     println!(
         "DONE hops_written={} hops_not_written={} connections={} cut_off={}",
@@ -128,6 +147,12 @@ impl TracerChild {
             db.display().to_string(),
             variant.capacity.to_string(),
             if variant.one_thread { "one" } else { "multi" }.to_string(),
+            if variant.grouping {
+                "grouping"
+            } else {
+                "no-grouping"
+            }
+            .to_string(),
         ];
         Self::start_with(&args).await
     }
