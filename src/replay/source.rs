@@ -6,7 +6,7 @@ use std::path::Path;
 use crate::export::hop_log::{HopLog, HopLogError};
 use crate::store::{Store, StoreError};
 use crate::trace::RecordedHop;
-use crate::trace::correlate::load_trace;
+use crate::trace::correlate::{Bodies, load_read_trace};
 
 /// A trace ready to be shown: its id, title and hops.
 #[derive(Debug, Clone, PartialEq)]
@@ -36,9 +36,19 @@ pub fn is_file(what: &str) -> bool {
     what.ends_with(".json") || Path::new(what).is_file()
 }
 
-/// Reads a trace (by id or unambiguous prefix) and its hops from an open store.
+/// Reads a trace (by id or unambiguous prefix) and its hops from an open store, every body kept.
 pub async fn from_store(store: &Store, id_or_prefix: &str) -> Result<LoadedTrace, SourceError> {
-    let (row, hops) = load_trace(store, id_or_prefix).await?;
+    from_store_with(store, id_or_prefix, Bodies::Kept).await
+}
+
+/// Reads a trace as [`from_store`] does, its hops each read once; with [`Bodies::LetGo`], large
+/// model request bodies are let go of once read (the TUI fetches one back when it shows it).
+pub async fn from_store_with(
+    store: &Store,
+    id_or_prefix: &str,
+    bodies: Bodies,
+) -> Result<LoadedTrace, SourceError> {
+    let (row, hops) = load_read_trace(store, id_or_prefix, bodies).await?;
     if hops.is_empty() {
         return Err(SourceError::Empty(row.id));
     }

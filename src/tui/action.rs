@@ -88,6 +88,22 @@ pub enum Action {
         trace_id: String,
         lines: Vec<(String, i64, String)>,
     },
+    /// A request body let go of when the trace was read, read back for the message shown: its
+    /// lines as the detail pane draws them (made off the render loop).
+    BodyLoaded {
+        trace_id: String,
+        hop_id: String,
+        lines: Vec<ratatui::text::Line<'static>>,
+    },
+    /// A model call's changes since the previous request, compared from bodies read back.
+    ChangesLoaded {
+        trace_id: String,
+        hop_id: String,
+        /// `None` when either body is not JSON.
+        changes: Option<Vec<crate::trace::request_changes::Change>>,
+        /// The request body's JSON length.
+        body_bytes: usize,
+    },
     /// A trace was written to a file.
     Exported { path: String },
     /// Background work failed; the text is shown in the status bar.
@@ -101,8 +117,16 @@ pub enum Effect {
     Poll { last: Option<PollToken> },
     /// Compute the facts of these traces.
     LoadFacts(Vec<String>),
-    /// Read one trace's hops.
+    /// Read one trace's hops (large request bodies let go of once read).
     LoadTrace(String),
+    /// Read back one hop's request body, for the message shown.
+    LoadBody { trace_id: String, hop_id: String },
+    /// Read back a model call's body and its previous call's, and compare them.
+    LoadChanges {
+        trace_id: String,
+        hop_id: String,
+        previous_hop_id: Option<String>,
+    },
     /// Write a trace as a JSON hop log to a file.
     Export(String),
     /// Leave the program.

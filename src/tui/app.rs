@@ -2,9 +2,11 @@
 //! (no terminal, no channels, no store), so every key can be tested without a runtime.
 
 mod commands;
+mod fetched;
 mod trace_list;
 mod trace_view;
 
+pub use fetched::{Fetched, let_go};
 pub use trace_list::{FACTS_WINDOW, TraceList};
 pub use trace_view::{Arrow, DetailPane, Tone, TraceView};
 
@@ -95,7 +97,20 @@ impl App {
         self.poll()
     }
 
+    /// Reacts to `action`; then asks for what the message shown needs read back from the
+    /// store (a body let go of), whatever moved the selection.
     pub fn update(&mut self, action: Action) -> Vec<Effect> {
+        let mut effects = self.react(action);
+        if self.has_store
+            && matches!(self.mode, Screen::Trace | Screen::Replay | Screen::Help)
+            && let Some(view) = self.view.as_mut()
+        {
+            effects.extend(view.reads_wanted());
+        }
+        effects
+    }
+
+    fn react(&mut self, action: Action) -> Vec<Effect> {
         match action {
             Action::Key(key) => {
                 if let Some(command) = keymap::lookup(self.mode, &key) {
@@ -160,7 +175,28 @@ impl App {
             }
             Action::StderrLoaded { trace_id, lines } => {
                 if let Some(view) = self.view.as_mut().filter(|v| v.trace_id == trace_id) {
-                    view.stderr = lines;
+                    view.set_stderr(lines);
+                }
+                Vec::new()
+            }
+            Action::BodyLoaded {
+                trace_id,
+                hop_id,
+                lines,
+            } => {
+                if let Some(view) = self.view.as_mut().filter(|v| v.trace_id == trace_id) {
+                    view.body_read(&hop_id, lines);
+                }
+                Vec::new()
+            }
+            Action::ChangesLoaded {
+                trace_id,
+                hop_id,
+                changes,
+                body_bytes,
+            } => {
+                if let Some(view) = self.view.as_mut().filter(|v| v.trace_id == trace_id) {
+                    view.changes_read(&hop_id, changes, body_bytes);
                 }
                 Vec::new()
             }
@@ -202,10 +238,7 @@ impl App {
     fn tick(&mut self, now_ns: i64) -> Vec<Effect> {
         self.now_ns = now_ns;
         if let Some(view) = self.view.as_mut() {
-            let times = view.times();
-            if let Some(replay) = view.replay.as_mut() {
-                replay.tick(now_ns, &times);
-            }
+            view.tick_replay(now_ns);
         }
         let due = self
             .last_poll_ns

@@ -2,6 +2,8 @@
 //! facts and traces, exporting. Each result comes back to the loop as an `Action`; nothing here
 //! touches the screen, and the render loop never waits for it.
 
+mod read_back;
+
 use std::path::PathBuf;
 use std::sync::atomic::Ordering::Relaxed;
 
@@ -11,7 +13,7 @@ use super::action::{Action, Effect, PollToken};
 use super::facts::TraceFacts;
 use crate::replay::source;
 use crate::store::Store;
-use crate::trace::correlate::recorded_hops;
+use crate::trace::correlate::{Bodies, read_trace_hops};
 use crate::trace::live_group::LiveGrouping;
 
 /// What the status bar says when the store skipped rows it could not read.
@@ -163,14 +165,14 @@ async fn run(
         Effect::LoadFacts(ids) => {
             let mut facts = Vec::with_capacity(ids.len());
             for id in ids {
-                match recorded_hops(store, &id).await {
+                match read_trace_hops(store, &id, Bodies::LetGo).await {
                     Ok(hops) => facts.push((id, TraceFacts::of(&hops))),
                     Err(error) => return failed("reading a trace", &error),
                 }
             }
             Some(Action::FactsLoaded(facts))
         }
-        Effect::LoadTrace(id) => match source::from_store(store, &id).await {
+        Effect::LoadTrace(id) => match source::from_store_with(store, &id, Bodies::LetGo).await {
             Ok(trace) => {
                 let lines = server_stderr(store, &trace.hops).await;
                 let (trace_id, loaded) = (
@@ -190,6 +192,14 @@ async fn run(
             }
             Err(error) => failed("reading the trace", &error),
         },
+        Effect::LoadBody { trace_id, hop_id } => {
+            Some(read_back::body(store, trace_id, hop_id).await)
+        }
+        Effect::LoadChanges {
+            trace_id,
+            hop_id,
+            previous_hop_id,
+        } => Some(read_back::changes(store, trace_id, hop_id, previous_hop_id).await),
         Effect::Export(id) => match super::export::write_trace(store, &id, export_dir).await {
             Ok(path) => Some(Action::Exported {
                 path: path.display().to_string(),

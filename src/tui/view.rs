@@ -23,6 +23,7 @@ use super::app::App;
 use super::keymap::{self, Screen};
 use crate::wire::safe_text::one_line;
 
+pub use detail::body_part;
 pub use json::body_lines;
 
 /// Below this width, columns and panes fold away.

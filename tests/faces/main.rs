@@ -58,6 +58,7 @@ mod topology;
 mod trace_cli;
 mod tui;
 mod tui_context;
+mod tui_let_go;
 mod tui_side_calls;
 mod tui_store;
 mod tui_timing;

@@ -65,7 +65,6 @@ impl App {
             self.mode = Screen::List;
             return Vec::new();
         };
-        let times = view.times();
         let last = view.messages.len().saturating_sub(1);
         match (command, view.replay.as_mut()) {
             (KeyCommand::Back | KeyCommand::Quit, Some(_)) if replay_only => {
@@ -81,7 +80,7 @@ impl App {
             (KeyCommand::Back | KeyCommand::Quit, None) => self.mode = Screen::List,
             (KeyCommand::NextStep, Some(replay)) => replay.next(),
             (KeyCommand::PreviousStep, Some(replay)) => replay.back(),
-            (KeyCommand::PlayPause, Some(replay)) => replay.toggle_play(now, &times),
+            (KeyCommand::PlayPause, Some(_)) => view.toggle_play(now),
             (KeyCommand::Top, Some(replay)) => replay.first(),
             (KeyCommand::Bottom, Some(replay)) => replay.last(),
             (KeyCommand::Down, None) => view.step(true),

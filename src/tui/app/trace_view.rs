@@ -1,11 +1,16 @@
 //! The state of the trace view: one trace's hops, its numbered messages, the lanes of its
 //! sequence diagram, the selected message and, when replaying, the replay.
 
+use std::collections::HashMap;
+
+use super::fetched::{Fetched, request_let_go};
 use crate::hop::HopState;
 use crate::replay::ReplayState;
 use crate::replay::source::LoadedTrace;
-use crate::trace::changes_by_call::{CallChanges, changes_by_call};
+use crate::trace::cache_verdict::CacheReport;
+use crate::trace::changes_by_call::{CallChanges, changes_by_call_with};
 use crate::trace::context_shares::{ContextShares, context_shares};
+use crate::trace::conversation_pairs::request_json;
 use crate::trace::lanes::Lanes;
 use crate::trace::{ExplainedMessage, RecordedHop, explain_trace};
 use crate::wire::safe_text::one_line;
@@ -35,10 +40,27 @@ pub struct TraceView {
     pub side_calls_shown: bool,
     /// What each model request is made of (computed once per load, never while drawing).
     pub contexts: Vec<ContextShares>,
-    /// What changed in each model request since the previous one of its conversation.
+    /// What changed in each model request since the previous one of its conversation (for
+    /// a request whose body, or its previous one's, was let go of: read back when shown).
     pub changes: Vec<CallChanges>,
     /// What the detail pane shows (`c`, `d`).
     pub pane: DetailPane,
+    /// Bodies and changes read back from the store for the message shown.
+    pub fetched: Fetched,
+    /// Made once per load, so a step or a frame never walks the whole trace: the messages
+    /// that are not side calls (drawn while side calls are folded), each message's time, and
+    /// where each hop's context, changes and cache report are.
+    main: Vec<usize>,
+    times: Vec<i64>,
+    by_hop: HashMap<String, ByHop>,
+}
+
+/// Where one hop's per-call facts sit in the view's lists.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+struct ByHop {
+    context: Option<usize>,
+    changes: Option<usize>,
+    cache: Option<usize>,
 }
 
 /// What the pane under the diagram shows for the selected message.
@@ -58,11 +80,51 @@ impl TraceView {
         let messages = explain_trace(&trace.hops);
         let caches = crate::trace::cache_verdict::cache_reports(&trace.hops);
         let contexts = context_shares(&trace.hops);
-        let changes = changes_by_call(&trace.hops);
+        // A body let go of is compared once read back (`fetched`), never at load.
+        let changes = changes_by_call_with(&trace.hops, |hop| {
+            (!request_let_go(hop)).then(|| request_json(hop)).flatten()
+        });
+        let let_go: std::collections::HashSet<&str> = (trace.hops.iter())
+            .filter(|hop| request_let_go(hop))
+            .map(|hop| hop.start.id.as_str())
+            .collect();
+        let changes_wanted = (changes.iter())
+            .filter(|c| {
+                let previous = c.previous_hop_id.as_deref();
+                let_go.contains(c.hop_id.as_str()) || previous.is_some_and(|p| let_go.contains(p))
+            })
+            .map(|c| c.hop_id.clone())
+            .collect();
         let Lanes {
             names: lanes,
             arrows,
         } = crate::trace::lanes::lanes(&trace.hops, &messages);
+        let mut by_hop: HashMap<String, ByHop> = HashMap::new();
+        for (i, c) in contexts.iter().enumerate() {
+            by_hop
+                .entry(c.hop_id.clone())
+                .or_default()
+                .context
+                .get_or_insert(i);
+        }
+        for (i, c) in changes.iter().enumerate() {
+            by_hop
+                .entry(c.hop_id.clone())
+                .or_default()
+                .changes
+                .get_or_insert(i);
+        }
+        for (i, c) in caches.iter().enumerate() {
+            by_hop
+                .entry(c.hop_id.clone())
+                .or_default()
+                .cache
+                .get_or_insert(i);
+        }
+        let main = (0..messages.len())
+            .filter(|&i| messages[i].side_call.is_none())
+            .collect();
+        let times = messages.iter().map(|m| m.at_unix_ns).collect();
         Self {
             trace_id: trace.trace_id,
             title: trace.title,
@@ -84,6 +146,13 @@ impl TraceView {
             contexts,
             changes,
             pane: DetailPane::Message,
+            fetched: Fetched {
+                changes_wanted,
+                ..Fetched::default()
+            },
+            main,
+            times,
+            by_hop,
         }
         .snapped()
     }
@@ -94,38 +163,73 @@ impl TraceView {
         self
     }
 
-    /// The messages drawn, by index: up to the replay's step, every one in a replay; else the
+    /// Whether side calls are folded away: not in a replay, and not shown (`s`).
+    fn folds(&self) -> bool {
+        self.replay.is_none() && !self.side_calls_shown
+    }
+
+    /// How many messages are drawn: up to the replay's step, every one in a replay; else the
     /// side calls only when shown.
+    pub fn visible_len(&self) -> usize {
+        looked();
+        let shown = self.shown();
+        match self.folds() {
+            true => self.main.partition_point(|&i| i < shown),
+            false => shown,
+        }
+    }
+
+    /// The index of the drawn message at `position` among those drawn.
+    pub fn visible_at(&self, position: usize) -> Option<usize> {
+        looked();
+        match self.folds() {
+            true => self.main.get(position).copied(),
+            false => Some(position),
+        }
+        .filter(|_| position < self.visible_len())
+    }
+
+    /// The position among the drawn messages of the first drawn at or after `index`
+    /// (`visible_len` when none is).
+    pub fn visible_from(&self, index: usize) -> usize {
+        looked();
+        match self.folds() {
+            true => self.main.partition_point(|&i| i < index),
+            false => index,
+        }
+        .min(self.visible_len())
+    }
+
+    /// The messages drawn, by index (see [`TraceView::visible_len`]).
     pub fn visible(&self) -> Vec<usize> {
-        let fold = self.replay.is_none() && !self.side_calls_shown;
-        (0..self.shown())
-            .filter(|&i| !fold || self.messages[i].side_call.is_none())
+        (0..self.visible_len())
+            .filter_map(|p| self.visible_at(p))
             .collect()
     }
 
     /// How many side calls are folded away.
     pub fn folded(&self) -> usize {
-        self.shown() - self.visible().len()
+        self.shown() - self.visible_len()
     }
 
     /// Selects the drawn message at or after `index` (else the last one before it).
     pub fn select_visible(&mut self, index: usize) {
-        let visible = self.visible();
-        let at = visible
-            .iter()
-            .copied()
-            .find(|&i| i >= index)
-            .or_else(|| visible.last().copied());
+        let at = (self.visible_at(self.visible_from(index))).or_else(|| {
+            self.visible_len()
+                .checked_sub(1)
+                .and_then(|p| self.visible_at(p))
+        });
         self.select(at.unwrap_or(index));
     }
 
     /// The next (or previous) drawn message.
     pub fn step(&mut self, forward: bool) {
-        let visible = self.visible();
+        let from = self.visible_from(self.selected);
         let at = if forward {
-            visible.iter().copied().find(|&i| i > self.selected)
+            let here = self.visible_at(from) == Some(self.selected);
+            self.visible_at(from + usize::from(here))
         } else {
-            visible.iter().copied().rev().find(|&i| i < self.selected)
+            from.checked_sub(1).and_then(|p| self.visible_at(p))
         };
         if let Some(at) = at {
             self.select(at);
@@ -147,6 +251,7 @@ impl TraceView {
         view.side_calls_shown = self.side_calls_shown;
         view.pane = self.pane;
         view.stderr = self.stderr.clone();
+        view.fetched = self.fetched.carried(view.fetched.changes_wanted.clone());
         view.replay = self.replay.clone().map(|mut replay| {
             replay.total = view.messages.len();
             replay
@@ -164,23 +269,32 @@ impl TraceView {
 
     /// The server's stderr lines of the message's hop logged since the message before it and
     /// up to it (so each line is shown under one message): beside the server's messages.
+    /// Messages are in number order and the lines in time order (`set_stderr`), so only the
+    /// lines in that time are looked at.
     pub fn stderr_of(&self, message: &ExplainedMessage) -> Vec<&str> {
         let route = &self.hops[message.hop_index].start.route;
-        let since = self
-            .messages
-            .iter()
-            .take_while(|m| m.number < message.number)
-            .last()
-            .map_or(i64::MIN, |m| m.at_unix_ns);
+        let before = self.messages.partition_point(|m| m.number < message.number);
+        let since = (before.checked_sub(1)).map_or(i64::MIN, |i| self.messages[i].at_unix_ns);
         let last = self
             .messages
             .last()
             .is_some_and(|m| m.number == message.number);
-        self.stderr
+        let from = self.stderr.partition_point(|(_, at, _)| *at <= since);
+        let to = match last {
+            true => self.stderr.len(),
+            false => (self.stderr).partition_point(|(_, at, _)| *at <= message.at_unix_ns),
+        };
+        self.stderr[from..to.max(from)]
             .iter()
-            .filter(|(r, at, _)| r == route && *at > since && (last || *at <= message.at_unix_ns))
+            .filter(|(r, _, _)| r == route)
             .map(|(_, _, line)| line.as_str())
             .collect()
+    }
+
+    /// The trace's servers' stderr lines, put in time order.
+    pub fn set_stderr(&mut self, mut lines: Vec<(String, i64, String)>) {
+        lines.sort_by_key(|(_, at, _)| *at);
+        self.stderr = lines;
     }
 
     /// The message whose details are shown.
@@ -192,8 +306,23 @@ impl TraceView {
         self.messages.get(index)
     }
 
-    pub fn times(&self) -> Vec<i64> {
-        self.messages.iter().map(|m| m.at_unix_ns).collect()
+    /// Each message's time (ns), as the replay paces them.
+    pub fn times(&self) -> &[i64] {
+        &self.times
+    }
+
+    /// Moves a playing replay on when its next message is due.
+    pub fn tick_replay(&mut self, now_ns: i64) {
+        if let Some(replay) = self.replay.as_mut() {
+            replay.tick(now_ns, &self.times);
+        }
+    }
+
+    /// Starts or stops the replay playing.
+    pub fn toggle_play(&mut self, now_ns: i64) {
+        if let Some(replay) = self.replay.as_mut() {
+            replay.toggle_play(now_ns, &self.times);
+        }
     }
 
     pub fn has_in_flight(&self) -> bool {
@@ -216,14 +345,28 @@ impl TraceView {
 
     /// The selected message's model request: its context parts, if it is one.
     pub fn current_context(&self) -> Option<&ContextShares> {
-        let hop = &self.current()?.hop_id;
-        self.contexts.iter().find(|c| &c.hop_id == hop)
+        let at = self.by_hop.get(&self.current()?.hop_id)?.context?;
+        self.contexts.get(at)
     }
 
-    /// The selected message's model request: its changes, if it is one.
+    /// The selected message's model request: its changes, if it is one (None while they wait
+    /// for its bodies read back: `changes_loading`).
     pub fn current_changes(&self) -> Option<&CallChanges> {
         let hop = &self.current()?.hop_id;
-        self.changes.iter().find(|c| &c.hop_id == hop)
+        match self.fetched.changes_wanted.contains(hop) {
+            true => self.fetched.changes.get(hop),
+            false => self.changes_skeleton(hop),
+        }
+    }
+
+    /// A model call's changes as made at load (without the bodies let go of).
+    pub fn changes_skeleton(&self, hop_id: &str) -> Option<&CallChanges> {
+        self.changes.get(self.by_hop.get(hop_id)?.changes?)
+    }
+
+    /// The prompt cache's report of a hop's model call.
+    pub fn cache_of(&self, hop_id: &str) -> Option<&CacheReport> {
+        self.caches.get(self.by_hop.get(hop_id)?.cache?)
     }
 
     pub fn select(&mut self, index: usize) {
@@ -234,3 +377,14 @@ impl TraceView {
         }
     }
 }
+
+/// Counts, in tests, each look at which messages are drawn (`visible_*`: each a bounded amount
+/// of work), so a test can tell that a step looks at as many whatever the trace's length.
+fn looked() {
+    #[cfg(test)]
+    tests::LOOKS.with(|looks| looks.set(looks.get() + 1));
+}
+
+#[cfg(test)]
+#[path = "trace_view_tests.rs"]
+mod tests;

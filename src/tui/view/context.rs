@@ -37,7 +37,14 @@ pub fn render(view: &TraceView, frame: &mut Frame, area: Rect) {
             view.current_context().map(context_lines),
         ),
     };
+    let loading = view.pane == DetailPane::Changes && view.changes_loading();
     let lines = lines.unwrap_or_else(|| {
+        if loading {
+            return vec![Line::styled(
+                "  (loading the two requests' bodies from the database…)",
+                Style::default().fg(Color::Gray),
+            )];
+        }
         vec![Line::styled(
             "  the selected message is not a model request: select one (j/k)",
             Style::default().fg(Color::Gray),

@@ -13,7 +13,7 @@ use super::json::body_lines;
 use crate::hop::{BodyCapture, Header};
 use crate::trace::explain::human_duration;
 use crate::trace::{Direction, ExplainedMessage, RecordedHop};
-use crate::tui::app::TraceView;
+use crate::tui::app::{TraceView, let_go};
 use crate::wire::content_encoding::readable;
 use crate::wire::dialect::Reading;
 
@@ -30,10 +30,21 @@ pub fn render(view: &TraceView, frame: &mut Frame, area: Rect) {
         .border_style(Style::default().fg(Color::DarkGray))
         .title(format!(" message {} ", message.number));
     let trace_start = view.messages.first().map_or(0, |m| m.at_unix_ns);
-    let mut all = lines(message, hop, trace_start);
+    // A request body let go of when the trace was read is drawn as read back (`fetched`).
+    let request = message.direction == Direction::Request;
+    let body = match hop.end.as_ref() {
+        Some(end) if request && let_go(&end.request_body) => {
+            match view.fetched.body_of(&hop.start.id) {
+                Some(lines) => Body::ReadBack(lines),
+                None => Body::Loading,
+            }
+        }
+        _ => Body::Held,
+    };
+    let mut all = lines(message, hop, trace_start, body);
     // The prompt cache's report goes under the answer's tokens and cost.
     if message.direction == Direction::Response
-        && let Some(cache) = view.caches.iter().find(|c| c.hop_id == message.hop_id)
+        && let Some(cache) = view.cache_of(&message.hop_id)
     {
         let at = all
             .iter()
@@ -69,11 +80,23 @@ fn section(title: &str) -> Line<'static> {
     )
 }
 
+/// Where the message's body lines come from.
+#[derive(Debug, Clone, Copy)]
+pub enum Body<'a> {
+    /// The hop holds its body.
+    Held,
+    /// A request body let go of, read back as these lines.
+    ReadBack(&'a [Line<'static>]),
+    /// A request body let go of, being read back.
+    Loading,
+}
+
 /// Everything shown about one message, top to bottom.
 pub fn lines(
     message: &ExplainedMessage,
     hop: &RecordedHop,
     trace_start: i64,
+    shown: Body<'_>,
 ) -> Vec<Line<'static>> {
     let bold = Style::default().add_modifier(Modifier::BOLD);
     let mut out = vec![
@@ -144,20 +167,13 @@ pub fn lines(
     }
     title.push(')');
     out.push(section(&title));
-    // Shown as it reads: its Content-Encoding undone, a body that is not text named.
-    let readable = readable(headers, body);
-    if let Some(note) = readable.note() {
-        out.push(Line::styled(note, Style::default().fg(Color::Gray)));
-    }
-    if body.bytes.is_empty() {
-        out.push(Line::styled("(empty)", Style::default().fg(Color::Gray)));
-    } else if let Some(binary) = &readable.binary {
-        out.push(Line::styled(
-            binary.clone(),
+    match shown {
+        Body::Held => out.extend(body_part(headers, body)),
+        Body::ReadBack(lines) => out.extend(lines.iter().cloned()),
+        Body::Loading => out.push(Line::styled(
+            "(loading the body from the database…)",
             Style::default().fg(Color::Gray),
-        ));
-    } else {
-        out.extend(body_lines(readable.bytes()));
+        )),
     }
     if let (Direction::Response, Some(end)) = (message.direction, end)
         && end.chunks.len() > 1
@@ -174,6 +190,27 @@ pub fn lines(
         if end.chunks.len() > MAX_CHUNKS || end.chunks_truncated {
             out.push(Line::from("  …"));
         }
+    }
+    out
+}
+
+/// A body's lines under its title: shown as it reads (its Content-Encoding undone, a body that
+/// is not text named), JSON pretty and coloured.
+pub fn body_part(headers: &[Header], body: &BodyCapture) -> Vec<Line<'static>> {
+    let mut out = Vec::new();
+    let readable = readable(headers, body);
+    if let Some(note) = readable.note() {
+        out.push(Line::styled(note, Style::default().fg(Color::Gray)));
+    }
+    if body.bytes.is_empty() {
+        out.push(Line::styled("(empty)", Style::default().fg(Color::Gray)));
+    } else if let Some(binary) = &readable.binary {
+        out.push(Line::styled(
+            binary.clone(),
+            Style::default().fg(Color::Gray),
+        ));
+    } else {
+        out.extend(body_lines(readable.bytes()));
     }
     out
 }
@@ -285,7 +322,7 @@ mod tests {
             }),
         };
         let messages = explain_trace(std::slice::from_ref(&hop));
-        let shown: Vec<String> = lines(&messages[1], &hop, 0)
+        let shown: Vec<String> = lines(&messages[1], &hop, 0, Body::Held)
             .iter()
             .map(|line| line.spans.iter().map(|s| s.content.as_ref()).collect())
             .collect();

@@ -31,9 +31,10 @@ pub fn render(view: &TraceView, frame: &mut Frame, area: Rect) {
         let left = x.saturating_sub(width / 2).max(area.x + GUTTER);
         buf.set_string(left, area.y, name, name_style);
     }
-    let visible = view.visible();
+    // Only the rows drawn are looked at: a step costs the same at any length.
     let current = view.current().map_or(0, |m| m.number - 1);
-    let at = visible.iter().position(|&i| i >= current).unwrap_or(0);
+    let at = Some(view.visible_from(current)).filter(|&p| p < view.visible_len());
+    let at = at.unwrap_or(0);
     let folded = view.folded();
     // The last row says what is folded away, when anything is.
     let rows = usize::from(area.height - 1 - u16::from(folded > 0 && area.height > 2));
@@ -49,7 +50,10 @@ pub fn render(view: &TraceView, frame: &mut Frame, area: Rect) {
         buf.set_string(area.x + GUTTER, y, fit(&note, room), dim);
     }
     let rail = Style::default().fg(Color::DarkGray);
-    for (row, &index) in visible.iter().skip(first).take(rows).enumerate() {
+    for row in 0..rows {
+        let Some(index) = view.visible_at(first + row) else {
+            break;
+        };
         let y = area.y + 1 + u16::try_from(row).unwrap_or(0);
         for &x in &lanes {
             buf.set_string(x, y, "│", rail);
