@@ -17,8 +17,8 @@ use crate::reference::agent::{AgentConfig, McpServerSpec, ModelApi};
 use crate::reference::notes_server::{NotesServer, NotesServerConfig};
 use crate::replay_server::ReplayServer;
 use crate::serve::{Shutdown, StopLevel, StopSwitch, StopWatch};
-use crate::store::{Store, WriterReport};
-use crate::trace::correlate::{group_new_hops, group_until, spawn_recorder};
+use crate::store::{Recorder, Store, WriterReport};
+use crate::trace::correlate::{group_new_hops, group_until};
 
 /// Where everything listens. Port 0 picks a free port.
 #[derive(Debug, Clone)]
@@ -175,7 +175,7 @@ impl Topology {
             }
         }));
 
-        let (recorder, writer, facts) = spawn_recorder(&store)?;
+        let (recorder, writer) = Recorder::spawn(store.clone())?;
         let outer_run = outer_proxy.run(recorder.clone(), outer_stop.shutdown());
         outer.tasks.push(tokio::spawn(async move {
             outer_run.await;
@@ -185,15 +185,10 @@ impl Topology {
             inner_run.await;
         }));
         let (stop_grouping, grouping_stopped) = watch::channel(false);
-        let grouping = tokio::spawn(group_until(
-            store.clone(),
-            GROUPING_INTERVAL,
-            facts,
-            async move {
-                let mut stopped = grouping_stopped;
-                let _ = stopped.wait_for(|stop| *stop).await;
-            },
-        ));
+        let grouping = tokio::spawn(group_until(store.clone(), GROUPING_INTERVAL, async move {
+            let mut stopped = grouping_stopped;
+            let _ = stopped.wait_for(|stop| *stop).await;
+        }));
         Ok(Topology {
             routes,
             model_upstream,

@@ -26,7 +26,6 @@ mod feed;
 pub mod group;
 pub mod host_patterns;
 pub mod lanes;
-pub mod live_facts;
 pub mod live_group;
 pub mod mcp_messages;
 mod model_notes;

@@ -81,7 +81,7 @@ async fn run_tracer_child(
         .map(|route| route.listen)
         .context("the proxy has no route")?;
     println!("LISTEN {listen}");
-    let (recorder, writer, facts) = tracer::trace::correlate::spawn_recorder(&store)?;
+    let (recorder, writer) = tracer::store::Recorder::spawn(store.clone())?;
     if capacity == 0 {
         writer.abort();
     }
@@ -91,7 +91,6 @@ async fn run_tracer_child(
         tokio::spawn(tracer::trace::correlate::group_until(
             store.clone(),
             Duration::from_millis(250),
-            facts,
             async move {
                 let _ = grouping_stopped.await;
             },

@@ -18,9 +18,9 @@ use crate::proxy::tls::UpstreamTls;
 use crate::proxy::{ForwardLimits, ForwardSettings, default_max_connections};
 use crate::proxy::{Proxy, ProxySettings, Route, check_routes, routes_from_file};
 use crate::stop_signal::shutdown_on_signals;
-use crate::store::Store;
+use crate::store::{Recorder, Store};
 use crate::trace::correlate::group_new_hops;
-use crate::trace::correlate::{group_until, spawn_recorder};
+use crate::trace::correlate::group_until;
 
 /// How often new hops are grouped into traces while the proxy runs.
 pub const GROUPING_PERIOD: Duration = Duration::from_millis(250);
@@ -99,16 +99,11 @@ pub async fn run(db: &Path, args: ProxyArgs) -> anyhow::Result<ExitCode> {
     let announced = announce_in_background(&store, proxy.routes());
     let exporter = start_exporter(otlp, &store, false);
 
-    let (recorder, writer, facts) = spawn_recorder(&store)?;
+    let (recorder, writer) = Recorder::spawn(store.clone())?;
     let (stop_grouping, grouping_stopped) = oneshot::channel();
-    let grouping = tokio::spawn(group_until(
-        store.clone(),
-        GROUPING_PERIOD,
-        facts,
-        async move {
-            let _ = grouping_stopped.await;
-        },
-    ));
+    let grouping = tokio::spawn(group_until(store.clone(), GROUPING_PERIOD, async move {
+        let _ = grouping_stopped.await;
+    }));
     let stats = proxy.run(recorder, shutdown).await;
     let report = writer.await.context("waiting for the store writer")?;
     let _ = stop_grouping.send(());

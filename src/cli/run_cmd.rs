@@ -25,8 +25,8 @@ use crate::run::hosts::{KNOWN_MODEL_HOSTS, hosts_in_env_and_args, url_host};
 use crate::run::{Scratch, child, env};
 use crate::serve::Shutdown;
 use crate::stop_signal::StopSignals;
-use crate::store::Store;
-use crate::trace::correlate::{group_new_hops, group_until, spawn_recorder};
+use crate::store::{Recorder, Store};
+use crate::trace::correlate::{group_new_hops, group_until};
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
@@ -172,16 +172,11 @@ pub async fn run(db: &Path, args: RunArgs) -> anyhow::Result<ExitCode> {
     );
 
     let exporter = crate::exporter::start_configured(otlp, &store, false);
-    let (recorder, writer, facts) = spawn_recorder(&store)?;
+    let (recorder, writer) = Recorder::spawn(store.clone())?;
     let (stop_grouping, grouping_stopped) = oneshot::channel();
-    let grouping = tokio::spawn(group_until(
-        store.clone(),
-        GROUPING_PERIOD,
-        facts,
-        async move {
-            let _ = grouping_stopped.await;
-        },
-    ));
+    let grouping = tokio::spawn(group_until(store.clone(), GROUPING_PERIOD, async move {
+        let _ = grouping_stopped.await;
+    }));
     let (stop_proxy, proxy_stop_asked) = oneshot::channel::<()>();
     let (cut_short, cut_short_asked) = oneshot::channel::<()>();
     let shutdown = Shutdown::new(async move {

@@ -29,7 +29,6 @@ pub(super) async fn take_in(db: &mut WriterConn, journals: Vec<(PathBuf, File)>)
                 events: &mut batch.events,
                 lost_ends: &[],
                 losses: 0,
-                hand: None,
             };
             match write_batch(db, work).await {
                 Ok(done) => {

@@ -48,8 +48,28 @@ impl Store {
         )
     }
 
+    /// Hops stored after `seq` (in arrival order) and the hops `again` names by seq, in start
+    /// order: what a live grouper has not seen, or saw unfinished.
+    pub fn hops_after_seq<'a>(
+        &'a self,
+        seq: i64,
+        again: &[i64],
+    ) -> impl futures_util::Stream<Item = Result<StoredHop>> + 'a {
+        let again = serde_json::to_string(again).unwrap_or_else(|_| "[]".into());
+        sqlx::query(
+            "select * from hops
+             where seq > ?1 or seq in (select value from json_each(?2))
+             order by request_started_unix_ns, seq",
+        )
+        .bind(seq)
+        .bind(again)
+        .fetch(self.pool())
+        .map_err(StoreError::from)
+        .try_filter_map(move |row| self.readable_for_grouping(row))
+    }
+
     /// A row as grouping reads it, or None (counted) when it cannot be read.
-    pub(super) async fn readable_for_grouping(&self, row: SqliteRow) -> Result<Option<StoredHop>> {
+    async fn readable_for_grouping(&self, row: SqliteRow) -> Result<Option<StoredHop>> {
         let Some(row) = self.readable::<HopRow>(&row) else {
             return Ok(None);
         };

@@ -16,7 +16,6 @@ use std::time::{Duration, Instant};
 use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 
-use super::committed::{CommittedHops, OpenStarts};
 use super::journal::{Appender, JournalReader, ReadBatch};
 use super::journal_intake::take_in;
 use super::write_tx::WriterConn;
@@ -172,14 +171,6 @@ impl Recorder {
     /// Creates this process's journal beside the database, takes in journals that dead
     /// processes left, and starts the writer.
     pub fn spawn(store: Store) -> Result<(RecorderHandle, JoinHandle<WriterReport>), StoreError> {
-        Self::spawn_handing(store, None)
-    }
-
-    /// As [`Recorder::spawn`], telling `hand` of each whole hop as it is written.
-    pub fn spawn_handing(
-        store: Store,
-        hand: Option<Arc<dyn CommittedHops>>,
-    ) -> Result<(RecorderHandle, JoinHandle<WriterReport>), StoreError> {
         let journal = Appender::create(store.path()).map_err(|e| StoreError::Open {
             path: store.path().to_path_buf(),
             message: format!("creating the journal beside it: {e}"),
@@ -206,8 +197,6 @@ impl Recorder {
                 shared,
                 report: WriterReport::default(),
                 persisted_losses: 0,
-                hand,
-                open_starts: OpenStarts::default(),
             };
             writer.take_in(orphans).await;
             writer.run(reader).await;
@@ -222,8 +211,6 @@ struct Writer {
     shared: Arc<Shared>,
     report: WriterReport,
     persisted_losses: u64,
-    hand: Option<Arc<dyn CommittedHops>>,
-    open_starts: OpenStarts,
 }
 
 impl Writer {
@@ -316,10 +303,6 @@ impl Writer {
             events: &mut batch.events,
             lost_ends: &ids,
             losses: losses - self.persisted_losses,
-            hand: self
-                .hand
-                .as_deref()
-                .map(|hand| (hand, &mut self.open_starts)),
         };
         match write_batch(&mut self.db, work).await {
             Ok(done) => {

@@ -6,7 +6,6 @@ use std::collections::{HashMap, HashSet};
 
 use sqlx::SqliteConnection;
 
-use super::committed::{self, CommittedHops, OpenStarts};
 use super::write_tx::WriterConn;
 use super::{HOPS_NOT_WRITTEN, Result, body_pieces, hop_insert, hops};
 use crate::hop::{BodyPiece, HopEnd, HopEvent, RequestDone, ServerLogLine, WsBatch};
@@ -30,9 +29,6 @@ pub struct BatchWrite<'a> {
     pub lost_ends: &'a [String],
     /// Hops lost since the last committed count, added to `hops_not_written`.
     pub losses: u64,
-    /// Told of each hop the batch writes (live grouping's facts), with the starts of hops
-    /// still in flight it keeps between batches.
-    pub hand: Option<(&'a dyn CommittedHops, &'a mut OpenStarts)>,
 }
 
 /// What a committed batch did.
@@ -60,9 +56,6 @@ pub async fn write_batch(db: &mut WriterConn, work: BatchWrite<'_>) -> Result<Ba
 }
 
 async fn apply(conn: &mut SqliteConnection, work: BatchWrite<'_>) -> Result<BatchDone> {
-    if let Some((hand, open)) = work.hand {
-        committed::hand_over(hand, open, work.events);
-    }
     let mut moved = take_update_bodies(work.events);
     let pieces = take_pieces(work.events);
     let changes = coalesce(work.events);

@@ -210,7 +210,6 @@ async fn pieces_then_the_tail_read_back_whole_and_a_replayed_batch_adds_nothing(
         events: &mut events,
         lost_ends: &[],
         losses: 0,
-        hand: None,
     };
     assert_eq!(write_batch(&mut db, work).await.unwrap().hops_inserted, 0);
     db.discard().await;

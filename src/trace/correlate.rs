@@ -10,10 +10,8 @@
 use super::RecordedHop;
 pub use super::feed::{CREATED_BY, CorrelateReport, LOOKBACK_NS};
 use super::group::GroupOptions;
-use super::live_facts::LiveFacts;
 use crate::store::hops::StoredHop;
 use crate::store::traces::TraceRow;
-use crate::store::writer::{Recorder, RecorderHandle, WriterReport};
 use crate::store::{Result, Store};
 
 impl From<StoredHop> for RecordedHop {
@@ -44,16 +42,14 @@ pub enum GroupScope {
 /// Between passes it rests `PASS_REST` times as long as the last pass took (at most
 /// `MAX_REST`), so under sustained load grouping takes a bounded share of the CPU and lags
 /// instead of crowding out the traffic it records.
-/// `facts` are what the store writer hands over (see [`spawn_recorder`]).
 pub async fn group_until(
     store: Store,
     period: std::time::Duration,
-    facts: std::sync::Arc<LiveFacts>,
     stop: impl std::future::Future<Output = ()>,
 ) {
     tokio::pin!(stop);
     let mut rest = std::time::Duration::ZERO;
-    let mut live = super::live_group::LiveGrouping::with_facts(GroupOptions::default(), facts);
+    let mut live = super::live_group::LiveGrouping::new();
     loop {
         tokio::select! {
             // A pass that waited on a locked database must not start another after the stop.
@@ -68,20 +64,6 @@ pub async fn group_until(
             }
         }
     }
-}
-
-/// The store's writer, handing each whole hop's grouping facts to the returned `LiveFacts`
-/// (give them to [`group_until`]), so live grouping does not read those rows back.
-pub fn spawn_recorder(
-    store: &Store,
-) -> Result<(
-    RecorderHandle,
-    tokio::task::JoinHandle<WriterReport>,
-    std::sync::Arc<LiveFacts>,
-)> {
-    let facts = std::sync::Arc::new(LiveFacts::new());
-    let (recorder, writer) = Recorder::spawn_handing(store.clone(), Some(facts.clone()))?;
-    Ok((recorder, writer, facts))
 }
 
 /// How many times a live grouping pass's own duration it rests before the next.

@@ -12,14 +12,11 @@
 use std::collections::{BTreeMap, HashMap};
 use std::ops::Bound;
 
-use std::sync::Arc;
-
 use futures_util::TryStreamExt;
 
 use super::TraceInput;
 use super::feed::{CorrelateReport, Fed, LOOKBACK_NS, SeenHop, feed, session_row, trace_row};
 use super::group::{GroupOptions, Grouper};
-use super::live_facts::LiveFacts;
 use super::readiness::{self, Evidence};
 use crate::store::sessions::{GroupingWrite, TracePlace};
 use crate::store::{Result, Store};
@@ -45,10 +42,6 @@ pub struct LiveGrouping {
     kinds: HashMap<String, TracePlace>,
     /// The latest request start read: the record's clock.
     clock: i64,
-    /// What the store writer hands over of the hops it writes (none: every row is read).
-    facts: Option<Arc<LiveFacts>>,
-    /// Rows read whole by later passes (the first pass's replay aside).
-    rows_read: u64,
 }
 
 #[derive(Debug)]
@@ -77,21 +70,6 @@ impl LiveGrouping {
         }
     }
 
-    /// A grouper that takes the facts `facts` was handed instead of reading those rows.
-    pub fn with_facts(options: GroupOptions, facts: Arc<LiveFacts>) -> Self {
-        Self {
-            options,
-            facts: Some(facts),
-            ..Self::default()
-        }
-    }
-
-    /// How many rows later passes read whole (those whose facts were neither queued nor handed
-    /// over by the writer).
-    pub fn rows_read(&self) -> u64 {
-        self.rows_read
-    }
-
     /// One pass at the current time: see `pass_at`.
     pub async fn pass(&mut self, store: &Store) -> Result<CorrelateReport> {
         self.pass_at(store, now_ns()).await
@@ -104,12 +82,7 @@ impl LiveGrouping {
     pub async fn pass_at(&mut self, store: &Store, now_ns: i64) -> Result<CorrelateReport> {
         let outcome = self.pass_or_fail(store, now_ns).await;
         if outcome.is_err() {
-            *self = Self {
-                options: self.options,
-                facts: self.facts.take(),
-                rows_read: self.rows_read,
-                ..Self::default()
-            };
+            *self = Self::with_options(self.options);
         }
         outcome
     }
@@ -178,6 +151,38 @@ impl LiveGrouping {
             self.take(&mut grouper, SeenHop::from(stored), pass);
         }
         Ok(grouper)
+    }
+
+    /// A later pass: hops stored since the last, and those whose request or end was awaited.
+    async fn read_new(
+        &mut self,
+        store: &Store,
+        grouper: &mut Grouper,
+        pass: &mut Pass,
+    ) -> Result<()> {
+        // Queued hops are read again too: each is fed as it is when it is released.
+        let again: Vec<i64> = self
+            .queue
+            .values()
+            .map(|queued| queued.seq)
+            .chain(self.unfinished.keys().copied())
+            .collect();
+        let mut hops = std::pin::pin!(store.hops_after_seq(self.cursor, &again));
+        let mut kinds_read = false;
+        while let Some(stored) = hops.try_next().await? {
+            // A trace another process made: its kind, read once a pass at most.
+            if let Some(trace) = &stored.trace_id
+                && !kinds_read
+                && !self.unfinished.contains_key(&stored.seq)
+                && !self.kinds.contains_key(trace)
+                && !grouper.knows(trace)
+            {
+                self.kinds = store.trace_places().await?;
+                kinds_read = true;
+            }
+            self.take(grouper, SeenHop::from(stored), pass);
+        }
+        Ok(())
     }
 
     /// One hop read (in start order): an unfinished one learns what it has now; any other joins
@@ -302,6 +307,3 @@ fn now_ns() -> i64 {
             i64::try_from(elapsed.as_nanos()).unwrap_or(i64::MAX)
         })
 }
-
-#[path = "live_read.rs"]
-mod live_read;

@@ -57,7 +57,6 @@ mod interop_https_sdk;
 mod interop_mcp_sdk;
 mod interop_mcp_tour;
 mod interop_mcpo;
-mod live_facts;
 mod long_session;
 mod mcp_tour;
 mod mcpo_checks;
