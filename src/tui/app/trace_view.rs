@@ -63,6 +63,17 @@ struct ByHop {
     cache: Option<usize>,
 }
 
+/// Puts in each hop's `slot` the index of its first item (items in order, named by hop id).
+fn first_of_each_hop<'a>(
+    by_hop: &mut HashMap<String, ByHop>,
+    hop_ids: impl Iterator<Item = &'a String>,
+    slot: fn(&mut ByHop) -> &mut Option<usize>,
+) {
+    for (i, hop_id) in hop_ids.enumerate() {
+        slot(by_hop.entry(hop_id.clone()).or_default()).get_or_insert(i);
+    }
+}
+
 /// What the pane under the diagram shows for the selected message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum DetailPane {
@@ -100,27 +111,15 @@ impl TraceView {
             arrows,
         } = crate::trace::lanes::lanes(&trace.hops, &messages);
         let mut by_hop: HashMap<String, ByHop> = HashMap::new();
-        for (i, c) in contexts.iter().enumerate() {
-            by_hop
-                .entry(c.hop_id.clone())
-                .or_default()
-                .context
-                .get_or_insert(i);
-        }
-        for (i, c) in changes.iter().enumerate() {
-            by_hop
-                .entry(c.hop_id.clone())
-                .or_default()
-                .changes
-                .get_or_insert(i);
-        }
-        for (i, c) in caches.iter().enumerate() {
-            by_hop
-                .entry(c.hop_id.clone())
-                .or_default()
-                .cache
-                .get_or_insert(i);
-        }
+        first_of_each_hop(&mut by_hop, contexts.iter().map(|c| &c.hop_id), |b| {
+            &mut b.context
+        });
+        first_of_each_hop(&mut by_hop, changes.iter().map(|c| &c.hop_id), |b| {
+            &mut b.changes
+        });
+        first_of_each_hop(&mut by_hop, caches.iter().map(|c| &c.hop_id), |b| {
+            &mut b.cache
+        });
         let main = (0..messages.len())
             .filter(|&i| messages[i].side_call.is_none())
             .collect();
