@@ -11,6 +11,7 @@ pub mod eval_rows;
 pub mod exports;
 pub mod hop_columns;
 pub mod hop_insert;
+pub mod hop_readings;
 pub mod hops;
 pub mod journal;
 mod journal_codec;

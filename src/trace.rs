@@ -25,6 +25,7 @@ pub mod explain_context;
 mod feed;
 pub mod group;
 pub mod host_patterns;
+pub mod kept_readings;
 pub mod lanes;
 pub mod live_group;
 pub mod mcp_messages;

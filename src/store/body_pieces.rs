@@ -66,6 +66,15 @@ pub async fn stored_hop(pool: &SqlitePool, mut row: HopRow) -> Result<StoredHop>
     Ok(hop)
 }
 
+/// One row as a hop, its response body whole and its request body left empty (not read back):
+/// for a reader that has what it needs of the request already.
+pub async fn stored_hop_without_request(pool: &SqlitePool, mut row: HopRow) -> Result<StoredHop> {
+    row.request_body = Some(Vec::new());
+    row.body_pieces &= !side_bit(BodySide::Request);
+    row.body_chunked &= !side_bit(BodySide::Request);
+    stored_hop(pool, row).await
+}
+
 /// One row as grouping reads it. A body still arriving, or cut at `--max-body`, cannot be read
 /// as JSON anyway, so its pieces are not read back (a 1 GiB transfer in flight costs grouping
 /// nothing, pass after pass); it is left empty. Grouping reads the hop again once it has ended.

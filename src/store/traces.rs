@@ -168,9 +168,18 @@ impl Store {
     /// The hops of one trace, in start order, each handed to `each` as soon as its bodies are
     /// read, so a caller that keeps less than the whole hop holds one body at a time; a row
     /// that cannot be read is skipped and counted.
-    pub async fn each_trace_hop(
+    pub async fn each_trace_hop(&self, trace_id: &str, each: impl FnMut(StoredHop)) -> Result<()> {
+        self.each_trace_hop_skipping(trace_id, |_, _| false, each)
+            .await
+    }
+
+    /// The hops of one trace as [`Store::each_trace_hop`] hands them, except that a hop for
+    /// which `skip_request(id, role)` holds comes with its request body empty, not read back (its
+    /// length still the stored one).
+    pub async fn each_trace_hop_skipping(
         &self,
         trace_id: &str,
+        skip_request: impl Fn(&str, &str) -> bool,
         mut each: impl FnMut(StoredHop),
     ) -> Result<()> {
         let rows = sqlx::query(
@@ -181,7 +190,11 @@ impl Store {
         .await?;
         let rows: Vec<HopRow> = rows.iter().filter_map(|row| self.readable(row)).collect();
         for row in rows {
-            match super::body_pieces::stored_hop(self.pool(), row).await {
+            let hop = match skip_request(&row.id, &row.role) {
+                true => super::body_pieces::stored_hop_without_request(self.pool(), row).await,
+                false => super::body_pieces::stored_hop(self.pool(), row).await,
+            };
+            match hop {
                 Ok(hop) => each(hop),
                 Err(StoreError::Malformed(_)) => self.skip_unreadable(),
                 Err(other) => return Err(other),

@@ -89,19 +89,37 @@ pub enum Bodies {
 
 /// The hops of one stored trace, in start order, each read once as it is loaded (its texts
 /// shared with the trace's other hops, `read_once`), so a long trace's re-sent prompts are
-/// held once; with [`Bodies::LetGo`], one large request body at a time.
+/// held once; with [`Bodies::LetGo`], one large request body at a time. A model request read
+/// before takes its reading back from the database (`kept_readings`) and, with `LetGo`, its
+/// large body is not read at all; those read now are kept for next time.
 pub async fn read_trace_hops(
     store: &Store,
     trace_id: &str,
     bodies: Bodies,
 ) -> Result<Vec<RecordedHop>> {
+    let mut kept = super::kept_readings::load(store, trace_id).await?;
+    let mut to_keep = super::kept_readings::ToKeep::default();
     let mut shared = super::read_once::SharedTexts::default();
     let mut hops = Vec::new();
+    let skippable: std::collections::HashSet<String> = match bodies {
+        Bodies::LetGo => (kept.iter())
+            .filter(|(_, k)| k.body_not_needed())
+            .map(|(id, _)| id.clone())
+            .collect(),
+        Bodies::Kept => Default::default(),
+    };
+    let skip_request = |id: &str, role: &str| role != "agent" && skippable.contains(id);
     store
-        .each_trace_hop(trace_id, |stored| {
+        .each_trace_hop_skipping(trace_id, skip_request, |stored| {
             let mut hop = RecordedHop::from(stored);
             if hop.end.as_ref().is_some_and(|e| e.websocket.is_none()) {
-                super::read_once::read_into(&hop, &mut shared);
+                match kept.remove(&hop.start.id) {
+                    Some(request) => request.give_to(&hop),
+                    None => {
+                        super::read_once::read_into(&hop, &mut shared);
+                        to_keep.add(&hop);
+                    }
+                }
                 if bodies == Bodies::LetGo {
                     super::read_once::let_go_of_request_body(&mut hop);
                 }
@@ -109,6 +127,10 @@ pub async fn read_trace_hops(
             hops.push(hop);
         })
         .await?;
+    if let Err(error) = to_keep.write(store).await {
+        // A database that cannot be written to is still read: the readings are made again.
+        tracing::debug!(%error, "keeping the readings of trace {trace_id}");
+    }
     let hops = super::ws_turns::with_turns(hops);
     for hop in &hops {
         super::read_once::read_into(hop, &mut shared);

@@ -92,7 +92,7 @@ impl PromptRegions {
 /// A prompt's regions as digests of their JSON (cache marks out, equal exactly when the values
 /// are): tools by name, system blocks and messages in order. Kept per request instead of its
 /// body, so a long trace's cache verdicts do not hold every request.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 pub struct RegionDigests {
     pub tools: Vec<(String, u64)>,
     pub system: Vec<u64>,

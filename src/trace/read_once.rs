@@ -31,6 +31,13 @@ impl ReadOnce {
         self.reading.get_or_init(read)
     }
 
+    /// Gives the hop a reading and parts made before (kept in the database): a hop read
+    /// already keeps its own.
+    pub fn keep(&self, reading: HopReading, parts: Option<Arc<RequestParts>>) {
+        let _ = self.reading.set(reading);
+        let _ = self.parts.set(parts);
+    }
+
     /// The hop's request parts, measured by `measure` the first time.
     pub fn parts(
         &self,

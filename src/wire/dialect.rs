@@ -36,7 +36,7 @@ pub use mcp_read::{JsonRpcKind, McpMessage, McpReading, sse_message_offsets};
 pub use usage::Usage;
 
 /// How a body is to be read: which protocol's JSON (or stream) it is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum Dialect {
     OllamaChat,
     OllamaGenerate,
@@ -164,7 +164,7 @@ pub fn detect_hop(start: &HopStart, end: Option<&HopEnd>) -> Dialect {
 }
 
 /// Whether a reading is whole, or why it is not.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Integrity {
     Whole,
     /// The recorder kept only the first bytes of the body (BodyCapture.truncated).
@@ -182,7 +182,7 @@ pub enum Integrity {
 }
 
 /// How a tool call reached the wire.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum ToolCallForm {
     /// A structured field: `tool_calls`, `tool_use`, MCP `tools/call`.
     Structured,
@@ -194,7 +194,7 @@ pub enum ToolCallForm {
 
 /// One tool call, whatever dialect carried it; `arguments` is always JSON (a string that did not
 /// parse is kept as a JSON string, and `arguments_invalid` says so).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ToolCall {
     pub id: Option<String>,
     pub name: String,
@@ -217,7 +217,7 @@ impl ToolCall {
 
 /// One message of a conversation, normalized across dialects. Anthropic `tool_result` blocks
 /// become messages with role `tool`, as in Ollama and OpenAI.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 pub struct ModelMessage {
     pub role: String,
     pub content: String,
@@ -236,12 +236,14 @@ pub struct ModelMessage {
 }
 
 /// A request to a model server.
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
 pub struct ModelRequest {
     pub model: Option<String>,
     /// Shared (`Arc`): a trace's requests re-send the same prompt, kept once when read together.
+    #[serde(skip)]
     pub system: Option<Arc<str>>,
     /// For `/api/generate` the prompt is given as one `user` message. Each shared, as `system`.
+    #[serde(skip)]
     pub messages: Vec<Arc<ModelMessage>>,
     /// The names of the callable tools offered (tools inside a namespace entry counted each).
     pub tools: Vec<String>,
@@ -410,6 +412,11 @@ pub fn read_hop(start: &HopStart, end: Option<&HopEnd>) -> HopReading {
     if dialect == Dialect::Gemini {
         gemini_read::add_path_facts(&mut request, &start.path);
     }
+    with_response(dialect, request, end)
+}
+
+/// A hop's reading from its request's reading (read before, or kept) and its response read now.
+pub fn with_response(dialect: Dialect, request: BodyReading, end: Option<&HopEnd>) -> HopReading {
     HopReading {
         dialect,
         request,

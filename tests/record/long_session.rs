@@ -285,6 +285,39 @@ async fn a_200_turn_session_is_kept_in_a_tenth_of_its_bytes_and_read_back_exact(
     }
 
     eprintln!("readers checked after {:?}", clock.elapsed());
+    // Once a trace is read, each model request's reading is kept (`hop_readings`): the faces
+    // read from it say what they said reading every body.
+    let faces = |db: &Path| {
+        let md = dir.path().join("t.md");
+        tracer(
+            db,
+            &["export", &trace, "-f", "md", "-o", md.to_str().unwrap()],
+        );
+        let html = dir.path().join("t.html");
+        tracer(
+            db,
+            &["export", &trace, "-f", "html", "-o", html.to_str().unwrap()],
+        );
+        (
+            tracer(db, &["show", &trace]),
+            std::fs::read(md).unwrap(),
+            std::fs::read(html).unwrap(),
+        )
+    };
+    let kept = faces(&db);
+    assert_eq!(
+        count(&db, "select count(*) from hop_readings").await,
+        TURNS as i64
+    );
+    sql(&db, "delete from hop_readings").await;
+    let read_again = faces(&db);
+    assert!(kept.0 == read_again.0, "show from kept readings differs");
+    assert!(kept.1 == read_again.1, "md from kept readings differs");
+    assert!(kept.2 == read_again.2, "html from kept readings differs");
+    assert_eq!(
+        count(&db, "select count(*) from hop_readings").await,
+        TURNS as i64
+    );
     // One more trace whose one body is larger than all the others together: `ls` keeps the
     // summaries the first time, and from then on reads none of the bodies.
     let (baseline_kib, _) = ls_peak_kib(&db);
@@ -364,6 +397,37 @@ async fn a_200_turn_session_is_kept_in_a_tenth_of_its_bytes_and_read_back_exact(
          request of {} bytes at {big_kib} KiB",
         big.len()
     );
+    // With its readings kept, `show` reads no large request body at all: spoiled, they change
+    // nothing it prints.
+    sql(
+        &db,
+        "update body_chunks set bytes = zeroblob(length(bytes))
+         where id in (select chunk_id from hop_body_chunks where side = 0)",
+    )
+    .await;
+    let spoiled = tracer(&db, &["show", &trace]);
+    assert!(
+        spoiled == kept.0,
+        "show read a request body it had kept the reading of"
+    );
+}
+
+/// Runs one statement on the database.
+async fn sql(db: &Path, statement: &'static str) {
+    let store = Store::open_existing(db).await.unwrap();
+    sqlx::query(statement).execute(store.pool()).await.unwrap();
+    store.close().await;
+}
+
+/// The one integer a query gives.
+async fn count(db: &Path, query: &'static str) -> i64 {
+    let store = Store::open_existing(db).await.unwrap();
+    let n: i64 = sqlx::query_scalar(query)
+        .fetch_one(store.pool())
+        .await
+        .unwrap();
+    store.close().await;
+    n
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,7 +1,7 @@
 //! What a model request is made of: its system parts and tool definitions, with their sizes.
 
 /// Where one part of the system prompt sits in the request.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum SystemSource {
     /// Anthropic's top-level `system` (a string or one of its blocks).
     SystemField,
@@ -14,7 +14,7 @@ pub enum SystemSource {
 }
 
 /// One part of the system prompt: where it is, its size, and whether it carries a cache mark.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct SystemPart {
     pub source: SystemSource,
     pub bytes: usize,
@@ -22,7 +22,7 @@ pub struct SystemPart {
 }
 
 /// One callable tool the request offers the model.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 pub struct ToolDef {
     /// The name the model calls it by.
     pub name: String,

@@ -1,0 +1,271 @@
+//! Model requests' readings kept in the database (`store::hop_readings`): opening a trace takes
+//! each request's reading and measures back instead of parsing its body again, and keeps those
+//! it had to read, each re-sent message and system prompt once.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+
+use super::RecordedHop;
+use super::prompt_regions::RegionDigests;
+use super::read_once::LET_GO_BYTES;
+use super::request_parts::RequestParts;
+use crate::store::hop_readings::ReadingToKeep;
+use crate::store::{Result, Store};
+use crate::wire::dialect::{
+    self, BodyReading, Dialect, Integrity, ModelMessage, ModelRequest, Reading,
+};
+
+/// The layout of a kept reading; a row of another layout is read again from its body.
+const LAYOUT: u32 = 1;
+
+/// A model request's reading as kept: its texts by their ids in `reading_texts`.
+#[derive(Debug, Serialize, Deserialize)]
+struct Kept {
+    layout: u32,
+    dialect: Dialect,
+    integrity: Integrity,
+    /// Everything but the system prompt and the messages.
+    request: ModelRequest,
+    system: Option<i64>,
+    messages: Vec<i64>,
+    parts: Option<KeptParts>,
+    /// The stored body is at least [`LET_GO_BYTES`]: a face that lets large bodies go need not
+    /// read it at all.
+    large: bool,
+}
+
+/// [`RequestParts`] as kept (the history's kinds by name).
+#[derive(Debug, Serialize, Deserialize)]
+struct KeptParts {
+    system_blocks: Vec<usize>,
+    system_messages: Vec<usize>,
+    history_kinds: Vec<(String, usize)>,
+    message_bytes: Vec<usize>,
+    json_bytes: usize,
+    regions: RegionDigests,
+    ttls: Vec<u64>,
+}
+
+/// The kinds of history [`RequestParts`] names.
+const HISTORY_KINDS: [&str; 4] = ["user", "assistant", "tool results", "thinking"];
+
+impl KeptParts {
+    fn of(parts: &RequestParts) -> Self {
+        KeptParts {
+            system_blocks: parts.system_blocks.clone(),
+            system_messages: parts.system_messages.clone(),
+            history_kinds: (parts.history_kinds.iter())
+                .map(|(kind, bytes)| (kind.to_string(), *bytes))
+                .collect(),
+            message_bytes: parts.message_bytes.clone(),
+            json_bytes: parts.json_bytes,
+            regions: parts.regions.clone(),
+            ttls: parts.ttls.clone(),
+        }
+    }
+
+    /// The parts again; None when a kind is one this build does not name.
+    fn parts(self) -> Option<RequestParts> {
+        let mut history_kinds = Vec::with_capacity(self.history_kinds.len());
+        for (kind, bytes) in self.history_kinds {
+            let known = HISTORY_KINDS.iter().find(|k| **k == kind)?;
+            history_kinds.push((*known, bytes));
+        }
+        Some(RequestParts {
+            system_blocks: self.system_blocks,
+            system_messages: self.system_messages,
+            history_kinds,
+            message_bytes: self.message_bytes,
+            json_bytes: self.json_bytes,
+            regions: self.regions,
+            ttls: self.ttls,
+        })
+    }
+}
+
+/// A request's reading taken back: what [`RecordedHop::read`] is given before its body is read.
+#[derive(Debug)]
+pub struct KeptRequest {
+    pub dialect: Dialect,
+    pub request: BodyReading,
+    pub parts: Option<Arc<RequestParts>>,
+    large: bool,
+}
+
+impl KeptRequest {
+    /// Whether a face that lets large request bodies go (`Bodies::LetGo`) can skip reading
+    /// this hop's request body, unless the hop is an agent's: what
+    /// `read_once::let_go_of_request_body` would drop anyway.
+    pub fn body_not_needed(&self) -> bool {
+        self.large && self.parts.is_some()
+    }
+
+    /// Gives the hop its reading: this request's, and its response read from its body.
+    pub fn give_to(self, hop: &RecordedHop) {
+        let reading = dialect::with_response(self.dialect, self.request, hop.end.as_ref());
+        hop.read.keep(reading, self.parts);
+    }
+}
+
+/// The kept readings of a trace's hops that still match them, by hop id. A row that cannot be
+/// read (another layout, a text missing) is left out: its hop is read from its body.
+pub async fn load(store: &Store, trace_id: &str) -> Result<HashMap<String, KeptRequest>> {
+    let rows = store.kept_readings(trace_id).await?;
+    let kept: Vec<(String, Kept)> = (rows.into_iter())
+        .filter_map(|(hop, json)| Some((hop, serde_json::from_str::<Kept>(&json).ok()?)))
+        .filter(|(_, kept)| kept.layout == LAYOUT)
+        .collect();
+    let mut ids: Vec<i64> = (kept.iter())
+        .flat_map(|(_, k)| k.system.iter().chain(k.messages.iter()).copied())
+        .collect();
+    ids.sort_unstable();
+    ids.dedup();
+    let texts = store.reading_texts(&ids).await?;
+    let mut messages: HashMap<i64, Option<Arc<ModelMessage>>> = HashMap::new();
+    let mut systems: HashMap<i64, Option<Arc<str>>> = HashMap::new();
+    let mut out = HashMap::with_capacity(kept.len());
+    for (hop, kept) in kept {
+        let system = match kept.system {
+            Some(id) => match (systems.entry(id)).or_insert_with(|| {
+                Some(serde_json::from_str::<String>(texts.get(&id)?).ok()?.into())
+            }) {
+                Some(text) => Some(text.clone()),
+                None => continue,
+            },
+            None => None,
+        };
+        let mut taken = Vec::with_capacity(kept.messages.len());
+        for id in &kept.messages {
+            let message = messages
+                .entry(*id)
+                .or_insert_with(|| Some(Arc::new(serde_json::from_str(texts.get(id)?).ok()?)));
+            taken.push(message.clone());
+        }
+        let Some(taken) = taken.into_iter().collect::<Option<Vec<_>>>() else {
+            continue;
+        };
+        let parts = match kept.parts {
+            Some(parts) => match parts.parts() {
+                Some(parts) => Some(Arc::new(parts)),
+                None => continue,
+            },
+            None => None,
+        };
+        let mut request = kept.request;
+        request.system = system;
+        request.messages = taken;
+        let request = BodyReading {
+            reading: Reading::ModelRequest(request),
+            integrity: kept.integrity,
+        };
+        let large = kept.large;
+        let dialect = kept.dialect;
+        out.insert(
+            hop,
+            KeptRequest {
+                dialect,
+                request,
+                parts,
+                large,
+            },
+        );
+    }
+    Ok(out)
+}
+
+/// The model requests of a trace read from their bodies, to be kept.
+#[derive(Debug, Default)]
+pub struct ToKeep {
+    /// Each hop's id, its reading as kept with the texts as indexes into `texts`.
+    readings: Vec<(String, Kept)>,
+    texts: Vec<String>,
+    /// The index in `texts` of each shared text kept so far, by its address.
+    by_address: HashMap<usize, i64>,
+}
+
+impl ToKeep {
+    /// Takes a hop read from its body, when it is a model request that has ended and was read
+    /// with its whole body.
+    pub fn add(&mut self, hop: &RecordedHop) {
+        let Some(end) = hop.end.as_ref() else { return };
+        if end.request_ended_unix_ns.is_none() || end.websocket.is_some() {
+            return;
+        }
+        let reading = hop.read_ref();
+        let Reading::ModelRequest(request) = &reading.request.reading else {
+            return;
+        };
+        let large = end.request_body.bytes.len() >= LET_GO_BYTES;
+        let system = (request.system.as_ref()).map(|text| {
+            let address = Arc::as_ptr(text) as *const u8 as usize;
+            self.index(address, || serde_json::to_string(&**text).ok())
+        });
+        let mut messages = Vec::with_capacity(request.messages.len());
+        for message in &request.messages {
+            let address = Arc::as_ptr(message) as usize;
+            messages.push(self.index(address, || serde_json::to_string(&**message).ok()));
+        }
+        let (Some(system), Some(messages)) = (transpose(system), messages.into_iter().collect())
+        else {
+            return;
+        };
+        let mut rest = request.clone();
+        (rest.system, rest.messages) = (None, Vec::new());
+        let kept = Kept {
+            layout: LAYOUT,
+            dialect: reading.dialect,
+            integrity: reading.request.integrity.clone(),
+            request: rest,
+            system,
+            messages,
+            parts: hop.request_parts().map(|parts| KeptParts::of(&parts)),
+            large,
+        };
+        self.readings.push((hop.start.id.clone(), kept));
+    }
+
+    fn index(&mut self, address: usize, text: impl FnOnce() -> Option<String>) -> Option<i64> {
+        if let Some(index) = self.by_address.get(&address) {
+            return Some(*index);
+        }
+        let index = i64::try_from(self.texts.len()).ok()?;
+        self.texts.push(text()?);
+        self.by_address.insert(address, index);
+        Some(index)
+    }
+
+    /// Writes what was taken: the texts once each, then the readings referring to them.
+    pub async fn write(self, store: &Store) -> Result<()> {
+        if self.readings.is_empty() {
+            return Ok(());
+        }
+        let ids = store.keep_reading_texts(&self.texts).await?;
+        let id_of = |index: i64| {
+            usize::try_from(index)
+                .ok()
+                .and_then(|i| ids.get(i).copied())
+        };
+        let mut rows = Vec::with_capacity(self.readings.len());
+        for (hop_id, mut kept) in self.readings {
+            let system = kept.system.map(id_of);
+            let messages: Option<Vec<i64>> = kept.messages.iter().map(|i| id_of(*i)).collect();
+            let (Some(system), Some(messages)) = (transpose(system), messages) else {
+                continue;
+            };
+            kept.system = system;
+            kept.messages = messages;
+            let Ok(reading) = serde_json::to_string(&kept) else {
+                continue;
+            };
+            rows.push(ReadingToKeep { hop_id, reading });
+        }
+        store.keep_readings(&rows).await
+    }
+}
+
+/// No text (`None`) as no failure: `Some(None)`; a text that failed (`Some(None)`) as `None`.
+fn transpose(text: Option<Option<i64>>) -> Option<Option<i64>> {
+    text.map_or(Some(None), |id| id.map(Some))
+}
