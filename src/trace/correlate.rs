@@ -108,7 +108,8 @@ pub async fn read_trace_hops(
             .collect(),
         Bodies::Kept => Default::default(),
     };
-    let skip_request = |id: &str, role: &str| role != "agent" && skippable.contains(id);
+    let agent = crate::hop::Role::Agent.as_str();
+    let skip_request = |id: &str, role: &str| role != agent && skippable.contains(id);
     store
         .each_trace_hop_skipping(trace_id, skip_request, |stored| {
             let mut hop = RecordedHop::from(stored);
