@@ -184,6 +184,18 @@ where
     let started = Instant::now();
     let played = player(&model_addr, &format!("127.0.0.1:{mcp_port}"), &answers);
     let elapsed = started.elapsed();
+    // The proxy keeps readings and listings as it records; a session played this fast leaves
+    // it some to finish after the last turn, as a user's pause would.
+    let caught_up =
+        tokio::runtime::Runtime::new()?.block_on(wait_kept(db, Duration::from_secs(120)));
+    match caught_up {
+        Ok(Some(after)) => println!(
+            "the proxy had kept every reading and listing {:.1} s after the last turn",
+            after.as_secs_f64()
+        ),
+        Ok(None) => println!("the proxy had not kept every reading and listing after 120 s"),
+        Err(error) => println!("the proxy's kept readings could not be counted: {error:#}"),
+    }
     // Stopped like Ctrl-C: every hop it took is written before it exits.
     let _ = nix::sys::signal::kill(
         nix::unistd::Pid::from_raw(pid as i32),
@@ -200,6 +212,32 @@ where
         proxy_peak_kib: peak.load(std::sync::atomic::Ordering::Relaxed),
         elapsed,
     })
+}
+
+/// How long after now the proxy has kept the reading of every large model request and the
+/// listing of every ended trace (None: not within `limit`).
+async fn wait_kept(db: &Path, limit: Duration) -> Result<Option<Duration>> {
+    let started = Instant::now();
+    let store = tracer::store::Store::open_read_only(db).await?;
+    while started.elapsed() < limit {
+        let left: i64 = sqlx::query_scalar(
+            "select (select count(*) from hops h where h.request_body_len >= 65536
+                       and h.role <> 'agent' and h.websocket is null
+                       and not exists (select 1 from hop_readings r where r.hop_id = h.id))
+                  + (select count(*) from traces t where t.ended_unix_ns is not null
+                       and not exists (select 1 from trace_summaries s where s.trace_id = t.id))
+                  + (select count(*) from hops where trace_id is null)",
+        )
+        .fetch_one(store.pool())
+        .await?;
+        if left == 0 {
+            store.close().await;
+            return Ok(Some(started.elapsed()));
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    store.close().await;
+    Ok(None)
 }
 
 async fn counts(db: &Path) -> Result<(i64, i64)> {

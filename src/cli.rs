@@ -11,6 +11,7 @@ pub mod error_line;
 mod eval_cmd;
 pub mod export_cmd;
 mod import;
+mod keep_while_recording;
 mod ls;
 mod ls_sessions;
 mod mcp_cmd;

@@ -23,6 +23,7 @@ pub mod reader;
 pub mod sessions;
 pub mod trace_summaries;
 pub mod traces;
+pub mod unread_requests;
 pub mod waiting;
 pub mod write_tx;
 pub mod writer;

@@ -36,6 +36,7 @@ pub mod prices;
 pub mod prompt_regions;
 pub mod read_once;
 pub mod readiness;
+pub mod readings_as_recorded;
 pub mod request_anatomy;
 pub mod request_changes;
 pub mod request_parts;

@@ -104,10 +104,19 @@ pub async fn run(db: &Path, args: ProxyArgs) -> anyhow::Result<ExitCode> {
     let grouping = tokio::spawn(group_until(store.clone(), GROUPING_PERIOD, async move {
         let _ = grouping_stopped.await;
     }));
+    let (stop_keeping, keeping_stopped) = oneshot::channel::<()>();
+    let keeping = tokio::spawn(super::keep_while_recording::keep_until(
+        store.clone(),
+        async move {
+            let _ = keeping_stopped.await;
+        },
+    ));
     let stats = proxy.run(recorder, shutdown).await;
     let report = writer.await.context("waiting for the store writer")?;
     let _ = stop_grouping.send(());
     let _ = grouping.await;
+    let _ = stop_keeping.send(());
+    let _ = keeping.await;
     retire_announced(&store, announced).await;
     // Every hop is written now: group the last ones (unless the database refuses writes: the
     // hops left in the journal are grouped by the next run).

@@ -177,6 +177,13 @@ pub async fn run(db: &Path, args: RunArgs) -> anyhow::Result<ExitCode> {
     let grouping = tokio::spawn(group_until(store.clone(), GROUPING_PERIOD, async move {
         let _ = grouping_stopped.await;
     }));
+    let (stop_keeping, keeping_stopped) = oneshot::channel::<()>();
+    let keeping = tokio::spawn(super::keep_while_recording::keep_until(
+        store.clone(),
+        async move {
+            let _ = keeping_stopped.await;
+        },
+    ));
     let (stop_proxy, proxy_stop_asked) = oneshot::channel::<()>();
     let (cut_short, cut_short_asked) = oneshot::channel::<()>();
     let shutdown = Shutdown::new(async move {
@@ -213,6 +220,8 @@ pub async fn run(db: &Path, args: RunArgs) -> anyhow::Result<ExitCode> {
     let report = writer.await.context("waiting for the store writer")?;
     let _ = stop_grouping.send(());
     let _ = grouping.await;
+    let _ = stop_keeping.send(());
+    let _ = keeping.await;
     // The wrapped servers write their own hops as they exit after the agent.
     if matches!(&coverage, Some((_, Ok(plan))) if !plan.wrapped.is_empty()) {
         tokio::time::sleep(Duration::from_millis(500)).await;

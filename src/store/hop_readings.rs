@@ -9,13 +9,13 @@ use super::{Result, Store};
 /// The key of a hop's request as stored, for a row of `hops` named `h`: the build (a newer
 /// tracer may read bodies differently) and every column the request's reading depends on. A
 /// request that has not ended is never kept.
-const KEY_SQL: &str = "(?9 || ':' || h.state || ':' || h.request_ended_unix_ns
+pub(super) const KEY_SQL: &str = "(?9 || ':' || h.state || ':' || h.request_ended_unix_ns
      || ':' || coalesce(h.request_body_len, '') || ':' || coalesce(h.request_body_truncated, '')
      || ':' || length(h.request_headers) || ':' || h.method || ':' || h.path
      || ':' || (h.body_pieces & 1) || (h.body_chunked & 1))";
 
 /// What a reading depends on besides the database: this build.
-const BUILD: &str = env!("CARGO_PKG_VERSION");
+pub(super) const BUILD: &str = env!("CARGO_PKG_VERSION");
 
 /// A reading to keep: the hop's id and the reading's JSON.
 #[derive(Debug, Clone, PartialEq, Eq)]

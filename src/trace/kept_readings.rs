@@ -180,22 +180,46 @@ pub async fn load(store: &Store, trace_id: &str) -> Result<HashMap<String, KeptR
 pub struct ToKeep {
     /// Each hop's id, its reading as kept with the texts as indexes into `texts`.
     readings: Vec<(String, Kept)>,
-    texts: Vec<String>,
-    /// The index in `texts` of each shared text kept so far, by its address.
+    /// Each text taken: its id when it is kept already, else its JSON to keep.
+    texts: Vec<Text>,
+    /// The index in `texts` of each shared text taken so far, by its address.
     by_address: HashMap<usize, i64>,
 }
 
+#[derive(Debug)]
+enum Text {
+    Kept(i64),
+    New(String),
+}
+
+/// The ids in `reading_texts` of shared texts (by their address) kept already: what a caller
+/// that holds the texts (`read_once::SharedTexts`) between writes need not hash and look up
+/// again.
+pub type KeptTextIds = HashMap<usize, i64>;
+
 impl ToKeep {
+    /// A batch that knows these texts are kept already (their `Arc`s held by the caller).
+    pub fn knowing(known: &KeptTextIds) -> Self {
+        let mut batch = Self::default();
+        for (address, id) in known {
+            batch.by_address.insert(*address, batch.texts.len() as i64);
+            batch.texts.push(Text::Kept(*id));
+        }
+        batch
+    }
+
     /// Takes a hop read from its body, when it is a model request that has ended and was read
-    /// with its whole body.
-    pub fn add(&mut self, hop: &RecordedHop) {
-        let Some(end) = hop.end.as_ref() else { return };
+    /// with its whole body. Whether it was taken.
+    pub fn add(&mut self, hop: &RecordedHop) -> bool {
+        let Some(end) = hop.end.as_ref() else {
+            return false;
+        };
         if end.request_ended_unix_ns.is_none() || end.websocket.is_some() {
-            return;
+            return false;
         }
         let reading = hop.read_ref();
         let Reading::ModelRequest(request) = &reading.request.reading else {
-            return;
+            return false;
         };
         let large = end.request_body.bytes.len() >= LET_GO_BYTES;
         let system = (request.system.as_ref()).map(|text| {
@@ -209,7 +233,7 @@ impl ToKeep {
         }
         let (Some(system), Some(messages)) = (transpose(system), messages.into_iter().collect())
         else {
-            return;
+            return false;
         };
         let mut rest = request.clone();
         (rest.system, rest.messages) = (None, Vec::new());
@@ -224,6 +248,7 @@ impl ToKeep {
             large,
         };
         self.readings.push((hop.start.id.clone(), kept));
+        true
     }
 
     fn index(&mut self, address: usize, text: impl FnOnce() -> Option<String>) -> Option<i64> {
@@ -231,21 +256,34 @@ impl ToKeep {
             return Some(*index);
         }
         let index = i64::try_from(self.texts.len()).ok()?;
-        self.texts.push(text()?);
+        self.texts.push(Text::New(text()?));
         self.by_address.insert(address, index);
         Some(index)
     }
 
-    /// Writes what was taken: the texts once each, then the readings referring to them.
-    pub async fn write(self, store: &Store) -> Result<()> {
+    /// Writes what was taken: the new texts once each, then the readings referring to them.
+    /// Gives back the id of every text taken, by its address.
+    pub async fn write(self, store: &Store) -> Result<KeptTextIds> {
         if self.readings.is_empty() {
-            return Ok(());
+            return Ok(KeptTextIds::new());
         }
-        let ids = store.keep_reading_texts(&self.texts).await?;
+        let new: Vec<String> = (self.texts.iter())
+            .filter_map(|text| match text {
+                Text::New(json) => Some(json.clone()),
+                Text::Kept(_) => None,
+            })
+            .collect();
+        let mut written = store.keep_reading_texts(&new).await?.into_iter();
+        let ids: Vec<Option<i64>> = (self.texts.iter())
+            .map(|text| match text {
+                Text::Kept(id) => Some(*id),
+                Text::New(_) => written.next(),
+            })
+            .collect();
         let id_of = |index: i64| {
             usize::try_from(index)
                 .ok()
-                .and_then(|i| ids.get(i).copied())
+                .and_then(|i| ids.get(i).copied().flatten())
         };
         let mut rows = Vec::with_capacity(self.readings.len());
         for (hop_id, mut kept) in self.readings {
@@ -261,7 +299,10 @@ impl ToKeep {
             };
             rows.push(ReadingToKeep { hop_id, reading });
         }
-        store.keep_readings(&rows).await
+        store.keep_readings(&rows).await?;
+        Ok((self.by_address.into_iter())
+            .filter_map(|(address, index)| Some((address, id_of(index)?)))
+            .collect())
     }
 }
 

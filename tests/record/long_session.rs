@@ -29,13 +29,13 @@ mod session;
 use session::{Answer, Rng};
 
 /// What the agent sent and got, per turn.
-struct Sent {
+pub(crate) struct Sent {
     request: Vec<u8>,
     response: Vec<u8>,
 }
 
 /// A model that answers each request with the next scripted SSE answer, one event per write.
-async fn scripted_model(answers: Arc<Mutex<VecDeque<Vec<String>>>>) -> SocketAddr {
+pub(crate) async fn scripted_model(answers: Arc<Mutex<VecDeque<Vec<String>>>>) -> SocketAddr {
     spawn_upstream(move |req: Request<Incoming>| {
         let answers = answers.clone();
         async move {
@@ -57,7 +57,7 @@ async fn scripted_model(answers: Arc<Mutex<VecDeque<Vec<String>>>>) -> SocketAdd
 
 /// The agent's side of a session: a system prompt, tools, and a history that grows by the
 /// answer and a tool result every turn.
-struct Agent {
+pub(crate) struct Agent {
     rng: Rng,
     system: Value,
     tools: Value,
@@ -67,8 +67,17 @@ struct Agent {
 
 impl Agent {
     fn new(seed: u64, answers: Arc<Mutex<VecDeque<Vec<String>>>>) -> Agent {
+        Agent::with_prompt(seed, answers, 20_000)
+    }
+
+    /// An agent whose system prompt is `prompt_len` bytes of prose.
+    pub(crate) fn with_prompt(
+        seed: u64,
+        answers: Arc<Mutex<VecDeque<Vec<String>>>>,
+        prompt_len: usize,
+    ) -> Agent {
         let mut rng = Rng::new(seed);
-        let system = json!([{"type": "text", "text": session::prose(&mut rng, 20_000)}]);
+        let system = json!([{"type": "text", "text": session::prose(&mut rng, prompt_len)}]);
         let tools = json!([{"name": "read_file", "description": session::prose(&mut rng, 400),
             "input_schema": {"type": "object"}}]);
         let history = vec![json!({"role": "user", "content": "fix the failing test"})];
@@ -82,7 +91,7 @@ impl Agent {
     }
 
     /// One turn through the proxy; returns what was sent and answered.
-    async fn turn(&mut self, proxy: SocketAddr, turn: usize, turns: usize) -> Sent {
+    pub(crate) async fn turn(&mut self, proxy: SocketAddr, turn: usize, turns: usize) -> Sent {
         let request = session::request_body(&self.system, &self.tools, &self.history);
         let answer = session::answer_for(&mut self.rng, turn, turns, usize::MAX);
         let events = session::sse_events(&answer, turn);
@@ -109,7 +118,7 @@ impl Agent {
     }
 }
 
-fn tracer(db: &Path, args: &[&str]) -> Vec<u8> {
+pub(crate) fn tracer(db: &Path, args: &[&str]) -> Vec<u8> {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_tracer"))
         .arg("--db")
         .arg(db)
@@ -413,14 +422,14 @@ async fn a_200_turn_session_is_kept_in_a_tenth_of_its_bytes_and_read_back_exact(
 }
 
 /// Runs one statement on the database.
-async fn sql(db: &Path, statement: &'static str) {
+pub(crate) async fn sql(db: &Path, statement: &'static str) {
     let store = Store::open_existing(db).await.unwrap();
     sqlx::query(statement).execute(store.pool()).await.unwrap();
     store.close().await;
 }
 
 /// The one integer a query gives.
-async fn count(db: &Path, query: &'static str) -> i64 {
+pub(crate) async fn count(db: &Path, query: &'static str) -> i64 {
     let store = Store::open_existing(db).await.unwrap();
     let n: i64 = sqlx::query_scalar(query)
         .fetch_one(store.pool())

@@ -57,6 +57,7 @@ mod interop_https_sdk;
 mod interop_mcp_sdk;
 mod interop_mcp_tour;
 mod interop_mcpo;
+mod kept_while_recording;
 mod long_session;
 mod mcp_tour;
 mod mcpo_checks;
