@@ -3,7 +3,11 @@
 
 use super::RecordedHop;
 use super::conversation_pairs::{model_calls, request_json};
-use super::request_changes::{Change, request_changes};
+use std::collections::VecDeque;
+use std::rc::Rc;
+
+use super::prompt_regions::PromptRegions;
+use super::request_changes::{Change, changes_between, changes_by_digest};
 use crate::wire::dialect::HopReading;
 
 /// One model call's changes against the previous request of its conversation.
@@ -40,37 +44,89 @@ pub fn changes_by_call(hops: &[RecordedHop]) -> Vec<CallChanges> {
 }
 
 /// Every model call's changes, each request's JSON body given by `request_json` (for hops
-/// whose bodies were let go of once read: fetched back, one or two at a time).
+/// whose bodies were let go of once read: fetched back, one or two at a time). Each body is
+/// asked for and taken apart once while the calls that compare with it are near: the last
+/// [`HELD`] are held.
 pub fn changes_by_call_with(
     hops: &[RecordedHop],
     request_json: impl Fn(&RecordedHop) -> Option<serde_json::Value>,
 ) -> Vec<CallChanges> {
     let readings: Vec<HopReading> = hops.iter().map(RecordedHop::reading).collect();
     let calls = model_calls(hops, &readings);
-    calls
-        .iter()
-        .map(|call| {
-            let body = request_json(&hops[call.index]);
-            let size = body.as_ref().map_or(0, |b| b.to_string().len());
-            let previous = call.previous.map(|p| calls[p].index);
-            let changes = previous.and_then(|p| {
-                let (was, is) = (request_json(&hops[p])?, body.as_ref()?);
-                Some(request_changes(&was, is))
-            });
-            CallChanges {
+    let mut held: VecDeque<(usize, Option<Rc<Taken>>)> = VecDeque::with_capacity(HELD + 1);
+    let mut take = |index: usize| -> Option<Rc<Taken>> {
+        if let Some((_, taken)) = held.iter().find(|(i, _)| *i == index) {
+            return taken.clone();
+        }
+        let taken = request_json(&hops[index]).map(|json| {
+            let regions = PromptRegions::of(&json);
+            Rc::new(Taken { json, regions })
+        });
+        held.push_back((index, taken.clone()));
+        if held.len() > HELD {
+            held.pop_front();
+        }
+        taken
+    };
+    let mut out = Vec::with_capacity(calls.len());
+    for call in &calls {
+        let previous = call.previous.map(|p| calls[p].index);
+        // The digests the readings keep tell most changes (messages added) without a body.
+        let by_digest = previous.and_then(|p| {
+            let (was, is) = (hops[p].request_parts()?, hops[call.index].request_parts()?);
+            changes_by_digest(
+                (&was.parameters, &was.regions),
+                (&is.parameters, &is.regions),
+            )
+        });
+        if let (Some(p), Some(changes)) = (previous, by_digest) {
+            out.push(CallChanges {
                 hop_id: hops[call.index].start.id.clone(),
-                previous_hop_id: previous.map(|p| hops[p].start.id.clone()),
-                changes,
-                body_bytes: call.request.body_bytes.max(size),
-            }
-        })
-        .collect()
+                previous_hop_id: Some(hops[p].start.id.clone()),
+                changes: Some(changes),
+                body_bytes: call.request.body_bytes,
+            });
+            continue;
+        }
+        let was = previous.and_then(&mut take);
+        let body = take(call.index);
+        // The reading knows the body's size; one read from no body (or none) is measured.
+        let size = match (call.request.body_bytes, &body) {
+            (0, Some(body)) => body.json.to_string().len(),
+            (bytes, _) => bytes,
+        };
+        let changes = match (&was, &body) {
+            (Some(was), Some(is)) => Some(changes_between(
+                (&was.json, &was.regions),
+                (&is.json, &is.regions),
+            )),
+            _ => None,
+        };
+        out.push(CallChanges {
+            hop_id: hops[call.index].start.id.clone(),
+            previous_hop_id: previous.map(|p| hops[p].start.id.clone()),
+            changes,
+            body_bytes: size,
+        });
+    }
+    out
+}
+
+/// Request bodies held while the calls near them are compared: a conversation's requests
+/// interleave with a few side requests (titles, routing) at most.
+const HELD: usize = 4;
+
+/// A request body taken apart for comparing.
+struct Taken {
+    json: serde_json::Value,
+    regions: PromptRegions,
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::hop::{BodyCapture, HopEnd, HopStart, HopState, Role, Transport};
+    use crate::trace::request_changes::request_changes;
 
     fn model_hop(id: &str, at: i64, request: &[u8]) -> RecordedHop {
         RecordedHop {
@@ -117,5 +173,90 @@ mod tests {
         assert_eq!(calls[0].lines(), ["the first request of its conversation"]);
         assert_eq!(calls[1].previous_hop_id.as_deref(), Some("a"));
         assert_eq!(calls[1].lines(), ["messages 3-4 added"]);
+    }
+
+    /// Each request of a conversation that changes in one way, from the first.
+    fn edited_session() -> Vec<serde_json::Value> {
+        use serde_json::json;
+        let tool = |name: &str, text: &str| {
+            json!({"name": name, "description": text,
+            "input_schema": {"type": "object"}})
+        };
+        let user = |text: &str| json!({"role": "user", "content": text});
+        let first = json!({"model": "m", "max_tokens": 100, "stream": true,
+            "system": [{"type": "text", "text": "you help", "cache_control": {"type": "ephemeral"}}],
+            "tools": [tool("read", "reads"), tool("write", "writes")],
+            "messages": [user("hi")]});
+        let mut bodies = vec![first];
+        let mut next = |edit: &dyn Fn(&mut serde_json::Value)| {
+            let mut body = bodies.last().cloned().unwrap();
+            edit(&mut body);
+            bodies.push(body);
+        };
+        next(&|b| b["messages"].as_array_mut().unwrap().push(user("more")));
+        next(&|b| {
+            b["messages"].as_array_mut().unwrap().push(user("a"));
+            b["messages"].as_array_mut().unwrap().push(user("b"));
+        });
+        // Only a cache mark moves.
+        next(&|b| b["system"][0]["cache_control"] = json!({"type": "ephemeral", "ttl": "1h"}));
+        next(&|b| b["max_tokens"] = json!(200));
+        next(&|b| {
+            b["tools"]
+                .as_array_mut()
+                .unwrap()
+                .push(tool("grep", "finds"))
+        });
+        next(&|b| {
+            b["tools"].as_array_mut().unwrap().remove(0);
+        });
+        next(&|b| b["tools"][0]["description"] = json!("writes files"));
+        next(&|b| b["system"][0]["text"] = json!("you help, briefly"));
+        next(&|b| b["messages"][1]["content"] = json!("more, please"));
+        next(&|b| b["temperature"] = json!(0.5));
+        bodies
+    }
+
+    #[test]
+    fn changes_told_by_the_digests_are_the_ones_the_bodies_tell() {
+        let bodies = edited_session();
+        let hops: Vec<RecordedHop> = (bodies.iter().enumerate())
+            .map(|(i, body)| model_hop(&format!("h{i}"), i as i64, body.to_string().as_bytes()))
+            .collect();
+        let calls = changes_by_call(&hops);
+        assert_eq!(calls.len(), bodies.len());
+        for (i, call) in calls.iter().enumerate().skip(1) {
+            assert_eq!(
+                call.previous_hop_id,
+                Some(format!("h{}", i - 1)),
+                "request {i}"
+            );
+            let expected = request_changes(&bodies[i - 1], &bodies[i]);
+            assert_eq!(call.changes.as_ref(), Some(&expected), "request {i}");
+            assert_eq!(call.body_bytes, bodies[i].to_string().len());
+        }
+        // And the digests alone told the ones they can: added, removed, marks moved.
+        let parts = |i: usize| hops[i].request_parts().unwrap();
+        let by_digest = |i: usize| {
+            let (was, is) = (parts(i - 1), parts(i));
+            changes_by_digest(
+                (&was.parameters, &was.regions),
+                (&is.parameters, &is.regions),
+            )
+        };
+        assert_eq!(texts(by_digest(1)), ["message 2 added"]);
+        assert_eq!(texts(by_digest(2)), ["messages 3-4 added"]);
+        assert_eq!(texts(by_digest(3)), Vec::<String>::new());
+        assert_eq!(by_digest(4), None, "a parameter's words need the bodies");
+        assert_eq!(texts(by_digest(5)), ["tool grep added"]);
+        assert_eq!(texts(by_digest(6)), ["tool read removed"]);
+        assert_eq!(by_digest(7), None);
+        assert_eq!(by_digest(8), None);
+        assert_eq!(by_digest(9), None);
+        assert_eq!(by_digest(10), None);
+    }
+
+    fn texts(changes: Option<Vec<Change>>) -> Vec<String> {
+        changes.unwrap().into_iter().map(|c| c.0).collect()
     }
 }

@@ -18,7 +18,7 @@ use crate::wire::dialect::{
 };
 
 /// The layout of a kept reading; a row of another layout is read again from its body.
-const LAYOUT: u32 = 1;
+const LAYOUT: u32 = 2;
 
 /// A model request's reading as kept: its texts by their ids in `reading_texts`.
 #[derive(Debug, Serialize, Deserialize)]
@@ -46,6 +46,7 @@ struct KeptParts {
     json_bytes: usize,
     regions: RegionDigests,
     ttls: Vec<u64>,
+    parameters: Vec<(String, u64)>,
 }
 
 /// The kinds of history [`RequestParts`] names.
@@ -63,6 +64,7 @@ impl KeptParts {
             json_bytes: parts.json_bytes,
             regions: parts.regions.clone(),
             ttls: parts.ttls.clone(),
+            parameters: parts.parameters.clone(),
         }
     }
 
@@ -81,6 +83,7 @@ impl KeptParts {
             json_bytes: self.json_bytes,
             regions: self.regions,
             ttls: self.ttls,
+            parameters: self.parameters,
         })
     }
 }

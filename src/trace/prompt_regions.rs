@@ -4,6 +4,19 @@
 
 use serde_json::Value;
 
+/// The keys that hold the prompt's regions; every other top-level key is a parameter
+/// (`metadata` is neither: it is never compared).
+pub const REGION_KEYS: [&str; 8] = [
+    "tools",
+    "system",
+    "instructions",
+    "systemInstruction",
+    "messages",
+    "input",
+    "contents",
+    "metadata",
+];
+
 /// The first region of a prompt that changed from one request to the next.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ChangedRegion {

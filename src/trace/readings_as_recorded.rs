@@ -1,7 +1,7 @@
 //! Readings kept while recording: a running proxy reads each large model request once, soon
 //! after it ends, and keeps its reading (`kept_readings`), so the first reader of a long
 //! session takes readings back instead of parsing hundreds of large bodies. Each body is read
-//! on a blocking thread, never on the runtime's threads that forward traffic.
+//! on a thread of the keeper's own, never on the runtime's threads that forward traffic.
 
 use std::collections::BTreeSet;
 
@@ -35,6 +35,60 @@ pub struct RecordedReadings {
     ids: KeptTextIds,
     /// Request bytes read since `shared` was last let go of.
     read_bytes: usize,
+    thread: ReadingThread,
+}
+
+/// The job a [`ReadingThread`] runs.
+type Job = Box<dyn FnOnce() + Send>;
+
+/// The one thread the keeper reads bodies on, started with its first job and ended when it is
+/// dropped: not the runtime's threads, which forward traffic, and always the same one, so the
+/// memory a reading takes is reused by the next instead of growing an allocator arena on each
+/// thread of a pool.
+#[derive(Default)]
+struct ReadingThread {
+    jobs: Option<std::sync::mpsc::Sender<Job>>,
+}
+
+impl std::fmt::Debug for ReadingThread {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ReadingThread")
+    }
+}
+
+impl ReadingThread {
+    /// Runs `job` on the thread; None when it panicked or the thread could not start.
+    async fn run<T: Send + 'static>(
+        &mut self,
+        job: impl FnOnce() -> T + Send + 'static,
+    ) -> Option<T> {
+        let (done, result) = tokio::sync::oneshot::channel();
+        let job: Job = Box::new(move || {
+            let _ = done.send(job());
+        });
+        let jobs = match &self.jobs {
+            Some(jobs) => jobs.clone(),
+            None => {
+                let (jobs, queue) = std::sync::mpsc::channel::<Job>();
+                std::thread::Builder::new()
+                    .name("tracer-readings".into())
+                    .spawn(move || {
+                        for job in queue {
+                            // A job that panics drops its sender: its step sees None.
+                            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job));
+                        }
+                    })
+                    .ok()?;
+                self.jobs = Some(jobs.clone());
+                jobs
+            }
+        };
+        if jobs.send(job).is_err() {
+            self.jobs = None;
+            return None;
+        }
+        result.await.ok()
+    }
 }
 
 impl RecordedReadings {
@@ -81,16 +135,15 @@ impl RecordedReadings {
                 Err(other) => return Err(other),
             };
             let Some(mut with) = held.take() else { break };
-            let read = tokio::task::spawn_blocking(move || {
+            let read = self.thread.run(move || {
                 let hop = RecordedHop::from(stored);
                 read_once::read_into(&hop, &mut with.shared);
                 let bytes = hop.end.as_ref().map_or(0, |e| e.request_body.bytes.len());
                 let added = with.batch.add(&hop);
                 (with, added, bytes)
-            })
-            .await;
+            });
             // A reading that panicked is a reader's bug, met again by readers: this step ends.
-            let Ok((with, added, bytes)) = read else {
+            let Some((with, added, bytes)) = read.await else {
                 break;
             };
             self.read_bytes += bytes;

@@ -4,19 +4,7 @@
 
 use serde_json::Value;
 
-use super::prompt_regions::{PromptRegions, tool_name, unmarked};
-
-/// The keys that hold the prompt's regions; every other top-level key is a parameter.
-const REGION_KEYS: [&str; 8] = [
-    "tools",
-    "system",
-    "instructions",
-    "systemInstruction",
-    "messages",
-    "input",
-    "contents",
-    "metadata",
-];
+use super::prompt_regions::{PromptRegions, REGION_KEYS, RegionDigests, tool_name, unmarked};
 
 /// One change, as a line.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -25,6 +13,18 @@ pub struct Change(pub String);
 /// The changes from `before` to `after` (two request bodies), in prompt order: parameters,
 /// tools, system blocks, messages. Empty when nothing but the cache marks moved.
 pub fn request_changes(before: &Value, after: &Value) -> Vec<Change> {
+    changes_between(
+        (before, &PromptRegions::of(before)),
+        (after, &PromptRegions::of(after)),
+    )
+}
+
+/// [`request_changes`] of two bodies whose regions were taken already (a body compared with
+/// the one before it and the one after it is taken apart once).
+pub fn changes_between(
+    (before, was): (&Value, &PromptRegions),
+    (after, is): (&Value, &PromptRegions),
+) -> Vec<Change> {
     let mut out = Vec::new();
     let (Some(old), Some(new)) = (before.as_object(), after.as_object()) else {
         return out;
@@ -45,11 +45,50 @@ pub fn request_changes(before: &Value, after: &Value) -> Vec<Change> {
             )));
         }
     }
-    let (was, is) = (PromptRegions::of(before), PromptRegions::of(after));
     out.extend(tool_changes(&was.tools, &is.tools));
     out.extend(list_changes("system block", &was.system, &is.system));
     out.extend(list_changes("message", &was.messages, &is.messages));
     out
+}
+
+/// [`request_changes`] from two requests' digests alone, when they are enough: None when a
+/// parameter, a tool, a system block or a message differs in value (its words need both
+/// bodies), else the same lines the bodies give.
+pub fn changes_by_digest(
+    (was_parameters, was): (&[(String, u64)], &RegionDigests),
+    (is_parameters, is): (&[(String, u64)], &RegionDigests),
+) -> Option<Vec<Change>> {
+    if was_parameters != is_parameters {
+        return None;
+    }
+    let mut out = Vec::new();
+    let find = |list: &[(String, u64)], name: &str| {
+        list.iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, digest)| *digest)
+    };
+    for (name, digest) in &is.tools {
+        match find(&was.tools, name) {
+            None => out.push(Change(format!("tool {name} added"))),
+            Some(old) if old != *digest => return None,
+            Some(_) => {}
+        }
+    }
+    for (name, _) in &was.tools {
+        if find(&is.tools, name).is_none() {
+            out.push(Change(format!("tool {name} removed")));
+        }
+    }
+    for (what, before, after) in [
+        ("system block", &was.system, &is.system),
+        ("message", &was.messages, &is.messages),
+    ] {
+        if before.iter().zip(after.iter()).any(|(a, b)| a != b) {
+            return None;
+        }
+        out.extend(length_changes(what, before.len(), after.len()));
+    }
+    Some(out)
 }
 
 fn shown(value: Option<&Value>) -> String {
@@ -107,23 +146,22 @@ fn list_changes(what: &str, before: &[Value], after: &[Value]) -> Vec<Change> {
             )));
         }
     }
-    if after.len() > before.len() {
-        let (from, to) = (before.len() + 1, after.len());
-        out.push(Change(if from == to {
-            format!("{what} {from} added")
-        } else {
-            format!("{what}s {from}-{to} added")
-        }));
-    }
-    if before.len() > after.len() {
-        let (from, to) = (after.len() + 1, before.len());
-        out.push(Change(if from == to {
-            format!("{what} {from} removed")
-        } else {
-            format!("{what}s {from}-{to} removed")
-        }));
-    }
+    out.extend(length_changes(what, before.len(), after.len()));
     out
+}
+
+/// The items a list of `before` items gained or lost at its end, as `after` has them.
+fn length_changes(what: &str, before: usize, after: usize) -> Option<Change> {
+    let (from, to, moved) = match after.cmp(&before) {
+        std::cmp::Ordering::Greater => (before + 1, after, "added"),
+        std::cmp::Ordering::Less => (after + 1, before, "removed"),
+        std::cmp::Ordering::Equal => return None,
+    };
+    Some(Change(if from == to {
+        format!("{what} {from} {moved}")
+    } else {
+        format!("{what}s {from}-{to} {moved}")
+    }))
 }
 
 /// A block's or message's text where it is one (a string, `text`, `content`), else its JSON.

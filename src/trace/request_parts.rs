@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use super::RecordedHop;
 use super::conversation_pairs::request_json;
-use super::prompt_regions::{RegionDigests, asked_ttls};
+use super::prompt_regions::{REGION_KEYS, RegionDigests, asked_ttls, value_digest};
 
 /// One model request's body, measured.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -27,6 +27,10 @@ pub struct RequestParts {
     pub regions: RegionDigests,
     /// The cache lifetimes the request asks for, in seconds, ascending.
     pub ttls: Vec<u64>,
+    /// The body's other fields (its parameters: model, stream, limits…) by name, ascending,
+    /// each as a digest of its value, cache marks aside: what tells two requests' parameters
+    /// apart without their bodies.
+    pub parameters: Vec<(String, u64)>,
 }
 
 impl RequestParts {
@@ -58,8 +62,22 @@ impl RequestParts {
             json_bytes: json_len(body),
             regions: RegionDigests::of_body(body),
             ttls: asked_ttls(body),
+            parameters: parameter_digests(body),
         }
     }
+}
+
+/// The digests of a body's parameters (its fields outside the prompt's regions), by name.
+fn parameter_digests(body: &Value) -> Vec<(String, u64)> {
+    let Some(fields) = body.as_object() else {
+        return Vec::new();
+    };
+    let mut out: Vec<(String, u64)> = (fields.iter())
+        .filter(|(key, _)| !REGION_KEYS.contains(&key.as_str()))
+        .map(|(key, value)| (key.clone(), value_digest(value)))
+        .collect();
+    out.sort();
+    out
 }
 
 /// Bytes of a value as compact JSON, counted as written (no copy made).
