@@ -154,6 +154,9 @@ pub fn html_page(trace: &TraceToExport<'_>) -> String {
     // A request that adds to an earlier one of its conversation shows what it adds.
     let views = crate::trace::request_views::request_views(trace.hops);
     let mut growth = growth::Growth::default();
+    // The last request sent on each route, with its headers: the next with the same headers
+    // says so instead of listing them again.
+    let mut sent_on: std::collections::HashMap<&str, (usize, &[Header])> = Default::default();
     for (message, arrow) in messages.iter().zip(&lanes.arrows) {
         let hop = &trace.hops[message.hop_index];
         let bar = timing
@@ -170,9 +173,20 @@ pub fn html_page(trace: &TraceToExport<'_>) -> String {
             Direction::Request => Some(trace.request_body(hop)),
             Direction::Response => None,
         };
+        let same_headers_as = match message.direction {
+            Direction::Request => {
+                let headers = hop.start.request_headers.as_slice();
+                let before = sent_on.insert(&hop.start.route, (message.number, headers));
+                before
+                    .filter(|(_, was)| *was == headers)
+                    .map(|(number, _)| number)
+            }
+            Direction::Response => None,
+        };
         let shown = Shown {
             hop,
             request_body: request_body.as_deref(),
+            same_headers_as,
         };
         body.push_str(&message_html(message, arrow.tone, shown, bar, start, new));
     }
@@ -181,10 +195,12 @@ pub fn html_page(trace: &TraceToExport<'_>) -> String {
     page(&format!("Trace: {title}"), &body, true)
 }
 
-/// The hop of a message, and its request body as shown (fetched back when let go of).
+/// The hop of a message, its request body as shown (fetched back when let go of), and the
+/// earlier message whose headers it repeats exactly.
 struct Shown<'h> {
     hop: &'h RecordedHop,
     request_body: Option<&'h crate::hop::BodyCapture>,
+    same_headers_as: Option<usize>,
 }
 
 fn message_html(
@@ -299,7 +315,14 @@ fn message_html(
         ),
         Direction::Response => (&end.response_headers, &end.response_body),
     };
-    out.push_str(&headers_html(headers));
+    match shown.same_headers_as {
+        Some(number) if !headers.is_empty() => out.push_str(&format!(
+            "<h4>Headers</h4>\n<p class=\"same\">the same {} as <a href=\"#m{number}\">message \
+             {number}</a></p>\n",
+            plural(headers.len(), "header")
+        )),
+        _ => out.push_str(&headers_html(headers)),
+    }
     let frames = super::ws_frames_text::frame_lines(hop);
     if message.direction == Direction::Response && !frames.is_empty() {
         out.push_str("<h4>WebSocket messages</h4>\n<ol class=\"ws-messages\">\n");

@@ -95,17 +95,37 @@ fn a_200_turn_page_shows_growth_and_rebuilds_every_body_from_its_shared_pieces()
     let blob = &blob[blob.find('>').unwrap() + 1..blob.find("</script>").unwrap()];
     let blob: Value = serde_json::from_str(blob).unwrap();
     let pieces = blob["pieces"].as_array().unwrap();
-    let rebuilt: Vec<String> = blob["bodies"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|body| {
-            let ids = body.as_array().unwrap();
-            ids.iter()
-                .map(|i| pieces[i.as_u64().unwrap() as usize].as_str().unwrap())
+    let listed = blob["bodies"].as_array().unwrap();
+    // A body's pieces: its own list, or the first `keep` of an earlier body's and then its own.
+    fn pieces_of(listed: &[Value], index: usize) -> Vec<u64> {
+        let body = &listed[index];
+        if let Some(ids) = body.as_array() {
+            return ids.iter().map(|i| i.as_u64().unwrap()).collect();
+        }
+        let mut ids = pieces_of(listed, body["from"].as_u64().unwrap() as usize);
+        ids.truncate(body["keep"].as_u64().unwrap() as usize);
+        ids.extend(
+            body["then"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|i| i.as_u64().unwrap()),
+        );
+        ids
+    }
+    let rebuilt: Vec<String> = (0..listed.len())
+        .map(|index| {
+            (pieces_of(listed, index).iter())
+                .map(|&i| pieces[i as usize].as_str().unwrap())
                 .collect()
         })
         .collect();
+    // Each body's list is said by what it adds: the blob does not grow with the history.
+    let said: usize = listed.iter().map(|body| body.to_string().len()).sum();
+    assert!(
+        said < 80 * TURNS,
+        "{said} bytes of piece lists for {TURNS} bodies"
+    );
     assert_eq!(rebuilt, bodies[1..].to_vec());
     for (index, _) in rebuilt.iter().enumerate() {
         assert!(page.contains(&format!("data-body=\"{index}\"")));

@@ -1,10 +1,11 @@
 //! A model request in the html page as what is new since the previous request of its
 //! conversation, with its whole body one click away and kept once: each body is cut at the
 //! elements of its `messages` (or `input`, `contents`) array, each distinct piece is stored once
-//! in a JSON blob, and the page's script joins a body's pieces again when it is asked for, so a
-//! long conversation's page grows with what is new, not with every resent message.
+//! in a JSON blob, each body's list of pieces as an earlier body's first pieces plus its own,
+//! and the page's script joins a body's pieces again when it is asked for, so a long
+//! conversation's page grows with what is new, not with every resent message.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 
 use serde_json::value::RawValue;
 
@@ -20,7 +21,27 @@ const HISTORY_KEYS: [&str; 3] = ["messages", "input", "contents"];
 pub struct Growth {
     pieces: Vec<String>,
     known: HashMap<String, usize>,
-    bodies: Vec<Vec<usize>>,
+    bodies: Vec<BodyPieces>,
+    /// The piece lists of the last [`RECENT`] bodies, by index: a body is said as the one it
+    /// shares the longest start with, plus the rest.
+    recent: VecDeque<(usize, Vec<usize>)>,
+}
+
+/// The bodies a new one is compared with: its conversation's previous request is among them
+/// even with a few side requests (titles, routing) between.
+const RECENT: usize = 4;
+
+/// A body's pieces in the blob: all of them, or the first `keep` of body `from`'s and then
+/// these (the page's script follows `from` back to a whole list).
+#[derive(serde::Serialize)]
+#[serde(untagged)]
+enum BodyPieces {
+    Whole(Vec<usize>),
+    From {
+        from: usize,
+        keep: usize,
+        then: Vec<usize>,
+    },
 }
 
 /// A JSON body cut at its history's elements: the text between and around them, and them.
@@ -60,8 +81,12 @@ impl Growth {
         let cut = cut(text)?;
         let shown = new.min(cut.messages.len());
         let index = self.bodies.len();
-        let ids = cut.pieces.iter().map(|piece| self.piece(piece)).collect();
-        self.bodies.push(ids);
+        let ids: Vec<usize> = cut.pieces.iter().map(|piece| self.piece(piece)).collect();
+        self.bodies.push(self.said(&ids));
+        self.recent.push_back((index, ids));
+        if self.recent.len() > RECENT {
+            self.recent.pop_front();
+        }
         let added = cut.messages[cut.messages.len() - shown..].join(",\n");
         let mut out = format!(
             "<p class=\"growth\">the previous request of this conversation plus {}:</p>\n",
@@ -76,6 +101,24 @@ impl Growth {
             ))
         ));
         Some(out)
+    }
+
+    /// A body's pieces as the recent body it starts like, plus the rest; whole when none
+    /// shares more than its first piece.
+    fn said(&self, ids: &[usize]) -> BodyPieces {
+        let shared =
+            |earlier: &[usize]| earlier.iter().zip(ids).take_while(|(a, b)| a == b).count();
+        let best = (self.recent.iter())
+            .map(|(index, earlier)| (shared(earlier), *index))
+            .max();
+        match best {
+            Some((keep, from)) if keep > 1 => BodyPieces::From {
+                from,
+                keep,
+                then: ids[keep..].to_vec(),
+            },
+            _ => BodyPieces::Whole(ids.to_vec()),
+        }
     }
 
     fn piece(&mut self, piece: &str) -> usize {
@@ -106,6 +149,21 @@ impl Growth {
 mod tests {
     use super::*;
 
+    impl Growth {
+        /// Body `index`'s pieces, followed back as the page's script does.
+        fn pieces_of(&self, index: usize) -> Vec<usize> {
+            match &self.bodies[index] {
+                BodyPieces::Whole(ids) => ids.clone(),
+                BodyPieces::From { from, keep, then } => {
+                    let mut ids = self.pieces_of(*from);
+                    ids.truncate(*keep);
+                    ids.extend(then);
+                    ids
+                }
+            }
+        }
+    }
+
     #[test]
     fn a_body_is_its_pieces_joined_and_repeated_pieces_are_kept_once() {
         let first =
@@ -115,12 +173,17 @@ mod tests {
         let html = growth.request_html(second.as_bytes(), 1, 10).unwrap();
         assert!(html.contains("1 new message"), "{html}");
         growth.request_html(first.as_bytes(), 1, 10).unwrap();
-        for (body, text) in growth.bodies.iter().zip([second, first]) {
-            let joined: String = body.iter().map(|&i| growth.pieces[i].as_str()).collect();
-            assert_eq!(joined, text);
-        }
         let kept: usize = growth.pieces.iter().map(String::len).sum();
         assert!(kept < second.len() + 20, "{:?}", growth.pieces);
+        let third = r#"{"system":"s","messages":[{"role":"user","content":"a</script>"}, {"role":"assistant","content":"b"}, {"role":"user","content":"c"}], "stream":true}"#;
+        growth.request_html(third.as_bytes(), 1, 10).unwrap();
+        assert!(matches!(growth.bodies[2], BodyPieces::From { from: 0, .. }));
+        for (index, text) in [second, first, third].into_iter().enumerate() {
+            let joined: String = (growth.pieces_of(index).iter())
+                .map(|&i| growth.pieces[i].as_str())
+                .collect();
+            assert_eq!(joined, text);
+        }
         let blob = growth.blob_html();
         assert!(!blob.contains("</script>\"") && blob.matches("</script>").count() == 1);
         assert_eq!(growth.request_html(b"{\"model\":\"m\"}", 1, 10), None);

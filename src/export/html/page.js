@@ -86,19 +86,26 @@
   document.body.dataset.ready = "true";
 }());
 // A request shown as what it adds: its whole body is kept once, cut into shared pieces, in the
-// page's JSON blob and joined here the first time it is asked for.
+// page's JSON blob (each body's list of pieces as an earlier body's start plus its own) and
+// joined here the first time it is asked for.
 (function () {
   "use strict";
   var blob = document.getElementById("bodies");
   if (!blob) { return; }
   var data = null;
+  // A body's pieces: its own list, or the first `keep` of an earlier body's and then its own.
+  function piecesOf(index) {
+    var body = data.bodies[index];
+    if (Array.isArray(body)) { return body; }
+    return piecesOf(body.from).slice(0, body.keep).concat(body.then);
+  }
   Array.prototype.forEach.call(document.querySelectorAll("button.full-body"), function (button) {
     button.addEventListener("click", function () {
       var pre = button.nextElementSibling;
       if (!pre.hidden) { pre.hidden = true; return; }
       if (!pre.textContent) {
         data = data || JSON.parse(blob.textContent);
-        pre.textContent = data.bodies[Number(button.dataset.body)]
+        pre.textContent = piecesOf(Number(button.dataset.body))
           .map(function (piece) { return data.pieces[piece]; }).join("");
       }
       pre.hidden = false;
