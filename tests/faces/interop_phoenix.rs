@@ -17,11 +17,7 @@ use super::interop_peers::venv_python;
 use super::otlp_tracer::{trace_ids, tracer};
 
 fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+    crate::free_ports::free_port()
 }
 
 /// A child process killed when the test ends, however it ends.
@@ -95,7 +91,7 @@ async fn start_phoenix(python: &Path, dir: &Path) -> (Running, String) {
 
 /// Runs `tracer up` on free ports; returns it once it printed its curl line, and the agent URL.
 fn start_up(db: &Path, dir: &Path, model: &str, otlp: &str) -> (Running, String) {
-    let ports: Vec<String> = (0..5).map(|_| free_port().to_string()).collect();
+    let ports: Vec<String> = crate::free_ports::distinct_ports(5);
     let mut child = tracer(db, &[])
         .arg("up")
         .args(["--agent-port", &ports[0], "--mcp-port", &ports[1]])

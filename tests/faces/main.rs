@@ -5,6 +5,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "../support/free_ports.rs"]
+mod free_ports;
 #[path = "../support/interop_peers.rs"]
 mod interop_peers;
 #[path = "../support/sample_db.rs"]

@@ -2,7 +2,6 @@
 //! --stdio"` on a database of the sample traces, and a scripted model that asks "which tools did
 //! my last request use?" by calling list_traces, then get_trace on the id it got.
 
-use std::net::TcpListener;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -28,11 +27,7 @@ impl Drop for AgentProcess {
 }
 
 fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+    crate::free_ports::free_port()
 }
 
 async fn post_agent(port: u16, message: &str) -> (u16, Value) {

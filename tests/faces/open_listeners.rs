@@ -11,11 +11,7 @@ use nix::unistd::Pid;
 const TRACER: &str = env!("CARGO_BIN_EXE_tracer");
 
 fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+    crate::free_ports::free_port()
 }
 
 /// Runs tracer until it prints `ready` (on stdout, or on stderr when `on_stderr`), stops it with
@@ -149,7 +145,7 @@ fn tracer_mcp_warns_when_others_can_read_the_traces() {
 
 #[test]
 fn tracer_up_on_a_reachable_host_warns() {
-    let ports: Vec<String> = (0..5).map(|_| free_port().to_string()).collect();
+    let ports: Vec<String> = crate::free_ports::distinct_ports(5);
     let args = [
         "up",
         "--recorded",

@@ -17,10 +17,7 @@ const NOTES_SERVER: &str = env!("CARGO_BIN_EXE_notes-server");
 const NOTES_AGENT: &str = env!("CARGO_BIN_EXE_notes-agent");
 
 fn free_port() -> SocketAddr {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
+    SocketAddr::from(([127, 0, 0, 1], crate::free_ports::free_port()))
 }
 
 /// Waits until something accepts connections at `addr`.
@@ -242,7 +239,7 @@ impl StderrWatch {
 #[test]
 fn tracer_up_stops_on_sighup_and_exits_0() {
     let dir = tempfile::tempdir().unwrap();
-    let ports: Vec<String> = (0..5).map(|_| free_port().port().to_string()).collect();
+    let ports: Vec<String> = crate::free_ports::distinct_ports(5);
     let agent: SocketAddr = format!("127.0.0.1:{}", ports[0]).parse().unwrap();
     let mut up = spawn(
         TRACER,

@@ -17,10 +17,7 @@ const NOTES_SERVER: &str = env!("CARGO_BIN_EXE_notes-server");
 const NOTES_AGENT: &str = env!("CARGO_BIN_EXE_notes-agent");
 
 fn free_port() -> SocketAddr {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
+    SocketAddr::from(([127, 0, 0, 1], crate::free_ports::free_port()))
 }
 
 /// Starts `program` with stderr a pipe, waits until it accepts connections at `listen`, then
@@ -90,7 +87,7 @@ fn tracer_proxy_stops_on_sigint_and_sigterm_with_stderr_closed() {
 #[test]
 fn tracer_up_stops_on_sigint_and_sigterm_with_stderr_closed() {
     for sig in [Signal::SIGINT, Signal::SIGTERM] {
-        let ports: Vec<String> = (0..5).map(|_| free_port().port().to_string()).collect();
+        let ports: Vec<String> = crate::free_ports::distinct_ports(5);
         let agent: SocketAddr = format!("127.0.0.1:{}", ports[0]).parse().unwrap();
         let args = [
             "--db",

@@ -35,11 +35,7 @@ async fn plain_model() -> std::net::SocketAddr {
 }
 
 fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+    crate::free_ports::free_port()
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -47,7 +43,7 @@ async fn up_answers_the_curl_it_prints_and_stops_cleanly() {
     let model = plain_model().await;
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("t.db");
-    let ports: Vec<String> = (0..5).map(|_| free_port().to_string()).collect();
+    let ports: Vec<String> = crate::free_ports::distinct_ports(5);
     let mut child = Command::new(env!("CARGO_BIN_EXE_tracer"))
         .args(["--db", db.to_str().unwrap(), "up"])
         .args([
@@ -143,7 +139,7 @@ async fn up_answers_the_curl_it_prints_and_stops_cleanly() {
 
 /// Starts `tracer up` on free ports with `extra` flags; returns the child and the agent URL.
 fn start_up(dir: &std::path::Path, extra: &[&str]) -> (std::process::Child, String) {
-    let ports: Vec<String> = (0..5).map(|_| free_port().to_string()).collect();
+    let ports: Vec<String> = crate::free_ports::distinct_ports(5);
     let child = Command::new(env!("CARGO_BIN_EXE_tracer"))
         .args(["--db", dir.join("t.db").to_str().unwrap(), "up"])
         .args(["--agent-port", &ports[0], "--mcp-port", &ports[1]])

@@ -32,11 +32,7 @@ use tracer::store::hops::StoredHop;
 const REQUESTS: usize = 100;
 
 fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+    crate::free_ports::free_port()
 }
 
 /// `tracer proxy` with agent, model and mcp routes, and the test host behind the agent route.

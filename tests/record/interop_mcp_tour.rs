@@ -43,11 +43,7 @@ fn server_everything() -> Option<PathBuf> {
 }
 
 fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+    crate::free_ports::free_port()
 }
 
 async fn run_tour(python: &Path, log: &Path, target: &[String]) {

@@ -13,6 +13,8 @@ mod contention;
 #[macro_use]
 #[path = "../support/dialect_hops.rs"]
 mod dialect_hops;
+#[path = "../support/free_ports.rs"]
+mod free_ports;
 #[path = "../support/interop_peers.rs"]
 mod interop_peers;
 #[path = "../support/session_fixtures.rs"]

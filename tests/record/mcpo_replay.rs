@@ -30,11 +30,7 @@ use crate::mcpo_checks::check_mcpo_reading;
 const FIXTURE: &str = include_str!("../fixtures/mcpo/hops.json");
 
 pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+    crate::free_ports::free_port()
 }
 
 /// `tracer proxy` with an `mcp:phonebook` and an `other:mcpo` route; waits until both listen.

@@ -29,11 +29,7 @@ const PASSWORD: &str = "test-fake-password-0000";
 const MAX_GAP_NS: i64 = 400_000_000;
 
 fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+    crate::free_ports::free_port()
 }
 
 /// Recorded moments mapped onto the replay's clock: order kept, each gap at most `MAX_GAP_NS`.

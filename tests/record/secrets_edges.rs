@@ -218,17 +218,12 @@ fn wrapped_stdio_lines_are_redacted_in_the_record_and_passed_on_untouched() {
     }
 }
 
-fn free_port() -> String {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    listener.local_addr().unwrap().port().to_string()
-}
-
 /// `tracer up --recorded` (with `extra` flags) asked once with an API key; returns the agent
 /// hop's stored `x-api-key` once tracer has stopped.
 async fn up_records_key(extra: &[&str]) -> Vec<u8> {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("t.db");
-    let ports: Vec<String> = (0..5).map(|_| free_port()).collect();
+    let ports: Vec<String> = crate::free_ports::distinct_ports(5);
     let mut child = Command::new(env!("CARGO_BIN_EXE_tracer"))
         .args(["--db", db.to_str().unwrap(), "up", "--recorded"])
         .args(["--agent-port", &ports[0], "--mcp-port", &ports[1]])

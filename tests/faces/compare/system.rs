@@ -1,7 +1,6 @@
 //! The article's processes as real child processes: notes-server, notes-agent behind
 //! `tracer proxy` (agent, model and MCP routes), recording to a database in a temp folder.
 
-use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -14,11 +13,7 @@ use tracer::wire::trace_context::TraceParent;
 pub const LIMIT: Duration = Duration::from_secs(30);
 
 pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+    crate::free_ports::free_port()
 }
 
 /// A child process killed when the test ends.
