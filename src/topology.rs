@@ -18,7 +18,8 @@ use crate::reference::notes_server::{NotesServer, NotesServerConfig};
 use crate::replay_server::ReplayServer;
 use crate::serve::{Shutdown, StopLevel, StopSwitch, StopWatch};
 use crate::store::{Recorder, Store, WriterReport};
-use crate::trace::correlate::{group_new_hops, group_until};
+use crate::trace::correlate::{group_last_hops, group_until};
+use crate::trace::live_group::LiveGrouping;
 
 /// Where everything listens. Port 0 picks a free port.
 #[derive(Debug, Clone)]
@@ -60,7 +61,7 @@ pub struct Topology {
     /// The rest: the model and MCP routes, notes-server and the recorded model.
     inner: Stage,
     writer: JoinHandle<WriterReport>,
-    grouping: JoinHandle<()>,
+    grouping: JoinHandle<LiveGrouping>,
     stop_grouping: watch::Sender<bool>,
     store: Store,
 }
@@ -236,8 +237,8 @@ impl Topology {
         }
         let report = self.writer.await.context("flushing the record")?;
         let _ = self.stop_grouping.send(true);
-        let _ = self.grouping.await;
-        group_new_hops(&self.store).await?;
+        let live = self.grouping.await.ok();
+        group_last_hops(&self.store, live).await?;
         Ok(report)
     }
 }

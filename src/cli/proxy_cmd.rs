@@ -19,8 +19,7 @@ use crate::proxy::{ForwardLimits, ForwardSettings, default_max_connections};
 use crate::proxy::{Proxy, ProxySettings, Route, check_routes, routes_from_file};
 use crate::stop_signal::shutdown_on_signals;
 use crate::store::{Recorder, Store};
-use crate::trace::correlate::group_new_hops;
-use crate::trace::correlate::group_until;
+use crate::trace::correlate::{group_last_hops, group_until};
 
 /// How often new hops are grouped into traces while the proxy runs.
 pub const GROUPING_PERIOD: Duration = Duration::from_millis(250);
@@ -114,14 +113,14 @@ pub async fn run(db: &Path, args: ProxyArgs) -> anyhow::Result<ExitCode> {
     let stats = proxy.run(recorder, shutdown).await;
     let report = writer.await.context("waiting for the store writer")?;
     let _ = stop_grouping.send(());
-    let _ = grouping.await;
+    let live = grouping.await.ok();
     let _ = stop_keeping.send(());
     let _ = keeping.await;
     retire_announced(&store, announced).await;
     // Every hop is written now: group the last ones (unless the database refuses writes: the
     // hops left in the journal are grouped by the next run).
     if report.journal_left.is_none()
-        && let Err(error) = group_new_hops(&store).await
+        && let Err(error) = group_last_hops(&store, live).await
     {
         crate::say!("tracer: grouping the last hops into traces: {error:#}");
     }

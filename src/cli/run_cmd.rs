@@ -26,7 +26,7 @@ use crate::run::{Scratch, child, env};
 use crate::serve::Shutdown;
 use crate::stop_signal::StopSignals;
 use crate::store::{Recorder, Store};
-use crate::trace::correlate::{group_new_hops, group_until};
+use crate::trace::correlate::{group_last_hops, group_until};
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
@@ -219,7 +219,7 @@ pub async fn run(db: &Path, args: RunArgs) -> anyhow::Result<ExitCode> {
     let _ = proxy_task.await;
     let report = writer.await.context("waiting for the store writer")?;
     let _ = stop_grouping.send(());
-    let _ = grouping.await;
+    let live = grouping.await.ok();
     let _ = stop_keeping.send(());
     let _ = keeping.await;
     // The wrapped servers write their own hops as they exit after the agent.
@@ -227,7 +227,7 @@ pub async fn run(db: &Path, args: RunArgs) -> anyhow::Result<ExitCode> {
         tokio::time::sleep(Duration::from_millis(500)).await;
     }
     if report.journal_left.is_none()
-        && let Err(error) = group_new_hops(&store).await
+        && let Err(error) = group_last_hops(&store, live).await
     {
         crate::say!("tracer: grouping the last hops into traces: {error:#}");
     }

@@ -18,8 +18,9 @@ pub(super) async fn trace_entry(store: &Store, row: TraceRow) -> anyhow::Result<
     {
         return Ok(entry);
     }
-    // A summary is made of readings: each large request body is let go of once read.
-    let hops = read_trace_hops(store, &row.id, Bodies::LetGo).await?;
+    // A summary is made of readings alone: each large request body is let go of once read, and
+    // the parts of the readings taken back are not loaded.
+    let hops = read_trace_hops(store, &row.id, Bodies::Readings).await?;
     let mut summary = summarize(&hops);
     drop(hops);
     let title = row.title.clone().or(summary.title.take());

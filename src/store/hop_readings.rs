@@ -28,6 +28,23 @@ impl Store {
     /// The kept readings of trace `trace_id`'s hops that still match their hops as stored, by
     /// hop id.
     pub async fn kept_readings(&self, trace_id: &str) -> Result<HashMap<String, String>> {
+        let mut rows = HashMap::new();
+        self.each_kept_reading(trace_id, |hop, reading| {
+            rows.insert(hop, reading.to_owned());
+        })
+        .await?;
+        Ok(rows)
+    }
+
+    /// Each kept reading of trace `trace_id`'s hops that still matches its hop as stored, handed
+    /// to `each` (hop id, JSON) as its row is read: a long trace's readings are never all held
+    /// as text at once.
+    pub async fn each_kept_reading(
+        &self,
+        trace_id: &str,
+        mut each: impl FnMut(String, &str),
+    ) -> Result<()> {
+        use futures_util::TryStreamExt;
         static SQL: LazyLock<String> = LazyLock::new(|| {
             format!(
                 "select r.hop_id, r.reading from hop_readings r join hops h on h.id = r.hop_id
@@ -35,12 +52,14 @@ impl Store {
             )
             .replace("?9", "?2")
         });
-        let rows: Vec<(String, String)> = sqlx::query_as(SQL.as_str())
+        let mut rows = sqlx::query_as::<_, (String, String)>(SQL.as_str())
             .bind(trace_id)
             .bind(BUILD)
-            .fetch_all(self.pool())
-            .await?;
-        Ok(rows.into_iter().collect())
+            .fetch(self.pool());
+        while let Some((hop, reading)) = rows.try_next().await? {
+            each(hop, &reading);
+        }
+        Ok(())
     }
 
     /// The kept texts of these ids (JSON each), by id.

@@ -10,6 +10,7 @@
 use super::RecordedHop;
 pub use super::feed::{CREATED_BY, CorrelateReport, LOOKBACK_NS};
 use super::group::GroupOptions;
+use super::live_group::LiveGrouping;
 use crate::store::hops::StoredHop;
 use crate::store::traces::TraceRow;
 use crate::store::{Result, Store};
@@ -41,20 +42,21 @@ pub enum GroupScope {
 /// happen; a pass is never cut in half. Failures are logged and retried on the next tick.
 /// Between passes it rests `PASS_REST` times as long as the last pass took (at most
 /// `MAX_REST`), so under sustained load grouping takes a bounded share of the CPU and lags
-/// instead of crowding out the traffic it records.
+/// instead of crowding out the traffic it records. Returns the live grouper, for
+/// [`group_last_hops`] once the last hops are written.
 pub async fn group_until(
     store: Store,
     period: std::time::Duration,
     stop: impl std::future::Future<Output = ()>,
-) {
+) -> LiveGrouping {
     tokio::pin!(stop);
     let mut rest = std::time::Duration::ZERO;
-    let mut live = super::live_group::LiveGrouping::new();
+    let mut live = LiveGrouping::new();
     loop {
         tokio::select! {
             // A pass that waited on a locked database must not start another after the stop.
             biased;
-            _ = &mut stop => return,
+            _ = &mut stop => return live,
             _ = tokio::time::sleep(rest) => {
                 let started = std::time::Instant::now();
                 if let Err(error) = live.pass(&store).await {
@@ -85,6 +87,10 @@ pub enum Bodies {
     /// Large model request bodies let go of once read (`read_once`): for the faces that print
     /// what a request is, not its body.
     LetGo,
+    /// As `LetGo`, and the request parts of readings taken back are left in the database: for
+    /// a listing (`tracer ls`, and the one a running proxy keeps), which reads no context,
+    /// cache or changes, so a long trace's per-message measures are never loaded.
+    Readings,
 }
 
 /// The hops of one stored trace, in start order, each read once as it is loaded (its texts
@@ -97,12 +103,16 @@ pub async fn read_trace_hops(
     trace_id: &str,
     bodies: Bodies,
 ) -> Result<Vec<RecordedHop>> {
-    let mut kept = super::kept_readings::load(store, trace_id).await?;
+    let parts = match bodies {
+        Bodies::Readings => super::kept_readings::Parts::Left,
+        Bodies::Kept | Bodies::LetGo => super::kept_readings::Parts::Taken,
+    };
+    let mut kept = super::kept_readings::load(store, trace_id, parts).await?;
     let mut to_keep = super::kept_readings::ToKeep::default();
     let mut shared = super::read_once::SharedTexts::default();
     let mut hops = Vec::new();
     let skippable: std::collections::HashSet<String> = match bodies {
-        Bodies::LetGo => (kept.iter())
+        Bodies::LetGo | Bodies::Readings => (kept.iter())
             .filter(|(_, k)| k.body_not_needed())
             .map(|(id, _)| id.clone())
             .collect(),
@@ -121,7 +131,7 @@ pub async fn read_trace_hops(
                         to_keep.add(&hop);
                     }
                 }
-                if bodies == Bodies::LetGo {
+                if bodies != Bodies::Kept {
                     super::read_once::let_go_of_request_body(&mut hop);
                 }
             }
@@ -165,6 +175,17 @@ pub async fn group_new_hops(store: &Store) -> Result<CorrelateReport> {
     correlate(store, GroupOptions::default(), GroupScope::Unassigned).await
 }
 
+/// Groups the hops written after recording stopped: one more pass of the live grouper that ran
+/// while recording (`group_until`), which reads only what arrived since its last pass, or, when
+/// there is none (its task failed), a replay of the window as [`group_new_hops`] runs it. A
+/// long session's last hops are grouped without reading its hundreds of bodies again.
+pub async fn group_last_hops(store: &Store, live: Option<LiveGrouping>) -> Result<CorrelateReport> {
+    match live {
+        Some(mut live) => live.pass(store).await,
+        None => group_new_hops(store).await,
+    }
+}
+
 /// Groups the hops of a store into traces (`tracer correlate`, and `--rebuild`).
 pub async fn correlate(
     store: &Store,
@@ -178,7 +199,5 @@ pub async fn correlate(
         return Ok(CorrelateReport::default());
     }
     // One pass of a fresh live grouper is the replay of the window.
-    super::live_group::LiveGrouping::with_options(options)
-        .pass(store)
-        .await
+    LiveGrouping::with_options(options).pass(store).await
 }

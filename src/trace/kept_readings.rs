@@ -20,9 +20,11 @@ use crate::wire::dialect::{
 /// The layout of a kept reading; a row of another layout is read again from its body.
 const LAYOUT: u32 = 2;
 
-/// A model request's reading as kept: its texts by their ids in `reading_texts`.
+/// A model request's reading as kept: its texts by their ids in `reading_texts`. Read back with
+/// `P` = [`serde::de::IgnoredAny`] when its parts are not wanted (a listing), so a long trace's
+/// per-message measures are never taken apart.
 #[derive(Debug, Serialize, Deserialize)]
-struct Kept {
+struct Kept<P = KeptParts> {
     layout: u32,
     dialect: Dialect,
     integrity: Integrity,
@@ -30,7 +32,7 @@ struct Kept {
     request: ModelRequest,
     system: Option<i64>,
     messages: Vec<i64>,
-    parts: Option<KeptParts>,
+    parts: Option<P>,
     /// The stored body is at least [`LET_GO_BYTES`]: a face that lets large bodies go need not
     /// read it at all.
     large: bool,
@@ -95,6 +97,8 @@ pub struct KeptRequest {
     pub request: BodyReading,
     pub parts: Option<Arc<RequestParts>>,
     large: bool,
+    /// Whether parts were kept (when they were not taken back, `parts` is None all the same).
+    measured: bool,
 }
 
 impl KeptRequest {
@@ -102,7 +106,7 @@ impl KeptRequest {
     /// this hop's request body, unless the hop is an agent's: what
     /// `read_once::let_go_of_request_body` would drop anyway.
     pub fn body_not_needed(&self) -> bool {
-        self.large && self.parts.is_some()
+        self.large && self.measured
     }
 
     /// Gives the hop its reading: this request's, and its response read from its body.
@@ -112,14 +116,48 @@ impl KeptRequest {
     }
 }
 
+/// Which of a kept reading's parts are taken back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Parts {
+    /// The request's measures too (`RequestParts`): what context, cache and changes views need.
+    Taken,
+    /// The reading alone: a hop taken back this way has no request parts (`request_parts()` is
+    /// None), which is all a listing needs.
+    Left,
+}
+
 /// The kept readings of a trace's hops that still match them, by hop id. A row that cannot be
 /// read (another layout, a text missing) is left out: its hop is read from its body.
-pub async fn load(store: &Store, trace_id: &str) -> Result<HashMap<String, KeptRequest>> {
-    let rows = store.kept_readings(trace_id).await?;
-    let kept: Vec<(String, Kept)> = (rows.into_iter())
-        .filter_map(|(hop, json)| Some((hop, serde_json::from_str::<Kept>(&json).ok()?)))
-        .filter(|(_, kept)| kept.layout == LAYOUT)
-        .collect();
+pub async fn load(
+    store: &Store,
+    trace_id: &str,
+    parts: Parts,
+) -> Result<HashMap<String, KeptRequest>> {
+    match parts {
+        Parts::Taken => {
+            load_as::<KeptParts>(store, trace_id, |p| p.parts().map(|p| Some(Arc::new(p)))).await
+        }
+        Parts::Left => load_as::<serde::de::IgnoredAny>(store, trace_id, |_| Some(None)).await,
+    }
+}
+
+async fn load_as<P: serde::de::DeserializeOwned>(
+    store: &Store,
+    trace_id: &str,
+    // None when the kept parts cannot be taken back: the hop is read from its body.
+    parts_of: impl Fn(P) -> Option<Option<Arc<RequestParts>>>,
+) -> Result<HashMap<String, KeptRequest>> {
+    // Each row parsed as it is read: the text of a long trace's readings is never held whole.
+    let mut kept: Vec<(String, Kept<P>)> = Vec::new();
+    store
+        .each_kept_reading(trace_id, |hop, json| {
+            if let Ok(reading) = serde_json::from_str::<Kept<P>>(json)
+                && reading.layout == LAYOUT
+            {
+                kept.push((hop, reading));
+            }
+        })
+        .await?;
     let mut ids: Vec<i64> = (kept.iter())
         .flat_map(|(_, k)| k.system.iter().chain(k.messages.iter()).copied())
         .collect();
@@ -149,9 +187,10 @@ pub async fn load(store: &Store, trace_id: &str) -> Result<HashMap<String, KeptR
         let Some(taken) = taken.into_iter().collect::<Option<Vec<_>>>() else {
             continue;
         };
+        let measured = kept.parts.is_some();
         let parts = match kept.parts {
-            Some(parts) => match parts.parts() {
-                Some(parts) => Some(Arc::new(parts)),
+            Some(parts) => match parts_of(parts) {
+                Some(parts) => parts,
                 None => continue,
             },
             None => None,
@@ -172,6 +211,7 @@ pub async fn load(store: &Store, trace_id: &str) -> Result<HashMap<String, KeptR
                 request,
                 parts,
                 large,
+                measured,
             },
         );
     }

@@ -308,3 +308,55 @@ async fn live_grouping_waits_for_a_request_still_arriving_and_groups_it_once_it_
     );
     assert!(hops[1].trace_id.is_some());
 }
+
+#[tokio::test]
+async fn the_last_hops_are_grouped_by_the_live_grouper_without_reading_the_window_again() {
+    use tracer::trace::correlate::group_last_hops;
+    use tracer::trace::live_group::LiveGrouping;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = Store::open(&dir.path().join("t.db")).await.expect("store");
+    for (i, text) in ["Add milk", "Add eggs", "Add tea"].iter().enumerate() {
+        let at = i64::try_from(i).unwrap() * 1_000;
+        let id = format!("m{i}");
+        record(
+            &store,
+            start(&id, Role::Model, "/api/chat", at),
+            Some(end(&id, at + 100, chat(text), success())),
+        )
+        .await;
+    }
+    let mut live = LiveGrouping::new();
+    assert_eq!(live.pass(&store).await.expect("pass").assigned, 3);
+    // Written after the live grouper's last pass, as the writer's last batch is at a stop.
+    record(
+        &store,
+        start("m3", Role::Model, "/api/chat", 3_000),
+        Some(end("m3", 3_100, chat("Add jam"), success())),
+    )
+    .await;
+    let last = group_last_hops(&store, Some(live)).await.expect("last");
+    assert_eq!(
+        (last.assigned, last.kept),
+        (1, 0),
+        "only the hop written since is read"
+    );
+    assert!(
+        store
+            .all_hops()
+            .await
+            .expect("hops")
+            .iter()
+            .all(|h| h.trace_id.is_some())
+    );
+
+    // Without a live grouper (its task failed) the window is replayed, as before.
+    record(
+        &store,
+        start("m4", Role::Model, "/api/chat", 4_000),
+        Some(end("m4", 4_100, chat("Add rice"), success())),
+    )
+    .await;
+    let replayed = group_last_hops(&store, None).await.expect("replay");
+    assert_eq!(replayed.assigned, 1);
+    assert!(replayed.kept >= 4, "the window read again: {replayed:?}");
+}
