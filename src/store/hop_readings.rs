@@ -25,17 +25,6 @@ pub struct ReadingToKeep {
 }
 
 impl Store {
-    /// The kept readings of trace `trace_id`'s hops that still match their hops as stored, by
-    /// hop id.
-    pub async fn kept_readings(&self, trace_id: &str) -> Result<HashMap<String, String>> {
-        let mut rows = HashMap::new();
-        self.each_kept_reading(trace_id, |hop, reading| {
-            rows.insert(hop, reading.to_owned());
-        })
-        .await?;
-        Ok(rows)
-    }
-
     /// Each kept reading of trace `trace_id`'s hops that still matches its hop as stored, handed
     /// to `each` (hop id, JSON) as its row is read: a long trace's readings are never all held
     /// as text at once.
@@ -175,12 +164,24 @@ mod tests {
             reading: "{}".into(),
         };
         store.keep_readings(&[keep]).await.unwrap();
-        assert_eq!(store.kept_readings("t1").await.unwrap()["h1"], "{}");
+        assert_eq!(kept_readings(&store, "t1").await["h1"], "{}");
         // The hop's request changed under it: the kept reading no longer holds.
         sqlx::query("update hops set request_body_len = 11")
             .execute(store.pool())
             .await
             .unwrap();
-        assert!(store.kept_readings("t1").await.unwrap().is_empty());
+        assert!(kept_readings(&store, "t1").await.is_empty());
+    }
+
+    /// Every kept reading of a trace that still holds, by hop id.
+    async fn kept_readings(store: &Store, trace_id: &str) -> HashMap<String, String> {
+        let mut rows = HashMap::new();
+        store
+            .each_kept_reading(trace_id, |hop, reading| {
+                rows.insert(hop, reading.to_owned());
+            })
+            .await
+            .unwrap();
+        rows
     }
 }
