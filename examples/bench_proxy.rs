@@ -12,6 +12,8 @@ mod big_body;
 mod https;
 #[path = "bench_proxy/https_load.rs"]
 mod https_load;
+#[path = "bench_proxy/hyper_alone.rs"]
+mod hyper_alone;
 #[path = "bench_proxy/load.rs"]
 mod load;
 #[path = "bench_proxy/procfs.rs"]
@@ -60,8 +62,11 @@ struct Options {
     #[arg(long, value_name = "PATH")]
     mitmdump: Option<PathBuf>,
     /// Add diagnostic columns: tracer with its store writer stopped, so no hop reaches SQLite
-    /// (the proxy path's and the journal's own cost), tracer with live grouping off (what
-    /// grouping costs), and tracer on a one-thread runtime (what cross-thread wake-ups cost)
+    /// (the proxy path's and the journal's own cost), tracer handing hops to a sink that keeps
+    /// nothing (the capture's own cost), tracer with live grouping off (what
+    /// grouping costs), tracer on a one-thread runtime (what cross-thread wake-ups cost), and
+    /// hyper alone: hyper's server and pooled client forwarding with nothing recorded (the
+    /// stack's own floor)
     #[arg(long)]
     diagnose: bool,
     /// Skip the HTTPS columns (TLS upstream, forward proxy intercepting, mitmdump regular)
@@ -77,6 +82,7 @@ fn main() -> ExitCode {
     let outcome = match args.get(1..) {
         Some([flag, rest @ ..]) if flag == targets::CHILD_FLAG => targets::child_main(rest),
         Some([flag, rest @ ..]) if flag == https::CHILD_FLAG => https::child_main(rest),
+        Some([flag, rest @ ..]) if flag == hyper_alone::CHILD_FLAG => hyper_alone::child_main(rest),
         _ => tokio::runtime::Builder::new_multi_thread()
             .enable_all()
             .build()
@@ -151,6 +157,13 @@ async fn bench(options: Options) -> anyhow::Result<()> {
                 },
             ),
             (
+                "tracer, sink discards",
+                targets::Variant {
+                    discard: true,
+                    ..targets::Variant::CLI
+                },
+            ),
+            (
                 "tracer, no grouping",
                 targets::Variant {
                     grouping: false,
@@ -174,6 +187,16 @@ async fn bench(options: Options) -> anyhow::Result<()> {
                 rounds::Process::Tracer(tracer),
             ));
         }
+        let floor = targets::TracerChild::start_with(&[
+            hyper_alone::CHILD_FLAG.to_string(),
+            upstream.to_string(),
+        ])
+        .await?;
+        subjects.push(rounds::Subject::new(
+            "hyper alone",
+            floor.addr,
+            rounds::Process::Tracer(floor),
+        ));
     }
     let nginx = options
         .nginx

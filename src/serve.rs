@@ -18,6 +18,9 @@ use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 
+mod workers;
+pub use workers::Workers;
+
 type BoxFuture = Pin<Box<dyn Future<Output = ()> + Send + 'static>>;
 
 /// When to stop: `requested` starts a graceful stop, `cut_short` ends the grace period early.
@@ -175,6 +178,36 @@ where
     serve_http_admitting(listener, admit, shutdown, grace).await
 }
 
+/// [`serve_http`], with each connection served on one of `workers` (in turn) by the service
+/// `make_service` builds for it and that worker's index: the connection's tasks stay on that
+/// worker's thread.
+pub async fn serve_http_on_workers<M, S, B>(
+    listener: TcpListener,
+    workers: &'static Workers,
+    mut make_service: M,
+    shutdown: impl Into<Shutdown>,
+    grace: Duration,
+) -> ServeStats
+where
+    M: FnMut(SocketAddr, usize) -> S,
+    S: Service<Request<Incoming>, Response = Response<B>> + Send + 'static,
+    S::Future: Send + 'static,
+    S::Error: Into<Box<dyn StdError + Send + Sync>>,
+    B: Body + Send + 'static,
+    B::Data: Send,
+    B::Error: Into<Box<dyn StdError + Send + Sync>>,
+{
+    let place = move |peer| {
+        let worker = workers.pick();
+        let service = make_service(peer, worker);
+        (
+            Admission::Serve(service),
+            Some(workers.handle(worker).clone()),
+        )
+    };
+    accept_until_stopped(listener, place, shutdown, grace).await
+}
+
 /// What a listener does with a connection it has just accepted.
 pub enum Admission<S> {
     /// Serve it with this service.
@@ -209,6 +242,27 @@ where
     B::Data: Send,
     B::Error: Into<Box<dyn StdError + Send + Sync>>,
 {
+    let place = move |peer| (admit(peer), None);
+    accept_until_stopped(listener, place, shutdown, grace).await
+}
+
+/// The accept loop: `place` says what to do with each connection and on which runtime to run
+/// it (None: this one).
+async fn accept_until_stopped<M, S, B>(
+    listener: TcpListener,
+    mut place: M,
+    shutdown: impl Into<Shutdown>,
+    grace: Duration,
+) -> ServeStats
+where
+    M: FnMut(SocketAddr) -> (Admission<S>, Option<tokio::runtime::Handle>),
+    S: Service<Request<Incoming>, Response = Response<B>> + Send + 'static,
+    S::Future: Send + 'static,
+    S::Error: Into<Box<dyn StdError + Send + Sync>>,
+    B: Body + Send + 'static,
+    B::Data: Send,
+    B::Error: Into<Box<dyn StdError + Send + Sync>>,
+{
     let Shutdown {
         requested,
         cut_short,
@@ -232,17 +286,35 @@ where
                 };
                 let _ = stream.set_nodelay(true);
                 stats.connections += 1;
-                match admit(peer) {
-                    Admission::Serve(service) => {
+                match place(peer) {
+                    (Admission::Serve(service), None) => {
                         connections.spawn(serve_connection(stream, peer, service, stop_rx.clone()));
                     }
-                    Admission::Refuse { answer, held } => {
+                    (Admission::Serve(service), Some(worker)) => {
+                        // The stream moves to the worker's reactor, on the worker's thread.
+                        let stop = stop_rx.clone();
+                        match stream.into_std() {
+                            Ok(stream) => {
+                                connections.spawn_on(
+                                    async move {
+                                        match tokio::net::TcpStream::from_std(stream) {
+                                            Ok(stream) => serve_connection(stream, peer, service, stop).await,
+                                            Err(error) => tracing::warn!(%peer, %error, "handing a connection to a worker failed"),
+                                        }
+                                    },
+                                    &worker,
+                                );
+                            }
+                            Err(error) => tracing::warn!(%peer, %error, "handing a connection to a worker failed"),
+                        }
+                    }
+                    (Admission::Refuse { answer, held }, _) => {
                         connections.spawn(async move {
                             let _ = tokio::time::timeout(REFUSAL_TIME, refuse(stream, &answer)).await;
                             drop(held);
                         });
                     }
-                    Admission::Close => drop(stream),
+                    (Admission::Close, _) => drop(stream),
                 }
                 // Reap finished connection tasks so the set stays small.
                 while connections.try_join_next().is_some() {}

@@ -126,6 +126,15 @@ pub fn table(columns: &[Column]) -> String {
             |cpu| format!("{:.0}", cpu * 1e6 / c.ok_c50 as f64),
         )
     });
+    if let Some(base) = columns.iter().find(|c| c.name == "nginx") {
+        row(
+            "proxy CPU per request vs nginx",
+            &|c| match (cpu_per_request(c), cpu_per_request(base)) {
+                (Some(ours), Some(theirs)) => ratio(ours, theirs),
+                _ => "–".into(),
+            },
+        );
+    }
     row("peak RSS (MiB)", &|c| {
         c.peak_rss_kib
             .map_or_else(|| "–".into(), |kib| format!("{:.1}", kib as f64 / 1024.0))

@@ -24,6 +24,9 @@ pub struct Variant {
     pub one_thread: bool,
     /// Live grouping every 250 ms, as `tracer proxy` runs it (off: a diagnostic of its cost).
     pub grouping: bool,
+    /// Hops handed to a sink that keeps nothing: no journal, no store (a diagnostic of the
+    /// capture's own cost).
+    pub discard: bool,
 }
 
 impl Variant {
@@ -32,14 +35,17 @@ impl Variant {
         capacity: 8192,
         one_thread: false,
         grouping: true,
+        discard: false,
     };
 }
 
-/// Child mode's entry: `UPSTREAM DB CAPACITY multi|one grouping|no-grouping`.
+/// Child mode's entry: `UPSTREAM DB CAPACITY|discard multi|one grouping|no-grouping`.
 pub fn child_main(args: &[String]) -> anyhow::Result<()> {
     let [upstream, db, capacity, threads, grouping] = args else {
-        bail!("child mode takes UPSTREAM DB CAPACITY multi|one grouping|no-grouping");
+        bail!("child mode takes UPSTREAM DB CAPACITY|discard multi|one grouping|no-grouping");
     };
+    let discard = capacity == "discard";
+    let capacity = if discard { "0" } else { capacity.as_str() };
     let grouping = grouping == "grouping";
     let capacity: usize = capacity.parse().context("child mode: capacity")?;
     let runtime = match threads.as_str() {
@@ -55,6 +61,7 @@ pub fn child_main(args: &[String]) -> anyhow::Result<()> {
         Path::new(db),
         capacity,
         grouping,
+        discard,
     ))
 }
 
@@ -65,6 +72,7 @@ async fn run_tracer_child(
     db: &Path,
     capacity: usize,
     grouping: bool,
+    discard: bool,
 ) -> anyhow::Result<()> {
     let store = Store::open(db).await?;
     let route = Route::new(
@@ -96,6 +104,24 @@ async fn run_tracer_child(
             },
         ))
     });
+    if discard {
+        // Every hop is captured as usual and handed to a sink that keeps nothing.
+        struct Nowhere;
+        impl tracer::hop::HopSink for Nowhere {
+            fn start(&self, _: tracer::hop::HopStart) -> bool {
+                true
+            }
+            fn request_done(&self, _: tracer::hop::RequestDone) {}
+            fn end(&self, _: tracer::hop::HopEnd) {}
+            fn log_line(&self, _: tracer::hop::ServerLogLine) {}
+        }
+        let stats = proxy.run(Nowhere, stdin_closed_or_ctrl_c()).await;
+        println!(
+            "DONE hops_written=0 hops_not_written=0 connections={} cut_off={}",
+            stats.connections, stats.cut_off
+        );
+        return Ok(());
+    }
     let stats = proxy.run(recorder, stdin_closed_or_ctrl_c()).await;
     let report = match writer.await {
         Ok(report) => report,
@@ -108,8 +134,13 @@ async fn run_tracer_child(
     }
     store.close().await;
     println!(
-        "DONE hops_written={} hops_not_written={} connections={} cut_off={}",
-        report.hops_written, report.hops_not_written, stats.connections, stats.cut_off
+        "DONE hops_written={} hops_not_written={} connections={} cut_off={} events={} batches={}",
+        report.hops_written,
+        report.hops_not_written,
+        stats.connections,
+        stats.cut_off,
+        report.events_written,
+        report.batches
     );
     Ok(())
 }
@@ -144,7 +175,11 @@ impl TracerChild {
             CHILD_FLAG.to_string(),
             upstream.to_string(),
             db.display().to_string(),
-            variant.capacity.to_string(),
+            if variant.discard {
+                "discard".to_string()
+            } else {
+                variant.capacity.to_string()
+            },
             if variant.one_thread { "one" } else { "multi" }.to_string(),
             if variant.grouping {
                 "grouping"

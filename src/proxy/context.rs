@@ -9,7 +9,9 @@ use http_body_util::combinators::UnsyncBoxBody;
 use hyper_util::client::legacy::{Client, ResponseFuture};
 
 use super::tee::TeeBody;
-use super::tls::{TlsSetupError, UpstreamConnector, UpstreamTls, upstream_client};
+use super::tls::{
+    TlsSetupError, UpstreamConnector, UpstreamTls, client_config, upstream_client_with,
+};
 use super::{ProxySettings, Route};
 use crate::hop::Sink;
 
@@ -30,10 +32,18 @@ pub struct UpstreamClient {
 
 impl UpstreamClient {
     pub fn new(tls: &UpstreamTls) -> Result<Self, TlsSetupError> {
-        Ok(Self {
-            pooled: upstream_client(tls, false)?,
-            http1: upstream_client(tls, true)?,
-        })
+        Ok(Self::many(tls, 1)?.remove(0))
+    }
+
+    /// `count` clients (at least one), each with pools of its own, from one TLS configuration.
+    pub fn many(tls: &UpstreamTls, count: usize) -> Result<Vec<Self>, TlsSetupError> {
+        let config = client_config(tls)?;
+        Ok((0..count.max(1))
+            .map(|_| Self {
+                pooled: upstream_client_with(config.clone(), tls, false),
+                http1: upstream_client_with(config.clone(), tls, true),
+            })
+            .collect())
     }
 
     /// Sends a request on the client its head calls for.

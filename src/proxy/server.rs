@@ -15,13 +15,16 @@ use super::forward_listener::accept_loop as forward_accept_loop;
 use super::forward_proxy::{ForwardSettings, ForwardShared};
 use super::{ProxySettings, Route};
 use crate::hop::{HopSink, Sink};
-use crate::serve::{ServeStats, Shutdown, StopLevel, serve_http};
+use crate::serve::{ServeStats, Shutdown, StopLevel, Workers, serve_http, serve_http_on_workers};
 
 /// The proxy with every listener bound, ready to run.
 pub struct Proxy {
     listeners: Vec<(Route, TcpListener)>,
     settings: Arc<ProxySettings>,
     client: UpstreamClient,
+    /// The connection workers the routes' connections are served on, with one upstream client
+    /// for each (its pools on that worker's runtime); None: served on the caller's runtime.
+    workers: Option<(&'static Workers, Vec<UpstreamClient>)>,
     /// The forward proxy's listener (`--forward`), when there is one.
     forward: Option<(ForwardSettings, TcpListener)>,
 }
@@ -33,6 +36,16 @@ impl Proxy {
     /// Binds every route's listener; a port in use is an error naming the route.
     pub async fn bind(routes: Vec<Route>, settings: ProxySettings) -> anyhow::Result<Proxy> {
         let client = UpstreamClient::new(&settings.upstream_tls)?;
+        let workers = match Workers::shared() {
+            Ok(workers) => Some((
+                workers,
+                UpstreamClient::many(&settings.upstream_tls, workers.len())?,
+            )),
+            Err(error) => {
+                tracing::warn!(%error, "serving every connection on the main runtime");
+                None
+            }
+        };
         let mut listeners = Vec::with_capacity(routes.len());
         for mut route in routes {
             let listener = TcpListener::bind(route.listen).await.map_err(|e| {
@@ -49,6 +62,7 @@ impl Proxy {
             listeners,
             settings: Arc::new(settings),
             client,
+            workers,
             forward: None,
         })
     }
@@ -97,18 +111,40 @@ impl Proxy {
         });
         let mut accept_loops = JoinSet::new();
         for (route, listener) in self.listeners {
-            let ctx = Arc::new(RouteContext {
-                route,
-                settings: self.settings.clone(),
-                client: client.clone(),
-                recorder: recorder.clone(),
-                stop: stop_rx.clone(),
-            });
-            let make_service = move |peer| {
-                let ctx = ctx.clone();
-                service_fn(move |request| handle(ctx.clone(), peer, request))
+            let context = |client: &UpstreamClient| {
+                Arc::new(RouteContext {
+                    route: route.clone(),
+                    settings: self.settings.clone(),
+                    client: client.clone(),
+                    recorder: recorder.clone(),
+                    stop: stop_rx.clone(),
+                })
             };
-            accept_loops.spawn(serve_http(listener, make_service, stop.shutdown(), grace));
+            match &self.workers {
+                Some((workers, clients)) => {
+                    // One context per worker: a connection uses its worker's upstream pools.
+                    let contexts: Vec<Arc<RouteContext>> = clients.iter().map(context).collect();
+                    let make_service = move |peer, worker: usize| {
+                        let ctx = contexts[worker % contexts.len()].clone();
+                        service_fn(move |request| handle(ctx.clone(), peer, request))
+                    };
+                    accept_loops.spawn(serve_http_on_workers(
+                        listener,
+                        workers,
+                        make_service,
+                        stop.shutdown(),
+                        grace,
+                    ));
+                }
+                None => {
+                    let ctx = context(&client);
+                    let make_service = move |peer| {
+                        let ctx = ctx.clone();
+                        service_fn(move |request| handle(ctx.clone(), peer, request))
+                    };
+                    accept_loops.spawn(serve_http(listener, make_service, stop.shutdown(), grace));
+                }
+            }
         }
         if let Some((forward, listener)) = self.forward {
             // The forward proxy keeps its own loop (it also drains upgraded tunnels); it hears

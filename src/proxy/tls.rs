@@ -70,17 +70,17 @@ pub enum TlsSetupError {
     CaFile { path: String, message: String },
 }
 
-/// Builds a pooled client every route and the forward proxy share (`http1_only`: offering only
-/// HTTP/1.1 in ALPN, for upgrades).
-pub fn upstream_client<B>(
+/// A pooled upstream client from a rustls configuration already made (the platform's roots are
+/// read once for many clients); `http1_only` offers only HTTP/1.1 in ALPN, for upgrades.
+pub fn upstream_client_with<B>(
+    config: rustls::ClientConfig,
     tls: &UpstreamTls,
     http1_only: bool,
-) -> Result<Client<UpstreamConnector, B>, TlsSetupError>
+) -> Client<UpstreamConnector, B>
 where
     B: http_body::Body + Send + 'static,
     B::Data: Send,
 {
-    let config = client_config(tls)?;
     let mut http = HttpConnector::new();
     http.enforce_http(false);
     http.set_nodelay(true);
@@ -97,12 +97,12 @@ where
     } else {
         builder.enable_all_versions().wrap_connector(pinned)
     };
-    Ok(Client::builder(TokioExecutor::new())
+    Client::builder(TokioExecutor::new())
         .timer(TokioTimer::new())
         .pool_timer(TokioTimer::new())
         .pool_idle_timeout(Duration::from_secs(90))
         .http1_preserve_header_case(true)
-        .build(connector))
+        .build(connector)
 }
 
 /// The rustls client configuration: platform roots (Mozilla's when the platform has none) and

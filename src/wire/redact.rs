@@ -287,6 +287,9 @@ impl BodyRedactor {
                 None => {}
             }
         }
+        // The redacted form is about as long as the bytes: one allocation, not one per
+        // doubling of a vector that grows byte by byte.
+        out.reserve(bytes.len());
         match self {
             BodyRedactor::Json(json) => json.feed(bytes, out),
             BodyRedactor::Form(form) => form.feed(bytes, out),
