@@ -198,12 +198,9 @@ where
     B::Error: Into<Box<dyn StdError + Send + Sync>>,
 {
     let place = move |peer| {
-        let worker = workers.pick();
-        let service = make_service(peer, worker);
-        (
-            Admission::Serve(service),
-            Some(workers.handle(worker).clone()),
-        )
+        let seat = workers.seat();
+        let service = make_service(peer, seat.index());
+        (Admission::Serve(service), Some(seat))
     };
     accept_until_stopped(listener, place, shutdown, grace).await
 }
@@ -255,7 +252,7 @@ async fn accept_until_stopped<M, S, B>(
     grace: Duration,
 ) -> ServeStats
 where
-    M: FnMut(SocketAddr) -> (Admission<S>, Option<tokio::runtime::Handle>),
+    M: FnMut(SocketAddr) -> (Admission<S>, Option<workers::Seat>),
     S: Service<Request<Incoming>, Response = Response<B>> + Send + 'static,
     S::Future: Send + 'static,
     S::Error: Into<Box<dyn StdError + Send + Sync>>,
@@ -290,19 +287,22 @@ where
                     (Admission::Serve(service), None) => {
                         connections.spawn(serve_connection(stream, peer, service, stop_rx.clone()));
                     }
-                    (Admission::Serve(service), Some(worker)) => {
-                        // The stream moves to the worker's reactor, on the worker's thread.
+                    (Admission::Serve(service), Some(seat)) => {
+                        // The stream moves to the worker's reactor, on the worker's thread; the
+                        // seat is given back when the connection ends.
                         let stop = stop_rx.clone();
                         match stream.into_std() {
                             Ok(stream) => {
+                                let worker = seat.handle();
                                 connections.spawn_on(
                                     async move {
+                                        let _seat = seat;
                                         match tokio::net::TcpStream::from_std(stream) {
                                             Ok(stream) => serve_connection(stream, peer, service, stop).await,
                                             Err(error) => tracing::warn!(%peer, %error, "handing a connection to a worker failed"),
                                         }
                                     },
-                                    &worker,
+                                    worker,
                                 );
                             }
                             Err(error) => tracing::warn!(%peer, %error, "handing a connection to a worker failed"),

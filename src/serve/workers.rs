@@ -17,7 +17,35 @@ const MAX_WORKERS: usize = 16;
 #[derive(Debug)]
 pub struct Workers {
     handles: Vec<Handle>,
-    next: AtomicUsize,
+    /// Connections open on each worker.
+    open: Vec<AtomicUsize>,
+}
+
+/// One connection's place on a worker: counted there until dropped.
+#[derive(Debug)]
+pub struct Seat {
+    workers: &'static Workers,
+    index: usize,
+}
+
+impl Seat {
+    /// The worker this connection is on.
+    pub fn index(&self) -> usize {
+        self.index
+    }
+
+    /// That worker's runtime.
+    pub fn handle(&self) -> &'static Handle {
+        self.workers.handle(self.index)
+    }
+}
+
+impl Drop for Seat {
+    fn drop(&mut self) {
+        if let Some(open) = self.workers.open.get(self.index) {
+            open.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
 }
 
 impl Workers {
@@ -61,10 +89,8 @@ impl Workers {
                 .map_err(|_| "a connection worker ended before it started".to_string())??;
             handles.push(handle);
         }
-        Ok(Workers {
-            handles,
-            next: AtomicUsize::new(0),
-        })
+        let open = handles.iter().map(|_| AtomicUsize::new(0)).collect();
+        Ok(Workers { handles, open })
     }
 
     /// How many workers there are (at least one).
@@ -77,9 +103,23 @@ impl Workers {
         self.handles.is_empty()
     }
 
-    /// The worker the next connection goes to (in turn).
-    pub fn pick(&self) -> usize {
-        self.next.fetch_add(1, Ordering::Relaxed) % self.handles.len()
+    /// A seat for a new connection on the worker with the fewest open (the first of those):
+    /// connections made one after another share one worker, and so one upstream pool, while
+    /// connections open together are spread over every worker.
+    pub fn seat(&'static self) -> Seat {
+        let index = self
+            .open
+            .iter()
+            .enumerate()
+            .min_by_key(|(_, open)| open.load(Ordering::Relaxed))
+            .map_or(0, |(index, _)| index);
+        if let Some(open) = self.open.get(index) {
+            open.fetch_add(1, Ordering::Relaxed);
+        }
+        Seat {
+            workers: self,
+            index,
+        }
     }
 
     /// Worker `index`'s runtime (counted around: `index` modulo [`Workers::len`]).
@@ -91,6 +131,22 @@ impl Workers {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn connections_open_together_are_spread_and_those_made_in_turn_share_a_worker() {
+        let workers = Box::leak(Box::new(Workers::start(3).unwrap()));
+        let together: Vec<Seat> = (0..6).map(|_| workers.seat()).collect();
+        let mut on: Vec<usize> = together.iter().map(Seat::index).collect();
+        on.sort_unstable();
+        assert_eq!(on, [0, 0, 1, 1, 2, 2]);
+        drop(together);
+        let in_turn: Vec<usize> = (0..4).map(|_| workers.seat().index()).collect();
+        assert_eq!(
+            in_turn,
+            [0, 0, 0, 0],
+            "each seat is given back before the next"
+        );
+    }
 
     #[tokio::test]
     async fn each_worker_runs_what_it_is_given_on_its_own_thread() {
@@ -108,6 +164,6 @@ mod tests {
             threads.insert(name);
         }
         assert_eq!(threads.len(), workers.len());
-        assert!((0..3 * workers.len()).all(|_| workers.pick() < workers.len()));
+        assert!((0..3 * workers.len()).all(|_| workers.seat().index() < workers.len()));
     }
 }
