@@ -8,12 +8,12 @@
 
 #[path = "bench_proxy/big_body.rs"]
 mod big_body;
+#[path = "bench_proxy/floors.rs"]
+mod floors;
 #[path = "bench_proxy/https.rs"]
 mod https;
 #[path = "bench_proxy/https_load.rs"]
 mod https_load;
-#[path = "bench_proxy/hyper_alone.rs"]
-mod hyper_alone;
 #[path = "bench_proxy/load.rs"]
 mod load;
 #[path = "bench_proxy/procfs.rs"]
@@ -64,7 +64,7 @@ struct Options {
     /// Add diagnostic columns: tracer with its store writer stopped, so no hop reaches SQLite
     /// (the proxy path's and the journal's own cost), tracer handing hops to a sink that keeps
     /// nothing (the capture's own cost), tracer with live grouping off (what
-    /// grouping costs), tracer on a one-thread runtime (what cross-thread wake-ups cost), and
+    /// grouping costs), tracer with its main runtime (accept loop, writer, grouping) on one thread, and
     /// hyper alone: hyper's server and pooled client forwarding with nothing recorded (the
     /// stack's own floor)
     #[arg(long)]
@@ -82,7 +82,7 @@ fn main() -> ExitCode {
     let outcome = match args.get(1..) {
         Some([flag, rest @ ..]) if flag == targets::CHILD_FLAG => targets::child_main(rest),
         Some([flag, rest @ ..]) if flag == https::CHILD_FLAG => https::child_main(rest),
-        Some([flag, rest @ ..]) if flag == hyper_alone::CHILD_FLAG => hyper_alone::child_main(rest),
+        Some([flag, rest @ ..]) if flag == floors::CHILD_FLAG => floors::child_main(rest),
         _ => tokio::runtime::Builder::new_multi_thread()
             .enable_all()
             .build()
@@ -148,37 +148,7 @@ async fn bench(options: Options) -> anyhow::Result<()> {
         rounds::Process::Tracer(tracer),
     ));
     if options.diagnose {
-        let variants = [
-            (
-                "tracer, store detached",
-                targets::Variant {
-                    capacity: 0,
-                    ..targets::Variant::CLI
-                },
-            ),
-            (
-                "tracer, sink discards",
-                targets::Variant {
-                    discard: true,
-                    ..targets::Variant::CLI
-                },
-            ),
-            (
-                "tracer, no grouping",
-                targets::Variant {
-                    grouping: false,
-                    ..targets::Variant::CLI
-                },
-            ),
-            (
-                "tracer, 1 thread",
-                targets::Variant {
-                    one_thread: true,
-                    ..targets::Variant::CLI
-                },
-            ),
-        ];
-        for (name, variant) in variants {
+        for (name, variant) in floors::tracer_variants() {
             let db = dir.path().join(format!("diagnostic-{}.db", subjects.len()));
             let tracer = targets::TracerChild::start(upstream, &db, variant).await?;
             subjects.push(rounds::Subject::new(
@@ -188,7 +158,7 @@ async fn bench(options: Options) -> anyhow::Result<()> {
             ));
         }
         let floor = targets::TracerChild::start_with(&[
-            hyper_alone::CHILD_FLAG.to_string(),
+            floors::CHILD_FLAG.to_string(),
             upstream.to_string(),
         ])
         .await?;

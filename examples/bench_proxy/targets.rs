@@ -20,7 +20,8 @@ pub struct Variant {
     /// The recorder channel's capacity; 0 detaches the store (a diagnostic): the writer task is
     /// stopped at once, so the proxy captures every hop but hands none over.
     pub capacity: usize,
-    /// A current-thread runtime instead of `tracer`'s multi-thread one (a diagnostic).
+    /// A current-thread main runtime (accept loop, writer, grouping) instead of `tracer`'s
+    /// multi-thread one; connections are on the connection workers either way (a diagnostic).
     pub one_thread: bool,
     /// Live grouping every 250 ms, as `tracer proxy` runs it (off: a diagnostic of its cost).
     pub grouping: bool,
@@ -89,6 +90,17 @@ async fn run_tracer_child(
         .map(|route| route.listen)
         .context("the proxy has no route")?;
     println!("LISTEN {listen}");
+    if discard {
+        // Every hop is captured as usual and handed to a sink that keeps nothing.
+        let stats = proxy
+            .run(crate::floors::Nowhere, stdin_closed_or_ctrl_c())
+            .await;
+        println!(
+            "DONE hops_written=0 hops_not_written=0 connections={} cut_off={}",
+            stats.connections, stats.cut_off
+        );
+        return Ok(());
+    }
     let (recorder, writer) = tracer::store::Recorder::spawn(store.clone())?;
     if capacity == 0 {
         writer.abort();
@@ -104,24 +116,6 @@ async fn run_tracer_child(
             },
         ))
     });
-    if discard {
-        // Every hop is captured as usual and handed to a sink that keeps nothing.
-        struct Nowhere;
-        impl tracer::hop::HopSink for Nowhere {
-            fn start(&self, _: tracer::hop::HopStart) -> bool {
-                true
-            }
-            fn request_done(&self, _: tracer::hop::RequestDone) {}
-            fn end(&self, _: tracer::hop::HopEnd) {}
-            fn log_line(&self, _: tracer::hop::ServerLogLine) {}
-        }
-        let stats = proxy.run(Nowhere, stdin_closed_or_ctrl_c()).await;
-        println!(
-            "DONE hops_written=0 hops_not_written=0 connections={} cut_off={}",
-            stats.connections, stats.cut_off
-        );
-        return Ok(());
-    }
     let stats = proxy.run(recorder, stdin_closed_or_ctrl_c()).await;
     let report = match writer.await {
         Ok(report) => report,

@@ -1,7 +1,7 @@
-//! The design card's floor (a diagnostic column): hyper serving and hyper-util's pooled client
-//! forwarding, on tracer's own accept loop and runtime, with nothing teed, journaled or recorded.
-//! What tracer costs above this column is what recording adds; what this column costs above
-//! nginx is the price of the stack itself.
+//! The floors under tracer's figures (diagnostic columns): hyper alone, hyper serving and
+//! hyper-util's pooled client forwarding on tracer's own accept loop with nothing teed, journaled
+//! or recorded (what this costs above nginx is the stack's own price), and a sink that keeps
+//! nothing (tracer's capture without the journal or the store).
 
 use std::convert::Infallible;
 use std::time::Duration;
@@ -16,6 +16,18 @@ use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::{TokioExecutor, TokioTimer};
 use tracer::serve::{Shutdown, serve_http};
+
+/// A hop sink that keeps nothing: every hop is captured as usual, then dropped.
+pub struct Nowhere;
+
+impl tracer::hop::HopSink for Nowhere {
+    fn start(&self, _: tracer::hop::HopStart) -> bool {
+        true
+    }
+    fn request_done(&self, _: tracer::hop::RequestDone) {}
+    fn end(&self, _: tracer::hop::HopEnd) {}
+    fn log_line(&self, _: tracer::hop::ServerLogLine) {}
+}
 
 /// The flag that turns this example into the hyper-alone child.
 pub const CHILD_FLAG: &str = "--child-hyper-alone";
@@ -85,4 +97,40 @@ fn refusal(status: StatusCode) -> Response<Answer> {
     );
     *response.status_mut() = status;
     response
+}
+
+/// The tracer columns that explain the figures: store detached, sink discards, no grouping, and
+/// the main runtime on one thread.
+pub fn tracer_variants() -> [(&'static str, crate::targets::Variant); 4] {
+    use crate::targets;
+    [
+        (
+            "tracer, store detached",
+            targets::Variant {
+                capacity: 0,
+                ..targets::Variant::CLI
+            },
+        ),
+        (
+            "tracer, sink discards",
+            targets::Variant {
+                discard: true,
+                ..targets::Variant::CLI
+            },
+        ),
+        (
+            "tracer, no grouping",
+            targets::Variant {
+                grouping: false,
+                ..targets::Variant::CLI
+            },
+        ),
+        (
+            "tracer, 1 thread",
+            targets::Variant {
+                one_thread: true,
+                ..targets::Variant::CLI
+            },
+        ),
+    ]
 }
