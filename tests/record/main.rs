@@ -28,6 +28,7 @@ mod agent_traces;
 mod big_bodies;
 mod ca_checks;
 mod cli;
+mod connection_workers;
 mod correlate;
 mod dialects_agents;
 mod dialects_agents_chat;
