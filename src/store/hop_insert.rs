@@ -20,6 +20,8 @@ pub struct NewHopRow<'a> {
 
 /// Rows per statement: 28 values each, under SQLite's 32766-variable limit.
 const ROWS_PER_STATEMENT: usize = 500;
+/// Statements of at most this many rows are kept prepared on the writer's connection.
+const KEPT_PREPARED_ROWS: usize = 16;
 
 /// Inserts new hops; a hop id already stored is left as it is. Returns the ids inserted.
 pub async fn insert_new_hops(
@@ -75,7 +77,14 @@ pub async fn insert_new_hops(
                 .push_bind(columns.and_then(|c| c.note.map(str::to_string)));
         });
         insert.push(" on conflict(id) do nothing returning id");
-        let ids: Vec<String> = insert.build_query_scalar().fetch_all(&mut *conn).await?;
+        // Each row count is its own statement: only the small ones, which recur, are kept
+        // prepared. A kept statement of hundreds of rows holds megabytes of SQLite's program,
+        // and the connection keeps up to 100 of them.
+        let ids: Vec<String> = insert
+            .build_query_scalar()
+            .persistent(rows.len() <= KEPT_PREPARED_ROWS)
+            .fetch_all(&mut *conn)
+            .await?;
         inserted.extend(ids);
     }
     // Long bodies as chunks, once their rows are there (rows already stored are left alone).
