@@ -225,16 +225,21 @@ impl Store {
 
 /// Ok when `path` can be opened for writing (so SQLite did not open it read-only).
 async fn writable(path: &Path) -> std::result::Result<(), sqlx::Error> {
-    match tokio::fs::OpenOptions::new().write(true).open(path).await {
-        Ok(_) => Ok(()),
-        Err(error) => Err(sqlx::Error::Io(std::io::Error::new(
+    // Asked of the kernel, never by opening the file: closing a descriptor of the database drops
+    // every POSIX lock this process holds on it, the locks by which another process's SQLite
+    // sees tracer's connections (without them, its close would checkpoint the database and
+    // remove the write-ahead log tracer still writes to). `access` fails on an immutable file, a
+    // read-only file system and missing permissions, as SQLite's own open for writing does.
+    nix::unistd::access(path, nix::unistd::AccessFlags::W_OK).map_err(|errno| {
+        let error = std::io::Error::from(errno);
+        sqlx::Error::Io(std::io::Error::new(
             error.kind(),
             format!(
                 "{} cannot be written (SQLite would open it read-only): {error}",
                 path.display()
             ),
-        ))),
-    }
+        ))
+    })
 }
 
 /// The counter of hops that traffic carried but the store could not keep.

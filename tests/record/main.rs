@@ -77,6 +77,7 @@ mod run_terminal;
 mod secrets;
 mod secrets_edges;
 mod session_cost;
+mod shared_database;
 mod standing_streams;
 mod store_faults;
 mod trace_summary;
