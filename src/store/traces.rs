@@ -3,8 +3,8 @@
 use std::collections::HashMap;
 
 use futures_util::TryStreamExt;
-use sqlx::SqliteConnection;
 use sqlx::sqlite::SqliteRow;
+use sqlx::{Row, SqliteConnection};
 
 use super::hop_columns::{HopRow, StoredHop};
 use super::{Result, Store, StoreError};
@@ -19,6 +19,17 @@ pub struct TraceRow {
     pub started_unix_ns: i64,
     pub ended_unix_ns: Option<i64>,
     pub created_by: String,
+}
+
+/// A page of stored hops, in arrival order.
+#[derive(Debug)]
+pub struct HopPage {
+    /// The rows that could be read (one that cannot is skipped and counted).
+    pub hops: Vec<HopRow>,
+    /// The `seq` of the page's last row, read or not: where the next page starts.
+    pub last_seq: Option<i64>,
+    /// The page holds as many rows as were asked for: more may follow.
+    pub full: bool,
 }
 
 impl Store {
@@ -48,31 +59,49 @@ impl Store {
         )
     }
 
-    /// Hops stored after `seq` (in arrival order) and the hops `again` names by seq, in start
-    /// order: what a live grouper has not seen, or saw unfinished.
-    pub fn hops_after_seq<'a>(
-        &'a self,
-        seq: i64,
-        again: &[i64],
-    ) -> impl futures_util::Stream<Item = Result<StoredHop>> + 'a {
-        let again = serde_json::to_string(again).unwrap_or_else(|_| "[]".into());
-        sqlx::query(
-            "select * from hops
-             where seq > ?1 or seq in (select value from json_each(?2))
-             order by request_started_unix_ns, seq",
-        )
-        .bind(seq)
-        .bind(again)
-        .fetch(self.pool())
-        .map_err(StoreError::from)
-        .try_filter_map(move |row| self.readable_for_grouping(row))
+    /// The `seq` of the last hop stored, 0 when there is none.
+    pub async fn last_seq(&self) -> Result<i64> {
+        let last: Option<i64> = sqlx::query_scalar("select max(seq) from hops")
+            .fetch_one(self.pool())
+            .await?;
+        Ok(last.unwrap_or(0))
     }
 
-    /// A row as grouping reads it, or None (counted) when it cannot be read.
-    async fn readable_for_grouping(&self, row: SqliteRow) -> Result<Option<StoredHop>> {
-        let Some(row) = self.readable::<HopRow>(&row) else {
-            return Ok(None);
-        };
+    /// At most `limit` hops stored after `seq` and up to `upto`, in arrival order, as stored
+    /// (turn each into a hop with `grouping_hop`): a page of what a live grouper has not seen.
+    /// The page is read whole before it is parsed, so SQLite's worker hands it over without
+    /// waiting on the reader.
+    pub async fn hops_after_seq(&self, seq: i64, upto: i64, limit: usize) -> Result<HopPage> {
+        let rows =
+            sqlx::query("select * from hops where seq > ?1 and seq <= ?2 order by seq limit ?3")
+                .bind(seq)
+                .bind(upto)
+                .bind(i64::try_from(limit).unwrap_or(i64::MAX))
+                .fetch_all(self.pool())
+                .await?;
+        Ok(HopPage {
+            full: rows.len() >= limit,
+            last_seq: rows.last().and_then(|row| row.try_get("seq").ok()),
+            hops: rows.iter().filter_map(|row| self.readable(row)).collect(),
+        })
+    }
+
+    /// The hops `seqs` names, as stored, in arrival order: what a live grouper saw unfinished
+    /// or still holds, read again.
+    pub async fn hops_with_seqs(&self, seqs: &[i64]) -> Result<Vec<HopRow>> {
+        let seqs = serde_json::to_string(seqs).unwrap_or_else(|_| "[]".into());
+        let rows = sqlx::query(
+            "select * from hops where seq in (select value from json_each(?1)) order by seq",
+        )
+        .bind(seqs)
+        .fetch_all(self.pool())
+        .await?;
+        Ok(rows.iter().filter_map(|row| self.readable(row)).collect())
+    }
+
+    /// A stored row as grouping reads it (its long bodies read back whole where grouping needs
+    /// them), or None (counted) when it cannot be read.
+    pub async fn grouping_hop(&self, row: HopRow) -> Result<Option<StoredHop>> {
         match super::body_pieces::stored_hop_for_grouping(self.pool(), row).await {
             Ok(hop) => Ok(Some(hop)),
             Err(StoreError::Malformed(_)) => {
@@ -80,6 +109,14 @@ impl Store {
                 Ok(None)
             }
             Err(other) => Err(other),
+        }
+    }
+
+    /// A row as grouping reads it, or None (counted) when it cannot be read.
+    async fn readable_for_grouping(&self, row: SqliteRow) -> Result<Option<StoredHop>> {
+        match self.readable::<HopRow>(&row) {
+            Some(row) => self.grouping_hop(row).await,
+            None => Ok(None),
         }
     }
 

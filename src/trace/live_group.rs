@@ -19,7 +19,7 @@ use super::feed::{CorrelateReport, Fed, LOOKBACK_NS, SeenHop, feed, session_row,
 use super::group::{GroupOptions, Grouper};
 use super::readiness::{self, Evidence};
 use crate::store::sessions::{GroupingWrite, TracePlace};
-use crate::store::{Result, Store};
+use crate::store::{HopRow, Result, Store};
 
 /// Hops in start order: (request start, seq).
 type StartKey = (i64, i64);
@@ -154,6 +154,7 @@ impl LiveGrouping {
     }
 
     /// A later pass: hops stored since the last, and those whose request or end was awaited.
+    /// They are read a page at a time and taken in start order a chunk at a time.
     async fn read_new(
         &mut self,
         store: &Store,
@@ -167,20 +168,53 @@ impl LiveGrouping {
             .map(|queued| queued.seq)
             .chain(self.unfinished.keys().copied())
             .collect();
-        let mut hops = std::pin::pin!(store.hops_after_seq(self.cursor, &again));
-        let mut kinds_read = false;
-        while let Some(stored) = hops.try_next().await? {
+        let mut chunk = Chunk::default();
+        for seqs in again.chunks(PAGE_ROWS) {
+            for row in store.hops_with_seqs(seqs).await? {
+                chunk.add(store, row).await?;
+            }
+        }
+        // What was stored when the pass began: a pass never chases the rows written during it.
+        let upto = store.last_seq().await?;
+        let mut after = self.cursor;
+        loop {
+            let page = store.hops_after_seq(after, upto, PAGE_ROWS).await?;
+            after = page.last_seq.unwrap_or(after).max(after);
+            for row in page.hops {
+                chunk.add(store, row).await?;
+            }
+            if !page.full || chunk.is_full() {
+                self.take_chunk(store, grouper, pass, &mut chunk).await?;
+            }
+            if !page.full {
+                return Ok(());
+            }
+        }
+    }
+
+    /// Takes a chunk's hops in start order.
+    async fn take_chunk(
+        &mut self,
+        store: &Store,
+        grouper: &mut Grouper,
+        pass: &mut Pass,
+        chunk: &mut Chunk,
+    ) -> Result<()> {
+        let mut hops = std::mem::take(&mut chunk.hops);
+        chunk.body_bytes = 0;
+        hops.sort_by_key(|hop| (hop.input.started_ns, hop.seq));
+        for seen in hops {
             // A trace another process made: its kind, read once a pass at most.
-            if let Some(trace) = &stored.trace_id
-                && !kinds_read
-                && !self.unfinished.contains_key(&stored.seq)
+            if let Some(trace) = &seen.trace_id
+                && !chunk.kinds_read
+                && !self.unfinished.contains_key(&seen.seq)
                 && !self.kinds.contains_key(trace)
                 && !grouper.knows(trace)
             {
                 self.kinds = store.trace_places().await?;
-                kinds_read = true;
+                chunk.kinds_read = true;
             }
-            self.take(grouper, SeenHop::from(stored), pass);
+            self.take(grouper, seen, pass);
         }
         Ok(())
     }
@@ -283,6 +317,41 @@ impl LiveGrouping {
         if input.ended_ns.is_none() || !request_read {
             self.unfinished.insert(seq, Unfinished { trace, input });
         }
+    }
+}
+
+/// Rows a pass reads per statement: fewer than SQLite's worker queues for a reader (sqlx's row
+/// channel holds 50), so the worker never blocks on a reader still parsing the rows before: read
+/// as one stream, each row cost two thread wake-ups (docs/performance.md).
+const PAGE_ROWS: usize = 48;
+/// Hops read before a chunk is taken in start order (within a chunk, as a single statement
+/// ordered by start would give them).
+const CHUNK_HOPS: usize = 2048;
+/// Body bytes read before a chunk is taken, so a chunk of long requests stays small.
+const CHUNK_BODY_BYTES: usize = 16 << 20;
+
+/// Hops read and not yet taken, in arrival order.
+#[derive(Default)]
+struct Chunk {
+    hops: Vec<SeenHop>,
+    body_bytes: usize,
+    /// Trace places were read again during this pass.
+    kinds_read: bool,
+}
+
+impl Chunk {
+    /// Reads one stored row as grouping sees it (its bodies let go of at once).
+    async fn add(&mut self, store: &Store, row: HopRow) -> Result<()> {
+        if let Some(stored) = store.grouping_hop(row).await? {
+            self.body_bytes +=
+                stored.end.request_body.bytes.len() + stored.end.response_body.bytes.len();
+            self.hops.push(SeenHop::from(stored));
+        }
+        Ok(())
+    }
+
+    fn is_full(&self) -> bool {
+        self.hops.len() >= CHUNK_HOPS || self.body_bytes >= CHUNK_BODY_BYTES
     }
 }
 

@@ -52,7 +52,7 @@ async fn milk_tool_call(store: &Store) {
     .await;
 }
 
-async fn rebuild_decides_the_same(store: &Store) {
+pub(crate) async fn rebuild_decides_the_same(store: &Store) {
     let live: Vec<Option<String>> = store
         .all_hops()
         .await
