@@ -48,6 +48,14 @@ pub fn child_main(args: &[String]) -> anyhow::Result<()> {
     let discard = capacity == "discard";
     let capacity = if discard { "0" } else { capacity.as_str() };
     let grouping = grouping == "grouping";
+    // Warnings (a grouping pass that failed, a batch retried) on the child's stderr.
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("TRACER_BENCH_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+        )
+        .with_writer(std::io::stderr)
+        .try_init();
     let capacity: usize = capacity.parse().context("child mode: capacity")?;
     let runtime = match threads.as_str() {
         "one" => tokio::runtime::Builder::new_current_thread()

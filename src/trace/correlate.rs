@@ -59,8 +59,13 @@ pub async fn group_until(
             _ = &mut stop => return live,
             _ = tokio::time::sleep(rest) => {
                 let started = std::time::Instant::now();
-                if let Err(error) = live.pass(&store).await {
-                    tracing::warn!(%error, "grouping hops into traces");
+                match live.pass(&store).await {
+                    Ok(report) => tracing::debug!(
+                        ?report,
+                        took_ms = started.elapsed().as_millis(),
+                        "grouping pass"
+                    ),
+                    Err(error) => tracing::warn!(%error, "grouping hops into traces"),
                 }
                 rest = period.max(started.elapsed() * PASS_REST).min(MAX_REST);
             }
