@@ -60,9 +60,9 @@ impl Store {
     }
 
     /// The `seq` of the last hop stored, 0 when there is none.
-    pub async fn last_seq(&self) -> Result<i64> {
+    pub async fn last_seq(&self, conn: &mut SqliteConnection) -> Result<i64> {
         let last: Option<i64> = sqlx::query_scalar("select max(seq) from hops")
-            .fetch_one(self.pool())
+            .fetch_one(conn)
             .await?;
         Ok(last.unwrap_or(0))
     }
@@ -70,14 +70,21 @@ impl Store {
     /// At most `limit` hops stored after `seq` and up to `upto`, in arrival order, as stored
     /// (turn each into a hop with `grouping_hop`): a page of what a live grouper has not seen.
     /// The page is read whole before it is parsed, so SQLite's worker hands it over without
-    /// waiting on the reader.
-    pub async fn hops_after_seq(&self, seq: i64, upto: i64, limit: usize) -> Result<HopPage> {
+    /// waiting on the reader. A pass reads its pages on one connection (`conn`): each of the
+    /// pool's connections keeps a page cache of its own.
+    pub async fn hops_after_seq(
+        &self,
+        conn: &mut SqliteConnection,
+        seq: i64,
+        upto: i64,
+        limit: usize,
+    ) -> Result<HopPage> {
         let rows =
             sqlx::query("select * from hops where seq > ?1 and seq <= ?2 order by seq limit ?3")
                 .bind(seq)
                 .bind(upto)
                 .bind(i64::try_from(limit).unwrap_or(i64::MAX))
-                .fetch_all(self.pool())
+                .fetch_all(conn)
                 .await?;
         Ok(HopPage {
             full: rows.len() >= limit,
@@ -88,13 +95,17 @@ impl Store {
 
     /// The hops `seqs` names, as stored, in arrival order: what a live grouper saw unfinished
     /// or still holds, read again.
-    pub async fn hops_with_seqs(&self, seqs: &[i64]) -> Result<Vec<HopRow>> {
+    pub async fn hops_with_seqs(
+        &self,
+        conn: &mut SqliteConnection,
+        seqs: &[i64],
+    ) -> Result<Vec<HopRow>> {
         let seqs = serde_json::to_string(seqs).unwrap_or_else(|_| "[]".into());
         let rows = sqlx::query(
             "select * from hops where seq in (select value from json_each(?1)) order by seq",
         )
         .bind(seqs)
-        .fetch_all(self.pool())
+        .fetch_all(conn)
         .await?;
         Ok(rows.iter().filter_map(|row| self.readable(row)).collect())
     }

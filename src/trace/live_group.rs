@@ -169,16 +169,19 @@ impl LiveGrouping {
             .chain(self.unfinished.keys().copied())
             .collect();
         let mut chunk = Chunk::default();
+        let mut conn = store.pool().acquire().await?;
         for seqs in again.chunks(PAGE_ROWS) {
-            for row in store.hops_with_seqs(seqs).await? {
+            for row in store.hops_with_seqs(&mut conn, seqs).await? {
                 chunk.add(store, row).await?;
             }
         }
         // What was stored when the pass began: a pass never chases the rows written during it.
-        let upto = store.last_seq().await?;
+        let upto = store.last_seq(&mut conn).await?;
         let mut after = self.cursor;
         loop {
-            let page = store.hops_after_seq(after, upto, PAGE_ROWS).await?;
+            let page = store
+                .hops_after_seq(&mut conn, after, upto, PAGE_ROWS)
+                .await?;
             after = page.last_seq.unwrap_or(after).max(after);
             for row in page.hops {
                 chunk.add(store, row).await?;
@@ -328,7 +331,7 @@ const PAGE_ROWS: usize = 48;
 /// ordered by start would give them).
 const CHUNK_HOPS: usize = 2048;
 /// Body bytes read before a chunk is taken, so a chunk of long requests stays small.
-const CHUNK_BODY_BYTES: usize = 16 << 20;
+const CHUNK_BODY_BYTES: usize = 8 << 20;
 
 /// Hops read and not yet taken, in arrival order.
 #[derive(Default)]
