@@ -2,6 +2,7 @@
 FROM rust:1.95-bookworm AS build
 WORKDIR /src
 COPY Cargo.toml Cargo.lock build.rs ./
+COPY .cargo .cargo
 COPY migrations migrations
 COPY src src
 COPY sample-traces sample-traces
