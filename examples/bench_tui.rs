@@ -42,6 +42,7 @@ fn hop(
         url: format!("http://127.0.0.1:9{path}"),
         request_headers: vec![Header::new("content-type", "application/json")],
         started_unix_ns: BASE + at_ms * MS,
+        run_id: None,
     };
     let end = HopEnd {
         id,

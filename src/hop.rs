@@ -199,6 +199,9 @@ pub struct HopStart {
     pub url: String,
     pub request_headers: Vec<Header>,
     pub started_unix_ns: i64,
+    /// The `tracer run` this hop was recorded during (None outside a run): grouping never puts
+    /// hops of two runs in one trace or session.
+    pub run_id: Option<String>,
 }
 
 /// What is known when the hop ends, successfully or not.

@@ -32,6 +32,8 @@ pub struct WrapOptions {
     pub redact: bool,
     /// Export traces to an OpenTelemetry receiver as they settle (`--otlp`).
     pub otlp: Option<crate::exporter::OtlpConfig>,
+    /// The `tracer run` that started the server's host (its hops carry it).
+    pub run_id: Option<String>,
 }
 
 /// Runs the wrapped server to its end; returns the exit code to leave with.
@@ -44,7 +46,7 @@ pub async fn run(options: WrapOptions) -> anyhow::Result<i32> {
         Ok(store) => {
             // wrap runs no grouping of its own: the exporter groups before it looks.
             exporter = crate::exporter::start_configured(options.otlp.clone(), &store, true);
-            match Recorder::spawn(store) {
+            match Recorder::spawn_for_run(store, options.run_id.clone()) {
                 Ok(recording) => Some(recording),
                 Err(error) => {
                     crate::say!("tracer wrap: not recording ({error}); passing through");

@@ -87,6 +87,7 @@ fn start(id: &str) -> HopStart {
             Header::new("content-length", CHAT_REQUEST.len().to_string()),
         ],
         started_unix_ns: tracer::hop::now_unix_ns(),
+        run_id: None,
     }
 }
 

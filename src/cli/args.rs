@@ -203,6 +203,11 @@ pub struct WrapArgs {
     #[arg(long, value_name = "BYTES", default_value_t = 16 * 1024 * 1024)]
     pub max_body: usize,
 
+    /// The `tracer run` the server's hops belong to (set by `tracer run` when it wraps an
+    /// agent's stdio servers)
+    #[arg(long, value_name = "ID", hide = true)]
+    pub run_id: Option<String>,
+
     #[command(flatten)]
     pub redaction: Redaction,
 

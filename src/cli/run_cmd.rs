@@ -99,11 +99,14 @@ pub async fn run(db: &Path, args: RunArgs) -> anyhow::Result<ExitCode> {
     let bundle = ca.write_bundle()?;
     let scratch = Scratch::create().context("tracer's scratch directory for the run")?;
     let inherited: HashMap<String, String> = std::env::vars().collect();
+    // Every hop of this run, the proxy's and the wrapped servers', carries it.
+    let run_id = crate::wire::ids::random_hex_id(8);
     let wrap = WrapCommand {
         tracer: std::env::current_exe().context("tracer's own path")?,
         db: db.clone(),
         redact: args.redaction.redact(),
         max_body: args.max_body,
+        run_id: Some(run_id.clone()),
     };
     let agent = KnownAgent::recognise(program);
     let coverage = agent.map(|agent| {
@@ -172,7 +175,7 @@ pub async fn run(db: &Path, args: RunArgs) -> anyhow::Result<ExitCode> {
     );
 
     let exporter = crate::exporter::start_configured(otlp, &store, false);
-    let (recorder, writer) = Recorder::spawn(store.clone())?;
+    let (recorder, writer) = Recorder::spawn_for_run(store.clone(), Some(run_id.clone()))?;
     let (stop_grouping, grouping_stopped) = oneshot::channel();
     let grouping = tokio::spawn(group_until(store.clone(), GROUPING_PERIOD, async move {
         let _ = grouping_stopped.await;
@@ -251,6 +254,7 @@ pub async fn run(db: &Path, args: RunArgs) -> anyhow::Result<ExitCode> {
     Report {
         db: &db,
         program,
+        run_id: &run_id,
         exit_code: code,
         started,
         ended,

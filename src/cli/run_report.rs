@@ -1,6 +1,6 @@
 //! What `tracer run` prints when the child has ended, on stderr (stdout is the child's): the
-//! traces with hops that started during the run (a table, `--show` in full, `--json` one line)
-//! and the hosts only tunnelled (host, connections, bytes).
+//! traces of the run's hops (a table, `--show` in full, `--json` one line) and the hosts only
+//! tunnelled (host, connections, bytes).
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -16,9 +16,6 @@ use crate::store::{HopListing, Store};
 use crate::trace::explain::plural;
 use crate::wire::safe_text::{json_text, multi_line, one_line};
 
-/// Hops read back to find the run's (the newest first).
-const HOPS_LOOKED_AT: i64 = 100_000;
-
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ReportStyle {
     Table,
@@ -31,6 +28,7 @@ pub struct Report<'a> {
     pub db: &'a Path,
     pub program: &'a str,
     pub exit_code: u8,
+    pub run_id: &'a str,
     pub started: i64,
     pub ended: i64,
     pub wrapped: Vec<String>,
@@ -49,12 +47,7 @@ impl Report<'_> {
         if style == ReportStyle::Quiet {
             return Ok(());
         }
-        let hops: Vec<HopListing> = store
-            .recent_hops(HOPS_LOOKED_AT)
-            .await?
-            .into_iter()
-            .filter(|hop| hop.request_started_unix_ns >= self.started)
-            .collect();
+        let hops: Vec<HopListing> = store.run_hops(self.run_id).await?;
         let mut trace_ids: Vec<String> = Vec::new();
         let mut tunnels: BTreeMap<String, Tunnelled> = BTreeMap::new();
         for hop in hops.iter().rev() {
@@ -78,6 +71,7 @@ impl Report<'_> {
         if style == ReportStyle::Json {
             let value = json!({
                 "command": self.program,
+                "run_id": self.run_id,
                 "exit_code": self.exit_code,
                 "seconds": (seconds * 1000.0).round() / 1000.0,
                 "db": self.db.display().to_string(),

@@ -23,6 +23,7 @@ pub async fn run(db: PathBuf, args: WrapArgs) -> anyhow::Result<ExitCode> {
         max_body: args.max_body,
         redact: args.redaction.redact(),
         otlp,
+        run_id: args.run_id,
     })
     .await?;
     Ok(ExitCode::from(u8::try_from(code).unwrap_or(1)))

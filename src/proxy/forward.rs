@@ -111,6 +111,7 @@ pub async fn handle_at(
         ),
         request_headers: record_headers(&parts.headers, settings.redact),
         started_unix_ns: clock.started_unix_ns,
+        run_id: None,
     });
     let guard = EndGuard {
         recorder: ctx.recorder.clone(),

@@ -57,6 +57,8 @@ pub struct WrapCommand {
     pub db: PathBuf,
     pub redact: bool,
     pub max_body: usize,
+    /// The run's id, given to each wrapped server so its hops join the run.
+    pub run_id: Option<String>,
 }
 
 impl WrapCommand {
@@ -73,6 +75,10 @@ impl WrapCommand {
         ];
         if !self.redact {
             out.push("--no-redact".to_string());
+        }
+        if let Some(run_id) = &self.run_id {
+            out.push("--run-id".to_string());
+            out.push(run_id.clone());
         }
         out.push("--".to_string());
         out.push(command.to_string());
@@ -256,11 +262,12 @@ mod tests {
             db: "/d/t.db".into(),
             redact: false,
             max_body: 10,
+            run_id: Some("r1".into()),
         };
         let args = wrap.args("notes", "notes-server", &["--stdio".into()]);
         assert_eq!(
             args.join(" "),
-            "--db /d/t.db wrap --name notes --max-body 10 --no-redact -- notes-server --stdio"
+            "--db /d/t.db wrap --name notes --max-body 10 --no-redact --run-id r1 -- notes-server --stdio"
         );
     }
 }

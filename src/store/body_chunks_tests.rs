@@ -22,6 +22,7 @@ fn start(id: &str, at: i64) -> HopStart {
         url: "http://127.0.0.1:2/v1/messages".into(),
         request_headers: Vec::new(),
         started_unix_ns: at,
+        run_id: None,
     }
 }
 

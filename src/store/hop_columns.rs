@@ -86,6 +86,9 @@ pub struct HopRow {
     /// A WebSocket hop's `{"extensions", "not_listed"}`; its messages are in `ws_frames`.
     #[sqlx(default)]
     pub websocket: Option<String>,
+    /// The `tracer run` that recorded it; None outside a run and in rows written before runs.
+    #[sqlx(default)]
+    pub run_id: Option<String>,
 }
 
 /// A hop read back: the start, the end (when it ended), and where it sits.
@@ -128,6 +131,7 @@ impl TryFrom<HopRow> for StoredHop {
             url: row.url,
             request_headers: headers_from_json(&row.request_headers)?,
             started_unix_ns: row.request_started_unix_ns,
+            run_id: row.run_id.clone(),
         };
         let end = HopEnd {
             id: row.id,

@@ -18,7 +18,7 @@ pub struct NewHopRow<'a> {
     pub end: Option<&'a HopEnd>,
 }
 
-/// Rows per statement: 28 values each, under SQLite's 32766-variable limit.
+/// Rows per statement: 29 values each, under SQLite's 32766-variable limit.
 const ROWS_PER_STATEMENT: usize = 500;
 /// Statements of at most this many rows are kept prepared on the writer's connection.
 const KEPT_PREPARED_ROWS: usize = 16;
@@ -36,7 +36,7 @@ pub async fn insert_new_hops(
                  request_body_truncated, response_body, response_body_len, response_body_truncated,
                  request_started_unix_ns, request_ended_unix_ns, response_head_unix_ns,
                  response_first_byte_unix_ns, response_ended_unix_ns, response_chunks,
-                 response_chunks_truncated, response_trailers, note) ",
+                 response_chunks_truncated, response_trailers, note, run_id) ",
         );
         insert.push_values(rows, |mut row, hop| {
             let start = hop.start;
@@ -74,7 +74,8 @@ pub async fn insert_new_hops(
                 .push_bind(columns.map(|c| c.response_chunks.clone()))
                 .push_bind(columns.map(|c| c.response_chunks_truncated))
                 .push_bind(columns.and_then(|c| c.response_trailers.clone()))
-                .push_bind(columns.and_then(|c| c.note.map(str::to_string)));
+                .push_bind(columns.and_then(|c| c.note.map(str::to_string)))
+                .push_bind(start.run_id.clone());
         });
         insert.push(" on conflict(id) do nothing returning id");
         // Each row count is its own statement: only the small ones, which recur, are kept

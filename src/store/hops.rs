@@ -199,6 +199,19 @@ impl Store {
         Ok(rows.iter().filter_map(|row| self.readable(row)).collect())
     }
 
+    /// The hops one `tracer run` recorded (its proxy's and its wrapped servers'), newest first.
+    pub async fn run_hops(&self, run_id: &str) -> Result<Vec<HopListing>> {
+        let rows = sqlx::query(
+            "select id, trace_id, route, role, transport, method, path, state, status, error,
+                 request_started_unix_ns, response_ended_unix_ns, request_body_len, response_body_len
+             from hops where run_id = ?1 order by seq desc",
+        )
+        .bind(run_id)
+        .fetch_all(self.pool())
+        .await?;
+        Ok(rows.iter().filter_map(|row| self.readable(row)).collect())
+    }
+
     /// One hop by its whole id (by the key's index: for readers that fetch hop after hop).
     pub async fn hop_by_id(&self, id: &str) -> Result<StoredHop> {
         let row = sqlx::query_as::<_, HopRow>("select * from hops where id = ?1")

@@ -39,6 +39,7 @@ pub fn encode(event: &HopEvent, out: &mut Vec<u8>) {
             w.str(&start.url);
             w.headers(&start.request_headers);
             w.i64(start.started_unix_ns);
+            w.opt_str(start.run_id.as_deref());
         }
         HopEvent::Ended(end) => {
             w.u8(ENDED);
@@ -117,6 +118,12 @@ pub fn decode(payload: &[u8]) -> Result<HopEvent, String> {
             url: r.string()?,
             request_headers: r.headers()?,
             started_unix_ns: r.i64()?,
+            // Journals written before runs were recorded end here.
+            run_id: if r.0.is_empty() {
+                None
+            } else {
+                r.opt_string()?
+            },
         })),
         ENDED => {
             let id = r.string()?;
@@ -333,6 +340,7 @@ mod tests {
                 url: "http://x/api/chat".into(),
                 request_headers: vec![Header::new("x-latin1", b"caf\xe9".to_vec())],
                 started_unix_ns: 7,
+                run_id: None,
             })),
             HopEvent::Ended(Box::new(HopEnd {
                 id: "a".into(),

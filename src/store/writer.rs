@@ -47,6 +47,8 @@ struct Shared {
     senders: AtomicUsize,
     /// The last append failed (logged once until one succeeds).
     journal_failing: std::sync::atomic::AtomicBool,
+    /// The `tracer run` every hop this recorder takes belongs to.
+    run_id: Option<String>,
 }
 
 /// The sending side, cloned into every connection task. Sending never waits on SQLite.
@@ -77,7 +79,10 @@ impl Drop for RecorderHandle {
 impl HopSink for RecorderHandle {
     /// Records that a hop started. Returns false if it could not be journaled: the hop is then
     /// counted as not written and its end should not be sent.
-    fn start(&self, start: HopStart) -> bool {
+    fn start(&self, mut start: HopStart) -> bool {
+        if start.run_id.is_none() {
+            start.run_id.clone_from(&self.shared.run_id);
+        }
         let queued = self.append(&HopEvent::Started(Box::new(start)));
         if !queued {
             self.shared.not_written.fetch_add(1, Ordering::Relaxed);
@@ -171,6 +176,14 @@ impl Recorder {
     /// Creates this process's journal beside the database, takes in journals that dead
     /// processes left, and starts the writer.
     pub fn spawn(store: Store) -> Result<(RecorderHandle, JoinHandle<WriterReport>), StoreError> {
+        Self::spawn_for_run(store, None)
+    }
+
+    /// `spawn`, for a `tracer run`: every hop started through the handle carries `run_id`.
+    pub fn spawn_for_run(
+        store: Store,
+        run_id: Option<String>,
+    ) -> Result<(RecorderHandle, JoinHandle<WriterReport>), StoreError> {
         let journal = Appender::create(store.path()).map_err(|e| StoreError::Open {
             path: store.path().to_path_buf(),
             message: format!("creating the journal beside it: {e}"),
@@ -187,6 +200,7 @@ impl Recorder {
             lost_ends: Mutex::new(Vec::new()),
             senders: AtomicUsize::new(1),
             journal_failing: std::sync::atomic::AtomicBool::new(false),
+            run_id,
         });
         let handle = RecorderHandle {
             shared: shared.clone(),

@@ -17,6 +17,7 @@ fn start(id: &str) -> HopStart {
         url: "http://127.0.0.1:2/api/chat".into(),
         request_headers: Vec::new(),
         started_unix_ns: 1,
+        run_id: None,
     }
 }
 

@@ -35,6 +35,7 @@ fn model_hop(id: &str, at_ns: i64, request: &str, response: Vec<u8>) -> Recorded
             url: "http://127.0.0.1:2/v1/messages".into(),
             request_headers: json.clone(),
             started_unix_ns: at_ns,
+            run_id: None,
         },
         end: Some(HopEnd {
             id: id.into(),

@@ -142,6 +142,7 @@ mod tests {
                 url: "https://api.anthropic.com/v1/messages".into(),
                 request_headers: Vec::new(),
                 started_unix_ns: at,
+                run_id: None,
             },
             end: Some(HopEnd {
                 id: id.into(),

@@ -42,6 +42,7 @@ fn hop(
             url: format!("http://127.0.0.1:2{path}"),
             request_headers: vec![Header::new("content-type", "application/json")],
             started_unix_ns: at_ms * 1_000_000,
+            run_id: None,
         },
         end: Some(HopEnd {
             id: id.into(),

@@ -73,6 +73,9 @@ pub struct TraceInput {
     /// The host's own housekeeping (`side_calls::housekeeping_of`): sign-in, model lists,
     /// settings. It opens no request trace: it goes to the session's setup trace.
     pub housekeeping: bool,
+    /// The `tracer run` that recorded the hop: a hop never joins a session of another run (or
+    /// of no run).
+    pub run: Option<String>,
 }
 
 /// Headers in which hosts name their own run, most specific first: Claude Code, Codex (whose
@@ -150,6 +153,7 @@ impl TraceInput {
             preconnect: start.method == "HEAD",
             standing_stream: super::transport_moves::is_standing_stream(start),
             housekeeping: super::side_calls::housekeeping_of(start).is_some(),
+            run: start.run_id.clone(),
             ..TraceInput::default()
         };
         match &reading.request.reading {

@@ -79,7 +79,9 @@ impl Grouper {
             Some(index) => *index,
             None => {
                 let session = match session {
-                    Some(known) => self.known_session(known, input.started_ns),
+                    Some(known) => {
+                        self.known_session(known, input.started_ns, input.run.as_deref())
+                    }
                     None => self.detached_session(input.started_ns),
                 };
                 self.open(trace_id.to_string(), None, kind, input.started_ns, session)

@@ -32,6 +32,7 @@ fn model_hop(id: &str, at_ns: i64, request: &str, read: u64, written: u64) -> Re
         url: "http://127.0.0.1:2/v1/messages".into(),
         request_headers: json.clone(),
         started_unix_ns: at_ns,
+        run_id: None,
     };
     let end = HopEnd {
         id: id.into(),

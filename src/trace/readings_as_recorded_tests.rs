@@ -24,6 +24,7 @@ fn hop(id: &str, at_s: i64, path: &str, request: &str) -> (HopStart, HopEnd) {
         url: format!("http://127.0.0.1:2{path}"),
         request_headers: json.clone(),
         started_unix_ns: 1_700_000_000_000_000_000 + at_s * 1_000_000_000,
+        run_id: None,
     };
     let answer = r#"{"id":"msg_1","type":"message","role":"assistant","content":[{"type":"text","text":"ok"}],"stop_reason":"end_turn","usage":{"input_tokens":9,"output_tokens":5}}"#;
     let end = HopEnd {

@@ -104,6 +104,7 @@ mod tests {
             url: "http://127.0.0.1:9/mcp".into(),
             request_headers: Vec::new(),
             started_unix_ns: 0,
+            run_id: None,
         }
     }
 

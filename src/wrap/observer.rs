@@ -276,6 +276,7 @@ impl StdioObserver {
             url: format!("stdio://{}", self.name),
             request_headers: Vec::new(),
             started_unix_ns: at,
+            run_id: None,
         }
     }
 }

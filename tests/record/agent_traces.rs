@@ -155,6 +155,7 @@ fn extra_hop(id: &str, path: &str, request: &[u8], response: &[u8], at: i64) -> 
             url: format!("http://127.0.0.1:9{path}"),
             request_headers: vec![tracer::hop::Header::new("content-type", "application/json")],
             started_unix_ns: at,
+            run_id: None,
         },
         end: Some(HopEnd {
             id,

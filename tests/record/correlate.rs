@@ -22,6 +22,7 @@ pub(crate) fn start(id: &str, role: Role, path: &str, at_ms: i64) -> HopStart {
         url: format!("http://127.0.0.1:9{path}"),
         request_headers: vec![Header::new("content-type", "application/json")],
         started_unix_ns: BASE + at_ms * MS,
+        run_id: None,
     }
 }
 

@@ -72,6 +72,7 @@ mod openai_double;
 mod preconnect_grouping;
 mod proxy;
 mod run_agents;
+mod run_boundaries;
 mod run_cli;
 mod run_overrides;
 mod run_terminal;

@@ -48,6 +48,7 @@ fn socket_hop(socket: &Value) -> (HopStart, HopEnd) {
         url: socket["url"].as_str().unwrap().into(),
         request_headers: headers(&socket["request_headers"]),
         started_unix_ns: STARTED,
+        run_id: None,
     };
     let messages = socket["messages"]
         .as_array()

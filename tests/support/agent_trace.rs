@@ -72,6 +72,7 @@ pub fn agent_hops(agent: &str) -> Vec<RecordedHop> {
                     path,
                     request_headers: headers(&entry["request_headers"]),
                     started_unix_ns: started,
+                    run_id: None,
                 },
                 end: Some(HopEnd {
                     id,

@@ -48,6 +48,7 @@ pub fn hop_with(
             url: format!("http://127.0.0.1:1{path}"),
             request_headers: headers(request_headers),
             started_unix_ns: 1_000_000_000,
+            run_id: None,
         },
         end: Some(HopEnd {
             id: "00000000000000000000000000000001".into(),

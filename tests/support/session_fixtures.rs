@@ -129,6 +129,7 @@ fn packed(hop: &Value, request: Option<Vec<u8>>, response: Option<Vec<u8>>) -> P
         url: text("url"),
         request_headers: headers(&hop["request_headers"]),
         started_unix_ns: time("request_started_unix_ns").expect("start"),
+        run_id: None,
     };
     let state: HopState = text("state").parse().expect("state");
     let end = HopEnd {

@@ -33,6 +33,7 @@ pub fn hop(id: &str, role: Role, path: &str, start_ms: i64, end_ms: i64) -> HopB
                 url: format!("http://127.0.0.1:9{path}"),
                 request_headers: vec![Header::new("content-type", "application/json")],
                 started_unix_ns: BASE + start_ms * MS,
+                run_id: None,
             },
             end: Some(HopEnd {
                 id,

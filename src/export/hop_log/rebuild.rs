@@ -110,6 +110,7 @@ impl HopLog {
                 url: entry.url.clone(),
                 request_headers: headers(request)?,
                 started_unix_ns,
+                run_id: None,
             };
             let mut end = HopEnd {
                 id: entry.id.clone(),

@@ -29,6 +29,7 @@ fn hop(
         url: format!("http://127.0.0.1:9000{path}"),
         request_headers: vec![Header::new("content-type", "application/json")],
         started_unix_ns: at_ms * 1_000_000,
+        run_id: None,
     };
     let end = HopEnd {
         id: id.to_string(),

@@ -7,8 +7,9 @@
 //! hop from the same connection (client address and port), else to the latest session, except
 //! that an `initialize` of a route that session has initialized already starts a new process, so
 //! a new session. A session opened by MCP start-up takes the first host id that comes
-//! after it. Traces never cross sessions: every decision by content or time looks only at the
-//! traces of the hop's session. Only request-side facts (headers, the JSON-RPC method, start
+//! after it. A `tracer run` is a boundary above all of these: a hop recorded during a run joins
+//! only a session of that run, and a hop of no run only a session of no run. Traces never cross
+//! sessions: every decision by content or time looks only at the traces of the hop's session. Only request-side facts (headers, the JSON-RPC method, start
 //! times) are read, so a hop fed in flight decides as its finished replay does.
 
 use super::Grouper;
@@ -35,6 +36,8 @@ pub(super) struct SessionState {
     pub(super) has_request: bool,
     /// The stand-in of a stored trace in no session: never written, never joined.
     pub(super) detached: bool,
+    /// The `tracer run` its hops were recorded during (None: no run).
+    run: Option<String>,
 }
 
 impl SessionState {
@@ -54,21 +57,27 @@ impl Grouper {
     /// The session a hop to be decided belongs to (opened if it is the first of its run).
     pub(super) fn session_for(&mut self, input: &TraceInput) -> usize {
         let t = input.started_ns;
+        let run = input.run.as_deref();
+        // Alive, and of the hop's run (or, for a hop of no run, of no run).
+        let usable = |this: &Self, index: usize| {
+            let session = &this.sessions[index];
+            session.alive(t) && session.run.as_deref() == run
+        };
         if let Some(key) = &input.host_session {
             if let Some(&index) = self.by_host.get(key)
-                && self.sessions[index].alive(t)
+                && usable(self, index)
             {
                 return index;
             }
             // The run's MCP start-up came first, in a session that did not know its id yet.
-            return match self.latest_session(t, |s| s.draft.host_session.is_none()) {
+            return match self.latest_session(t, run, |s| s.draft.host_session.is_none()) {
                 Some(index) => index,
-                None => self.open_session(input.hop_id.clone(), Some(key.clone()), t),
+                None => self.open_session(input.hop_id.clone(), Some(key.clone()), t, run),
             };
         }
         if let Some(tag) = &input.mcp_session
             && let Some(&index) = self.by_mcp.get(tag)
-            && self.sessions[index].alive(t)
+            && usable(self, index)
         {
             return index;
         }
@@ -79,13 +88,13 @@ impl Grouper {
             .by_peer
             .get(&input.peer)
             .copied()
-            .filter(|&index| self.sessions[index].alive(t));
+            .filter(|&index| usable(self, index));
         let latest = if by_peer.is_some() {
             by_peer
         } else if input.role == Some(Role::Model) {
-            self.latest_session(t, |s| s.draft.host_session.is_none())
+            self.latest_session(t, run, |s| s.draft.host_session.is_none())
         } else {
-            self.latest_session(t, |_| true)
+            self.latest_session(t, run, |_| true)
         };
         match latest {
             Some(index)
@@ -94,23 +103,28 @@ impl Grouper {
             {
                 index
             }
-            _ => self.open_session(input.hop_id.clone(), None, t),
+            _ => self.open_session(input.hop_id.clone(), None, t, run),
         }
     }
 
     /// The session of a stored trace, opened from what the store says of it.
-    pub(super) fn known_session(&mut self, known: &KnownSession, t: i64) -> usize {
+    pub(super) fn known_session(
+        &mut self,
+        known: &KnownSession,
+        t: i64,
+        run: Option<&str>,
+    ) -> usize {
         if let Some(&index) = self.session_by_id.get(&known.id) {
             return index;
         }
-        let index = self.open_session(known.id.clone(), known.host_session.clone(), t);
+        let index = self.open_session(known.id.clone(), known.host_session.clone(), t, run);
         self.changed_sessions.remove(&index);
         index
     }
 
     /// A session of its own for a stored trace that has none (see `place_in_session`).
     pub(super) fn detached_session(&mut self, t: i64) -> usize {
-        let index = self.open_session(String::new(), None, t);
+        let index = self.open_session(String::new(), None, t, None);
         self.session_by_id.remove("");
         self.changed_sessions.remove(&index);
         if let Some(session) = self.sessions.get_mut(index) {
@@ -120,16 +134,27 @@ impl Grouper {
     }
 
     /// The alive session opened last among those `accept` takes.
-    fn latest_session(&self, t: i64, accept: impl Fn(&SessionState) -> bool) -> Option<usize> {
+    fn latest_session(
+        &self,
+        t: i64,
+        run: Option<&str>,
+        accept: impl Fn(&SessionState) -> bool,
+    ) -> Option<usize> {
         self.sessions
             .iter()
             .enumerate()
             .rev()
-            .find(|(_, s)| !s.detached && s.alive(t) && accept(s))
+            .find(|(_, s)| !s.detached && s.alive(t) && s.run.as_deref() == run && accept(s))
             .map(|(index, _)| index)
     }
 
-    fn open_session(&mut self, id: String, host_session: Option<String>, t: i64) -> usize {
+    fn open_session(
+        &mut self,
+        id: String,
+        host_session: Option<String>,
+        t: i64,
+        run: Option<&str>,
+    ) -> usize {
         let index = self.sessions.len();
         self.session_by_id.insert(id.clone(), index);
         if let Some(key) = &host_session {
@@ -145,6 +170,7 @@ impl Grouper {
             last_ns: t,
             has_request: false,
             detached: false,
+            run: run.map(str::to_string),
         });
         self.changed_sessions.insert(index);
         index

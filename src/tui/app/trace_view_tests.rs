@@ -41,6 +41,7 @@ fn tool_call(i: usize) -> RecordedHop {
             url: "http://127.0.0.1:2/mcp".into(),
             request_headers: json(),
             started_unix_ns: at,
+            run_id: None,
         },
         end: Some(HopEnd {
             id,

@@ -307,6 +307,7 @@ mod tests {
                 url: "http://127.0.0.1:2/api/chat".into(),
                 request_headers: Vec::new(),
                 started_unix_ns: 1,
+                run_id: None,
             },
             end: Some(HopEnd {
                 id: "1".into(),

@@ -77,6 +77,7 @@ mod tests {
                 url: "http://x/v1/responses".into(),
                 request_headers: Vec::new(),
                 started_unix_ns: 1_000_000,
+                run_id: None,
             },
             end: Some(HopEnd {
                 websocket: Some(WsRecord {
