@@ -340,7 +340,7 @@ mod tests {
                 url: "http://x/api/chat".into(),
                 request_headers: vec![Header::new("x-latin1", b"caf\xe9".to_vec())],
                 started_unix_ns: 7,
-                run_id: None,
+                run_id: Some("run-1".into()),
             })),
             HopEvent::Ended(Box::new(HopEnd {
                 id: "a".into(),
@@ -381,6 +381,28 @@ mod tests {
             assert_eq!(decode(&out[FRAME_HEADER..]).unwrap(), event);
             assert!(decode(&out[FRAME_HEADER..out.len() - 1]).is_err());
         }
+    }
+
+    #[test]
+    fn a_start_journaled_before_runs_decodes_with_no_run() {
+        let start = HopStart {
+            id: "old".into(),
+            route: "model".into(),
+            role: Role::Model,
+            transport: Transport::Http,
+            peer: "p".into(),
+            method: "GET".into(),
+            path: "/".into(),
+            url: "http://x/".into(),
+            request_headers: Vec::new(),
+            started_unix_ns: 1,
+            run_id: None,
+        };
+        let mut out = Vec::new();
+        encode(&HopEvent::Started(Box::new(start.clone())), &mut out);
+        // The old frame ended after the start time: drop the run's one "none" byte.
+        let old = &out[FRAME_HEADER..out.len() - 1];
+        assert_eq!(decode(old).unwrap(), HopEvent::Started(Box::new(start)));
     }
 
     #[test]
