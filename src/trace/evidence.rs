@@ -76,6 +76,10 @@ pub struct TraceInput {
     /// The `tracer run` that recorded the hop: a hop never joins a session of another run (or
     /// of no run).
     pub run: Option<String>,
+    /// A call a caller made by itself (no agent, model or MCP role: a REST call to an OpenAPI
+    /// tool server, a program's own request): what titles the trace it opens when no user
+    /// request is open around it. None for every other hop.
+    pub own_call_title: Option<String>,
 }
 
 /// Headers in which hosts name their own run, most specific first: Claude Code, Codex (whose
@@ -201,6 +205,13 @@ impl TraceInput {
             }
             _ => {}
         }
+        if start.role == Role::Other
+            && !input.preconnect
+            && !input.standing_stream
+            && !input.housekeeping
+        {
+            input.own_call_title = Some(own_call_title(start, end));
+        }
         if let Some(response) = &reading.response {
             match &response.reading {
                 Reading::ModelResponse(reply) => {
@@ -219,6 +230,33 @@ impl TraceInput {
         }
         input
     }
+}
+
+/// How a call of its own is titled: a REST tool call by its tool and arguments
+/// (`phonebook/get_phonenumber {"name":"Ashley Johnson"}`), any other by its method and where it
+/// went (`GET 127.0.0.1:8000/`), the query left out.
+fn own_call_title(start: &HopStart, end: Option<&HopEnd>) -> String {
+    const ARGUMENTS: usize = 80;
+    let body = end.map_or(&[][..], |e| e.request_body.bytes.as_slice());
+    if start.method == "POST"
+        && let Some(call) = crate::wire::openapi_tools::read_call(&start.path, body)
+    {
+        let tool = match &call.server {
+            Some(server) => format!("{server}/{}", call.tool),
+            None => call.tool.clone(),
+        };
+        let arguments = call.arguments.to_string();
+        return match arguments.as_str() {
+            "{}" => tool,
+            _ => format!("{tool} {}", super::explain::shorten(&arguments, ARGUMENTS)),
+        };
+    }
+    let path = start.path.split('?').next().unwrap_or(&start.path);
+    let host = start
+        .url
+        .split_once("://")
+        .map_or("", |(_, rest)| rest.split('/').next().unwrap_or(""));
+    crate::wire::safe_text::one_line(&format!("{} {host}{path}", start.method)).into_owned()
 }
 
 /// The trace id of a W3C `traceparent` value, or None when the header must be ignored (E.1).

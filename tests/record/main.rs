@@ -43,6 +43,7 @@ mod dialects_tokens;
 mod foreign_files;
 mod grouping;
 mod grouping_evidence;
+mod grouping_own_calls;
 mod grouping_pages;
 mod grouping_proxy;
 mod grouping_sessions;

@@ -87,21 +87,30 @@ impl Grouper {
 
     /// Time, last: the open request trace of the session whose activity is nearest; at the
     /// session's start-up (before any user request) its setup trace, opened if need be; else a
-    /// trace of its own.
+    /// trace of its own. A call of its own (`TraceInput::own_call_title`) joins only a user
+    /// request open around it (one with an agent request or a model call), else opens a trace
+    /// titled by the call: never a start-up trace, never another such call's trace.
     pub(super) fn by_time(&mut self, input: &TraceInput, session: usize) -> (usize, Reason) {
         let t = input.started_ns;
         let window = self.options.window_ns;
+        let own_call = input.own_call_title.is_some();
         let nearest = self
             .active_traces()
             .filter(|(_, s)| {
                 s.session == session
                     && s.draft.kind == TraceKind::Request
                     && s.distance(t) <= window
+                    && (!own_call || (s.is_user_request() && s.is_open(t, window)))
             })
             .min_by_key(|(index, s)| (!s.is_open(t, window), s.distance(t), usize::MAX - index))
             .map(|(index, _)| index);
         if let Some(index) = nearest {
             return (index, Reason::Time);
+        }
+        if let Some(title) = &input.own_call_title {
+            let index = self.open(input.hop_id.clone(), None, TraceKind::Request, t, session);
+            self.traces[index].draft.title = Some(title.clone());
+            return (index, Reason::OwnCall);
         }
         if !self.session_has_request(session) {
             // Before the session's first user request: its start-up (a preconnect, a probe).

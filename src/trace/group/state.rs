@@ -136,6 +136,12 @@ impl TraceState {
         (t - last).max(0)
     }
 
+    /// Whether the trace is a user's request: it has an agent request or a model call (not only
+    /// calls a caller made by itself).
+    pub(super) fn is_user_request(&self) -> bool {
+        !self.agent_spans.is_empty() || self.model_requests > 0
+    }
+
     /// A trace with an agent hop is open while that hop is; others within the window.
     pub(super) fn is_open(&self, t: i64, window: i64) -> bool {
         if self.agent_spans.is_empty() {

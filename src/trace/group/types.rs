@@ -40,6 +40,9 @@ pub enum Reason {
     Setup,
     /// No evidence but time: the nearest open trace.
     Time,
+    /// A call a caller made by itself (a REST tool call, a program's own request) with no user
+    /// request open around it: a trace of its own, titled by the call.
+    OwnCall,
     /// No evidence at all and nothing near in time: a trace of its own.
     Alone,
 }
