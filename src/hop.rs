@@ -182,6 +182,10 @@ pub struct Chunk {
     pub size: u64,
 }
 
+/// How a hop's `run_id` starts when it names the local process that opened the forward-proxy
+/// connection (`process:PID:START`) rather than a `tracer run`.
+pub const CLIENT_PROCESS_PREFIX: &str = "process:";
+
 /// What is known when a request arrives: enough to show the hop as in flight.
 #[derive(Debug, Clone, PartialEq)]
 pub struct HopStart {

@@ -4,6 +4,7 @@
 pub mod announce;
 mod answers;
 mod bodiless;
+pub mod client_process;
 mod context;
 mod forward;
 mod forward_listener;

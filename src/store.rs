@@ -62,8 +62,13 @@ pub enum StoreError {
     Missing(PathBuf),
     #[error("{0} not found")]
     NotFound(String),
-    #[error("no trace {0} in the database")]
+    #[error("no trace {0} in the database; tracer ls lists the traces it holds")]
     UnknownTrace(String),
+    #[error(
+        "{} is empty: nothing was recorded into it, and it was left as it is; tracer run, tracer proxy or tracer demo record into a database",
+        .0.display()
+    )]
+    EmptyFile(PathBuf),
     #[error("trace prefix {0} matches more than one trace; give more of its id")]
     AmbiguousTrace(String),
     #[error("stored data is malformed: {0}")]
@@ -145,8 +150,11 @@ impl Store {
     /// Opens a database that must exist already (the reading commands): a missing file is an
     /// error, and nothing is created. Journals that killed recorders left are taken in.
     pub async fn open_existing(path: &Path) -> Result<Store> {
-        if open_check::inspect(path).await? == open_check::Found::Missing {
-            return Err(StoreError::Missing(path.to_path_buf()));
+        match open_check::inspect(path).await? {
+            open_check::Found::Missing => return Err(StoreError::Missing(path.to_path_buf())),
+            // A reader must not make a file it was pointed at into a database.
+            open_check::Found::Empty => return Err(StoreError::EmptyFile(path.to_path_buf())),
+            open_check::Found::Tracer => {}
         }
         let store = Store::open(path).await?;
         // What a killed recorder left in its journal belongs in what is read now.

@@ -63,6 +63,7 @@ async fn run_child(
                 host_roles: Vec::new(),
                 ca: Arc::new(ca),
                 limits: tracer::proxy::ForwardLimits::default(),
+                identify_clients: true,
             })
             .await?;
         let listen = proxy.forward_addr().context("no forward listener")?;

@@ -90,6 +90,7 @@ pub async fn run(db: &Path, args: ProxyArgs) -> anyhow::Result<ExitCode> {
                 host_roles: args.host_role,
                 ca: std::sync::Arc::new(ca),
                 limits,
+                identify_clients: true,
             })
             .await?;
     }

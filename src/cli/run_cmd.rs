@@ -157,6 +157,8 @@ pub async fn run(db: &Path, args: RunArgs) -> anyhow::Result<ExitCode> {
             host_roles: args.host_role.clone(),
             ca: Arc::new(ca),
             limits: ForwardLimits::default(),
+            // The run's id is the boundary here.
+            identify_clients: false,
         })
         .await?;
     let forward = proxy
@@ -344,9 +346,14 @@ fn first_line(
             )
         })
         .collect::<String>();
+    let others = if decrypting == "every host" {
+        ""
+    } else {
+        "; other hosts tunnelled"
+    };
     crate::wire::safe_text::one_line(&format!(
         "tracer run: recording to {shown_db} (live: tracer tui --db {shown_db}); {stdio}; \
-         decrypting {decrypting}; other hosts tunnelled{routes}"
+         decrypting {decrypting}{others}{routes}"
     ))
     .into_owned()
 }

@@ -1,6 +1,6 @@
 //! What `tracer run` prints when the child has ended, on stderr (stdout is the child's): the
-//! traces of the run's hops (a table, `--show` in full, `--json` one line) and the hosts only
-//! tunnelled (host, connections, bytes).
+//! traces of the run's hops (a table, `--show` in full, `--json` one line), each failed call and
+//! failed tunnel with its reason, and the hosts only tunnelled (host, connections, bytes).
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -50,12 +50,16 @@ impl Report<'_> {
         let hops: Vec<HopListing> = store.run_hops(self.run_id).await?;
         let mut trace_ids: Vec<String> = Vec::new();
         let mut tunnels: BTreeMap<String, Tunnelled> = BTreeMap::new();
+        let failed: Vec<Failure> = hops.iter().rev().filter_map(Failure::of).collect();
         for hop in hops.iter().rev() {
-            if hop.method == "CONNECT" {
+            if hop.method == "CONNECT" && hop.state != "failed" {
                 let entry = tunnels.entry(hop.route.clone()).or_default();
                 entry.connections += 1;
                 entry.bytes_up += hop.request_body_len.unwrap_or(0);
                 entry.bytes_down += hop.response_body_len.unwrap_or(0);
+                continue;
+            }
+            if hop.method == "CONNECT" {
                 continue;
             }
             if let Some(id) = &hop.trace_id
@@ -76,6 +80,7 @@ impl Report<'_> {
                 "seconds": (seconds * 1000.0).round() / 1000.0,
                 "db": self.db.display().to_string(),
                 "hops": hops.len(),
+                "failed": failed.iter().map(Failure::json).collect::<Vec<_>>(),
                 "stdio_servers_wrapped": self.wrapped,
                 "traces": traces,
                 "tunnelled": tunnels.iter().map(|(host, t)| json!({
@@ -86,8 +91,12 @@ impl Report<'_> {
             let line = format!("{}\n", serde_json::to_string(&value)?);
             return write_err(&json_text(&line));
         }
+        let failures = match failed.len() {
+            0 => String::new(),
+            n => format!(" ({n} failed)"),
+        };
         let mut text = format!(
-            "tracer run: `{}` exited with {} after {seconds:.1} s; {}, {} recorded in {}\n",
+            "tracer run: `{}` exited with {} after {seconds:.1} s; {}, {}{failures} recorded in {}\n",
             one_line(self.program),
             self.exit_code,
             plural(traces.len(), "trace"),
@@ -102,6 +111,9 @@ impl Report<'_> {
             }
         } else {
             text.push_str(&trace_table(&traces));
+        }
+        for failure in &failed {
+            text.push_str(&failure.line());
         }
         if !tunnels.is_empty() {
             let listed: Vec<String> = tunnels
@@ -130,6 +142,68 @@ impl Report<'_> {
             ));
         }
         write_err(&multi_line(&text))
+    }
+}
+
+/// A call of the run that got no answer from its upstream, or a tunnel or interception that
+/// failed: what it was and why, as the hop's record says.
+struct Failure {
+    tunnel: bool,
+    method: String,
+    target: String,
+    status: Option<i64>,
+    reason: String,
+}
+
+impl Failure {
+    fn of(hop: &HopListing) -> Option<Failure> {
+        if hop.state != "failed" {
+            return None;
+        }
+        let tunnel = hop.method == "CONNECT";
+        let target = if tunnel || hop.path.starts_with(&hop.route) {
+            hop.path.clone()
+        } else if hop.route.contains('.') || hop.route.contains(':') {
+            // A forward-proxy hop: its route is the host.
+            format!("{}{}", hop.route, hop.path)
+        } else {
+            format!("{} (route {})", hop.path, hop.route)
+        };
+        Some(Failure {
+            tunnel,
+            method: hop.method.clone(),
+            target,
+            status: hop.status,
+            reason: hop
+                .error
+                .clone()
+                .unwrap_or_else(|| "no reason recorded".to_string()),
+        })
+    }
+
+    fn line(&self) -> String {
+        let reason = one_line(&self.reason);
+        if self.tunnel {
+            return format!("failed tunnel: CONNECT {}: {reason}\n", self.target);
+        }
+        let answered = match self.status {
+            Some(status) => format!("the client got {status}; "),
+            None => String::new(),
+        };
+        format!(
+            "failed call: {} {}: {answered}{reason}\n",
+            self.method, self.target
+        )
+    }
+
+    fn json(&self) -> serde_json::Value {
+        json!({
+            "kind": if self.tunnel { "tunnel" } else { "call" },
+            "method": self.method,
+            "target": self.target,
+            "status": self.status,
+            "reason": self.reason,
+        })
     }
 }
 

@@ -111,7 +111,10 @@ pub async fn handle_at(
         ),
         request_headers: record_headers(&parts.headers, settings.redact),
         started_unix_ns: clock.started_unix_ns,
-        run_id: None,
+        run_id: parts
+            .extensions
+            .get::<super::client_process::ClientProcess>()
+            .map(|process| process.0.clone()),
     });
     let guard = EndGuard {
         recorder: ctx.recorder.clone(),

@@ -59,6 +59,7 @@ pub async fn accept_loop(
             };
         };
         refusing.store(false, Ordering::Relaxed);
+        serving.clients.connected(peer);
         let slot: Slot = Arc::new(slot);
         let shared = serving.clone();
         Admission::Serve(service_fn(move |request| {

@@ -43,6 +43,9 @@ pub struct ForwardSettings {
     pub host_roles: Vec<HostRole>,
     pub ca: Arc<CertAuthority>,
     pub limits: ForwardLimits,
+    /// Look up which local process opened each connection (`client_process`), so that separate
+    /// programs' hops are never one session (off inside `tracer run`, whose run id decides).
+    pub identify_clients: bool,
 }
 
 /// What keeps silent or too many clients from holding the forward proxy's descriptors.
@@ -87,6 +90,8 @@ pub struct ForwardShared {
     /// Tunnels and intercepted connections, which outlive the proxy connection that made them.
     pub upgraded: Mutex<JoinSet<()>>,
     pub stop: watch::Receiver<bool>,
+    /// The local process behind each connection, where it can be told.
+    pub clients: Arc<super::client_process::ClientProcesses>,
 }
 
 impl ForwardShared {
@@ -170,6 +175,11 @@ pub async fn forward_one(
 ) -> Result<Response<ProxyBody>, Infallible> {
     let clock = HopClock::start();
     let (mut parts, body) = request.into_parts();
+    if let Some(process) = shared.clients.of(peer).await {
+        parts
+            .extensions
+            .insert(super::client_process::ClientProcess(process));
+    }
     let host = authority
         .host()
         .trim_start_matches('[')

@@ -48,6 +48,8 @@ pub async fn on_connect(
         .trim_end_matches(']')
         .to_ascii_lowercase();
     let upgrade = hyper::upgrade::on(&mut request);
+    // Looked up now, while the client waits for its answer: the tunnel's hop names it.
+    shared.clients.of(peer).await;
     if shared.intercepts(&host) {
         let task_shared = shared.clone();
         shared.spawn_upgraded(async move {

@@ -149,6 +149,7 @@ impl Proxy {
         if let Some((forward, listener)) = self.forward {
             // The forward proxy keeps its own loop (it also drains upgraded tunnels); it hears
             // the same stop request.
+            let identify = forward.identify_clients;
             let shared = Arc::new(ForwardShared {
                 forward,
                 settings: self.settings.clone(),
@@ -156,6 +157,9 @@ impl Proxy {
                 recorder: recorder.clone(),
                 upgraded: std::sync::Mutex::new(JoinSet::new()),
                 stop: stop_rx.clone(),
+                clients: Arc::new(super::client_process::ClientProcesses::new(
+                    identify.then(|| listener.local_addr().ok()).flatten(),
+                )),
             });
             accept_loops.spawn(forward_accept_loop(shared, listener, grace));
         }

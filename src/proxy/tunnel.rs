@@ -168,7 +168,7 @@ pub fn start_connect_hop(
         url,
         request_headers,
         started_unix_ns: clock.started_unix_ns,
-        run_id: None,
+        run_id: shared.clients.known(peer),
     });
     (id, started)
 }

@@ -80,7 +80,8 @@ impl HopSink for RecorderHandle {
     /// Records that a hop started. Returns false if it could not be journaled: the hop is then
     /// counted as not written and its end should not be sent.
     fn start(&self, mut start: HopStart) -> bool {
-        if start.run_id.is_none() {
+        // A run's id is the boundary, above a client process the forward proxy told.
+        if self.shared.run_id.is_some() {
             start.run_id.clone_from(&self.shared.run_id);
         }
         let queued = self.append(&HopEvent::Started(Box::new(start)));

@@ -252,10 +252,13 @@ fn own_call_title(start: &HopStart, end: Option<&HopEnd>) -> String {
         };
     }
     let path = start.path.split('?').next().unwrap_or(&start.path);
-    let host = start
-        .url
-        .split_once("://")
-        .map_or("", |(_, rest)| rest.split('/').next().unwrap_or(""));
+    let (scheme, rest) = start.url.split_once("://").unwrap_or(("", ""));
+    let host = rest.split('/').next().unwrap_or("");
+    // The scheme's own port says nothing.
+    let host = match (scheme, host.rsplit_once(':')) {
+        ("https", Some((name, "443"))) | ("http", Some((name, "80"))) => name,
+        _ => host,
+    };
     crate::wire::safe_text::one_line(&format!("{} {host}{path}", start.method)).into_owned()
 }
 

@@ -2,7 +2,8 @@
 //! refused before it can run (a recursive `traces` view would spin every reader forever); one
 //! unreadable row is skipped and counted, not fatal; a hop id that is not text does not stop a
 //! search; search folds non-ASCII capitals and reads `\u` escapes; `import` takes only trace ids
-//! and the TUI's export never writes outside its folder; the TUI waits for a database to appear.
+//! and the TUI's export never writes outside its folder; the TUI waits for a database to appear;
+//! a reader pointed at an empty file leaves it empty.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -323,4 +324,26 @@ async fn the_tui_waits_for_a_database_that_is_not_recorded_yet() {
         panic!("the list once the database exists");
     };
     assert_eq!(rows.len(), sample_files().len());
+}
+
+#[test]
+fn a_reader_pointed_at_an_empty_file_says_so_and_leaves_it_empty() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("empty.db");
+    std::fs::write(&db, b"").unwrap();
+    for args in [
+        &["ls"][..],
+        &["show", "abc"],
+        &["export", "abc", "--format", "md"],
+    ] {
+        let output = tracer(&db).args(args).output().unwrap();
+        assert_eq!(output.status.code(), Some(1), "{args:?}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            stderr.contains("empty.db is empty: nothing was recorded into it"),
+            "{args:?}: {stderr}"
+        );
+        assert_eq!(std::fs::metadata(&db).unwrap().len(), 0, "left as it was");
+        assert!(!dir.path().join("empty.db-wal").exists());
+    }
 }

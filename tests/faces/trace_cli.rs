@@ -138,7 +138,10 @@ async fn an_unknown_trace_is_a_one_line_error_naming_it() {
     let output = tracer(&db).args(["show", "deadbeef"]).output().unwrap();
     assert_eq!(output.status.code(), Some(1));
     let stderr = String::from_utf8(output.stderr).unwrap();
-    assert_eq!(stderr, "tracer: no trace deadbeef in the database\n");
+    assert_eq!(
+        stderr,
+        "tracer: no trace deadbeef in the database; tracer ls lists the traces it holds\n"
+    );
     assert!(output.stdout.is_empty());
 }
 

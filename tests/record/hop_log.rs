@@ -319,7 +319,10 @@ async fn unknown_and_ambiguous_trace_ids_are_errors_naming_them() {
     stored_trace(&store, &buy("a", "milk", 0)).await;
     stored_trace(&store, &buy("b", "eggs", 2000)).await;
     let error = HopLog::from_store(&store, "deadbeef").await.unwrap_err();
-    assert_eq!(error.to_string(), "no trace deadbeef in the database");
+    assert_eq!(
+        error.to_string(),
+        "no trace deadbeef in the database; tracer ls lists the traces it holds"
+    );
     let error = HopLog::from_store(&store, "0000").await.unwrap_err();
     assert!(
         matches!(error, HopLogError::Store(StoreError::AmbiguousTrace(_))),

@@ -75,6 +75,7 @@ async fn tunnels_cut_off_at_stop_unreachable_hosts_and_origin_form_are_recorded_
             host_roles: Vec::new(),
             ca: Arc::new(ca),
             limits: tracer::proxy::ForwardLimits::default(),
+            identify_clients: true,
         })
         .await
         .unwrap();

@@ -42,6 +42,7 @@ async fn forward(limits: ForwardLimits) -> Forward {
             host_roles: Vec::new(),
             ca: Arc::new(ca),
             limits,
+            identify_clients: true,
         })
         .await
         .unwrap();

@@ -105,6 +105,7 @@ async fn an_absolute_form_request_with_userinfo_is_recorded_without_it() {
             host_roles: Vec::new(),
             ca: Arc::new(ca),
             limits: tracer::proxy::ForwardLimits::default(),
+            identify_clients: true,
         })
         .await
         .unwrap();

@@ -46,6 +46,22 @@ impl SessionState {
     }
 }
 
+/// Whether a hop of run `hop` may join a session of run `session`. A `tracer run`'s id is a hard
+/// boundary: the same on both sides or nothing. A client process the forward proxy told
+/// (`process:…`, best effort) is a soft one: two different processes never share a session, but
+/// a hop whose process is unknown (a reverse route's, say) may join a process's session.
+fn same_run(session: Option<&str>, hop: Option<&str>) -> bool {
+    match (session, hop) {
+        (a, b) if a == b => true,
+        (None, other) | (other, None) => is_process(other),
+        _ => false,
+    }
+}
+
+fn is_process(run: Option<&str>) -> bool {
+    run.is_some_and(|run| run.starts_with(crate::hop::CLIENT_PROCESS_PREFIX))
+}
+
 /// A session as a stored trace names it: its id and the host's id, if known.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct KnownSession {
@@ -61,7 +77,7 @@ impl Grouper {
         // Alive, and of the hop's run (or, for a hop of no run, of no run).
         let usable = |this: &Self, index: usize| {
             let session = &this.sessions[index];
-            session.alive(t) && session.run.as_deref() == run
+            session.alive(t) && same_run(session.run.as_deref(), run)
         };
         if let Some(key) = &input.host_session {
             if let Some(&index) = self.by_host.get(key)
@@ -144,7 +160,9 @@ impl Grouper {
             .iter()
             .enumerate()
             .rev()
-            .find(|(_, s)| !s.detached && s.alive(t) && s.run.as_deref() == run && accept(s))
+            .find(|(_, s)| {
+                !s.detached && s.alive(t) && same_run(s.run.as_deref(), run) && accept(s)
+            })
             .map(|(index, _)| index)
     }
 
@@ -201,6 +219,10 @@ impl Grouper {
             return;
         };
         session.last_ns = session.last_ns.max(t);
+        // A session opened by a hop whose process is unknown (a reverse route's) learns it.
+        if session.run.is_none() && is_process(input.run.as_deref()) {
+            session.run.clone_from(&input.run);
+        }
         session.draft.started_ns = session.draft.started_ns.min(t);
         if input.is_initialize() && !session.routes.contains(&input.route) {
             session.routes.push(input.route.clone());
