@@ -166,7 +166,7 @@ mod tests {
         assert_eq!(proc_address(v4), "0100007F:1F90");
         let v6: SocketAddr = "[::1]:443".parse().unwrap();
         assert_eq!(proc_address(v6), "00000000000000000000000001000000:01BB");
-        let stat = "42 (a (b) c) S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 123456 99";
+        let stat = "42 (a (b) c) S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 123456 99";
         assert_eq!(start_ticks(stat), Some(123_456));
     }
 
