@@ -75,7 +75,9 @@ pub fn explain_request_in(
             explained
         }
         Reading::Mcp(mcp) => super::describe_mcp_hop::mcp_request(mcp),
-        other => dialect_words::code_assist_call(&hop.start.path).unwrap_or_else(|| {
+        other => dialect_words::code_assist_call(&hop.start.path)
+            .or_else(|| dialect_words::agent_endpoint_call(&hop.start))
+            .unwrap_or_else(|| {
             Explained::new(
                 Case::HttpRequest,
                 &[(
