@@ -71,6 +71,17 @@ pub fn render(app: &mut App, frame: &mut Frame, area: Rect) {
         .unwrap_or(0)
         .clamp(14, 24);
     let status_width = u16::try_from(status_width).unwrap_or(14);
+    // The tools column widens for the host's own tools beside MCP's (`append (mcp) · Bash (host)`).
+    let tools_width = list.shown[list.offset..end]
+        .iter()
+        .filter_map(|&index| list.facts.get(&list.rows[index].id))
+        .filter(|f| !f.summary.host_tools_used.is_empty())
+        .filter_map(|f| f.summary.tools_words(","))
+        .map(|tools| tools.chars().count())
+        .max()
+        .unwrap_or(0)
+        .clamp(10, 28);
+    let tools_width = u16::try_from(tools_width).unwrap_or(10);
     let rows: Vec<Row> = list.shown[list.offset..end]
         .iter()
         .map(|&index| {
@@ -149,7 +160,7 @@ pub fn render(app: &mut App, frame: &mut Frame, area: Rect) {
             Constraint::Length(4),
             Constraint::Length(7),
             Constraint::Length(status_width),
-            Constraint::Length(10),
+            Constraint::Length(tools_width),
         ];
         if costed {
             header.insert(6, "COST");
