@@ -107,7 +107,11 @@ pub fn html_page(trace: &TraceToExport<'_>) -> String {
             .duration_ns
             .map_or("in flight".into(), human_duration),
         escape(&summary.status_words()),
-        escape(&summary.tools_words(", ").unwrap_or_else(|| "none".to_owned())),
+        escape(
+            &summary
+                .tools_words(", ")
+                .unwrap_or_else(|| "none".to_owned())
+        ),
         summary
             .tokens
             .short()

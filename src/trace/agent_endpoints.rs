@@ -100,7 +100,9 @@ const ENDPOINTS: &[Entry] = &[
 fn host_of(start: &HopStart) -> String {
     let rest = start.url.split_once("://").map_or("", |(_, rest)| rest);
     let authority = rest.split(['/', '?']).next().unwrap_or_default();
-    let host = authority.rsplit_once('@').map_or(authority, |(_, host)| host);
+    let host = authority
+        .rsplit_once('@')
+        .map_or(authority, |(_, host)| host);
     let host = match host.strip_prefix('[') {
         Some(bracketed) => bracketed.split(']').next().unwrap_or_default(),
         None => host.split(':').next().unwrap_or_default(),
@@ -186,7 +188,10 @@ mod tests {
         assert_eq!(agent_endpoint(&other), None);
         let lookalike = start("https://notanthropic.com/api/hello", "curl/8");
         assert_eq!(agent_endpoint(&lookalike), None);
-        assert_eq!(host_of(&start("https://u@h.example:443/x", "")), "h.example");
+        assert_eq!(
+            host_of(&start("https://u@h.example:443/x", "")),
+            "h.example"
+        );
         assert_eq!(host_of(&start("http://[::1]:9/x", "")), "::1");
     }
 }

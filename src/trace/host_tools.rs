@@ -39,11 +39,9 @@ pub fn host_tools_used(hops: &[RecordedHop], readings: &[HopReading]) -> Vec<Str
         };
         let offered = origins.origin_of_each(&request.tool_defs);
         let host_offered = |name: &str| {
-            request
-                .tool_defs
-                .iter()
-                .zip(&offered)
-                .any(|(def, origin)| origin.is_none() && def.namespace.is_none() && def.name == name)
+            request.tool_defs.iter().zip(&offered).any(|(def, origin)| {
+                origin.is_none() && def.namespace.is_none() && def.name == name
+            })
         };
         for call in &reply.message.tool_calls {
             let name = call.name.as_str();

@@ -47,15 +47,25 @@ fn text(terminal: &Terminal<TestBackend>) -> String {
 /// A list of three: the offline run, the run whose model asked for Bash, the plain run.
 fn list() -> App {
     let traces = [
-        ("c", claude_code_offline(), "Add buy milk to my notes (offline)"),
+        (
+            "c",
+            claude_code_offline(),
+            "Add buy milk to my notes (offline)",
+        ),
         ("b", claude_code_calling_bash(), "Add buy milk with Bash"),
         ("a", agent_hops("claude-code"), "Add buy milk to my notes"),
     ];
     let mut app = App::browser("tracer.db");
     app.start();
     app.update(Action::TracesLoaded {
-        rows: traces.iter().map(|(id, hops, t)| row(id, hops, t)).collect(),
-        token: PollToken { hops: 30, traces: 3 },
+        rows: traces
+            .iter()
+            .map(|(id, hops, t)| row(id, hops, t))
+            .collect(),
+        token: PollToken {
+            hops: 30,
+            traces: 3,
+        },
         partial: false,
         sessions: Default::default(),
     });
@@ -79,7 +89,10 @@ fn the_list_says_ok_with_the_failed_side_calls_and_the_hosts_tools() {
     assert!(bash.contains("append (mcp) · Bash (host)"), "{screen}");
     // `ok` stays green; the count beside it is not red.
     let buffer = terminal.backend().buffer();
-    let y = screen.lines().position(|l| l.contains("(offline)")).unwrap() as u16;
+    let y = screen
+        .lines()
+        .position(|l| l.contains("(offline)"))
+        .unwrap() as u16;
     let x = offline.chars().position(|c| c == '·').unwrap() as u16;
     let ok_x = x - 3;
     assert_eq!(buffer[(ok_x, y)].fg, Color::Green, "{screen}");
@@ -117,6 +130,10 @@ fn the_trace_view_heading_counts_the_failed_side_calls() {
         title: Some("Add buy milk to my notes".into()),
         hops: agent_hops("claude-code"),
     });
-    let heading = text(&draw(&mut app, 100, 24)).lines().next().unwrap().to_string();
+    let heading = text(&draw(&mut app, 100, 24))
+        .lines()
+        .next()
+        .unwrap()
+        .to_string();
     assert!(!heading.contains("side call"), "{heading}");
 }

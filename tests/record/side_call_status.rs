@@ -15,7 +15,9 @@ use tracer::export::hop_log::HopLog;
 use tracer::hop::HopState;
 use tracer::store::traces::TraceRow;
 use tracer::store::{Store, hops as stored_hops};
-use tracer::trace::{Case, Direction, RecordedHop, SideCall, TraceStatus, explain_trace, summarize};
+use tracer::trace::{
+    Case, Direction, RecordedHop, SideCall, TraceStatus, explain_trace, summarize,
+};
 
 const WORDS: &str = "Add buy milk to my notes";
 
@@ -69,7 +71,10 @@ fn failed_side_calls_are_counted_apart_from_the_status() {
 
     // Without failed side calls nothing changes.
     let plain = summarize(&agent_hops("claude-code"));
-    assert_eq!((plain.status_words(), plain.side_calls_failed), ("ok".into(), 0));
+    assert_eq!(
+        (plain.status_words(), plain.side_calls_failed),
+        ("ok".into(), 0)
+    );
 }
 
 #[test]
@@ -77,10 +82,22 @@ fn claude_codes_account_and_flag_endpoints_are_named_side_calls() {
     let hops = claude_code_offline();
     let messages = explain_trace(&hops);
     let expected = [
-        (SideCall::Account, "its start-up settings for the account (bootstrap)"),
-        (SideCall::FeatureFlags, "whether the organization allows fast mode"),
-        (SideCall::Telemetry, "whether the organization lets it send metrics"),
-        (SideCall::FeatureFlags, "its feature flags, evaluated for this user"),
+        (
+            SideCall::Account,
+            "its start-up settings for the account (bootstrap)",
+        ),
+        (
+            SideCall::FeatureFlags,
+            "whether the organization allows fast mode",
+        ),
+        (
+            SideCall::Telemetry,
+            "whether the organization lets it send metrics",
+        ),
+        (
+            SideCall::FeatureFlags,
+            "its feature flags, evaluated for this user",
+        ),
         (SideCall::Telemetry, "its own event log"),
     ];
     for ((_, path, _), (kind, purpose)) in SIDE_CALLS.iter().zip(expected) {
@@ -92,10 +109,16 @@ fn claude_codes_account_and_flag_endpoints_are_named_side_calls() {
         assert_eq!(asked.side_call, Some(kind), "{path}");
         assert_eq!(asked.case, Case::AgentEndpoint, "{path}");
         let said = format!("side call ({}): Claude Code: {purpose}", kind.as_str());
-        assert!(asked.summary.starts_with(&said), "{path}: {}", asked.summary);
+        assert!(
+            asked.summary.starts_with(&said),
+            "{path}: {}",
+            asked.summary
+        );
         assert!(
             asked.explanation.contains("not as its status")
-                && !asked.explanation.contains("does not read as a known dialect"),
+                && !asked
+                    .explanation
+                    .contains("does not read as a known dialect"),
             "{path}: {}",
             asked.explanation
         );
@@ -151,18 +174,26 @@ fn ls_show_and_the_exports_say_ok_with_the_side_calls_counted() {
     let cells: Vec<char> = row.chars().collect();
     let status: String = cells[status_at..tokens_at].iter().collect();
     assert_eq!(status.trim_end(), "ok · 5 side calls failed", "{table}");
-    assert!(cells[tokens_at - 1] == ' ' && cells[tokens_at] != ' ', "{table}");
+    assert!(
+        cells[tokens_at - 1] == ' ' && cells[tokens_at] != ' ',
+        "{table}"
+    );
 
     let id = json["trace"]["id"].as_str().unwrap();
     let shown = tracer(&db, &["show", id]);
     let facts = shown.lines().nth(1).unwrap();
     assert!(facts.contains(" · ok · 5 side calls failed"), "{facts}");
     assert!(
-        shown.contains("side call (the agent's account and settings): Claude Code: its start-up settings"),
+        shown.contains(
+            "side call (the agent's account and settings): Claude Code: its start-up settings"
+        ),
         "{shown}"
     );
     let markdown = tracer(&db, &["export", id, "--format", "md"]);
-    assert!(markdown.contains("Status: ok · 5 side calls failed"), "{markdown}");
+    assert!(
+        markdown.contains("Status: ok · 5 side calls failed"),
+        "{markdown}"
+    );
     let html = tracer(&db, &["export", id, "--format", "html"]);
     assert!(html.contains(" · ok · 5 side calls failed · "), "html");
     // The hop log `show --json` writes says the same, and reads back.
@@ -177,11 +208,14 @@ fn an_old_hop_log_of_the_run_imports_and_lists_ok() {
     // The same run as a version 4 log wrote it: `failed`, no side-call count.
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("t.db");
-    let mut json: Value = serde_json::from_str(&hop_log(&claude_code_offline()).to_json_pretty())
-        .unwrap();
+    let mut json: Value =
+        serde_json::from_str(&hop_log(&claude_code_offline()).to_json_pretty()).unwrap();
     json["version"] = 4.into();
     json["trace"]["status"] = "failed".into();
-    json["trace"].as_object_mut().unwrap().remove("side_calls_failed");
+    json["trace"]
+        .as_object_mut()
+        .unwrap()
+        .remove("side_calls_failed");
     let file = dir.path().join("old.json");
     std::fs::write(&file, serde_json::to_string_pretty(&json).unwrap()).unwrap();
     tracer(&db, &["import", file.to_str().unwrap()]);
@@ -200,7 +234,9 @@ async fn grouped_live_every_trace_of_the_run_is_ok_and_a_kept_summary_is_compute
     let store = Store::open(&db).await.unwrap();
     let mut conn = store.pool().acquire().await.unwrap();
     for hop in claude_code_offline() {
-        stored_hops::insert_start(&mut conn, &hop.start).await.unwrap();
+        stored_hops::insert_start(&mut conn, &hop.start)
+            .await
+            .unwrap();
         stored_hops::apply_end(&mut conn, hop.end.as_ref().unwrap())
             .await
             .unwrap();

@@ -74,7 +74,12 @@ pub fn claude_code_offline() -> Vec<RecordedHop> {
     let mut hops = agent_hops("claude-code");
     let first = hops[0].start.started_unix_ns;
     for (index, (method, path, ms)) in SIDE_CALLS.iter().enumerate() {
-        hops.push(failed_side_call(index, method, path, first + ms * 1_000_000));
+        hops.push(failed_side_call(
+            index,
+            method,
+            path,
+            first + ms * 1_000_000,
+        ));
     }
     hops.sort_by_key(|hop| hop.start.started_unix_ns);
     hops
