@@ -15,6 +15,7 @@ mod rebuild;
 mod streamed;
 mod summaries;
 mod tokens;
+mod trace_words;
 mod ws_entry;
 
 use serde::{Deserialize, Serialize};
@@ -89,7 +90,7 @@ pub struct TraceEntry {
     pub status: String,
     /// Side calls (the host's telemetry, account, feature flags, titles) that failed; absent
     /// when none did (and in logs before version 5).
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(default, skip_serializing_if = "trace_words::is_zero")]
     pub side_calls_failed: usize,
     pub duration_ns: Option<i64>,
     pub hop_count: usize,
@@ -132,21 +133,7 @@ impl SessionEntry {
     }
 }
 
-fn is_zero(count: &usize) -> bool {
-    *count == 0
-}
-
 impl TraceEntry {
-    /// `ok`, or `ok · 3 side calls failed`: the status with the failed side calls beside it.
-    pub fn status_words(&self) -> String {
-        crate::trace::summary::status_words(&self.status, self.side_calls_failed)
-    }
-
-    /// `append`, `append (mcp) · Bash, Read (host)`: the tools it used, joined by `separator`.
-    pub fn tools_words(&self, separator: &str) -> Option<String> {
-        crate::trace::summary::tools_words(&self.tools_used, &self.host_tools_used, separator)
-    }
-
     /// The stored row with what its hops say about it (as `tracer ls` lists it).
     pub fn new(row: TraceRow, summary: TraceSummary) -> TraceEntry {
         let title = match row.title {
@@ -345,22 +332,7 @@ impl HopLog {
             })
             .collect();
         hop_entries.sort_by_key(|hop| hop.number);
-        // A log is written as the oldest version that has every kind of entry it holds: version
-        // 5 for failed side calls and host tools, 4 for cost objects, 3 for SSE parts and
-        // unsent answers, else 2, as it always was.
-        let version = if summary.side_calls_failed > 0 || !summary.host_tools_used.is_empty() {
-            VERSION
-        } else if messages
-            .iter()
-            .any(|m| m.cost.is_some() || m.context.is_some())
-            || summary.last_prompt.is_some()
-        {
-            4
-        } else if messages.iter().any(|m| m.part.is_some() || m.unsent) {
-            3
-        } else {
-            2
-        };
+        let version = trace_words::version_of(&messages, &summary);
         HopLog {
             format: FORMAT.to_string(),
             version,
