@@ -47,12 +47,8 @@ fn text(terminal: &Terminal<TestBackend>) -> String {
 /// A list of three: the offline run, the run whose model asked for Bash, the plain run.
 fn list() -> App {
     let traces = [
-        (
-            "c",
-            claude_code_offline(),
-            "Add buy milk to my notes (offline)",
-        ),
-        ("b", claude_code_calling_bash(), "Add buy milk with Bash"),
+        ("c", claude_code_offline(), "Offline: buy milk"),
+        ("b", claude_code_calling_bash(), "Bash: buy milk"),
         ("a", agent_hops("claude-code"), "Add buy milk to my notes"),
     ];
     let mut app = App::browser("tracer.db");
@@ -83,16 +79,13 @@ fn the_list_says_ok_with_the_failed_side_calls_and_the_hosts_tools() {
     let terminal = draw(&mut app, 120, 8);
     insta::assert_snapshot!("side_calls_failed_list_120x8", terminal.backend());
     let screen = text(&terminal);
-    let offline = screen.lines().find(|l| l.contains("(offline)")).unwrap();
+    let offline = screen.lines().find(|l| l.contains("Offline:")).unwrap();
     assert!(offline.contains("ok · 5 side calls failed"), "{screen}");
-    let bash = screen.lines().find(|l| l.contains("with Bash")).unwrap();
+    let bash = screen.lines().find(|l| l.contains("Bash:")).unwrap();
     assert!(bash.contains("append (mcp) · Bash (host)"), "{screen}");
     // `ok` stays green; the count beside it is not red.
     let buffer = terminal.backend().buffer();
-    let y = screen
-        .lines()
-        .position(|l| l.contains("(offline)"))
-        .unwrap() as u16;
+    let y = screen.lines().position(|l| l.contains("Offline:")).unwrap() as u16;
     let x = offline.chars().position(|c| c == '·').unwrap() as u16;
     let ok_x = x - 3;
     assert_eq!(buffer[(ok_x, y)].fg, Color::Green, "{screen}");
