@@ -1,6 +1,7 @@
 //! Traces: grouping hops into the trace of one user request, numbering its messages, and
 //! explaining each message for a newcomer. Pure functions over recorded hops.
 
+pub mod agent_endpoints;
 pub mod cache_verdict;
 mod call_moment;
 pub mod callers;
@@ -25,6 +26,7 @@ pub mod explain_context;
 mod feed;
 pub mod group;
 pub mod host_patterns;
+pub mod host_tools;
 pub mod kept_readings;
 pub mod lanes;
 pub mod live_group;

@@ -137,12 +137,12 @@ fn render_hops_with_stderr(
     if let Some(duration) = trace.duration_ns {
         facts.push(human_duration(duration));
     }
-    facts.push(trace.status.clone());
+    facts.push(trace.status_words());
     if let Some(tokens) = trace.tokens.and_then(|t| t.counts().short()) {
         facts.push(format!("tokens: {tokens}"));
     }
-    if !trace.tools_used.is_empty() {
-        facts.push(format!("tools: {}", one_line(&trace.tools_used.join(", "))));
+    if let Some(tools) = trace.tools_words(", ") {
+        facts.push(format!("tools: {}", one_line(&tools)));
     }
     out.push_str(&format!("  {}\n", facts.join(" · ")));
     if let Some(billed) = super::cost_text::billed_line(

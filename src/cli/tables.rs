@@ -20,9 +20,27 @@ pub fn trace_table_at(traces: &[TraceEntry], now: i64) -> String {
         return out;
     }
     let dated = needs_dates(traces.iter().map(|t| t.started_unix_ns), Some(now));
+    // The status column widens for `ok · 3 side calls failed`, only when a row has one.
+    let status_width = traces
+        .iter()
+        .map(|t| t.status_words().chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(14);
+    // The tools column widens (to 40 at most) for the host's own tools beside MCP's.
+    let tools_width = traces
+        .iter()
+        .filter(|t| !t.host_tools_used.is_empty())
+        .filter_map(|t| t.tools_words(","))
+        .map(|tools| tools.chars().count())
+        .max()
+        .unwrap_or(0)
+        .clamp(16, 40);
     out.push_str(&format!(
-        "ID        {:<width$}  HOPS  DURATION  STATUS          TOKENS                COST        TOOLS             TITLE\n",
+        "ID        {:<width$}  HOPS  DURATION  {:<status_width$}  TOKENS                COST        {:<tools_width$}  TITLE\n",
         "STARTED",
+        "STATUS",
+        "TOOLS",
         width = started_width(dated)
     ));
     for trace in traces {
@@ -30,11 +48,9 @@ pub fn trace_table_at(traces: &[TraceEntry], now: i64) -> String {
             (Some(title), _) => format!("\"{}\"", shorten(&title_line(title), 60)),
             (None, kind) => trace_name(None, Some(kind), &[]).unwrap_or_else(|| "-".to_string()),
         };
-        let tools = if trace.tools_used.is_empty() {
-            "-".to_string()
-        } else {
-            one_line(&trace.tools_used.join(",")).into_owned()
-        };
+        let tools = trace
+            .tools_words(",")
+            .map_or_else(|| "-".to_string(), |tools| one_line(&tools).into_owned());
         let tokens = trace
             .tokens
             .and_then(|t| t.counts().short())
@@ -45,17 +61,17 @@ pub fn trace_table_at(traces: &[TraceEntry], now: i64) -> String {
             .and_then(|c| c.sum().short())
             .unwrap_or_else(|| "-".to_string());
         out.push_str(&format!(
-            "{:<8}  {:<width$}  {:>4}  {:>8}  {:<14}  {:<20}  {:<10}  {:<16}  {}\n",
+            "{:<8}  {:<width$}  {:>4}  {:>8}  {:<status_width$}  {:<20}  {:<10}  {:<tools_width$}  {}\n",
             &trace.id[..trace.id.len().min(8)],
             started(trace.started_unix_ns, dated),
             trace.hop_count,
             trace
                 .duration_ns
                 .map_or_else(|| "-".to_string(), human_duration),
-            trace.status,
+            trace.status_words(),
             tokens,
             cost,
-            truncate(&tools, 16),
+            truncate(&tools, tools_width),
             title,
             width = started_width(dated),
         ));

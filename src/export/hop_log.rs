@@ -15,6 +15,7 @@ mod rebuild;
 mod streamed;
 mod summaries;
 mod tokens;
+mod trace_words;
 mod ws_entry;
 
 use serde::{Deserialize, Serialize};
@@ -37,8 +38,9 @@ pub use ws_entry::{WsEntry, WsMessageEntry};
 pub const FORMAT: &str = "tracer.hop-log";
 /// The version of the hop log this build writes. Version 2 added the `tokens` objects; version
 /// 3 the messages of an SSE answer (`part`) and the answers no one sent (`unsent`); version 4
-/// the `cost` and `context` objects and the trace's `last_prompt`.
-pub const VERSION: u32 = 4;
+/// the `cost` and `context` objects and the trace's `last_prompt`; version 5 the trace's
+/// `side_calls_failed` and `host_tools_used`.
+pub const VERSION: u32 = 5;
 /// The oldest version this build still reads (a version 1 log has no `tokens`).
 pub const OLDEST_VERSION: u32 = 1;
 /// `created_by` of traces that `import` writes (a re-grouping leaves them alone).
@@ -84,11 +86,19 @@ pub struct TraceEntry {
     pub kind: String,
     pub started_unix_ns: i64,
     pub ended_unix_ns: Option<i64>,
+    /// How the user's request went; failed side calls are counted apart (`side_calls_failed`).
     pub status: String,
+    /// Side calls (the host's telemetry, account, feature flags, titles) that failed; absent
+    /// when none did (and in logs before version 5).
+    #[serde(default, skip_serializing_if = "trace_words::is_zero")]
+    pub side_calls_failed: usize,
     pub duration_ns: Option<i64>,
     pub hop_count: usize,
     pub message_count: usize,
     pub tools_used: Vec<String>,
+    /// The host's own tools the model called (Claude Code's `Bash`, `Read`); absent when none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub host_tools_used: Vec<String>,
     /// The tokens its model hops reported, summed (absent when none did).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tokens: Option<TokenEntry>,
@@ -137,10 +147,12 @@ impl TraceEntry {
             started_unix_ns: row.started_unix_ns,
             ended_unix_ns: row.ended_unix_ns,
             status: summary.status.as_str().to_string(),
+            side_calls_failed: summary.side_calls_failed,
             duration_ns: summary.duration_ns,
             hop_count: summary.hops,
             message_count: summary.messages,
             tools_used: summary.tools_used,
+            host_tools_used: summary.host_tools_used,
             tokens: TokenEntry::of(&summary.tokens),
             cost: CostEntry::of_sum(&summary.cost),
             last_prompt: summary.last_prompt,
@@ -320,19 +332,7 @@ impl HopLog {
             })
             .collect();
         hop_entries.sort_by_key(|hop| hop.number);
-        // A log is written as the oldest version that has every kind of entry it holds: version
-        // 4 for cost objects, 3 for SSE parts and unsent answers, else 2, as it always was.
-        let version = if messages
-            .iter()
-            .any(|m| m.cost.is_some() || m.context.is_some())
-            || summary.last_prompt.is_some()
-        {
-            VERSION
-        } else if messages.iter().any(|m| m.part.is_some() || m.unsent) {
-            3
-        } else {
-            2
-        };
+        let version = trace_words::version_of(&messages, &summary);
         HopLog {
             format: FORMAT.to_string(),
             version,

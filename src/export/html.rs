@@ -106,12 +106,12 @@ pub fn html_page(trace: &TraceToExport<'_>) -> String {
         summary
             .duration_ns
             .map_or("in flight".into(), human_duration),
-        summary.status.as_str(),
-        if summary.tools_used.is_empty() {
-            "none".to_owned()
-        } else {
-            escape(&summary.tools_used.join(", "))
-        },
+        escape(&summary.status_words()),
+        escape(
+            &summary
+                .tools_words(", ")
+                .unwrap_or_else(|| "none".to_owned())
+        ),
         summary
             .tokens
             .short()
@@ -423,8 +423,8 @@ pub fn html_index(entries: &[IndexEntry]) -> String {
             summary.started_ns.map_or(String::new(), iso8601_utc),
             summary.hops,
             summary.duration_ns.map_or("in flight".into(), human_duration),
-            summary.status.as_str(),
-            escape(&summary.tools_used.join(", ")),
+            escape(&summary.status_words()),
+            escape(&summary.tools_words(", ").unwrap_or_default()),
             escape(
                 &crate::trace::trace_name(entry.title.as_deref(), None, &entry.hops)
                     .unwrap_or_else(|| "(untitled)".into())

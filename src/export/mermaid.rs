@@ -190,6 +190,16 @@ pub fn markdown_handout(trace: &TraceToExport<'_>) -> String {
         tokens.map_or_else(String::new, |t| format!(", tokens: {t}")),
         cost.unwrap_or_default()
     ));
+    // The status and tools where a side call failed or the host ran tools of its own (a
+    // handout without either reads as it always did).
+    let summary = crate::trace::summarize(trace.hops);
+    if summary.side_calls_failed > 0 || !summary.host_tools_used.is_empty() {
+        let mut facts = vec![format!("Status: {}", summary.status_words())];
+        if let Some(tools) = summary.tools_words(", ") {
+            facts.push(format!("tools: {tools}"));
+        }
+        out.push_str(&format!("{}.\n\n", markdown_text(&facts.join(" · "))));
+    }
     out.push_str("```mermaid\n");
     out.push_str(&sequence_diagram(&messages));
     out.push_str("```\n\n## The messages\n\n");

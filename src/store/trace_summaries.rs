@@ -30,8 +30,11 @@ const KEY_SQL: &str = "select
  from traces t left join trace_summaries s on s.trace_id = t.id
  where t.id = ?1";
 
-/// What a summary depends on besides the database: this build.
-const BUILD: &str = env!("CARGO_PKG_VERSION");
+/// What a summary depends on besides the database: this build, and the revision of how a
+/// summary is computed (raised when a summary of the same hops changes: revision 2 counts failed
+/// side calls apart from the status and lists the host's own tools), so that every summary kept
+/// before is computed again.
+const BUILD: &str = concat!(env!("CARGO_PKG_VERSION"), "+summary.2");
 
 impl Store {
     /// The key of trace `trace_id` now, and its kept summary if it still matches.

@@ -75,15 +75,17 @@ pub fn explain_request_in(
             explained
         }
         Reading::Mcp(mcp) => super::describe_mcp_hop::mcp_request(mcp),
-        other => dialect_words::code_assist_call(&hop.start.path).unwrap_or_else(|| {
-            Explained::new(
-                Case::HttpRequest,
-                &[(
-                    "detail",
-                    other_detail(other, &hop.start.method, &hop.start.path),
-                )],
-            )
-        }),
+        other => dialect_words::code_assist_call(&hop.start.path)
+            .or_else(|| dialect_words::agent_endpoint_call(&hop.start))
+            .unwrap_or_else(|| {
+                Explained::new(
+                    Case::HttpRequest,
+                    &[(
+                        "detail",
+                        other_detail(other, &hop.start.method, &hop.start.path),
+                    )],
+                )
+            }),
     };
     add_integrity_note(&mut explained, &reading.request);
     super::ws_words::turn_notes(hop, &mut explained);

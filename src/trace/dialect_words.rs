@@ -40,6 +40,18 @@ pub fn code_assist_call(path: &str) -> Option<Explained> {
         .then(|| Explained::new(Case::CodeAssistCall, &[("method", method.to_string())]))
 }
 
+/// A coding agent's own call beside the model (`agent_endpoints`), named with its purpose.
+pub fn agent_endpoint_call(start: &crate::hop::HopStart) -> Option<Explained> {
+    let endpoint = super::agent_endpoints::agent_endpoint(start)?;
+    Some(Explained::new(
+        Case::AgentEndpoint,
+        &[
+            ("agent", endpoint.agent.to_string()),
+            ("purpose", endpoint.purpose.to_string()),
+        ],
+    ))
+}
+
 /// A `countTokens` request: how many contents, for which model (from the path).
 pub fn count_tokens_request(reading: &Reading, path: &str) -> Explained {
     let contents = match reading {

@@ -98,13 +98,16 @@ pub enum Case {
     NoteToolSelection,
     NoteHistoryRewritten,
     NoteHousekeeping,
+    /// A coding agent's own call beside the model: its account, settings, feature flags or
+    /// telemetry (`agent_endpoints`).
+    AgentEndpoint,
     /// MCP beyond tools: the rows of `table_mcp` (not in `ALL`: `McpCase::ALL` lists them).
     Mcp(McpCase),
 }
 
 impl Case {
     /// Every case, for checks that the table is complete.
-    pub const ALL: [Case; 85] = [
+    pub const ALL: [Case; 86] = [
         Case::AgentRequest,
         Case::AgentReply,
         Case::AgentError,
@@ -190,6 +193,7 @@ impl Case {
         Case::NoteToolSelection,
         Case::NoteHistoryRewritten,
         Case::NoteHousekeeping,
+        Case::AgentEndpoint,
     ];
 }
 

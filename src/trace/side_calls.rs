@@ -1,6 +1,7 @@
 //! Conversations and side calls: which model requests of a trace extend one history (each one's
 //! messages a prefix of the next), and which calls a host makes beside it (a title, a summary,
-//! routing, a token count, a quota probe, its own telemetry), told by their shape.
+//! routing, a token count, a quota probe, its own telemetry, its account and feature flags), told
+//! by their shape.
 
 use super::RecordedHop;
 use super::request_anatomy::previous_of;
@@ -23,6 +24,12 @@ pub enum SideCall {
     Quota,
     /// The agent's own telemetry (OTLP metrics, analytics events).
     Telemetry,
+    /// The agent's account and the settings it fetches for it (Claude Code's bootstrap and
+    /// policy limits, Code Assist's `loadCodeAssist`).
+    Account,
+    /// The agent's feature flags and experiments (Claude Code's GrowthBook `/api/eval/sdk-…`,
+    /// Code Assist's `listExperiments`).
+    FeatureFlags,
     /// The host's own housekeeping: signing in, listing models, its settings and tool servers,
     /// the model server's model list (open-webui's `/api/v1/…`, Ollama's `/api/tags`).
     Housekeeping,
@@ -40,6 +47,8 @@ impl SideCall {
             SideCall::CountTokens => "a token count",
             SideCall::Quota => "a usage or quota probe",
             SideCall::Telemetry => "the agent's own telemetry",
+            SideCall::Account => "the agent's account and settings",
+            SideCall::FeatureFlags => "the agent's feature flags",
             SideCall::Housekeeping => "the host's own housekeeping",
             SideCall::Aside => "outside the conversation",
         }
@@ -79,6 +88,9 @@ pub fn housekeeping_of(start: &HopStart) -> Option<&'static str> {
 pub fn side_call_by_shape(start: &HopStart, reading: &HopReading) -> Option<SideCall> {
     if housekeeping_of(start).is_some() {
         return Some(SideCall::Housekeeping);
+    }
+    if let Some(endpoint) = super::agent_endpoints::agent_endpoint(start) {
+        return Some(endpoint.kind);
     }
     let path = bare_path(start);
     let telemetry = ["/v1/metrics", "/v1/traces", "/v1/logs"]

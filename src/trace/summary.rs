@@ -1,4 +1,5 @@
-//! One line about a whole trace, for listings (`tracer ls`): counts, duration, status, tools used.
+//! One line about a whole trace, for listings (`tracer ls`): counts, duration, status (its user
+//! request's: a failed side call is counted apart), tools used (MCP's and the host's own).
 
 use super::cost::CostSum;
 use super::request_anatomy::{title_line, title_words};
@@ -47,15 +48,58 @@ pub struct TraceSummary {
     pub started_ns: Option<i64>,
     /// Until the last response ended; None while a hop is in flight.
     pub duration_ns: Option<i64>,
+    /// How the user's request went: the worst of the trace's own hops, its side calls (the
+    /// host's telemetry, account, feature flags, titles) left out.
     pub status: TraceStatus,
+    /// Side calls that failed (no response, or an HTTP error): counted apart, never the status.
+    pub side_calls_failed: usize,
     /// Tools called (MCP `tools/call`), in order, each once.
     pub tools_used: Vec<String>,
+    /// The host's own tools the model called (Claude Code's `Bash`, `Read`), in order, each once.
+    pub host_tools_used: Vec<String>,
     /// The tokens its model hops reported, summed.
     pub tokens: TokenCounts,
     /// What its model calls cost at list prices, summed (an unpriced call makes it "at least").
     pub cost: CostSum,
     /// The prompt of the last model call that reported one: the context it carried.
     pub last_prompt: Option<u64>,
+}
+
+/// A trace's status in words, with its failed side calls counted apart: `ok`,
+/// `ok · 3 side calls failed`, `failed · 1 side call failed`.
+pub fn status_words(status: &str, side_calls_failed: usize) -> String {
+    match side_calls_failed {
+        0 => status.to_string(),
+        1 => format!("{status} · 1 side call failed"),
+        n => format!("{status} · {n} side calls failed"),
+    }
+}
+
+/// The tools a trace used, MCP's apart from the host's own, each list joined by `separator`:
+/// `append`, `Bash, Read (host)`, `append (mcp) · Bash, Read (host)`; None when it used none.
+pub fn tools_words(mcp: &[String], host: &[String], separator: &str) -> Option<String> {
+    match (mcp.is_empty(), host.is_empty()) {
+        (true, true) => None,
+        (false, true) => Some(mcp.join(separator)),
+        (true, false) => Some(format!("{} (host)", host.join(separator))),
+        (false, false) => Some(format!(
+            "{} (mcp) · {} (host)",
+            mcp.join(separator),
+            host.join(separator)
+        )),
+    }
+}
+
+impl TraceSummary {
+    /// `ok`, or `ok · 3 side calls failed` (`status_words`).
+    pub fn status_words(&self) -> String {
+        status_words(self.status.as_str(), self.side_calls_failed)
+    }
+
+    /// The tools it used, MCP's apart from the host's own (`tools_words`).
+    pub fn tools_words(&self, separator: &str) -> Option<String> {
+        tools_words(&self.tools_used, &self.host_tools_used, separator)
+    }
 }
 
 /// What every face calls a trace without a title whose kind is `setup`.
@@ -84,6 +128,7 @@ pub fn trace_name(title: Option<&str>, kind: Option<&str>, hops: &[RecordedHop])
 /// Summarizes the hops of one trace.
 pub fn summarize(hops: &[RecordedHop]) -> TraceSummary {
     let mut status = TraceStatus::Ok;
+    let mut side_calls_failed = 0;
     let mut tools_used: Vec<String> = Vec::new();
     let mut agent_title = None;
     let mut model_title = None;
@@ -95,6 +140,13 @@ pub fn summarize(hops: &[RecordedHop]) -> TraceSummary {
     let mut last_prompt = None;
     let readings: Vec<_> = hops.iter().map(RecordedHop::reading).collect();
     let conversations = Conversations::of_trace(hops, &readings);
+    // A subagent's requests are a conversation of their own, not side calls.
+    let threads = super::subagents::threads_of(hops, &readings);
+    let side_call = |index: usize| {
+        conversations
+            .side_call(index)
+            .filter(|_| threads.get(index).is_none_or(Option::is_none))
+    };
     let mut order: Vec<usize> = (0..hops.len()).collect();
     order.sort_by_key(|&i| hops[i].start.started_unix_ns);
     let ordered: Vec<&RecordedHop> = order.iter().map(|&i| &hops[i]).collect();
@@ -171,7 +223,12 @@ pub fn summarize(hops: &[RecordedHop]) -> TraceSummary {
                 worst = worst.min(TraceStatus::ToolError);
             }
         }
-        status = status.min(worst);
+        // A side call's failure is the host's, beside the user's request: counted apart.
+        if side_call(index).is_some() {
+            side_calls_failed += usize::from(worst != TraceStatus::Ok);
+        } else {
+            status = status.min(worst);
+        }
     }
     if in_flight {
         status = TraceStatus::InFlight;
@@ -187,7 +244,9 @@ pub fn summarize(hops: &[RecordedHop]) -> TraceSummary {
             _ => None,
         },
         status,
+        side_calls_failed,
         tools_used,
+        host_tools_used: super::host_tools::host_tools_used(hops, &readings),
         tokens,
         cost,
         last_prompt,

@@ -104,11 +104,9 @@ impl TraceServer {
             let duration = summary
                 .duration_ns
                 .map_or("in flight".to_owned(), human_duration);
-            let tools = if summary.tools_used.is_empty() {
-                "no tools".to_owned()
-            } else {
-                format!("tools: {}", summary.tools_used.join(", "))
-            };
+            let tools = summary
+                .tools_words(", ")
+                .map_or_else(|| "no tools".to_owned(), |tools| format!("tools: {tools}"));
             let title =
                 crate::trace::trace_name(row.title.as_deref(), Some(row.kind.as_str()), &[])
                     .unwrap_or_else(|| "(untitled)".into());
@@ -119,7 +117,7 @@ impl TraceServer {
                 shorten(&title, TITLE_CHARS),
                 plural(summary.hops, "hop"),
                 duration,
-                summary.status.as_str(),
+                summary.status_words(),
             ));
             found.push(json!({
                 "id": row.id,
@@ -131,6 +129,8 @@ impl TraceServer {
                 "duration_ms": summary.duration_ns.map(|ns| ns as f64 / 1e6),
                 "status": summary.status.as_str(),
                 "tools": summary.tools_used,
+                "host_tools": summary.host_tools_used,
+                "side_calls_failed": summary.side_calls_failed,
             }));
         }
         let text = if found.is_empty() {

@@ -63,12 +63,8 @@ impl TraceServer {
             plural(trace.hop_count, "hop"),
             plural(trace.message_count, "message"),
             trace.duration_ns.map_or("in flight".into(), human_duration),
-            trace.status,
-            if trace.tools_used.is_empty() {
-                "none".to_owned()
-            } else {
-                trace.tools_used.join(", ")
-            },
+            trace.status_words(),
+            trace.tools_words(", ").unwrap_or_else(|| "none".to_owned()),
         );
         let mut messages = Vec::new();
         for message in &loaded.messages {

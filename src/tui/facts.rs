@@ -56,8 +56,12 @@ impl TraceFacts {
         facts
     }
 
-    pub fn tools(&self) -> &[String] {
-        &self.summary.tools_used
+    /// The tools it used: MCP's, then the host's own (`tool:Bash` finds those too).
+    pub fn tools(&self) -> Vec<String> {
+        let summary = &self.summary;
+        (summary.tools_used.iter().chain(&summary.host_tools_used))
+            .cloned()
+            .collect()
     }
 }
 

@@ -87,13 +87,13 @@ impl Filter {
                     let title = row.title.as_deref().unwrap_or_default().to_lowercase();
                     title.contains(&term.value)
                         || row.id.starts_with(&term.value)
-                        || facts.is_some_and(|f| contains(f.tools(), &term.value))
+                        || facts.is_some_and(|f| contains(&f.tools(), &term.value))
                 }
                 (_, None) => {
                     needs_facts = true;
                     continue;
                 }
-                (Field::Tool, Some(f)) => contains(f.tools(), &term.value),
+                (Field::Tool, Some(f)) => contains(&f.tools(), &term.value),
                 (Field::Model, Some(f)) => contains(&f.models, &term.value),
                 (Field::Method, Some(f)) => contains(&f.methods, &term.value),
                 (Field::Status, Some(f)) => contains(&f.statuses, &term.value),
@@ -140,7 +140,9 @@ mod tests {
                 started_ns: None,
                 duration_ns: None,
                 status: TraceStatus::ToolError,
+                side_calls_failed: 0,
                 tools_used: vec!["append".into()],
+                host_tools_used: vec!["Bash".into()],
                 tokens: Default::default(),
                 cost: Default::default(),
                 last_prompt: None,
@@ -179,5 +181,10 @@ mod tests {
             "id prefix"
         );
         assert!(Filter::parse("  ").is_empty());
+        // The host's own tools are tools too.
+        assert_eq!(
+            Filter::parse("tool:bash").matches(&row("x"), Some(&facts)),
+            Verdict::Yes
+        );
     }
 }

@@ -133,6 +133,9 @@ fn header_line(app: &App) -> Line<'static> {
                 ))),
                 None => spans.push(Span::raw(format!("· {} messages", view.messages.len()))),
             }
+            if let Some(status) = &view.side_calls_failed {
+                spans.push(Span::raw(format!(" · {status}")));
+            }
         }
         _ => {
             spans.push(Span::raw(format!("{} · ", app.source)));

@@ -5,10 +5,14 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "../support/agent_trace.rs"]
+mod agent_trace;
 #[path = "../support/free_ports.rs"]
 mod free_ports;
 #[path = "../support/interop_peers.rs"]
 mod interop_peers;
+#[path = "../support/offline_side_calls.rs"]
+mod offline_side_calls;
 #[path = "../support/sample_db.rs"]
 mod sample_db;
 #[path = "../support/trace_hops.rs"]
@@ -61,6 +65,7 @@ mod trace_cli;
 mod tui;
 mod tui_context;
 mod tui_let_go;
+mod tui_side_call_status;
 mod tui_side_calls;
 mod tui_store;
 mod tui_timing;

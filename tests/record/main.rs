@@ -17,6 +17,8 @@ mod dialect_hops;
 mod free_ports;
 #[path = "../support/interop_peers.rs"]
 mod interop_peers;
+#[path = "../support/offline_side_calls.rs"]
+mod offline_side_calls;
 #[path = "../support/session_fixtures.rs"]
 mod session_fixtures;
 #[path = "../support/trace_hops.rs"]
@@ -81,6 +83,7 @@ mod secrets;
 mod secrets_edges;
 mod session_cost;
 mod shared_database;
+mod side_call_status;
 mod standing_streams;
 mod store_faults;
 mod trace_summary;

@@ -38,4 +38,12 @@ pub const HOSTS: &[CaseText] = &[
         "This is the host's own housekeeping ({what}), beside any conversation: no model is asked \
          anything here.",
     ),
+    row(
+        Case::AgentEndpoint,
+        "agent_endpoint",
+        "{agent}: {purpose}",
+        "{agent}'s own call beside your request ({purpose}): no model is asked anything here. \
+         The agent goes on without its answer, so when it fails your request does not: the \
+         trace counts it as a failed side call, not as its status.",
+    ),
 ];

@@ -38,6 +38,9 @@ pub struct TraceView {
     pub caches: Vec<crate::trace::cache_verdict::CacheReport>,
     /// Side calls (a title, routing, telemetry…) are drawn too; folded by default (`s`).
     pub side_calls_shown: bool,
+    /// The trace's status with its failed side calls counted apart (`ok · 3 side calls
+    /// failed`), when a side call failed; made once per load.
+    pub side_calls_failed: Option<String>,
     /// What each model request is made of (computed once per load, never while drawing).
     pub contexts: Vec<ContextShares>,
     /// What changed in each model request since the previous one of its conversation (for
@@ -124,6 +127,8 @@ impl TraceView {
             .filter(|&i| messages[i].side_call.is_none())
             .collect();
         let times = messages.iter().map(|m| m.at_unix_ns).collect();
+        let summary = crate::trace::summarize(&trace.hops);
+        let side_calls_failed = (summary.side_calls_failed > 0).then(|| summary.status_words());
         Self {
             trace_id: trace.trace_id,
             title: trace.title,
@@ -142,6 +147,7 @@ impl TraceView {
             stderr: Vec::new(),
             caches,
             side_calls_shown: false,
+            side_calls_failed,
             contexts,
             changes,
             pane: DetailPane::Message,

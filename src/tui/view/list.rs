@@ -62,6 +62,26 @@ pub fn render(app: &mut App, frame: &mut Frame, area: Rect) {
     let dated = needs_dates(list.rows.iter().map(|row| row.started_unix_ns), None);
     let time_width: u16 = if dated { 19 } else { 8 };
     let end = (list.offset + height).min(list.shown.len());
+    // The status column widens for `ok · 3 side calls failed` when a row on screen has one.
+    let status_width = list.shown[list.offset..end]
+        .iter()
+        .filter_map(|&index| list.facts.get(&list.rows[index].id))
+        .map(|f| f.summary.status_words().chars().count())
+        .max()
+        .unwrap_or(0)
+        .clamp(14, 24);
+    let status_width = u16::try_from(status_width).unwrap_or(14);
+    // The tools column widens for the host's own tools beside MCP's (`append (mcp) · Bash (host)`).
+    let tools_width = list.shown[list.offset..end]
+        .iter()
+        .filter_map(|&index| list.facts.get(&list.rows[index].id))
+        .filter(|f| !f.summary.host_tools_used.is_empty())
+        .filter_map(|f| f.summary.tools_words(","))
+        .map(|tools| tools.chars().count())
+        .max()
+        .unwrap_or(0)
+        .clamp(10, 28);
+    let tools_width = u16::try_from(tools_width).unwrap_or(10);
     let rows: Vec<Row> = list.shown[list.offset..end]
         .iter()
         .map(|&index| {
@@ -77,7 +97,7 @@ pub fn render(app: &mut App, frame: &mut Frame, area: Rect) {
                         .map_or_else(|| "…".to_string(), human_duration),
                     f.summary.status,
                     f.summary.cost.short().unwrap_or_else(|| "-".to_string()),
-                    f.tools().join(","),
+                    f.summary.tools_words(",").unwrap_or_default(),
                 ),
                 None => (
                     "…".into(),
@@ -88,8 +108,15 @@ pub fn render(app: &mut App, frame: &mut Frame, area: Rect) {
                 ),
             };
             let status_cell = match facts {
-                Some(_) => Span::styled(status.as_str(), status_style(status)),
-                None => Span::raw("…"),
+                Some(f) if f.summary.side_calls_failed > 0 => Line::from(vec![
+                    Span::styled(status.as_str(), status_style(status)),
+                    Span::styled(
+                        f.summary.status_words()[status.as_str().len()..].to_string(),
+                        Style::default().fg(Color::Yellow),
+                    ),
+                ]),
+                Some(_) => Line::from(Span::styled(status.as_str(), status_style(status))),
+                None => Line::from(Span::raw("…")),
             };
             let time = if dated {
                 format!(
@@ -114,7 +141,7 @@ pub fn render(app: &mut App, frame: &mut Frame, area: Rect) {
             if wide {
                 cells.push(Line::from(duration));
             }
-            cells.push(Line::from(status_cell));
+            cells.push(status_cell);
             if costed {
                 cells.push(Line::from(cost));
             }
@@ -132,8 +159,8 @@ pub fn render(app: &mut App, frame: &mut Frame, area: Rect) {
             Constraint::Fill(1),
             Constraint::Length(4),
             Constraint::Length(7),
-            Constraint::Length(14),
-            Constraint::Length(10),
+            Constraint::Length(status_width),
+            Constraint::Length(tools_width),
         ];
         if costed {
             header.insert(6, "COST");
@@ -151,7 +178,7 @@ pub fn render(app: &mut App, frame: &mut Frame, area: Rect) {
                 Constraint::Length(time_width),
                 Constraint::Fill(1),
                 Constraint::Length(4),
-                Constraint::Length(14),
+                Constraint::Length(status_width),
             ],
         )
     };
