@@ -24,6 +24,7 @@ mod scripted_model;
 #[path = "../reference/notes_agent/scripted_replies.rs"]
 mod scripted_replies;
 
+mod agent_samples;
 mod closed_stdout;
 mod compare;
 mod cost;
