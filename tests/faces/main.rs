@@ -37,6 +37,7 @@ mod html_context;
 mod html_csp;
 mod html_export;
 mod interop_chromium;
+mod interop_chromium_layout;
 mod interop_mcp;
 mod interop_phoenix;
 mod interop_tracer;
