@@ -47,6 +47,7 @@ mod mcp_agent;
 mod mcp_faces;
 mod mcp_server;
 mod newcomer;
+mod newcomer_readme;
 mod odd_databases;
 mod open_listeners;
 mod otlp_grow;
