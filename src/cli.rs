@@ -42,7 +42,15 @@ pub use args::*;
 /// A wire inspector for AI agents: record, group and explain what crosses the wire between an
 /// agent, its model and its MCP servers.
 #[derive(Debug, Parser)]
-#[command(name = "tracer", version, propagate_version = true)]
+#[command(
+    name = "tracer",
+    version,
+    propagate_version = true,
+    after_help = "Start with `tracer run -- claude` (or codex, gemini, opencode), or `tracer demo`: \
+                  \"Add buy milk to my notes\" from Abiral Khanal's article \"How MCP and tool \
+                  calling really work: I built an AI agent from scratch in Java and traced every \
+                  step\" (DEV Community, 2026), end to end with no agent and no model."
+)]
 pub struct Cli {
     /// The tracer database [default: tracer.db; `tracer demo`: one in its --dir]
     #[arg(long, global = true, env = "TRACER_DB")]
@@ -63,8 +71,11 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Run the article end to end on this machine and print its numbered trace
+    /// Run Abiral Khanal's buy-milk article end to end on this machine and print its numbered trace
     ///
+    /// The article: "How MCP and tool calling really work: I built an AI agent from scratch in
+    /// Java and traced every step", Abiral Khanal, DEV Community, 31 October 2026 (its code:
+    /// https://github.com/abir4l/mcp_server and https://github.com/abir4l/local_agent).
     /// Starts notes-server, notes-agent and the proxy on free ports, sends "Add buy milk to my
     /// notes", and leaves the database for `tui`, `replay` and `export`. Uses a live Ollama at
     /// $OLLAMA_HOST when it has the model, else the recorded buy-milk model built into tracer.
@@ -87,8 +98,9 @@ pub enum Command {
     Ca(CaArgs),
     /// List traces, newest first (--hops: the raw hops)
     Ls(LsArgs),
-    /// Run the article's topology with tracer in the middle: notes-agent, notes-server, the proxy
+    /// Run the topology of Abiral Khanal's buy-milk article with tracer in the middle
     ///
+    /// notes-agent (the article's host), notes-server (its MCP server) and the proxy.
     /// The proxy takes the ports a reader talks to (8081 agent, 8080 MCP) and forwards to
     /// notes-agent and notes-server on internal ports; the model route listens on 11435 and
     /// forwards to Ollama on 11434. Ctrl-C stops everything.

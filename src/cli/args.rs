@@ -350,8 +350,9 @@ pub struct ShowArgs {
 
 #[derive(Debug, Args)]
 pub struct ImportArgs {
-    /// A JSON hop log, as `tracer show ID --json` prints it
-    pub file: PathBuf,
+    /// JSON hop logs, as `tracer show ID --json` prints them (e.g. `sample-traces/agents/*.json`)
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<PathBuf>,
 }
 
 #[derive(Debug, Args)]

@@ -1,4 +1,4 @@
-//! `tracer import FILE`: read a JSON hop log into the database, all or nothing.
+//! `tracer import FILE...`: read JSON hop logs into the database, each all or nothing.
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -12,23 +12,40 @@ use crate::store::Store;
 use crate::wire::safe_text::one_line;
 
 pub async fn run(db: &Path, args: ImportArgs) -> anyhow::Result<ExitCode> {
-    let file = args.file.display().to_string();
-    let bytes = std::fs::read(&args.file).with_context(|| format!("reading {file}"))?;
-    // The file is read and checked whole before the database is even opened.
-    let log = HopLog::from_json(&bytes).with_context(|| file.clone())?;
-    log.check_importable_id().with_context(|| file.clone())?;
+    // Every file is read and checked whole before the database is even opened: a file that is
+    // not a hop log stops the command with nothing written.
+    let mut logs = Vec::with_capacity(args.files.len());
+    for path in &args.files {
+        let file = path.display().to_string();
+        let bytes = std::fs::read(path).with_context(|| format!("reading {file}"))?;
+        let log = HopLog::from_json(&bytes).with_context(|| file.clone())?;
+        log.check_importable_id().with_context(|| file.clone())?;
+        logs.push((file, log));
+    }
     let store = Store::open(db).await?;
-    let imported = log.import(&store).await;
+    let imported = import_each(&store, &logs).await;
     store.close().await;
-    let trace_id = imported.with_context(|| format!("importing {file}"))?;
-    let title = log
-        .title()
-        .map(|t| format!(" \"{}\"", one_line(t)))
-        .unwrap_or_default();
-    outln!(
-        "imported trace {}{title} ({} hops) from {file}",
-        one_line(&trace_id),
-        log.hops().len()
-    )?;
+    imported?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Imports the logs in order, saying each; the first that fails (an id already stored) stops
+/// there, after the ones before it.
+async fn import_each(store: &Store, logs: &[(String, HopLog)]) -> anyhow::Result<()> {
+    for (file, log) in logs {
+        let trace_id = log
+            .import(store)
+            .await
+            .with_context(|| format!("importing {file}"))?;
+        let title = log
+            .title()
+            .map(|t| format!(" \"{}\"", one_line(t)))
+            .unwrap_or_default();
+        outln!(
+            "imported trace {}{title} ({} hops) from {file}",
+            one_line(&trace_id),
+            log.hops().len()
+        )?;
+    }
+    Ok(())
 }

@@ -12,7 +12,7 @@ use crate::html_export::export_html;
 use crate::sample_db::{BUY_MILK, sample_db};
 
 /// A Chromium on PATH, or None after saying why (a failure when TRACER_INTEROP=1).
-fn chromium() -> Option<PathBuf> {
+pub(crate) fn chromium() -> Option<PathBuf> {
     let path = std::env::var_os("PATH").unwrap_or_default();
     for name in [
         "chromium",
@@ -39,7 +39,7 @@ fn chromium() -> Option<PathBuf> {
 
 /// Runs headless Chromium with a fresh profile and a generous deadline; its output goes to files
 /// beside the profile (a page's DOM is larger than a pipe holds).
-fn run_chromium(chromium: &Path, profile: &Path, args: &[String]) -> Output {
+pub(crate) fn run_chromium(chromium: &Path, profile: &Path, args: &[String]) -> Output {
     let stdout_path = profile.with_extension("stdout");
     let stderr_path = profile.with_extension("stderr");
     let mut child = Command::new(chromium)

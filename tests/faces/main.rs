@@ -28,6 +28,7 @@ mod scripted_model;
 #[path = "../reference/notes_agent/scripted_replies.rs"]
 mod scripted_replies;
 
+mod agent_samples;
 mod closed_stdout;
 mod compare;
 mod cost;
@@ -40,6 +41,7 @@ mod html_context;
 mod html_csp;
 mod html_export;
 mod interop_chromium;
+mod interop_chromium_layout;
 mod interop_mcp;
 mod interop_phoenix;
 mod interop_tracer;
@@ -49,6 +51,7 @@ mod mcp_agent;
 mod mcp_faces;
 mod mcp_server;
 mod newcomer;
+mod newcomer_readme;
 mod odd_databases;
 mod open_listeners;
 mod otlp_grow;

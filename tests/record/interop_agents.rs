@@ -77,7 +77,7 @@ const QWEN_CODE: Agent = Agent {
 };
 
 /// One agent at a time: they are heavy (Node, Bun) and the machine has two cores.
-static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+pub(crate) static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
 pub(super) fn skip_or_fail(message: &str) {
     assert!(

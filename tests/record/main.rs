@@ -56,6 +56,7 @@ mod https_forward_edges;
 mod https_forward_limits;
 mod https_reverse;
 mod https_support;
+mod interop_agent_samples;
 mod interop_agent_sessions;
 mod interop_agents;
 mod interop_codex_websocket;

@@ -15,6 +15,12 @@
     summary.removeChild(summary.querySelector(".num"));
     link.textContent = summary.textContent.replace(/\s+/g, " ").trim();
     link.addEventListener("click", function () { select(index, true); });
+    // The number is the item's own text, inside its column (a list marker hangs into the gap
+    // and over the column before).
+    var number = document.createElement("span");
+    number.className = "n";
+    number.textContent = message.dataset.number;
+    item.appendChild(number);
     item.appendChild(link);
     toc.appendChild(item);
   });

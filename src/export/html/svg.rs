@@ -11,9 +11,11 @@ use crate::trace::{Case, Direction, ExplainedMessage};
 
 /// The narrowest gap between two lanes; wider when fewer lanes share the figure.
 const LANE_GAP: usize = 190;
-/// The width of the page's content (`max-width: 1120px` less its padding, in page.css): the
-/// diagram spans it, so arrows and their labels use the width a reader sees.
-const FIGURE_WIDTH: usize = 1072;
+/// The width inside the diagram's frame (page.css: the body's `max-width: 1120px` less its
+/// padding of 24 px a side, less the `.figure`'s padding of 8 px and border of 1 px a side): the
+/// diagram spans it, so arrows and their labels use the width a reader sees and the last lane is
+/// not cut off. A wider drawing (many lanes) is scaled down to it (`svg.sequence` in page.css).
+const FIGURE_WIDTH: usize = 1120 - 2 * 24 - 2 * 8 - 2;
 /// A label starts this far right of its arrow's left end (clear of the number's circle).
 const LABEL_INSET: usize = 14;
 /// About how wide a character of a label is, in px.
@@ -33,7 +35,13 @@ fn label_room(width: usize, left: usize) -> usize {
     (width.saturating_sub(left + LABEL_INSET + 8) / CHAR_PX).max(12)
 }
 const MARGIN: usize = 70;
-const ROW: usize = 34;
+/// One arrow a row, its label on a line of its own above it: the label's box (12 px text,
+/// baseline `LABEL_RISE` over the arrow) ends above the number's circle (`CIRCLE` px round the
+/// arrow's end) and starts below the circle of the row before, so a label that runs past a
+/// circle (a right-to-left arrow's, whose circle is at its right end) never covers it.
+const ROW: usize = 40;
+const LABEL_RISE: usize = 15;
+const CIRCLE: usize = 10;
 const TOP: usize = 54;
 
 /// The sequence diagram of explained messages and their lanes.
@@ -85,14 +93,14 @@ pub fn sequence_svg(messages: &[ExplainedMessage], lanes: &Lanes) -> String {
         out.push_str(&format!(
             "<g class=\"arrow {}\" id=\"a{n}\" data-number=\"{n}\"><title>{n}. {} → {}: {}</title>\
              <line x1=\"{x1}\" y1=\"{y}\" x2=\"{x2}\" y2=\"{y}\" marker-end=\"url(#head)\"/>\
-             <circle cx=\"{x1}\" cy=\"{y}\" r=\"10\"/><text class=\"num\" x=\"{x1}\" y=\"{}\" text-anchor=\"middle\">{n}</text>\
+             <circle cx=\"{x1}\" cy=\"{y}\" r=\"{CIRCLE}\"/><text class=\"num\" x=\"{x1}\" y=\"{}\" text-anchor=\"middle\">{n}</text>\
              <text class=\"label\" x=\"{start}\" y=\"{}\">{}</text></g>",
             classes.join(" "),
             message.from,
             message.to,
             escape(&message.summary),
             y + 4,
-            y - 6,
+            y - LABEL_RISE,
             escape(&label),
             n = message.number,
         ));

@@ -146,7 +146,7 @@ def run_with(args, work, home, project, logs, deadline, upstream, upstream_log, 
                           "http_proxy": proxy_url, "NO_PROXY": "127.0.0.1,localhost",
                           "no_proxy": "127.0.0.1,localhost"})
     tracer = subprocess.Popen(
-        [args.tracer, "proxy", "--db", db, "--no-redact", *forward, *pins,
+        [args.tracer, "proxy", "--db", db, *([] if args.redact else ["--no-redact"]), *forward, *pins,
          "--route", f"model=127.0.0.1:{model_port}={upstream_url}",
          "--route", f"mcp:notes=127.0.0.1:{mcp_port}={notes_url.removesuffix('/mcp')}"],
         stdout=open(os.path.join(logs, "tracer.out"), "wb"),
@@ -218,6 +218,8 @@ def main():
     parser.add_argument("--netns", action="store_true", help="run inside unshare --net (root)")
     parser.add_argument("--forward", action="store_true",
                         help="also tracer's forward proxy (HTTPS_PROXY, its CA trusted) for what the agent sends elsewhere")
+    parser.add_argument("--redact", action="store_true",
+                        help="record with tracer's redaction on (the default of `tracer proxy`; tests keep everything)")
     parser.add_argument("--runs", type=int, default=1, help="run the agent this many times, back to back")
     parser.add_argument("--gap", type=float, default=1.5, help="seconds between runs")
     parser.add_argument("--model-host", help="with --forward: serve the upstream over TLS as this host; the "
