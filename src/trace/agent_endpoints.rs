@@ -168,6 +168,7 @@ mod tests {
             url: url.into(),
             request_headers: vec![crate::hop::Header::new("user-agent", agent)],
             started_unix_ns: 0,
+            run_id: None,
         }
     }
 

@@ -52,6 +52,7 @@ pub fn failed_side_call(index: usize, method: &str, path: &str, at: i64) -> Reco
                 Header::new("host", "api.anthropic.com"),
             ],
             started_unix_ns: at,
+            run_id: None,
         },
         end: Some(HopEnd {
             id,
