@@ -51,6 +51,10 @@ impl Report<'_> {
         let mut trace_ids: Vec<String> = Vec::new();
         let mut tunnels: BTreeMap<String, Tunnelled> = BTreeMap::new();
         let failed: Vec<Failure> = hops.iter().rev().filter_map(Failure::of).collect();
+        // The hops the traces hold; a CONNECT (a tunnel, or an interception that failed) is in
+        // none and is counted apart.
+        let connects = hops.iter().filter(|hop| hop.method == "CONNECT").count();
+        let exchanged = hops.len() - connects;
         for hop in hops.iter().rev() {
             if hop.method == "CONNECT" && hop.state != "failed" {
                 let entry = tunnels.entry(hop.route.clone()).or_default();
@@ -79,7 +83,8 @@ impl Report<'_> {
                 "exit_code": self.exit_code,
                 "seconds": (seconds * 1000.0).round() / 1000.0,
                 "db": self.db.display().to_string(),
-                "hops": hops.len(),
+                "hops": exchanged,
+                "connects": connects,
                 "failed": failed.iter().map(Failure::json).collect::<Vec<_>>(),
                 "stdio_servers_wrapped": self.wrapped,
                 "traces": traces,
@@ -91,7 +96,8 @@ impl Report<'_> {
             let line = format!("{}\n", serde_json::to_string(&value)?);
             return write_err(&json_text(&line));
         }
-        let failures = match failed.len() {
+        let failed_calls = failed.iter().filter(|f| !f.tunnel).count();
+        let failures = match failed_calls {
             0 => String::new(),
             n => format!(" ({n} failed)"),
         };
@@ -100,7 +106,7 @@ impl Report<'_> {
             one_line(self.program),
             self.exit_code,
             plural(traces.len(), "trace"),
-            plural(hops.len(), "hop"),
+            plural(exchanged, "hop"),
             self.db.display()
         );
         if style == ReportStyle::Full {

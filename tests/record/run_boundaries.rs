@@ -223,6 +223,8 @@ fn the_summary_names_each_failed_call_and_failed_tunnel_with_its_reason() {
     let report: serde_json::Value = serde_json::from_str(lines.last().unwrap()).unwrap();
     let failed = report["failed"].as_array().unwrap();
     assert_eq!(failed.len(), 1, "{report:#}");
+    assert_eq!(report["hops"], 0, "a CONNECT is in no trace: {report:#}");
+    assert_eq!(report["connects"], 1, "{report:#}");
     assert_eq!(failed[0]["kind"], "tunnel");
     assert_eq!(failed[0]["target"], format!("127.0.0.1:{port}"));
     assert!(
