@@ -467,8 +467,18 @@ fn list_names_the_session_of_each_trace() {
         app.list.session_of(&rows[0].id),
         app.list.session_of(&rows[1].id)
     );
-    insta::assert_snapshot!("list_sessions_100x6", draw(&mut app, 100, 6).backend());
-    // Narrow, the column gives way to the title.
+    // At 80 columns the title has its room (a SESSION column left it 14 characters); TOKENS
+    // from 110, SESSION from 140.
+    insta::assert_snapshot!("list_sessions_80x6", draw(&mut app, 80, 6).backend());
+    let at_80 = format!("{:?}", draw(&mut app, 80, 6).backend());
+    assert!(!at_80.contains("SESSION"), "{at_80}");
+    assert!(at_80.contains("Add buy milk to my note"), "{at_80}");
+    insta::assert_snapshot!("list_sessions_120x6", draw(&mut app, 120, 6).backend());
+    let at_120 = format!("{:?}", draw(&mut app, 120, 6).backend());
+    assert!(at_120.contains("TOKENS") && !at_120.contains("SESSION"), "{at_120}");
+    insta::assert_snapshot!("list_sessions_140x6", draw(&mut app, 140, 6).backend());
+    let at_140 = format!("{:?}", draw(&mut app, 140, 6).backend());
+    assert!(at_140.contains("SESSION") && at_140.contains("e4865556"), "{at_140}");
     let narrow = format!("{:?}", draw(&mut app, 60, 6).backend());
     assert!(!narrow.contains("SESSION"), "{narrow}");
 }

@@ -36,10 +36,10 @@ pub fn render(mode: Screen, frame: &mut Frame, area: Rect) {
             "  tool:append  model:qwen  method:tools/call  status:error  role:mcp",
         ));
         lines.push(Line::from(
-            "body:TEXT (last; the rest of the line) searches every message and body, decoded,",
+            "body:TEXT (last) searches messages and bodies too; enter runs it",
         ));
         lines.push(Line::from(
-            "  as `tracer search` does; enter runs it. ctrl-u clears the line, ctrl-w a word.",
+            "typing: ctrl-u clears the line, ctrl-w deletes a word",
         ));
     }
     let width = area.width.saturating_sub(4).min(72);
