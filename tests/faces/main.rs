@@ -52,6 +52,7 @@ mod otlp_live;
 mod otlp_push;
 mod otlp_receiver;
 mod otlp_tracer;
+mod search;
 mod serve_replay;
 mod stopping;
 mod stopping_pipes;

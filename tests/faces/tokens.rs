@@ -265,7 +265,11 @@ fn the_tui_list_has_a_tokens_column_as_ls_shows_them() {
         terminal
     };
     let wide = draw(&mut app, 120);
-    assert!(format!("{}", wide.backend()).contains(TOTAL), "{}", wide.backend());
+    assert!(
+        format!("{}", wide.backend()).contains(TOTAL),
+        "{}",
+        wide.backend()
+    );
     insta::assert_snapshot!("claude_code_list_120x4", wide.backend());
     // At 80 columns the title keeps the room: no TOKENS column.
     assert!(!format!("{}", draw(&mut app, 80).backend()).contains("TOKENS"));
