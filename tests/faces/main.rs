@@ -62,6 +62,7 @@ mod trace_cli;
 mod tui;
 mod tui_context;
 mod tui_let_go;
+mod tui_search;
 mod tui_side_calls;
 mod tui_store;
 mod tui_timing;

@@ -20,11 +20,11 @@ use tracer::tui::facts::TraceFacts;
 use tracer::tui::keymap::Screen;
 use tracer::tui::view;
 
-fn key(code: KeyCode) -> Action {
+pub(crate) fn key(code: KeyCode) -> Action {
     Action::Key(KeyEvent::new(code, KeyModifiers::NONE))
 }
 
-fn press(app: &mut App, keys: &str) -> Vec<Effect> {
+pub(crate) fn press(app: &mut App, keys: &str) -> Vec<Effect> {
     keys.chars()
         .flat_map(|c| app.update(key(KeyCode::Char(c))))
         .collect()
@@ -57,7 +57,7 @@ fn broken(t: i64) -> Vec<RecordedHop> {
 }
 
 /// The three traces of the list, newest first, with their hops.
-fn traces() -> Vec<(TraceRow, Vec<RecordedHop>)> {
+pub(crate) fn traces() -> Vec<(TraceRow, Vec<RecordedHop>)> {
     let milk = buy("a", "buy milk", 0);
     let eggs = buy("b", "eggs", 5_000);
     let clear = broken(9_000);
@@ -69,7 +69,7 @@ fn traces() -> Vec<(TraceRow, Vec<RecordedHop>)> {
 }
 
 /// A browser that has polled once and read the facts of every trace.
-fn loaded_app() -> App {
+pub(crate) fn loaded_app() -> App {
     let mut app = App::browser("tracer.db");
     assert!(matches!(app.start()[..], [Effect::Poll { last: None }]));
     let traces = traces();
@@ -105,7 +105,7 @@ fn open_milk(app: &mut App) {
     });
 }
 
-fn draw(app: &mut App, width: u16, height: u16) -> Terminal<TestBackend> {
+pub(crate) fn draw(app: &mut App, width: u16, height: u16) -> Terminal<TestBackend> {
     let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
     terminal.draw(|frame| view::render(app, frame)).unwrap();
     terminal
@@ -487,54 +487,4 @@ fn list_names_the_session_of_each_trace() {
     );
     let narrow = format!("{:?}", draw(&mut app, 60, 6).backend());
     assert!(!narrow.contains("SESSION"), "{narrow}");
-}
-
-#[test]
-fn body_search_results_and_the_line_keys() {
-    let mut app = loaded_app();
-    press(&mut app, "/body:Appended");
-    assert!(
-        !app.list.shown.is_empty() || app.list.undecided > 0,
-        "typing does not search yet"
-    );
-    let effects = app.update(key(KeyCode::Enter));
-    assert!(
-        effects.contains(&Effect::Search("Appended".into())),
-        "{effects:?}"
-    );
-    let waiting = format!("{:?}", draw(&mut app, 80, 24).backend());
-    assert!(
-        waiting.contains("Searching titles, messages and bodies"),
-        "{waiting}"
-    );
-    // The search answers: only buy milk holds the text (in its tool result).
-    let milk = traces()[2].0.id.clone();
-    app.update(Action::SearchDone {
-        text: "Appended".into(),
-        traces: [milk.clone()].into(),
-    });
-    let shown: Vec<&str> = app
-        .list
-        .shown
-        .iter()
-        .map(|&i| app.list.rows[i].id.as_str())
-        .collect();
-    assert_eq!(shown, [milk.as_str()]);
-    insta::assert_snapshot!("search_results_80x24", draw(&mut app, 80, 24).backend());
-
-    // In the filter bar, ctrl-w deletes a word and ctrl-u the line (not typed as `w`, `u`).
-    let ctrl = |c| Action::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL));
-    press(&mut app, "/");
-    app.update(ctrl('w'));
-    assert_eq!(app.filter_input, "");
-    press(&mut app, "tool:append milk");
-    app.update(ctrl('w'));
-    assert_eq!(app.filter_input, "tool:append ");
-    app.update(ctrl('u'));
-    assert_eq!(app.filter_input, "");
-    assert_eq!(
-        app.list.shown.len(),
-        3,
-        "the cleared filter shows every trace"
-    );
 }
