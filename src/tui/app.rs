@@ -217,6 +217,8 @@ impl App {
             }
             Action::Failed(message) => {
                 self.polling = false;
+                // A body search that failed can be asked for again (enter).
+                self.list.searching = None;
                 self.note = Some(message);
                 Vec::new()
             }
