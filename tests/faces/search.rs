@@ -284,5 +284,14 @@ async fn the_tui_body_filter_finds_appended_in_buy_milk() {
         app.update(key(KeyCode::Char(c)));
     }
     assert!(app.list.shown.is_empty());
+    let mut terminal = ratatui::Terminal::new(ratatui::backend::TestBackend::new(100, 12)).unwrap();
+    terminal
+        .draw(|frame| tracer::tui::view::render(&mut app, frame))
+        .unwrap();
+    let screen = format!("{:?}", terminal.backend());
+    assert!(
+        screen.contains("/body:Appended searches the messages and bodies too"),
+        "{screen}"
+    );
     store.close().await;
 }

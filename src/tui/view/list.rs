@@ -46,10 +46,18 @@ pub fn render(app: &mut App, frame: &mut Frame, area: Rect) {
                 list.undecided, app.filter.text
             )
         } else {
-            format!(
-                "No trace matches “{}”. esc clears the filter.",
-                app.filter.text
-            )
+            match (&app.filter.body, app.filter.text.contains(':')) {
+                // Plain words match titles and ids: say how to look in the messages too.
+                (None, false) => format!(
+                    "No trace matches “{0}”. /body:{0} searches the messages and bodies too; \
+                     esc clears the filter.",
+                    app.filter.text
+                ),
+                _ => format!(
+                    "No trace matches “{}”. esc clears the filter.",
+                    app.filter.text
+                ),
+            }
         };
         let paragraph = Paragraph::new(multi_line(&text).into_owned())
             .wrap(Wrap { trim: true })
