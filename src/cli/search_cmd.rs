@@ -20,6 +20,9 @@ use crate::wire::safe_text::one_line;
 
 /// Characters of a title in the listing.
 const TITLE_CHARS: usize = 60;
+/// Messages of a trace shown with their excerpt; the rest by number, at most `NUMBERS`.
+const EXCERPTS: usize = 10;
+const NUMBERS: usize = 30;
 
 pub async fn run(db: &Path, args: SearchArgs) -> anyhow::Result<ExitCode> {
     if args.text.trim().is_empty() {
@@ -94,7 +97,7 @@ fn print_text(report: &SearchReport) -> std::io::Result<()> {
             one_line(&shorten(&trace.title, TITLE_CHARS)),
             width = started_width(dated),
         )?;
-        for message in &trace.messages {
+        for message in trace.messages.iter().take(EXCERPTS) {
             let arrow = if message.direction == "request" {
                 "→"
             } else {
@@ -104,6 +107,25 @@ fn print_text(report: &SearchReport) -> std::io::Result<()> {
                 "  {:>4} {arrow}  {}",
                 message.number,
                 one_line(&message.excerpt)
+            )?;
+        }
+        let rest: Vec<String> = trace
+            .messages
+            .iter()
+            .skip(EXCERPTS)
+            .map(|m| m.number.to_string())
+            .collect();
+        if !rest.is_empty() {
+            let listed = rest.len().min(NUMBERS);
+            outln!(
+                "        and {}: {}{}",
+                messages(rest.len()),
+                rest[..listed].join(", "),
+                if listed < rest.len() {
+                    ", … (--json lists every one)"
+                } else {
+                    ""
+                }
             )?;
         }
     }

@@ -168,7 +168,10 @@ impl TraceServer {
         let (mut lines, mut structured) = (Vec::new(), Vec::new());
         for trace in &report.traces {
             let numbers: Vec<usize> = trace.messages.iter().map(|m| m.number).collect();
-            let listed: Vec<String> = numbers.iter().map(usize::to_string).collect();
+            let mut listed: Vec<String> = numbers.iter().take(50).map(usize::to_string).collect();
+            if numbers.len() > listed.len() {
+                listed.push(format!("… ({} in all)", numbers.len()));
+            }
             let place = match (trace.in_title, numbers.len()) {
                 (true, 0) => "its title".to_string(),
                 (in_title, count) => format!(
