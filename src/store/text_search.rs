@@ -32,6 +32,8 @@ pub struct SearchedHop {
     pub response_headers: Vec<Header>,
     pub request: KeptBody,
     pub response: KeptBody,
+    /// A WebSocket hop: its messages are rows of `ws_frames` (read with `Store::hop`).
+    pub websocket: bool,
 }
 
 impl SearchedHop {
@@ -60,6 +62,7 @@ pub struct ChunkList {
 
 const HOPS_SQL: &str = "select h.id, h.trace_id, h.request_headers, h.response_headers,
        h.body_pieces, h.body_chunked, h.request_body, h.response_body,
+       h.websocket is not null as websocket,
        exists (select 1 from hop_body_pieces p where p.hop_id = h.id and p.side = 0) as old_request,
        exists (select 1 from hop_body_pieces p where p.hop_id = h.id and p.side = 1) as old_response
      from hops h order by h.request_started_unix_ns desc, h.seq desc";
@@ -186,6 +189,7 @@ fn searched_hop(row: &sqlx::sqlite::SqliteRow) -> Option<SearchedHop> {
     Some(SearchedHop {
         request: kept(BodySide::Request, "request_body", "old_request"),
         response: kept(BodySide::Response, "response_body", "old_response"),
+        websocket: row.try_get::<bool, _>("websocket").unwrap_or(false),
         id,
         trace_id,
         request_headers,

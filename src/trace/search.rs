@@ -15,7 +15,7 @@ use futures_util::TryStreamExt;
 use serde::Serialize;
 
 use super::search_text::{SearchText, is_stream};
-use super::ws_turns::with_turns;
+use super::ws_turns::{is_turn, with_turns};
 use super::{Direction, RecordedHop, number_trace, summary::trace_name};
 use crate::hop::{BodyCapture, BodySide, Header, Role, header_text};
 use crate::store::text_search::{KeptBody, SearchedHop};
@@ -209,6 +209,10 @@ pub async fn matching_hops(store: &Store, text: &str) -> Result<Vec<HopMatch>> {
     while let Some(hop) = hops.try_next().await? {
         let Some(hop) = hop else { continue };
         order += 1;
+        if hop.websocket {
+            found.extend(websocket_matches(store, &needle, &hop, order).await?);
+            continue;
+        }
         let sides = [BodySide::Request, BodySide::Response];
         let whole_sides =
             sides.map(|side| read_whole(&hop, side) || hop.body(side) == &KeptBody::Pieces);
@@ -303,6 +307,50 @@ pub async fn matching_hops(store: &Store, text: &str) -> Result<Vec<HopMatch>> {
     }
     drop(lists);
     found.sort_by_key(|hit| (hit.order, hit.side.code()));
+    Ok(found)
+}
+
+/// A WebSocket hop's Responses turns (Codex), each read as the model hop it is numbered as
+/// (`ws_turns`): its `response.create` and the events answering it, as text.
+async fn websocket_matches(
+    store: &Store,
+    needle: &SearchText,
+    hop: &SearchedHop,
+    order: usize,
+) -> Result<Vec<HopMatch>> {
+    let socket = RecordedHop::from(store.hop(&hop.id).await?);
+    let mut found = Vec::new();
+    for turn in with_turns(vec![socket])
+        .iter()
+        .filter(|t| is_turn(&t.start))
+    {
+        let Some(end) = turn.end.as_ref() else {
+            continue;
+        };
+        let sides = [
+            (
+                BodySide::Request,
+                &turn.start.request_headers,
+                &end.request_body,
+            ),
+            (
+                BodySide::Response,
+                &end.response_headers,
+                &end.response_body,
+            ),
+        ];
+        for (side, headers, body) in sides {
+            let excerpt = match_whole(needle, headers, &body.bytes)
+                .or_else(|| needle.find_streamed(&body.bytes));
+            found.extend(excerpt.map(|excerpt| HopMatch {
+                hop_id: turn.start.id.clone(),
+                trace_id: hop.trace_id.clone(),
+                side,
+                excerpt,
+                order,
+            }));
+        }
+    }
     Ok(found)
 }
 
