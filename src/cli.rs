@@ -21,6 +21,7 @@ mod replay_cmd;
 mod rerun_cmd;
 mod run_cmd;
 mod run_report;
+mod search_cmd;
 pub mod serve_replay_cmd;
 mod show;
 mod show_changes;
@@ -107,6 +108,13 @@ pub enum Command {
     Up(UpArgs),
     /// Show one trace: its numbered messages, each explained
     Show(ShowArgs),
+    /// Find the traces whose titles or messages hold a text (bodies decoded)
+    ///
+    /// Lists each matching trace, newest first, with the numbers of its messages that hold the
+    /// text (as `tracer show` numbers them) and an excerpt of each. Any case; JSON escapes are
+    /// read as what they spell; gzip, deflate, br and zstd bodies are decoded; a streamed answer
+    /// is read as the text its events spell together.
+    Search(SearchArgs),
     /// Read a JSON hop log (from `tracer show ID --json`) into the database
     Import(ImportArgs),
     /// Group recorded hops into traces (the proxy does this as it runs)
@@ -192,6 +200,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Ls(args) => ls::run(&db, args).await,
         Command::Up(args) => up_cmd::run(&db, args).await,
         Command::Show(args) => show::run(&db, args).await,
+        Command::Search(args) => search_cmd::run(&db, args).await,
         Command::Import(args) => import::run(&db, args).await,
         Command::Correlate(args) => correlate_cmd::run(&db, args).await,
         Command::Wrap(args) => wrap_cmd::run(db, args).await,

@@ -4,7 +4,6 @@
 
 pub mod body_chunks;
 pub mod body_pieces;
-mod body_search;
 pub mod browse;
 mod chunking;
 pub mod eval_rows;
@@ -21,6 +20,7 @@ mod open_check;
 pub mod proxy_routes;
 pub mod reader;
 pub mod sessions;
+pub mod text_search;
 pub mod trace_summaries;
 pub mod traces;
 pub mod unread_requests;

@@ -43,6 +43,8 @@ pub mod request_anatomy;
 pub mod request_changes;
 pub mod request_parts;
 pub mod request_views;
+pub mod search;
+pub mod search_text;
 pub mod side_calls;
 mod stopped_reading;
 pub mod subagents;
@@ -198,17 +200,43 @@ pub fn reply_tokens(reading: &HopReading) -> Option<TokenCounts> {
     }
 }
 
-/// Numbers and explains the messages of one trace's hops (any order; in-flight hops included).
-pub fn explain_trace(hops: &[RecordedHop]) -> Vec<ExplainedMessage> {
+/// A trace's hops read, and its messages numbered: the first half of `explain_trace`.
+fn read_and_number(
+    hops: &[RecordedHop],
+) -> (
+    Vec<HopReading>,
+    openapi_calls::OpenApiTrace,
+    Vec<HopTimes>,
+    Vec<mcp_messages::Slot>,
+) {
     let mut readings: Vec<HopReading> = hops.iter().map(RecordedHop::reading).collect();
     let openapi = openapi_calls::OpenApiTrace::of(hops, &mut readings);
-    let parties = callers::parties_of(hops, &readings);
     let times: Vec<HopTimes> = hops.iter().map(RecordedHop::times).collect();
-    let context = explain_context::ExplainContext::of_trace(hops, &readings);
-    let mut out = Vec::new();
     let numbered = number_messages(&times);
     // MCP: every message of an SSE stream is a message; answers nobody sent are not.
     let slots = mcp_messages::slots(hops, &readings, &numbered);
+    (readings, openapi, times, slots)
+}
+
+/// The numbers `explain_trace` gives the messages of one trace's hops, without explaining
+/// them: (number, hop index, direction, SSE part).
+pub fn number_trace(hops: &[RecordedHop]) -> Vec<(usize, usize, Direction, Option<usize>)> {
+    let (_, _, _, slots) = read_and_number(hops);
+    slots
+        .into_iter()
+        .map(|slot| {
+            let m = slot.message;
+            (m.number, m.hop_index, m.direction, slot.part)
+        })
+        .collect()
+}
+
+/// Numbers and explains the messages of one trace's hops (any order; in-flight hops included).
+pub fn explain_trace(hops: &[RecordedHop]) -> Vec<ExplainedMessage> {
+    let (readings, openapi, times, slots) = read_and_number(hops);
+    let parties = callers::parties_of(hops, &readings);
+    let context = explain_context::ExplainContext::of_trace(hops, &readings);
+    let mut out = Vec::new();
     let mut hop_numbers = vec![0; hops.len()];
     let mut answer_numbers = vec![0; hops.len()];
     for slot in slots.iter().filter(|s| s.part.is_none()) {

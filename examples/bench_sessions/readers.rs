@@ -107,6 +107,14 @@ pub fn readers(tracer: &Path, dir: &Path, db: &Path, id: &str, unique_bytes: u64
         Some(0.3),
         50.0,
     );
+    // A word of the prose in every request and many answers: every body is read (each stored
+    // chunk once) and the long trace numbered (issue 44: <= 0.5 s).
+    row(
+        "tracer search parse",
+        &run_reader(tracer, dir, &["search", "parse", "--db", &db_arg])?,
+        Some(0.5),
+        100.0,
+    );
     row(
         "tracer show <long trace>",
         &run_reader(tracer, dir, &["show", id, "--db", &db_arg])?,

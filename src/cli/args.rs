@@ -349,6 +349,21 @@ pub struct ShowArgs {
 }
 
 #[derive(Debug, Args)]
+pub struct SearchArgs {
+    /// The text to find (any case): in titles, the user's words, model text, tool calls and
+    /// results, and every body (decoded; a stream's events read together)
+    pub text: String,
+
+    /// Print JSON instead of text
+    #[arg(long)]
+    pub json: bool,
+
+    /// How many traces to list (the newest first; the rest are counted)
+    #[arg(long, short = 'n', default_value_t = 20, value_parser = clap::value_parser!(u64).range(1..=10_000))]
+    pub limit: u64,
+}
+
+#[derive(Debug, Args)]
 pub struct ImportArgs {
     /// JSON hop logs, as `tracer show ID --json` prints them (e.g. `sample-traces/agents/*.json`)
     #[arg(required = true, value_name = "FILE")]

@@ -182,20 +182,6 @@ pub fn whole_bodies_of_hop_sql(sides: i64) -> &'static str {
     QUERIES[at].as_str()
 }
 
-/// Hops whose body may hold a searched text, newest first, with both whole bodies.
-pub fn hops_with_whole_bodies_sql() -> &'static str {
-    static QUERY: LazyLock<String> = LazyLock::new(|| {
-        format!(
-            "select h.id, h.trace_id, {} as request_bytes, {} as response_bytes
-             from hops h
-             order by h.request_started_unix_ns desc, h.seq desc",
-            body_sql(BodySide::Request),
-            body_sql(BodySide::Response)
-        )
-    });
-    QUERY.as_str()
-}
-
 fn body_sql(side: BodySide) -> String {
     let (code, bit) = (side.code(), side_bit(side));
     let column = match side {

@@ -6,11 +6,8 @@ use super::args::Args;
 use super::{TraceServer, answer, db_error};
 use crate::export::body_text::iso8601_utc;
 use crate::trace::explain::{human_duration, plural, shorten};
-use crate::trace::{Direction, TraceStatus, explain_trace, summarize};
+use crate::trace::{TraceStatus, summarize};
 use crate::wire::mcp::CallToolResult;
-
-/// A hop where a searched text occurs: its id, and whether in its request and its response.
-type HopHit = (String, bool, bool);
 
 /// At most this many traces are read to answer one call (the text says when it stopped).
 pub(super) const SCAN_LIMIT: usize = 2000;
@@ -160,80 +157,74 @@ impl TraceServer {
         Ok(answer(text, json!({ "traces": found, "more": more })))
     }
 
+    /// The one search `tracer search` and the TUI's `body:` run (`trace::search`).
     pub(super) async fn search(&self, args: &Args<'_>) -> Result<CallToolResult, String> {
         let needle = args.required_text("text")?;
         let limit = args.number("limit", 1, 100)?.unwrap_or(20) as usize;
-        let matches = self
-            .store
-            .hops_with_body_text(needle, 5000)
+        let report = crate::trace::search::search(&self.store, needle, limit)
             .await
             .map_err(db_error)?;
-        let mut traces: Vec<(String, Vec<HopHit>)> = Vec::new();
-        let mut ungrouped = 0;
-        for found in matches {
-            let Some(trace_id) = found.trace_id else {
-                ungrouped += 1;
-                continue;
-            };
-            let hop = (found.hop_id, found.in_request, found.in_response);
-            let count = traces.len();
-            match traces.iter_mut().find(|(id, _)| *id == trace_id) {
-                Some((_, hops)) => hops.push(hop),
-                None if count < limit => traces.push((trace_id, vec![hop])),
-                None => {}
-            }
-        }
-        let ids: Vec<String> = traces.iter().map(|(id, _)| id.clone()).collect();
+        let ids: Vec<String> = report.traces.iter().map(|t| t.id.clone()).collect();
         let (mut lines, mut structured) = (Vec::new(), Vec::new());
-        for (trace_id, hops_found) in &traces {
-            let hops = self.hops(trace_id).await?;
-            let title = crate::trace::trace_name(summarize(&hops).title.as_deref(), None, &hops)
-                .unwrap_or_else(|| "(untitled)".into());
-            let numbers: Vec<usize> = explain_trace(&hops)
-                .iter()
-                .filter(|m| {
-                    hops_found.iter().any(|(id, in_request, in_response)| {
-                        *id == m.hop_id
-                            && match m.direction {
-                                Direction::Request => *in_request,
-                                Direction::Response => *in_response,
-                            }
-                    })
-                })
-                .map(|m| m.number)
-                .collect();
-            let listed: Vec<String> = numbers.iter().map(usize::to_string).collect();
+        for trace in &report.traces {
+            let numbers: Vec<usize> = trace.messages.iter().map(|m| m.number).collect();
+            let mut listed: Vec<String> = numbers.iter().take(50).map(usize::to_string).collect();
+            if numbers.len() > listed.len() {
+                listed.push(format!("… ({} in all)", numbers.len()));
+            }
+            let place = match (trace.in_title, numbers.len()) {
+                (true, 0) => "its title".to_string(),
+                (in_title, count) => format!(
+                    "{}{} {}",
+                    if in_title { "its title, " } else { "" },
+                    if count == 1 { "message" } else { "messages" },
+                    listed.join(", ")
+                ),
+            };
             lines.push(format!(
-                "{}  \"{}\"  {} {}",
-                short_id(trace_id, &ids),
-                shorten(&title, TITLE_CHARS),
-                if numbers.len() == 1 {
-                    "message"
-                } else {
-                    "messages"
-                },
-                listed.join(", ")
+                "{}  \"{}\"  {place}",
+                short_id(&trace.id, &ids),
+                shorten(&trace.title, TITLE_CHARS),
             ));
-            structured.push(json!({"trace": trace_id, "title": title, "messages": numbers}));
+            if let Some(first) = trace.messages.first() {
+                lines.push(format!("    {}: {}", first.number, first.excerpt));
+            }
+            structured.push(json!({
+                "trace": trace.id,
+                "title": trace.title,
+                "in_title": trace.in_title,
+                "messages": numbers,
+                "excerpts": trace.messages,
+            }));
         }
         let mut text = if lines.is_empty() {
-            format!("\"{needle}\" occurs in no recorded body.")
+            format!("\"{needle}\" occurs in no trace title or recorded body.")
         } else {
             format!(
-                "\"{needle}\" occurs in {}:\n{}\nNext: get_message with a trace id and a message number to read it.",
-                plural(lines.len(), "trace"),
+                "\"{needle}\" occurs in {}{}:\n{}\nNext: get_message with a trace id and a message number to read it.",
+                plural(report.traces.len() + report.more, "trace"),
+                if report.more > 0 {
+                    format!(" (the newest {} listed: raise limit)", report.traces.len())
+                } else {
+                    String::new()
+                },
                 lines.join("\n")
             )
         };
-        if ungrouped > 0 {
+        if report.ungrouped_hops > 0 {
             text.push_str(&format!(
                 "\n({} not grouped into a trace yet.)",
-                plural(ungrouped, "hop")
+                plural(report.ungrouped_hops, "hop")
             ));
         }
         Ok(answer(
             text,
-            json!({ "text": needle, "traces": structured, "ungrouped_hops": ungrouped }),
+            json!({
+                "text": needle,
+                "traces": structured,
+                "more": report.more,
+                "ungrouped_hops": report.ungrouped_hops,
+            }),
         ))
     }
 }

@@ -27,6 +27,10 @@ pub enum KeyCommand {
     ApplyFilter,
     CancelFilter,
     DeleteChar,
+    /// Ctrl-U: clear the filter line, as a shell does.
+    ClearLine,
+    /// Ctrl-W: delete the word before the cursor.
+    DeleteWord,
     Follow,
     Export,
     Replay,
@@ -104,6 +108,11 @@ pub enum Action {
         /// The request body's JSON length.
         body_bytes: usize,
     },
+    /// The traces whose titles or bodies hold a `body:` text (`trace::search`).
+    SearchDone {
+        text: String,
+        traces: std::collections::HashSet<String>,
+    },
     /// A trace was written to a file.
     Exported { path: String },
     /// Background work failed; the text is shown in the status bar.
@@ -127,6 +136,8 @@ pub enum Effect {
         hop_id: String,
         previous_hop_id: Option<String>,
     },
+    /// Search every trace's title and bodies for a `body:` text.
+    Search(String),
     /// Write a trace as a JSON hop log to a file.
     Export(String),
     /// Leave the program.

@@ -10,7 +10,7 @@ pub use fetched::{Fetched, let_go};
 pub use trace_list::{FACTS_WINDOW, TraceList};
 pub use trace_view::{Arrow, DetailPane, Tone, TraceView};
 
-use crossterm::event::KeyCode;
+use crossterm::event::{KeyCode, KeyModifiers};
 
 use super::action::{Action, Effect, KeyCommand, PollToken};
 use super::filter::Filter;
@@ -116,7 +116,10 @@ impl App {
                 if let Some(command) = keymap::lookup(self.mode, &key) {
                     return self.command(command);
                 }
-                if let (Screen::Filter, KeyCode::Char(c)) = (self.mode, key.code) {
+                let typed = !key
+                    .modifiers
+                    .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
+                if let (Screen::Filter, KeyCode::Char(c), true) = (self.mode, key.code, typed) {
                     self.filter_input.push(c);
                     return self.set_filter();
                 }
@@ -200,12 +203,22 @@ impl App {
                 }
                 Vec::new()
             }
+            Action::SearchDone { text, traces } => {
+                if self.list.searching.as_deref() == Some(text.as_str()) {
+                    self.list.searching = None;
+                }
+                self.list.body_hits = Some((text, traces));
+                self.list.refilter(&self.filter);
+                self.facts_effects()
+            }
             Action::Exported { path } => {
                 self.note = Some(format!("exported to {path}"));
                 Vec::new()
             }
             Action::Failed(message) => {
                 self.polling = false;
+                // A body search that failed can be asked for again (enter).
+                self.list.searching = None;
                 self.note = Some(message);
                 Vec::new()
             }
@@ -301,6 +314,22 @@ impl App {
         self.filter = Filter::parse(&self.filter_input);
         self.list.refilter(&self.filter);
         self.facts_effects()
+    }
+
+    /// The search a filter's `body:` text needs, unless it is known or under way (a file
+    /// replayed has no store to search).
+    fn body_search(&mut self) -> Vec<Effect> {
+        let Some(text) = self.filter.body.clone() else {
+            return Vec::new();
+        };
+        if !self.has_store
+            || !self.list.body_pending(&self.filter)
+            || self.list.searching.as_deref() == Some(text.as_str())
+        {
+            return Vec::new();
+        }
+        self.list.searching = Some(text.clone());
+        vec![Effect::Search(text)]
     }
 
     fn command(&mut self, command: KeyCommand) -> Vec<Effect> {

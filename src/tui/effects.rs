@@ -200,6 +200,10 @@ async fn run(
             hop_id,
             previous_hop_id,
         } => Some(read_back::changes(store, trace_id, hop_id, previous_hop_id).await),
+        Effect::Search(text) => match crate::trace::search::matching_traces(store, &text).await {
+            Ok(traces) => Some(Action::SearchDone { text, traces }),
+            Err(error) => failed("searching the bodies", &error),
+        },
         Effect::Export(id) => match super::export::write_trace(store, &id, export_dir).await {
             Ok(path) => Some(Action::Exported {
                 path: path.display().to_string(),

@@ -1,6 +1,7 @@
 //! The `/` filter: plain words match a trace's title or id; `tool:`, `model:`, `method:`,
-//! `status:` and `role:` tokens match its facts. Every term must match (case-insensitive, by
-//! substring).
+//! `status:` and `role:` tokens match its facts; `body:` and the rest of the line is searched for
+//! in every message and body (`trace::search`, run when the filter is applied). Every term must
+//! match (case-insensitive, by substring).
 
 use super::facts::TraceFacts;
 use crate::store::traces::TraceRow;
@@ -27,6 +28,8 @@ pub struct Term {
 pub struct Filter {
     pub text: String,
     pub terms: Vec<Term>,
+    /// `body:` and what follows it: searched for in titles, messages and bodies.
+    pub body: Option<String>,
 }
 
 /// Whether a trace matches, or cannot be told until its facts are known.
@@ -39,7 +42,8 @@ pub enum Verdict {
 
 impl Filter {
     pub fn parse(text: &str) -> Self {
-        let terms = text
+        let (words, body) = split_body(text);
+        let terms = words
             .split_whitespace()
             .map(|word| {
                 let lower = word.to_lowercase();
@@ -67,11 +71,12 @@ impl Filter {
         Filter {
             text: text.trim().to_string(),
             terms,
+            body,
         }
     }
 
     pub fn is_empty(&self) -> bool {
-        self.terms.is_empty()
+        self.terms.is_empty() && self.body.is_none()
     }
 
     /// Whether the filter needs facts (tokens) rather than just the trace row.
@@ -108,6 +113,22 @@ impl Filter {
         } else {
             Verdict::Yes
         }
+    }
+}
+
+/// The words before `body:`, and the text after it (None when absent or empty).
+fn split_body(text: &str) -> (&str, Option<String>) {
+    let at = text.char_indices().map(|(at, _)| at).find(|&at| {
+        text.get(at..at + 5)
+            .is_some_and(|word| word.eq_ignore_ascii_case("body:"))
+            && (at == 0 || text[..at].ends_with(char::is_whitespace))
+    });
+    match at {
+        Some(at) => {
+            let body = text[at + 5..].trim();
+            (&text[..at], (!body.is_empty()).then(|| body.to_string()))
+        }
+        None => (text, None),
     }
 }
 
@@ -186,5 +207,15 @@ mod tests {
             Filter::parse("tool:bash").matches(&row("x"), Some(&facts)),
             Verdict::Yes
         );
+    }
+
+    #[test]
+    fn body_takes_the_rest_of_the_line() {
+        let filter = Filter::parse("status:ok Body:Appended buy milk ");
+        assert_eq!(filter.body.as_deref(), Some("Appended buy milk"));
+        assert_eq!(filter.terms.len(), 1);
+        assert!(!filter.is_empty());
+        assert_eq!(Filter::parse("body:").body, None);
+        assert_eq!(Filter::parse("nobody:x").body, None);
     }
 }

@@ -43,6 +43,8 @@ pub struct Binding {
     pub help: &'static str,
     /// Shown in the status bar (the most useful few per mode).
     pub hint: bool,
+    /// The keys are pressed with Ctrl.
+    pub ctrl: bool,
 }
 
 use KeyCode::{Backspace, Char, Down, End, Enter, Esc, Home, Left, PageDown, PageUp, Right, Up};
@@ -61,7 +63,7 @@ pub const KEYMAP: &[Binding] = &[
     b(&[List, Trace, Replay], &[Char('g'), Home], "g", C::Top, "first", false),
     b(&[List, Trace, Replay], &[Char('G'), End], "G", C::Bottom, "last", false),
     b(&[List], &[Enter], "enter", C::Open, "open the trace", true),
-    b(&[List], &[Char('/')], "/", C::StartFilter, "filter (text, tool: model: method: status: role:)", true),
+    b(&[List], &[Char('/')], "/", C::StartFilter, "filter (text, tool: model: method: status: role:, body:)", true),
     b(&[List], &[Esc], "esc", C::ClearFilter, "clear the filter", false),
     b(&[List, Trace], &[Char('f')], "f", C::Follow, "follow the newest trace (on/off)", true),
     b(&[List, Trace], &[Char('e')], "e", C::Export, "export the trace as JSON", true),
@@ -82,6 +84,8 @@ pub const KEYMAP: &[Binding] = &[
     b(&[Filter], &[Enter], "enter", C::ApplyFilter, "keep this filter", true),
     b(&[Filter], &[Esc], "esc", C::CancelFilter, "cancel", true),
     b(&[Filter], &[Backspace], "⌫", C::DeleteChar, "delete a character", false),
+    ctrl(&[Filter], &[Char('u')], "ctrl-u", C::ClearLine, "clear the line", false),
+    ctrl(&[Filter], &[Char('w')], "ctrl-w", C::DeleteWord, "delete a word", false),
     b(&[Help], &[Esc, Char('?'), Char('q')], "esc/?/q", C::Back, "close help", true),
 ];
 
@@ -101,17 +105,38 @@ const fn b(
         command,
         help,
         hint,
+        ctrl: false,
+    }
+}
+
+/// A binding of keys pressed with Ctrl.
+const fn ctrl(
+    modes: &'static [Screen],
+    keys: &'static [KeyCode],
+    label: &'static str,
+    command: KeyCommand,
+    help: &'static str,
+    hint: bool,
+) -> Binding {
+    Binding {
+        ctrl: true,
+        ..b(modes, keys, label, command, help, hint)
     }
 }
 
 /// The command a key gives in a mode, if any. Ctrl-C leaves from everywhere.
 pub fn lookup(mode: Screen, key: &KeyEvent) -> Option<KeyCommand> {
-    if key.modifiers.contains(KeyModifiers::CONTROL) {
-        return (key.code == Char('c')).then_some(KeyCommand::Exit);
+    let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+    if ctrl && key.code == Char('c') {
+        return Some(KeyCommand::Exit);
     }
     KEYMAP
         .iter()
-        .find(|binding| binding.modes.contains(&mode) && binding.keys.contains(&key.code))
+        .find(|binding| {
+            binding.ctrl == ctrl
+                && binding.modes.contains(&mode)
+                && binding.keys.contains(&key.code)
+        })
         .map(|binding| binding.command)
 }
 
@@ -146,8 +171,9 @@ mod tests {
             let mut seen = Vec::new();
             for binding in bindings(mode) {
                 for code in binding.keys {
-                    assert!(!seen.contains(code), "{code:?} twice in {mode:?}");
-                    seen.push(*code);
+                    let key = (*code, binding.ctrl);
+                    assert!(!seen.contains(&key), "{key:?} twice in {mode:?}");
+                    seen.push(key);
                 }
             }
         }
@@ -165,6 +191,9 @@ mod tests {
         );
         let ctrl_c = KeyEvent::new(Char('c'), KeyModifiers::CONTROL);
         assert_eq!(lookup(Trace, &ctrl_c), Some(C::Exit));
+        let ctrl_u = KeyEvent::new(Char('u'), KeyModifiers::CONTROL);
+        assert_eq!(lookup(Filter, &ctrl_u), Some(C::ClearLine));
+        assert_eq!(lookup(List, &ctrl_u), None);
         assert_eq!(hints(Replay)[0], ("space/→", "next"));
     }
 

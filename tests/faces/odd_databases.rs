@@ -12,6 +12,7 @@ use assert_cmd::Command;
 use sqlx::Connection;
 use tokio::sync::mpsc::unbounded_channel;
 use tracer::store::Store;
+use tracer::trace::search::matching_hops;
 use tracer::tui::action::{Action, Effect};
 use tracer::tui::effects::Effects;
 
@@ -225,7 +226,7 @@ async fn search_survives_a_hop_id_that_is_not_text_and_reads_text_as_written() {
     )
     .await;
     let store = Store::open_read_only(&db).await.unwrap();
-    let milk = store.hops_with_body_text("buy milk", 100).await.unwrap();
+    let milk = matching_hops(&store, "buy milk").await.unwrap();
     assert!(!milk.is_empty(), "the other hops still match");
     assert_eq!(
         store.unreadable_rows(),
@@ -233,17 +234,11 @@ async fn search_survives_a_hop_id_that_is_not_text_and_reads_text_as_written() {
         "the hop with a byte id is skipped, counted"
     );
     for needle in ["café crème", "CAFÉ", "été à paris", "Été"] {
-        let found = store.hops_with_body_text(needle, 100).await.unwrap();
+        let found = matching_hops(&store, needle).await.unwrap();
         assert_eq!(found.len(), 1, "{needle}");
         assert_eq!(found[0].trace_id.as_deref(), Some(NEWEST), "{needle}");
     }
-    assert!(
-        store
-            .hops_with_body_text("thé", 100)
-            .await
-            .unwrap()
-            .is_empty()
-    );
+    assert!(matching_hops(&store, "thé").await.unwrap().is_empty());
     store.close().await;
 }
 

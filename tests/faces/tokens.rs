@@ -237,6 +237,45 @@ fn the_tui_detail_shows_the_answers_tokens() {
 }
 
 #[test]
+fn the_tui_list_has_a_tokens_column_as_ls_shows_them() {
+    let hops = claude_code_hops();
+    let row = TraceRow {
+        id: hops[0].start.id.clone(),
+        title: Some("Add buy milk to my notes".into()),
+        kind: "request".into(),
+        started_unix_ns: hops[0].start.started_unix_ns,
+        ended_unix_ns: hops[1].end.as_ref().and_then(|e| e.response_ended_unix_ns),
+        created_by: "correlate".into(),
+    };
+    let mut app = App::browser("tracer.db");
+    app.start();
+    app.update(Action::TracesLoaded {
+        rows: vec![row.clone()],
+        token: Default::default(),
+        partial: false,
+        sessions: Default::default(),
+    });
+    app.update(Action::FactsLoaded(vec![(
+        row.id.clone(),
+        tracer::tui::facts::TraceFacts::of(&hops),
+    )]));
+    let draw = |app: &mut App, width: u16| {
+        let mut terminal = Terminal::new(TestBackend::new(width, 4)).unwrap();
+        terminal.draw(|frame| view::render(app, frame)).unwrap();
+        terminal
+    };
+    let wide = draw(&mut app, 120);
+    assert!(
+        format!("{}", wide.backend()).contains(TOTAL),
+        "{}",
+        wide.backend()
+    );
+    insta::assert_snapshot!("claude_code_list_120x4", wide.backend());
+    // At 80 columns the title keeps the room: no TOKENS column.
+    assert!(!format!("{}", draw(&mut app, 80).backend()).contains("TOKENS"));
+}
+
+#[test]
 fn a_version_1_hop_log_still_reads_and_is_written_again_with_its_tokens() {
     let dir = tempfile::tempdir().unwrap();
     let (file, _) = hop_log_file(dir.path(), "v2.json");

@@ -20,11 +20,11 @@ use tracer::tui::facts::TraceFacts;
 use tracer::tui::keymap::Screen;
 use tracer::tui::view;
 
-fn key(code: KeyCode) -> Action {
+pub(crate) fn key(code: KeyCode) -> Action {
     Action::Key(KeyEvent::new(code, KeyModifiers::NONE))
 }
 
-fn press(app: &mut App, keys: &str) -> Vec<Effect> {
+pub(crate) fn press(app: &mut App, keys: &str) -> Vec<Effect> {
     keys.chars()
         .flat_map(|c| app.update(key(KeyCode::Char(c))))
         .collect()
@@ -57,7 +57,7 @@ fn broken(t: i64) -> Vec<RecordedHop> {
 }
 
 /// The three traces of the list, newest first, with their hops.
-fn traces() -> Vec<(TraceRow, Vec<RecordedHop>)> {
+pub(crate) fn traces() -> Vec<(TraceRow, Vec<RecordedHop>)> {
     let milk = buy("a", "buy milk", 0);
     let eggs = buy("b", "eggs", 5_000);
     let clear = broken(9_000);
@@ -69,7 +69,7 @@ fn traces() -> Vec<(TraceRow, Vec<RecordedHop>)> {
 }
 
 /// A browser that has polled once and read the facts of every trace.
-fn loaded_app() -> App {
+pub(crate) fn loaded_app() -> App {
     let mut app = App::browser("tracer.db");
     assert!(matches!(app.start()[..], [Effect::Poll { last: None }]));
     let traces = traces();
@@ -105,7 +105,7 @@ fn open_milk(app: &mut App) {
     });
 }
 
-fn draw(app: &mut App, width: u16, height: u16) -> Terminal<TestBackend> {
+pub(crate) fn draw(app: &mut App, width: u16, height: u16) -> Terminal<TestBackend> {
     let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
     terminal.draw(|frame| view::render(app, frame)).unwrap();
     terminal
@@ -467,8 +467,24 @@ fn list_names_the_session_of_each_trace() {
         app.list.session_of(&rows[0].id),
         app.list.session_of(&rows[1].id)
     );
-    insta::assert_snapshot!("list_sessions_100x6", draw(&mut app, 100, 6).backend());
-    // Narrow, the column gives way to the title.
+    // At 80 columns the title has its room (a SESSION column left it 14 characters); TOKENS
+    // from 110, SESSION from 140.
+    insta::assert_snapshot!("list_sessions_80x6", draw(&mut app, 80, 6).backend());
+    let at_80 = format!("{:?}", draw(&mut app, 80, 6).backend());
+    assert!(!at_80.contains("SESSION"), "{at_80}");
+    assert!(at_80.contains("Add buy milk to my note"), "{at_80}");
+    insta::assert_snapshot!("list_sessions_120x6", draw(&mut app, 120, 6).backend());
+    let at_120 = format!("{:?}", draw(&mut app, 120, 6).backend());
+    assert!(
+        at_120.contains("TOKENS") && !at_120.contains("SESSION"),
+        "{at_120}"
+    );
+    insta::assert_snapshot!("list_sessions_140x6", draw(&mut app, 140, 6).backend());
+    let at_140 = format!("{:?}", draw(&mut app, 140, 6).backend());
+    assert!(
+        at_140.contains("SESSION") && at_140.contains("e4865556"),
+        "{at_140}"
+    );
     let narrow = format!("{:?}", draw(&mut app, 60, 6).backend());
     assert!(!narrow.contains("SESSION"), "{narrow}");
 }

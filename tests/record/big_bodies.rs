@@ -110,12 +110,11 @@ async fn big_bodies_each_way_are_stored_in_pieces_and_read_back_whole() {
     let hops = store.all_hops().await.unwrap();
     assert_eq!(hops.len(), 1);
     assert_body(&hops[0], &up, &down, UP, DOWN);
-    let found = store
-        .hops_with_body_text("up line 000050000", 5)
+    let found = tracer::trace::search::matching_hops(&store, "up line 000050000")
         .await
         .unwrap();
     assert_eq!(found.len(), 1);
-    assert!(found[0].in_request && !found[0].in_response);
+    assert_eq!(found[0].side, tracer::hop::BodySide::Request);
     store.close().await;
 
     // The export carries the same bytes.

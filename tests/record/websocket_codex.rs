@@ -382,3 +382,31 @@ async fn har_has_the_messages_as_devtools_write_them_and_otlp_has_them_as_span_e
     assert_eq!(flows.as_array().unwrap().len(), 1);
     assert_eq!(flows[0]["status"], 101);
 }
+
+#[tokio::test]
+async fn search_finds_a_turns_answer_in_the_sockets_messages_by_its_number() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, _) = recorded(dir.path()).await;
+    group_new_hops(&store).await.unwrap();
+    let traces = store.traces().await.unwrap();
+    let (_, hops) = load_trace(&store, &traces[0].id).await.unwrap();
+    let answer = explain_trace(&hops)
+        .into_iter()
+        .filter(|m| m.direction == Direction::Response && m.dialect == "openai.responses")
+        .nth(2)
+        .unwrap();
+    // The final answer's words exist only in the server's messages on the socket.
+    let report = tracer::trace::search::search(&store, "i ADDED \"buy milk\" to your notes", 20)
+        .await
+        .unwrap();
+    assert_eq!(report.traces.len(), 1, "{report:?}");
+    let found = &report.traces[0].messages;
+    assert!(
+        found
+            .iter()
+            .any(|m| m.number == answer.number && m.direction == "response"),
+        "message {} in {found:?}",
+        answer.number
+    );
+    store.close().await;
+}

@@ -128,7 +128,10 @@ impl App {
 
     pub(super) fn filter_command(&mut self, command: KeyCommand) -> Vec<Effect> {
         match command {
-            KeyCommand::ApplyFilter => self.mode = Screen::List,
+            KeyCommand::ApplyFilter => {
+                self.mode = Screen::List;
+                return self.body_search();
+            }
             KeyCommand::CancelFilter => {
                 self.filter_input = std::mem::take(&mut self.filter_before);
                 self.mode = Screen::List;
@@ -136,6 +139,20 @@ impl App {
             }
             KeyCommand::DeleteChar => {
                 self.filter_input.pop();
+                return self.set_filter();
+            }
+            KeyCommand::ClearLine => {
+                self.filter_input.clear();
+                return self.set_filter();
+            }
+            KeyCommand::DeleteWord => {
+                let kept = self.filter_input.trim_end();
+                let start = kept
+                    .char_indices()
+                    .rev()
+                    .find(|(_, c)| c.is_whitespace())
+                    .map_or(0, |(at, c)| at + c.len_utf8());
+                self.filter_input.truncate(start);
                 return self.set_filter();
             }
             KeyCommand::Quit => {

@@ -28,6 +28,10 @@ pub struct TraceList {
     pub loaded: bool,
     /// Each trace's session label, by trace id (see `Action::TracesLoaded`).
     pub sessions: HashMap<String, String>,
+    /// The last `body:` search's text and the traces it found.
+    pub body_hits: Option<(String, HashSet<String>)>,
+    /// The `body:` text being searched for now.
+    pub searching: Option<String>,
 }
 
 impl TraceList {
@@ -71,8 +75,19 @@ impl TraceList {
             (0..self.rows.len()).collect()
         } else {
             let mut shown = Vec::new();
+            let body = filter.body.as_deref().map(|text| match &self.body_hits {
+                Some((searched, ids)) if searched == text => Some(ids),
+                _ => None,
+            });
             for (index, row) in self.rows.iter().enumerate() {
-                match filter.matches(row, self.facts.get(&row.id)) {
+                let verdict = match (filter.matches(row, self.facts.get(&row.id)), body) {
+                    (Verdict::No, _) => Verdict::No,
+                    (_, Some(Some(ids))) if !ids.contains(&row.id) => Verdict::No,
+                    // The body search has not answered for this text yet.
+                    (_, Some(None)) => Verdict::NeedsFacts,
+                    (verdict, _) => verdict,
+                };
+                match verdict {
                     Verdict::Yes => shown.push(index),
                     Verdict::No => {}
                     Verdict::NeedsFacts => self.undecided += 1,
@@ -96,6 +111,15 @@ impl TraceList {
             }
         }
         wanted
+    }
+
+    /// Whether the filter's `body:` text still waits for its search (asked or not).
+    pub fn body_pending(&self, filter: &Filter) -> bool {
+        filter.body.as_ref().is_some_and(|text| {
+            self.body_hits
+                .as_ref()
+                .is_none_or(|(searched, _)| searched != text)
+        })
     }
 
     /// Every id whose facts a filter still needs; marks them asked.

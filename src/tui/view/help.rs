@@ -35,6 +35,12 @@ pub fn render(mode: Screen, frame: &mut Frame, area: Rect) {
         lines.push(Line::from(
             "  tool:append  model:qwen  method:tools/call  status:error  role:mcp",
         ));
+        lines.push(Line::from(
+            "body:TEXT (last) searches messages and bodies too; enter runs it",
+        ));
+        lines.push(Line::from(
+            "typing: ctrl-u clears the line, ctrl-w deletes a word",
+        ));
     }
     let width = area.width.saturating_sub(4).min(72);
     let height = (u16::try_from(lines.len()).unwrap_or(u16::MAX) + 2).min(area.height);

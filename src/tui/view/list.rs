@@ -1,5 +1,6 @@
-//! The trace list: one row per trace (time, id, title, hops, duration, status, cost, tools), only the
-//! rows on screen built, and the filter bar.
+//! The trace list: one row per trace (time, id, title, hops, duration, status, tokens, cost,
+//! tools, session: the columns that fit the width, the title keeping its room), only the rows
+//! on screen built, and the filter bar.
 
 use crate::trace::summary::trace_name;
 use ratatui::Frame;
@@ -12,6 +13,10 @@ use super::{NARROW, clock, fit};
 
 /// From this width on the list has a COST column.
 const COSTED: u16 = 100;
+/// From this width on the list has a TOKENS column.
+const TOKENED: u16 = 110;
+/// From this width on the list has a SESSION column (narrower, the title needs the room).
+const SESSIONED: u16 = 140;
 use crate::trace::TraceStatus;
 use crate::trace::dates::{needs_dates, utc_date};
 use crate::trace::explain::human_duration;
@@ -30,16 +35,29 @@ pub fn render(app: &mut App, frame: &mut Frame, area: Rect) {
                  its trace appears here as the hops arrive.",
                 app.source
             )
+        } else if let (Some(body), true) = (&app.filter.body, list.body_pending(&app.filter)) {
+            match &list.searching {
+                Some(_) => format!("Searching titles, messages and bodies for “{body}”…"),
+                None => format!("enter searches titles, messages and bodies for “{body}”."),
+            }
         } else if list.undecided > 0 {
             format!(
                 "Checking {} traces for “{}”…",
                 list.undecided, app.filter.text
             )
         } else {
-            format!(
-                "No trace matches “{}”. esc clears the filter.",
-                app.filter.text
-            )
+            match (&app.filter.body, app.filter.text.contains(':')) {
+                // Plain words match titles and ids: say how to look in the messages too.
+                (None, false) => format!(
+                    "No trace matches “{0}”. /body:{0} searches the messages and bodies too; \
+                     esc clears the filter.",
+                    app.filter.text
+                ),
+                _ => format!(
+                    "No trace matches “{}”. esc clears the filter.",
+                    app.filter.text
+                ),
+            }
         };
         let paragraph = Paragraph::new(multi_line(&text).into_owned())
             .wrap(Wrap { trim: true })
@@ -56,8 +74,9 @@ pub fn render(app: &mut App, frame: &mut Frame, area: Rect) {
     let wide = area.width >= NARROW;
     // The cost column only where it leaves the title its room.
     let costed = area.width >= COSTED;
+    let tokened = area.width >= TOKENED;
     // A session column once grouping has named sessions: which run of the host each trace is.
-    let sessions = wide && !list.sessions.is_empty();
+    let sessions = area.width >= SESSIONED && !list.sessions.is_empty();
     // Times alone are ambiguous once the list spans days: then each carries its date.
     let dated = needs_dates(list.rows.iter().map(|row| row.started_unix_ns), None);
     let time_width: u16 = if dated { 19 } else { 8 };
@@ -89,7 +108,7 @@ pub fn render(app: &mut App, frame: &mut Frame, area: Rect) {
             let facts = list.facts.get(&row.id);
             let title = trace_name(row.title.as_deref(), Some(&row.kind), &[])
                 .unwrap_or_else(|| format!("({})", row.kind));
-            let (hops, duration, status, cost, tools) = match facts {
+            let (hops, duration, status, cost, tools, tokens) = match facts {
                 Some(f) => (
                     f.summary.hops.to_string(),
                     f.summary
@@ -98,6 +117,7 @@ pub fn render(app: &mut App, frame: &mut Frame, area: Rect) {
                     f.summary.status,
                     f.summary.cost.short().unwrap_or_else(|| "-".to_string()),
                     f.summary.tools_words(",").unwrap_or_default(),
+                    f.summary.tokens.short().unwrap_or_else(|| "-".to_string()),
                 ),
                 None => (
                     "…".into(),
@@ -105,6 +125,7 @@ pub fn render(app: &mut App, frame: &mut Frame, area: Rect) {
                     TraceStatus::Ok,
                     "…".into(),
                     String::new(),
+                    "…".into(),
                 ),
             };
             let status_cell = match facts {
@@ -142,6 +163,9 @@ pub fn render(app: &mut App, frame: &mut Frame, area: Rect) {
                 cells.push(Line::from(duration));
             }
             cells.push(status_cell);
+            if tokened {
+                cells.push(Line::from(tokens));
+            }
             if costed {
                 cells.push(Line::from(cost));
             }
@@ -165,6 +189,10 @@ pub fn render(app: &mut App, frame: &mut Frame, area: Rect) {
         if costed {
             header.insert(6, "COST");
             widths.insert(6, Constraint::Length(9));
+        }
+        if tokened {
+            header.insert(6, "TOKENS");
+            widths.insert(6, Constraint::Length(20));
         }
         if sessions {
             header.insert(2, "SESSION");
@@ -215,7 +243,11 @@ pub fn filter_line(app: &App) -> Line<'static> {
         app.filter.text.clone()
     };
     let mut count = format!("  {} of {}", app.list.shown.len(), app.list.rows.len());
-    if app.list.undecided > 0 {
+    if app.list.searching.is_some() {
+        count.push_str(" (searching the bodies)");
+    } else if app.list.body_pending(&app.filter) {
+        count.push_str(" (enter searches the bodies)");
+    } else if app.list.undecided > 0 {
         count.push_str(&format!(" (checking {})", app.list.undecided));
     }
     let label = Style::default()
