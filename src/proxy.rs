@@ -4,6 +4,7 @@
 pub mod announce;
 mod answers;
 mod bodiless;
+mod body_end;
 mod context;
 mod forward;
 mod forward_listener;
@@ -17,6 +18,8 @@ mod server;
 mod tee;
 mod tee_pieces;
 pub mod tls;
+mod tls_end;
+mod tls_words;
 mod tunnel;
 mod upgrade;
 mod ws_tee;

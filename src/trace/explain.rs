@@ -48,6 +48,7 @@ pub enum Case {
     InterceptRefused,
     InFlight,
     Failed,
+    CutOff,
     Aborted,
     /// Notes: sentences added under a message's explanation.
     NoteStreamRequested,
@@ -104,7 +105,7 @@ pub enum Case {
 
 impl Case {
     /// Every case, for checks that the table is complete.
-    pub const ALL: [Case; 85] = [
+    pub const ALL: [Case; 86] = [
         Case::AgentRequest,
         Case::AgentReply,
         Case::AgentError,
@@ -148,6 +149,7 @@ impl Case {
         Case::InterceptRefused,
         Case::InFlight,
         Case::Failed,
+        Case::CutOff,
         Case::Aborted,
         Case::NoteStreamRequested,
         Case::NoteStreamReassembled,
