@@ -12,6 +12,7 @@ mod forward_proxy;
 pub mod forward_roles;
 mod headers;
 mod intercept;
+mod listen_error;
 mod loop_guard;
 mod prefixed;
 mod server;
@@ -36,6 +37,7 @@ pub use forward_proxy::{
     DEFAULT_HANDSHAKE_TIMEOUT, ForwardLimits, ForwardSettings, default_max_connections,
 };
 pub use headers::{REDACTED, is_redacted_header, redact_query};
+pub use listen_error::ListenError;
 pub use server::{Proxy, ProxyStats};
 
 /// One listener of the proxy: a name, where it listens, where it forwards, and who is upstream.
@@ -94,9 +96,7 @@ impl Route {
                 "name `{name}` must be letters, digits, `-`, `_` or `.`"
             ));
         }
-        let listen: SocketAddr = listen.parse().map_err(|_| {
-            format!("listen address `{listen}` is not IP:PORT (e.g. 127.0.0.1:11435)")
-        })?;
+        let listen = crate::serve::parse_listen(listen)?;
         let upstream = parse_upstream(upstream)?;
         Ok(Route {
             name: name.to_string(),

@@ -125,10 +125,6 @@ pub fn body_end(framing: &ResponseFraming, seen: &Captured) -> BodyEnd {
             None,
             seen.end_event.map(EndEvent::stopped_reading_note),
         ),
-        BodyOutcome::Dropped => ended(
-            HopState::Aborted,
-            Some(WENT_AWAY_MID_RESPONSE.into()),
-            None,
-        ),
+        BodyOutcome::Dropped => ended(HopState::Aborted, Some(WENT_AWAY_MID_RESPONSE.into()), None),
     }
 }

@@ -13,12 +13,12 @@ use http_body_util::BodyExt;
 use hyper::body::Incoming;
 
 use super::answers::{error_body, error_response, humanize, upstream_failure_words};
+use super::body_end::{ResponseFraming, body_end};
 use super::context::{ProxyBody, RequestBody, RouteContext};
 use super::headers::{
     body_redactor, ensure_traceparent, join_upstream, record_headers, record_url, redact_query,
     strip_for_upstream, strip_hop_by_hop,
 };
-use super::body_end::{ResponseFraming, body_end};
 use super::tee::{BodyOutcome, Captured, HopClock, PieceOut, TeeBody, settle_unpolled};
 use super::{Route, loop_guard, upgrade};
 use crate::hop::Sink;

@@ -281,10 +281,9 @@ where
             if let Some(watch) = self.end_watch.take() {
                 // A compressed body is read from its capture, when that is all of it and the
                 // reader left early (a body that ended is not decoded again here).
-                let whole = (outcome == BodyOutcome::Dropped
-                    && seen.pieced == 0
-                    && !seen.body.truncated)
-                    .then_some(&seen.body);
+                let whole =
+                    (outcome == BodyOutcome::Dropped && seen.pieced == 0 && !seen.body.truncated)
+                        .then_some(&seen.body);
                 seen.cut_inside = watch.cut_inside();
                 seen.end_event = watch.finish(whole);
             }

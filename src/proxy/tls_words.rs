@@ -41,7 +41,8 @@ fn tls_words(error: &TlsError) -> String {
 /// Why a certificate was refused, rustls's name for it, and what to do when there is a way.
 fn certificate_words(cert: &CertificateError) -> (String, String, &'static str) {
     use CertificateError as C;
-    const TRUST: &str = "; if the upstream's CA is one of your own, pass it with --upstream-ca FILE";
+    const TRUST: &str =
+        "; if the upstream's CA is one of your own, pass it with --upstream-ca FILE";
     let name = variant_name(&format!("{cert:?}"));
     let (why, hint): (String, &str) = match cert {
         C::UnknownIssuer => ("it was issued by a CA tracer does not trust".into(), TRUST),

@@ -56,10 +56,14 @@ mod tests {
 
     #[test]
     fn tracers_own_answer_is_told_from_a_cut_body() {
-        let own = br#"{"error":{"route":"m","upstream":"u","message":"upstream request failed: x"}}"#;
+        let own =
+            br#"{"error":{"route":"m","upstream":"u","message":"upstream request failed: x"}}"#;
         assert!(answered_by_tracer(&hop(own, "upstream request failed: x")));
         let cut = b"event: message_start\ndata: {\"type\":\"mess";
-        assert!(!answered_by_tracer(&hop(cut, "upstream body failed after 40 bytes")));
+        assert!(!answered_by_tracer(&hop(
+            cut,
+            "upstream body failed after 40 bytes"
+        )));
         assert!(!answered_by_tracer(&hop(own, "another error")));
     }
 }

@@ -44,9 +44,17 @@ mod tests {
         let mut stop = start.to_vec();
         stop.extend_from_slice(b"event: message_stop\ndata: {\"type\":\"message_stop\"}\n");
         let stop = watch(&stop);
-        assert_eq!(stop.cut_inside(), None, "an end event short of its blank line");
+        assert_eq!(
+            stop.cut_inside(),
+            None,
+            "an end event short of its blank line"
+        );
         assert_eq!(stop.reached(None), Some(EndEvent::MessageStop));
-        assert_eq!(stop.reached(None), Some(EndEvent::MessageStop), "the watch goes on");
+        assert_eq!(
+            stop.reached(None),
+            Some(EndEvent::MessageStop),
+            "the watch goes on"
+        );
     }
 
     #[test]
