@@ -15,14 +15,18 @@ pub fn tls_failure(error: &(dyn std::error::Error + 'static)) -> Option<String> 
     None
 }
 
-/// A rustls error, itself or carried in an `io::Error` (whose `source` skips it).
+/// A rustls error, itself or carried in `io::Error`s (hyper-rustls wraps tokio-rustls's
+/// `io::Error` in another, and an `io::Error`'s `source` skips what it carries).
 fn as_tls<'a>(error: &'a (dyn std::error::Error + 'static)) -> Option<&'a TlsError> {
-    error.downcast_ref::<TlsError>().or_else(|| {
-        error
-            .downcast_ref::<std::io::Error>()
-            .and_then(std::io::Error::get_ref)
-            .and_then(|inner| inner.downcast_ref::<TlsError>())
-    })
+    let mut current = error;
+    for _ in 0..8 {
+        if let Some(tls) = current.downcast_ref::<TlsError>() {
+            return Some(tls);
+        }
+        let carried = current.downcast_ref::<std::io::Error>()?.get_ref()?;
+        current = carried;
+    }
+    None
 }
 
 fn tls_words(error: &TlsError) -> String {
@@ -97,10 +101,11 @@ mod tests {
 
     #[test]
     fn a_refused_certificate_is_said_in_words() {
-        let io = std::io::Error::new(
+        // As hyper-rustls hands it over: tokio-rustls's io::Error inside another.
+        let io = std::io::Error::other(std::io::Error::new(
             std::io::ErrorKind::InvalidData,
             TlsError::InvalidCertificate(CertificateError::UnknownIssuer),
-        );
+        ));
         let words = tls_failure(&io).unwrap();
         assert!(
             words.starts_with("the upstream's certificate was refused: it was issued by a CA"),
