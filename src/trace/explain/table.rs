@@ -280,7 +280,7 @@ pub const CASES: &[CaseText] = &[
         Case::Failed,
         "failed",
         "no response: {error}",
-        "The proxy could not get a response from the upstream (refused, unreachable, timed out, or its certificate refused); tracer answered the caller {status} itself, with these words.",
+        "The proxy could not get a response from the upstream (refused, unreachable, timed out, or its certificate refused); tracer answered the caller {status} itself.",
     ),
     row(
         Case::CutOff,
