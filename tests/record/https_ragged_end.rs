@@ -1,8 +1,9 @@
 //! An HTTPS upstream that ends its answer by closing TCP without a TLS `close_notify` (a raw
 //! socket server): a close-delimited SSE body through `message_stop` is complete, with a note,
-//! and Python's urllib reads it whole through both the reverse route and the forward proxy; a
-//! body cut mid-event or short of its Content-Length is failed, in words that match what the
-//! client got, and the explanation does not claim a 502.
+//! and Python's urllib reads it whole through both the reverse route and the forward proxy; so
+//! is a chunked one whose last chunk never came after `message_stop`; a body cut mid-event,
+//! short of its Content-Length or a chunked one cut mid-event is failed, in words that match
+//! what the client got, and the explanation does not claim a 502.
 
 use std::net::SocketAddr;
 use std::path::Path;
@@ -50,8 +51,19 @@ fn answer_for(path: &str) -> Vec<u8> {
             assert_eq!(body.len(), 300);
             [head.as_bytes(), body.as_bytes()].concat()
         }
+        // Chunked, and the last (empty) chunk never comes: after message_stop, or mid-event.
+        "/v1/chunked-open" => chunked(SSE.as_bytes()),
+        "/v1/chunked-cut" => chunked(&SSE.as_bytes()[..cut_at()]),
         _ => [SSE_HEAD.as_bytes(), SSE.as_bytes()].concat(),
     }
+}
+
+/// A chunked SSE head and `body` as one chunk, without the last chunk that ends the body.
+fn chunked(body: &[u8]) -> Vec<u8> {
+    let head =
+        "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n";
+    let size = format!("{:x}\r\n", body.len());
+    [head.as_bytes(), size.as_bytes(), body, b"\r\n"].concat()
 }
 
 /// A TLS server on raw sockets: reads one request, writes the scripted answer, then closes
@@ -193,6 +205,8 @@ async fn an_end_without_close_notify_is_complete_and_a_cut_body_says_what_the_cl
     let whole = urllib(&format!("http://{listen}/v1/messages"), None, None);
     let cut = urllib(&format!("http://{listen}/v1/cut"), None, None);
     let short = urllib(&format!("http://{listen}/v1/short"), None, None);
+    let chunked_open = urllib(&format!("http://{listen}/v1/chunked-open"), None, None);
+    let chunked_cut = urllib(&format!("http://{listen}/v1/chunked-cut"), None, None);
     proxy.stop();
     let hops = hops_in(&db).await;
 
@@ -241,6 +255,29 @@ async fn an_end_without_close_notify_is_complete_and_a_cut_body_says_what_the_cl
         "{error}"
     );
     assert!(!shown(&db, hop).contains("502"));
+
+    // Chunked, cut after message_stop: the client had the whole answer, and its body ends.
+    assert_eq!(chunked_open, (SSE.len(), None));
+    let hop = hop_at(&hops, "/v1/chunked-open");
+    assert_eq!(hop.state, HopState::Complete, "{:?}", hop.end.error);
+    let note = hop.end.note.clone().unwrap_or_default();
+    assert!(
+        note.starts_with("the upstream broke off after the stream's end event (message_stop): ")
+            && note.ends_with("the client's body was ended there, whole"),
+        "{note}"
+    );
+    // Chunked, cut mid-event: the client saw the cut, and the words say where.
+    let (read, error) = chunked_cut;
+    assert_eq!(read, cut_at(), "{error:?}");
+    assert!(error.is_some_and(|e| e.contains("IncompleteRead")));
+    let hop = hop_at(&hops, "/v1/chunked-cut");
+    assert_eq!(hop.state, HopState::Failed);
+    let error = hop.end.error.clone().unwrap_or_default();
+    assert!(
+        error.starts_with(&format!("upstream body failed after {} bytes: ", cut_at()))
+            && error.contains("the client got the 200 head and those"),
+        "{error}"
+    );
 
     // The forward proxy, decrypting: the same upstream through a CONNECT tunnel.
     let ca_dir = dir.path().join("ca");
