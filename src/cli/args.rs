@@ -71,8 +71,9 @@ pub struct ServeReplayArgs {
     pub file: PathBuf,
 
     /// Where to listen (the default is Ollama's address, to stand in for it)
-    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:11434")]
-    pub listen: String,
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:11434",
+          value_parser = crate::serve::parse_listen)]
+    pub listen: std::net::SocketAddr,
 
     /// Which recorded server to stand in for
     #[arg(long, value_enum, default_value = "model")]
