@@ -116,10 +116,20 @@ async fn ragged_upstream(pki: &TestPki) -> SocketAddr {
 
 /// What Python's urllib read: (bytes read, the error it raised, if any).
 fn urllib(url: &str, proxy: Option<&str>, cafile: Option<&Path>) -> (usize, Option<String>) {
+    urllib_by(None, url, proxy, cafile)
+}
+
+/// `urllib`, run as `runner` runs a command (e.g. under `tracer run`), else directly.
+fn urllib_by(
+    runner: Option<&dyn Fn(&[&str]) -> std::process::Output>,
+    url: &str,
+    proxy: Option<&str>,
+    cafile: Option<&Path>,
+) -> (usize, Option<String>) {
     const SCRIPT: &str = r#"
 import http.client, json, ssl, sys, urllib.request
 url, proxy, cafile = sys.argv[1], sys.argv[2], sys.argv[3]
-handlers = [urllib.request.ProxyHandler({"https": proxy, "http": proxy} if proxy else {})]
+handlers = [] if proxy == "env" else [urllib.request.ProxyHandler({"https": proxy, "http": proxy} if proxy else {})]
 if cafile:
     handlers.append(urllib.request.HTTPSHandler(context=ssl.create_default_context(cafile=cafile)))
 body = b'{"model":"claude-test","stream":true,"max_tokens":64,"messages":[{"role":"user","content":"hi"}]}'
@@ -130,11 +140,12 @@ try:
 except http.client.IncompleteRead as error:
     print(json.dumps({"read": len(error.partial), "error": repr(error)}))
 "#;
-    let output = Command::new("python3")
-        .args(["-c", SCRIPT, url, proxy.unwrap_or("")])
-        .arg(cafile.map(|p| p.display().to_string()).unwrap_or_default())
-        .output()
-        .unwrap();
+    let cafile = cafile.map(|p| p.display().to_string()).unwrap_or_default();
+    let args = ["python3", "-c", SCRIPT, url, proxy.unwrap_or(""), &cafile];
+    let output = match runner {
+        None => Command::new("python3").args(&args[1..]).output().unwrap(),
+        Some(run) => run(&args),
+    };
     let stdout = String::from_utf8_lossy(&output.stdout);
     let result: serde_json::Value = serde_json::from_str(stdout.trim()).unwrap_or_else(|_| {
         panic!(
@@ -306,4 +317,42 @@ async fn an_end_without_close_notify_is_complete_and_a_cut_body_says_what_the_cl
     proxy.stop();
     let hops = hops_in(&db).await;
     assert_whole(hop_at(&hops, "/v1/messages"), whole);
+}
+
+/// The issue's own case: Python's urllib under `tracer run`, the proxy and trust from its
+/// environment, reading a stream that ends without close_notify.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn urllib_under_tracer_run_reads_a_stream_ended_without_close_notify() {
+    let dir = tempfile::tempdir().unwrap();
+    let pki = TestPki::new(&[HOST]);
+    let test_ca = pki.write_ca(dir.path(), "upstream-ca.pem");
+    let upstream = ragged_upstream(&pki).await;
+    let resolve = format!("{HOST}:443={upstream}");
+    let dir_path = dir.path().to_path_buf();
+    let read = tokio::task::spawn_blocking(move || {
+        let run = |command: &[&str]| {
+            let mut args = vec![
+                "--quiet",
+                "--intercept",
+                HOST,
+                "--upstream-ca",
+                test_ca.to_str().unwrap(),
+                "--resolve",
+                &resolve,
+                "--",
+            ];
+            args.extend(command);
+            super::run_cli::tracer_run(&dir_path, &[], &args)
+        };
+        urllib_by(
+            Some(&run),
+            &format!("https://{HOST}/v1/messages"),
+            Some("env"),
+            None,
+        )
+    })
+    .await
+    .unwrap();
+    let hops = hops_in(&dir.path().join("run.db")).await;
+    assert_whole(hop_at(&hops, "/v1/messages"), read);
 }
