@@ -119,9 +119,12 @@ fn urllib(url: &str, proxy: Option<&str>, cafile: Option<&Path>) -> (usize, Opti
     urllib_by(None, url, proxy, cafile)
 }
 
+/// Runs a command another way (under `tracer run`).
+type Runner = dyn Fn(&[&str]) -> std::process::Output;
+
 /// `urllib`, run as `runner` runs a command (e.g. under `tracer run`), else directly.
 fn urllib_by(
-    runner: Option<&dyn Fn(&[&str]) -> std::process::Output>,
+    runner: Option<&Runner>,
     url: &str,
     proxy: Option<&str>,
     cafile: Option<&Path>,
