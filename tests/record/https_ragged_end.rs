@@ -120,11 +120,11 @@ fn urllib(url: &str, proxy: Option<&str>, cafile: Option<&Path>) -> (usize, Opti
 }
 
 /// Runs a command another way (under `tracer run`).
-type Runner = dyn Fn(&[&str]) -> std::process::Output;
+type Runner<'a> = dyn Fn(&[&str]) -> std::process::Output + 'a;
 
 /// `urllib`, run as `runner` runs a command (e.g. under `tracer run`), else directly.
 fn urllib_by(
-    runner: Option<&Runner>,
+    runner: Option<&Runner<'_>>,
     url: &str,
     proxy: Option<&str>,
     cafile: Option<&Path>,
