@@ -32,10 +32,12 @@ impl ResponseFraming {
             .and_then(|value| value.trim().parse().ok());
         let chunked = headers.contains_key(TRANSFER_ENCODING);
         let http1 = response.version() <= http::Version::HTTP_11;
+        let status = response.status().as_u16();
+        let may_have_body = status >= 200 && status != 204 && status != 304;
         ResponseFraming {
-            status: response.status().as_u16(),
+            status,
             length,
-            close_delimited: http1 && length.is_none() && !chunked,
+            close_delimited: http1 && may_have_body && length.is_none() && !chunked,
             ragged: response.extensions().get::<RaggedEof>().cloned(),
         }
     }
@@ -59,6 +61,9 @@ pub struct BodyEnd {
 }
 
 const NO_CLOSE_NOTIFY: &str = "closed the connection without TLS close_notify";
+
+// A cut body's words begin "upstream body failed" or "the upstream closed the connection":
+// `trace/failed_hop.rs` reads them so, to tell them from tracer's own answers.
 
 /// How the response body ended, in the hop's words.
 pub fn body_end(framing: &ResponseFraming, seen: &Captured) -> BodyEnd {
