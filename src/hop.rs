@@ -97,7 +97,8 @@ pub enum HopState {
     InFlight,
     /// The response was delivered whole (whatever its status code).
     Complete,
-    /// The proxy could not get a response: upstream refused, unreachable or timed out.
+    /// The proxy could not get a response (upstream refused, unreachable, timed out or its
+    /// certificate refused), or the response's body stopped before its end.
     Failed,
     /// The client went away before the response finished.
     Aborted,

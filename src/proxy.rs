@@ -4,6 +4,7 @@
 pub mod announce;
 mod answers;
 mod bodiless;
+mod body_end;
 pub mod client_process;
 mod context;
 mod forward;
@@ -12,12 +13,15 @@ mod forward_proxy;
 pub mod forward_roles;
 mod headers;
 mod intercept;
+mod listen_error;
 mod loop_guard;
 mod prefixed;
 mod server;
 mod tee;
 mod tee_pieces;
 pub mod tls;
+mod tls_end;
+mod tls_words;
 mod tunnel;
 mod upgrade;
 mod ws_tee;
@@ -34,6 +38,7 @@ pub use forward_proxy::{
     DEFAULT_HANDSHAKE_TIMEOUT, ForwardLimits, ForwardSettings, default_max_connections,
 };
 pub use headers::{REDACTED, is_redacted_header, redact_query};
+pub use listen_error::ListenError;
 pub use server::{Proxy, ProxyStats};
 
 /// One listener of the proxy: a name, where it listens, where it forwards, and who is upstream.
@@ -92,9 +97,7 @@ impl Route {
                 "name `{name}` must be letters, digits, `-`, `_` or `.`"
             ));
         }
-        let listen: SocketAddr = listen.parse().map_err(|_| {
-            format!("listen address `{listen}` is not IP:PORT (e.g. 127.0.0.1:11435)")
-        })?;
+        let listen = crate::serve::parse_listen(listen)?;
         let upstream = parse_upstream(upstream)?;
         Ok(Route {
             name: name.to_string(),

@@ -18,7 +18,9 @@ use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 
+mod listen_addr;
 mod workers;
+pub use listen_addr::parse_listen;
 pub use workers::Workers;
 
 type BoxFuture = Pin<Box<dyn Future<Output = ()> + Send + 'static>>;

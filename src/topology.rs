@@ -12,6 +12,7 @@ use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
+use crate::proxy::ListenError;
 use crate::proxy::{Proxy, ProxySettings, Route};
 use crate::reference::agent::{AgentConfig, McpServerSpec, ModelApi};
 use crate::reference::notes_server::{NotesServer, NotesServerConfig};
@@ -96,8 +97,9 @@ const GROUPING_INTERVAL: Duration = Duration::from_millis(200);
 
 impl Topology {
     pub async fn start(spec: TopologySpec, store: Store) -> anyhow::Result<Topology> {
-        let mcp_listener = bind("notes-server", spec.mcp_internal).await?;
-        let agent_listener = bind("notes-agent", spec.agent_internal).await?;
+        let mcp_listener = bind("notes-server", spec.mcp_internal, "--mcp-internal-port").await?;
+        let agent_listener =
+            bind("notes-agent", spec.agent_internal, "--agent-internal-port").await?;
         let mcp_internal = mcp_listener.local_addr()?;
         let agent_internal = agent_listener.local_addr()?;
         let (mut outer, outer_stop) = Stage::new();
@@ -108,8 +110,12 @@ impl Topology {
             ModelUpstream::Recorded => {
                 let server = ReplayServer::buy_milk_model()
                     .context("reading the built-in buy-milk trace")?;
-                let listener =
-                    bind("the recorded model", SocketAddr::from(([127, 0, 0, 1], 0))).await?;
+                let listener = bind(
+                    "the recorded model",
+                    SocketAddr::from(([127, 0, 0, 1], 0)),
+                    "",
+                )
+                .await?;
                 let url = format!("http://{}", listener.local_addr()?);
                 let shutdown = inner_stop.shutdown();
                 inner.tasks.push(tokio::spawn(async move {
@@ -137,8 +143,12 @@ impl Topology {
             redact: spec.redact,
             ..ProxySettings::default()
         };
-        let outer_proxy = Proxy::bind(vec![agent_route], settings.clone()).await?;
-        let inner_proxy = Proxy::bind(inner_routes, settings).await?;
+        let outer_proxy = Proxy::bind(vec![agent_route], settings.clone())
+            .await
+            .map_err(port_flag)?;
+        let inner_proxy = Proxy::bind(inner_routes, settings)
+            .await
+            .map_err(port_flag)?;
         let routes: Vec<Route> = outer_proxy
             .routes()
             .into_iter()
@@ -243,8 +253,31 @@ impl Topology {
     }
 }
 
-async fn bind(who: &str, addr: SocketAddr) -> anyhow::Result<TcpListener> {
-    TcpListener::bind(addr)
-        .await
-        .with_context(|| format!("{who} cannot listen on {addr}"))
+/// Binds one of the parts' own listeners; a port in use names `flag`, which moves it.
+async fn bind(who: &str, addr: SocketAddr, flag: &str) -> anyhow::Result<TcpListener> {
+    TcpListener::bind(addr).await.map_err(|error| {
+        let in_use = error.kind() == std::io::ErrorKind::AddrInUse;
+        match in_use && !flag.is_empty() {
+            true => anyhow::anyhow!(
+                "{who} cannot listen on {addr}: the port is in use ({error}); another program \
+                 (or another tracer) has it: give {flag} another port"
+            ),
+            false => anyhow::anyhow!("{who} cannot listen on {addr}: {error}"),
+        }
+    })
+}
+
+/// A route of `tracer up` whose port is in use names the flag that moves it.
+fn port_flag(error: anyhow::Error) -> anyhow::Error {
+    match error.downcast::<ListenError>() {
+        Ok(listen) => {
+            let flag = match listen.route.as_deref() {
+                Some("agent") => "--agent-port",
+                Some("notes") => "--mcp-port",
+                _ => "--model-port",
+            };
+            anyhow::Error::new(listen.moved_by(&format!("give {flag} another port")))
+        }
+        Err(other) => other,
+    }
 }

@@ -23,6 +23,7 @@ mod dialect_words;
 pub mod evidence;
 pub mod explain;
 pub mod explain_context;
+mod failed_hop;
 mod feed;
 pub mod group;
 pub mod host_patterns;

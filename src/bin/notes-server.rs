@@ -13,7 +13,8 @@ use tracer::stop_signal::shutdown_on_signals;
 #[command(version)]
 struct Args {
     /// Address to serve Streamable HTTP on (POST /mcp).
-    #[arg(long, default_value = notes_server::DEFAULT_LISTEN, conflicts_with = "stdio")]
+    #[arg(long, default_value = notes_server::DEFAULT_LISTEN, conflicts_with = "stdio",
+          value_parser = tracer::serve::parse_listen)]
     listen: SocketAddr,
     /// The notes file (created with its folder if missing).
     #[arg(long, default_value = notes_server::DEFAULT_FILE)]

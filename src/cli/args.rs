@@ -71,8 +71,9 @@ pub struct ServeReplayArgs {
     pub file: PathBuf,
 
     /// Where to listen (the default is Ollama's address, to stand in for it)
-    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:11434")]
-    pub listen: String,
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:11434",
+          value_parser = crate::serve::parse_listen)]
+    pub listen: std::net::SocketAddr,
 
     /// Which recorded server to stand in for
     #[arg(long, value_enum, default_value = "model")]
@@ -156,7 +157,7 @@ pub struct DemoArgs {
 #[derive(Debug, Args)]
 pub struct UpArgs {
     /// Address the proxy's routes listen on
-    #[arg(long, default_value = "127.0.0.1")]
+    #[arg(long, default_value = "127.0.0.1", value_parser = parse_listen_host)]
     pub host: std::net::IpAddr,
     /// The agent route (what you call)
     #[arg(long, default_value_t = 8081)]
@@ -255,7 +256,7 @@ pub struct ProxyArgs {
 
     /// Also run a forward proxy here (give clients HTTPS_PROXY/HTTP_PROXY=http://ADDR): HTTPS is
     /// decrypted with certificates from tracer's CA (`tracer ca`)
-    #[arg(long, value_name = "ADDR")]
+    #[arg(long, value_name = "ADDR", value_parser = crate::serve::parse_listen)]
     pub forward: Option<std::net::SocketAddr>,
 
     /// Forward mode: decrypt only these hosts (`api.openai.com`, `*.example.com`); others are
@@ -308,7 +309,7 @@ pub struct CaArgs {
     pub env: bool,
 
     /// With --env: also HTTPS_PROXY, HTTP_PROXY and ALL_PROXY (both cases) at this forward proxy
-    #[arg(long, value_name = "ADDR", requires = "env")]
+    #[arg(long, value_name = "ADDR", requires = "env", value_parser = crate::serve::parse_listen)]
     pub proxy: Option<std::net::SocketAddr>,
 }
 
@@ -379,4 +380,12 @@ pub struct CorrelateArgs {
 
 pub(super) fn parse_route(spec: &str) -> Result<Route, String> {
     Route::parse(spec).map_err(|e| e.to_string())
+}
+
+/// `tracer up --host`: an IP address, or `localhost` (127.0.0.1).
+fn parse_listen_host(text: &str) -> Result<std::net::IpAddr, String> {
+    crate::serve::parse_listen(&format!("{text}:0"))
+        .or_else(|_| crate::serve::parse_listen(&format!("[{text}]:0")))
+        .map(|addr| addr.ip())
+        .map_err(|_| format!("`{text}` is not an IP address or localhost"))
 }

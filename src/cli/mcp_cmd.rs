@@ -18,8 +18,9 @@ pub struct McpArgs {
     pub stdio: bool,
 
     /// Where to serve Streamable HTTP (`POST /mcp`)
-    #[arg(long, value_name = "ADDR", default_value = DEFAULT_LISTEN)]
-    pub listen: String,
+    #[arg(long, value_name = "ADDR", default_value = DEFAULT_LISTEN,
+          value_parser = crate::serve::parse_listen)]
+    pub listen: std::net::SocketAddr,
 }
 
 pub async fn run(db: &Path, args: McpArgs) -> anyhow::Result<ExitCode> {
@@ -38,7 +39,7 @@ pub async fn run(db: &Path, args: McpArgs) -> anyhow::Result<ExitCode> {
     }
     // Heard from before anything listens: a signal never finds the default action.
     let shutdown = shutdown_on_signals("tracer mcp");
-    let listener = tokio::net::TcpListener::bind(&args.listen)
+    let listener = tokio::net::TcpListener::bind(args.listen)
         .await
         .with_context(|| format!("cannot listen on {}", args.listen))?;
     let address = listener.local_addr()?;

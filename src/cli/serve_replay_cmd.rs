@@ -45,7 +45,7 @@ pub async fn run(args: ServeReplayArgs) -> anyhow::Result<ExitCode> {
     let server = ReplayServer::from_hop_log(&log, role)
         .with_context(|| format!("serving {}", args.file.display()))?
         .with_pace(pace);
-    let listener = tokio::net::TcpListener::bind(&args.listen)
+    let listener = tokio::net::TcpListener::bind(args.listen)
         .await
         .with_context(|| format!("listening on {}", args.listen))?;
     let address = listener.local_addr()?;

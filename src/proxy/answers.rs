@@ -42,6 +42,15 @@ pub fn json_response(status: StatusCode, body: Bytes) -> Response<ProxyBody> {
     response
 }
 
+/// Why a request got no response head from its upstream: a TLS failure in words, else the
+/// client error and its causes.
+pub fn upstream_failure_words(error: &hyper_util::client::legacy::Error) -> String {
+    match super::tls_words::tls_failure(error) {
+        Some(words) => words,
+        None => format!("upstream request failed: {}", describe_client_error(error)),
+    }
+}
+
 pub fn describe_client_error(error: &hyper_util::client::legacy::Error) -> String {
     use std::error::Error;
     let mut text = error.to_string();

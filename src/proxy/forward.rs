@@ -12,7 +12,8 @@ use http_body::Body as _;
 use http_body_util::BodyExt;
 use hyper::body::Incoming;
 
-use super::answers::{describe_client_error, error_body, error_response, humanize};
+use super::answers::{error_body, error_response, humanize, upstream_failure_words};
+use super::body_end::{ResponseFraming, body_end};
 use super::context::{ProxyBody, RequestBody, RouteContext};
 use super::headers::{
     body_redactor, ensure_traceparent, join_upstream, record_headers, record_url, redact_query,
@@ -23,7 +24,7 @@ use super::{Route, loop_guard, upgrade};
 use crate::hop::Sink;
 use crate::hop::{BodyCapture, BodySide, HopEnd, HopStart, HopState, Role, Transport};
 use crate::wire::ids::random_hex_id;
-use crate::wire::stream_end::{EndEvent, EndWatch, WENT_AWAY_MID_RESPONSE};
+use crate::wire::stream_end::EndWatch;
 
 /// Ends a hop as aborted if the request handling is dropped before it hands the hop over
 /// (the client went away while waiting for the upstream's response head).
@@ -151,10 +152,7 @@ pub async fn handle_at(
             .await;
             match answer {
                 Ok(Ok(response)) => Ok(response),
-                Ok(Err(error)) => Err((
-                    StatusCode::BAD_GATEWAY,
-                    format!("upstream request failed: {}", describe_client_error(&error)),
-                )),
+                Ok(Err(error)) => Err((StatusCode::BAD_GATEWAY, upstream_failure_words(&error))),
                 Err(_) => Err((
                     StatusCode::GATEWAY_TIMEOUT,
                     format!(
@@ -197,6 +195,7 @@ pub async fn handle_at(
             clock,
         ));
     }
+    let framing = ResponseFraming::of(&upstream_response);
     let (mut response_parts, upstream_body) = upstream_response.into_parts();
     let status = response_parts.status.as_u16();
     let response_headers = record_headers(&response_parts.headers, settings.redact);
@@ -219,6 +218,7 @@ pub async fn handle_at(
     let pieces = end
         .is_some()
         .then(|| PieceOut::new(ctx.recorder.clone(), id.clone(), BodySide::Response));
+    let unmeasured = framing.unmeasured();
     let response_body = TeeBody::with_callback(
         upstream_body,
         clock,
@@ -230,11 +230,13 @@ pub async fn handle_at(
             // Usually the request ended long ago: the hop ends now, before the client has the
             // last bytes, so its next request is always recorded after this answer.
             match request_seen.try_recv() {
-                Ok(request) => recorder.end(finished_hop(end, request, response, redact)),
+                Ok(request) => {
+                    recorder.end(finished_hop(end, request, response, &framing, redact));
+                }
                 Err(_) => {
                     tokio::spawn(async move {
                         let request = request_seen.await.ok().flatten();
-                        recorder.end(finished_hop(end, request, response, redact));
+                        recorder.end(finished_hop(end, request, response, &framing, redact));
                     });
                 }
             }
@@ -245,7 +247,8 @@ pub async fn handle_at(
         None => response_body,
     }
     .with_redactor(response_redactor)
-    .with_end_watch(end_watch);
+    .with_end_watch(end_watch)
+    .end_cleanly_after_end_event(unmeasured);
     let response_body = if status == 304 && response_parts.headers.contains_key(CONTENT_LENGTH) {
         // hyper drops the Content-Length of a bodiless answer unless its body might have bytes.
         super::bodiless::KeepLength(response_body).boxed_unsync()
@@ -267,24 +270,17 @@ fn finished_hop(
     mut end: HopEnd,
     request: Option<Captured>,
     response: Captured,
+    framing: &ResponseFraming,
     redact: bool,
 ) -> HopEnd {
     apply_request(&mut end, request);
     if let Some(trailers) = &response.trailers {
         end.response_trailers = record_headers(trailers, redact);
     }
-    let (state, error) = match response.outcome {
-        BodyOutcome::Complete => (HopState::Complete, None),
-        BodyOutcome::Broken(e) => (HopState::Failed, Some(format!("upstream body failed: {e}"))),
-        // The stream had passed its end event: the client had the whole answer.
-        BodyOutcome::Dropped if response.end_event.is_some() => {
-            end.note = response.end_event.map(EndEvent::stopped_reading_note);
-            (HopState::Complete, None)
-        }
-        BodyOutcome::Dropped => (HopState::Aborted, Some(WENT_AWAY_MID_RESPONSE.into())),
-    };
-    end.state = Some(state);
-    end.error = error;
+    let ended = body_end(framing, &response);
+    end.state = Some(ended.state);
+    end.error = ended.error;
+    end.note = ended.note;
     end.response_first_byte_unix_ns = response.first_byte_unix_ns;
     end.response_ended_unix_ns = Some(response.ended_unix_ns);
     end.response_body = response.body;

@@ -13,6 +13,7 @@ use super::context::{RouteContext, UpstreamClient};
 use super::forward::handle;
 use super::forward_listener::accept_loop as forward_accept_loop;
 use super::forward_proxy::{ForwardSettings, ForwardShared};
+use super::listen_error::{FORWARD_FLAG, ListenError, ROUTE_FLAG};
 use super::{ProxySettings, Route};
 use crate::hop::{HopSink, Sink};
 use crate::serve::{ServeStats, Shutdown, StopLevel, Workers, serve_http, serve_http_on_workers};
@@ -49,10 +50,12 @@ impl Proxy {
         let mut listeners = Vec::with_capacity(routes.len());
         for mut route in routes {
             let listener = TcpListener::bind(route.listen).await.map_err(|e| {
-                anyhow::anyhow!(
-                    "route `{}`: cannot listen on {}: {e}",
-                    route.name,
-                    route.listen
+                ListenError::new(
+                    format!("route `{}`", route.name),
+                    Some(route.name.clone()),
+                    route.listen,
+                    &e,
+                    ROUTE_FLAG,
                 )
             })?;
             route.listen = listener.local_addr()?;
@@ -69,9 +72,9 @@ impl Proxy {
 
     /// Adds the forward proxy's listener (absolute-form requests and CONNECT).
     pub async fn with_forward(mut self, mut forward: ForwardSettings) -> anyhow::Result<Proxy> {
-        let listener = TcpListener::bind(forward.listen)
-            .await
-            .map_err(|e| anyhow::anyhow!("--forward: cannot listen on {}: {e}", forward.listen))?;
+        let listener = TcpListener::bind(forward.listen).await.map_err(|e| {
+            ListenError::new("--forward".into(), None, forward.listen, &e, FORWARD_FLAG)
+        })?;
         forward.listen = listener.local_addr()?;
         self.forward = Some((forward, listener));
         Ok(self)

@@ -72,8 +72,14 @@ pub struct Captured {
     pub leftover: Option<Leftover>,
     /// The redactor the kept bytes went through, for the leftover read later.
     pub redactor: Option<BodyRedactor>,
-    /// For a body dropped early: the end event its stream had passed, if any.
+    /// The end event its stream had passed, if any (of a compressed body: only when dropped
+    /// early, when the kept capture is decoded to tell).
     pub end_event: Option<EndEvent>,
+    /// What the body ended in the middle of (an SSE event), when it ended inside one.
+    pub cut_inside: Option<&'static str>,
+    /// The error the body broke off with after its stream's end event, when the tee ended it
+    /// cleanly there instead (`end_cleanly_after_end_event`).
+    pub broke_after_end: Option<String>,
 }
 
 impl Captured {
@@ -90,6 +96,8 @@ impl Captured {
             leftover: None,
             redactor: None,
             end_event: None,
+            cut_inside: None,
+            broke_after_end: None,
         }
     }
 
@@ -123,7 +131,7 @@ impl Captured {
 pub struct TeeBody<B>
 where
     B: Body<Data = Bytes> + Send + Unpin + 'static,
-    B::Error: std::fmt::Display,
+    B::Error: std::error::Error,
 {
     inner: Option<B>,
     clock: HopClock,
@@ -137,6 +145,8 @@ where
     redactor: Option<BodyRedactor>,
     /// Watches every byte passed (kept or not) for the stream's end event.
     end_watch: Option<EndWatch>,
+    /// A body that breaks off after its stream's end event ends cleanly instead.
+    clean_end_after_event: bool,
     /// Called once, synchronously, when the body ends or is dropped.
     done: Option<Box<dyn FnOnce(Captured) + Send>>,
 }
@@ -144,7 +154,7 @@ where
 impl<B> TeeBody<B>
 where
     B: Body<Data = Bytes> + Send + Unpin + 'static,
-    B::Error: std::fmt::Display,
+    B::Error: std::error::Error,
 {
     /// A tee that sends what it saw on a channel (for tests that await it).
     #[cfg(test)]
@@ -180,6 +190,7 @@ where
             pieces: None,
             redactor: None,
             end_watch: None,
+            clean_end_after_event: false,
             done: Some(Box::new(done)),
         }
     }
@@ -200,6 +211,13 @@ where
     /// Watches the body for its stream's end event (bounded state, whatever the body's size).
     pub fn with_end_watch(mut self, watch: Option<EndWatch>) -> Self {
         self.end_watch = watch;
+        self
+    }
+
+    /// Ends the body cleanly when it breaks off after its stream's end event: the reader had
+    /// the whole answer (only for a body whose reader is not counting bytes to a length).
+    pub fn end_cleanly_after_end_event(mut self, yes: bool) -> Self {
+        self.clean_end_after_event = yes;
         self
     }
 
@@ -259,9 +277,15 @@ where
                     .filter(|rest| !rest.is_end_stream())
                     .map(|rest| rest.map_err(|e| e.to_string()).boxed_unsync());
                 seen.redactor = self.redactor.take();
-                // A compressed body is read from its capture, when that is all of it.
-                let whole = (seen.pieced == 0 && !seen.body.truncated).then_some(&seen.body);
-                seen.end_event = self.end_watch.take().and_then(|w| w.finish(whole));
+            }
+            if let Some(watch) = self.end_watch.take() {
+                // A compressed body is read from its capture, when that is all of it and the
+                // reader left early (a body that ended is not decoded again here).
+                let whole =
+                    (outcome == BodyOutcome::Dropped && seen.pieced == 0 && !seen.body.truncated)
+                        .then_some(&seen.body);
+                seen.cut_inside = watch.cut_inside();
+                seen.end_event = watch.finish(whole);
             }
             seen.outcome = outcome;
             seen.ended_unix_ns = self.clock.now_unix_ns();
@@ -273,7 +297,7 @@ where
 impl<B> Body for TeeBody<B>
 where
     B: Body<Data = Bytes> + Send + Unpin + 'static,
-    B::Error: std::fmt::Display,
+    B::Error: std::error::Error,
 {
     type Data = Bytes;
     type Error = B::Error;
@@ -303,7 +327,20 @@ where
                     this.finish(BodyOutcome::Complete);
                 }
             }
-            Poll::Ready(Some(Err(error))) => this.finish(BodyOutcome::Broken(error.to_string())),
+            Poll::Ready(Some(Err(error))) => {
+                let past_end = this.clean_end_after_event
+                    && this
+                        .end_watch
+                        .as_ref()
+                        .is_some_and(|watch| watch.reached(None).is_some());
+                if past_end {
+                    this.seen.broke_after_end = Some(error_chain(error));
+                    this.finish(BodyOutcome::Complete);
+                    this.inner = None;
+                    return Poll::Ready(None);
+                }
+                this.finish(BodyOutcome::Broken(error_chain(error)));
+            }
             Poll::Ready(None) => this.finish(BodyOutcome::Complete),
             Poll::Pending => {}
         }
@@ -324,11 +361,27 @@ where
 impl<B> Drop for TeeBody<B>
 where
     B: Body<Data = Bytes> + Send + Unpin + 'static,
-    B::Error: std::fmt::Display,
+    B::Error: std::error::Error,
 {
     fn drop(&mut self) {
         self.finish(BodyOutcome::Dropped);
     }
+}
+
+/// An error and its causes, one after another ("error reading a body from connection: end of
+/// file before message length reached").
+fn error_chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        let words = cause.to_string();
+        if !text.ends_with(&words) {
+            text.push_str(": ");
+            text.push_str(&words);
+        }
+        source = cause.source();
+    }
+    text
 }
 
 /// An empty body that was never polled is complete, not dropped: the caller checks this.
@@ -344,55 +397,4 @@ pub fn settle_unpolled(captured: Captured, was_empty: bool) -> Captured {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use http_body_util::{BodyExt, Full, StreamBody};
-
-    #[tokio::test]
-    async fn forwards_everything_and_keeps_a_bounded_prefix() {
-        let chunks: Vec<Result<Frame<Bytes>, std::convert::Infallible>> = (0..4)
-            .map(|i| Ok(Frame::data(Bytes::from(vec![i as u8; 5]))))
-            .collect();
-        let body = StreamBody::new(futures_util::stream::iter(chunks));
-        let (tee, rx) = TeeBody::new(body, HopClock::start(), 8, 10);
-        let forwarded = tee.collect().await.unwrap().to_bytes();
-        assert_eq!(forwarded.len(), 20);
-        let seen = rx.await.unwrap();
-        assert_eq!(seen.outcome, BodyOutcome::Complete);
-        assert_eq!(seen.body.bytes, [0, 0, 0, 0, 0, 1, 1, 1]);
-        assert_eq!(seen.body.total_len, 20);
-        assert!(seen.body.truncated);
-        assert_eq!(seen.chunks.len(), 4);
-        assert!(seen.first_byte_unix_ns.is_some());
-    }
-
-    #[tokio::test]
-    async fn a_full_body_is_complete_after_its_only_frame() {
-        let (mut tee, mut rx) = TeeBody::new(
-            Full::new(Bytes::from_static(b"hi")),
-            HopClock::start(),
-            8,
-            0,
-        );
-        let frame = tee.frame().await.unwrap().unwrap();
-        assert_eq!(frame.into_data().unwrap(), "hi");
-        let seen = rx.try_recv().unwrap();
-        assert_eq!(seen.outcome, BodyOutcome::Complete);
-        assert!(seen.chunks.is_empty());
-    }
-
-    #[tokio::test]
-    async fn dropping_early_reports_dropped() {
-        let chunks: Vec<Result<Frame<Bytes>, std::convert::Infallible>> = vec![
-            Ok(Frame::data(Bytes::from_static(b"a"))),
-            Ok(Frame::data(Bytes::from_static(b"b"))),
-        ];
-        let body = StreamBody::new(futures_util::stream::iter(chunks));
-        let (mut tee, rx) = TeeBody::new(body, HopClock::start(), 8, 10);
-        tee.frame().await.unwrap().unwrap();
-        drop(tee);
-        let seen = rx.await.unwrap();
-        assert_eq!(seen.outcome, BodyOutcome::Dropped);
-        assert_eq!(seen.body.bytes, b"a");
-    }
-}
+mod tests;

@@ -20,8 +20,11 @@ use rustls::pki_types::CertificateDer;
 use rustls::pki_types::pem::PemObject;
 use tokio::net::TcpStream;
 
-/// The connector under the pooled client: TLS when the URL says `https`, plain TCP otherwise.
-pub type UpstreamConnector = HttpsConnector<PinnedConnector>;
+use super::tls_end::EndingConnector;
+
+/// The connector under the pooled client: TLS when the URL says `https`, plain TCP otherwise;
+/// a TLS end without `close_notify` reads as an end of stream (`tls_end`).
+pub type UpstreamConnector = EndingConnector<HttpsConnector<PinnedConnector>>;
 
 /// How the proxy reaches its upstreams.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -92,11 +95,11 @@ where
     let builder = hyper_rustls::HttpsConnectorBuilder::new()
         .with_tls_config(config)
         .https_or_http();
-    let connector = if http1_only {
+    let connector = EndingConnector(if http1_only {
         builder.enable_http1().wrap_connector(pinned)
     } else {
         builder.enable_all_versions().wrap_connector(pinned)
-    };
+    });
     Client::builder(TokioExecutor::new())
         .timer(TokioTimer::new())
         .pool_timer(TokioTimer::new())

@@ -169,7 +169,15 @@ pub fn explain_response_in(
         {
             return Explained::new(Case::InterceptRefused, &[("error", error)]);
         }
-        Some(HopState::Failed) => return Explained::new(Case::Failed, &[("error", error)]),
+        Some(HopState::Failed) => {
+            let status = end.and_then(|e| e.status).unwrap_or(0).to_string();
+            let case = if super::failed_hop::answered_by_tracer(hop) {
+                Case::Failed
+            } else {
+                Case::CutOff
+            };
+            return Explained::new(case, &[("error", error), ("status", status)]);
+        }
         Some(HopState::Aborted)
             if super::transport_moves::left_after_ending_session(
                 &hop.start,

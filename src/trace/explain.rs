@@ -48,6 +48,7 @@ pub enum Case {
     InterceptRefused,
     InFlight,
     Failed,
+    CutOff,
     Aborted,
     /// Notes: sentences added under a message's explanation.
     NoteStreamRequested,
@@ -107,7 +108,7 @@ pub enum Case {
 
 impl Case {
     /// Every case, for checks that the table is complete.
-    pub const ALL: [Case; 86] = [
+    pub const ALL: [Case; 87] = [
         Case::AgentRequest,
         Case::AgentReply,
         Case::AgentError,
@@ -151,6 +152,7 @@ impl Case {
         Case::InterceptRefused,
         Case::InFlight,
         Case::Failed,
+        Case::CutOff,
         Case::Aborted,
         Case::NoteStreamRequested,
         Case::NoteStreamReassembled,

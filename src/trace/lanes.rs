@@ -84,6 +84,7 @@ pub fn tone(message: &ExplainedMessage, hop: &RecordedHop) -> Tone {
     let failed_case = matches!(
         message.case,
         Case::Failed
+            | Case::CutOff
             | Case::Aborted
             | Case::McpProtocolError
             | Case::McpToolError

@@ -8,6 +8,7 @@
 //! first [`WHOLE`] bytes and last [`TAIL`] bytes), so it works for answers of any size; a
 //! compressed answer is decoded only at the end, from the kept capture, when that is whole.
 
+mod cut;
 mod records;
 
 use serde_json::Value;
@@ -71,7 +72,7 @@ enum Framing {
 }
 
 /// One record's bytes, bounded: the first `WHOLE` and the last `TAIL`.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 struct Record {
     head: Vec<u8>,
     tail: Vec<u8>,
@@ -111,7 +112,7 @@ impl Record {
 }
 
 /// Which SSE field the current line is.
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 enum Field {
     /// The name so far, before its colon (the first bytes of it: no field name is longer).
     Name([u8; 8], u8),
@@ -123,7 +124,7 @@ enum Field {
 }
 
 /// Watches a response body as it passes for the end event of its stream.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct EndWatch {
     /// None until the first byte that is not white space, when no type said.
     framing: Option<Framing>,

@@ -182,7 +182,9 @@ fn tracer_up_with_a_taken_port_says_only_that() {
     assert_eq!(
         stderr,
         format!(
-            "tracer: route `agent`: cannot listen on 127.0.0.1:{port}: Address already in use (os error 98)\n"
+            "tracer: route `agent`: cannot listen on 127.0.0.1:{port}: the port is in use \
+             (Address already in use (os error 98)); another program (or another tracer) has it: \
+             give --agent-port another port\n"
         )
     );
 }

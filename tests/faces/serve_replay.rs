@@ -426,7 +426,7 @@ fn serve_replay_refuses_what_it_cannot_serve() {
         (
             samples.join("phonebook-text-tool-call.json"),
             vec!["--listen", "nowhere"],
-            "listening on nowhere",
+            "`nowhere` is not IP:PORT or localhost:PORT",
         ),
     ];
     for (file, extra, expected) in cases {

@@ -459,7 +459,10 @@ fn the_three_binaries_say_what_failed_in_one_line() {
             TRACER,
             vec!["proxy", "--route", &taken_route],
             format!(
-                "tracer: route `model`: cannot listen on {taken_addr}: Address already in use (os error 98)\n"
+                "tracer: route `model`: cannot listen on {taken_addr}: the port is in use \
+                 (Address already in use (os error 98)); another program (or another tracer) has \
+                 it: give the route another LISTEN in --route ROLE:NAME=LISTEN=UPSTREAM \
+                 (127.0.0.1:0 takes a free port)\n"
             ),
         ),
     ];

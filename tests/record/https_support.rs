@@ -62,6 +62,21 @@ impl TestPki {
         }
     }
 
+    /// A CA certificate that serves as its own server's certificate (for `names`): what
+    /// verification refuses as `CaUsedAsEndEntity`.
+    pub fn ca_as_server(names: &[&str]) -> TestPki {
+        let key = KeyPair::generate().unwrap();
+        let names: Vec<String> = names.iter().map(|n| n.to_string()).collect();
+        let mut params = CertificateParams::new(names).unwrap();
+        params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+        let cert = params.self_signed(&key).unwrap();
+        TestPki {
+            ca_pem: cert.pem(),
+            cert: cert.der().clone(),
+            key: PrivatePkcs8KeyDer::from(key.serialize_der()),
+        }
+    }
+
     pub fn write_ca(&self, dir: &Path, name: &str) -> PathBuf {
         let path = dir.join(name);
         std::fs::write(&path, &self.ca_pem).unwrap();
@@ -144,7 +159,7 @@ pub async fn tls_front(pki: &TestPki, target: SocketAddr) -> SocketAddr {
     addr
 }
 
-fn server_config(pki: &TestPki, alpn: &[&str]) -> rustls::ServerConfig {
+pub fn server_config(pki: &TestPki, alpn: &[&str]) -> rustls::ServerConfig {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let mut config = rustls::ServerConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()

@@ -15,7 +15,7 @@ use super::config::{self, AgentConfig, ConfigError, DEFAULT_MODEL, McpServerSpec
 )]
 pub struct AgentArgs {
     /// Address to listen on
-    #[arg(long, default_value = "127.0.0.1:8081")]
+    #[arg(long, default_value = "127.0.0.1:8081", value_parser = crate::serve::parse_listen)]
     pub listen: SocketAddr,
     /// The model server's API
     #[arg(long, value_enum, default_value_t = Api::Ollama)]

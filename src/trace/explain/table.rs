@@ -280,7 +280,13 @@ pub const CASES: &[CaseText] = &[
         Case::Failed,
         "failed",
         "no response: {error}",
-        "The proxy could not get a response from the upstream (refused, unreachable or timed out); the caller got a 502 from tracer.",
+        "The proxy could not get a response from the upstream (refused, unreachable, timed out, or its certificate refused); tracer answered the caller {status} itself.",
+    ),
+    row(
+        Case::CutOff,
+        "cut_off",
+        "{status}, cut off: {error}",
+        "The upstream answered {status}, but its body stopped before its end; the caller had the same head and the bytes up to the break, as the words say.",
     ),
     row(
         Case::Aborted,

@@ -64,7 +64,7 @@ pub(super) fn first_type(head: &[u8]) -> Option<&str> {
 
 /// Where a JSON text is: its depth outside strings, how many top-level values opened, and
 /// whether the last one has closed.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub(super) struct JsonDepth {
     depth: u32,
     pub values: u32,
