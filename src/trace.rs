@@ -29,6 +29,7 @@ pub mod kept_readings;
 pub mod lanes;
 pub mod live_group;
 pub mod mcp_messages;
+pub mod message_notes;
 mod model_notes;
 pub mod numbering;
 mod openapi_calls;
