@@ -17,6 +17,7 @@ mod describe_mcp_answer;
 mod describe_mcp_content;
 mod describe_mcp_hop;
 mod describe_mcp_words;
+mod describe_plain;
 mod describe_streams;
 mod dialect_words;
 pub mod evidence;

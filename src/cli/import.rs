@@ -26,9 +26,9 @@ pub async fn run(db: &Path, args: ImportArgs) -> anyhow::Result<ExitCode> {
         .map(|t| format!(" \"{}\"", one_line(t)))
         .unwrap_or_default();
     outln!(
-        "imported trace {}{title} ({} hops) from {file}",
+        "imported trace {}{title} ({}) from {file}",
         one_line(&trace_id),
-        log.hops().len()
+        crate::trace::explain::plural(log.hops().len(), "hop")
     )?;
     Ok(ExitCode::SUCCESS)
 }

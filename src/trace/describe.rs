@@ -76,13 +76,12 @@ pub fn explain_request_in(
         }
         Reading::Mcp(mcp) => super::describe_mcp_hop::mcp_request(mcp),
         other => dialect_words::code_assist_call(&hop.start.path).unwrap_or_else(|| {
-            Explained::new(
-                Case::HttpRequest,
-                &[(
-                    "detail",
-                    other_detail(other, &hop.start.method, &hop.start.path),
-                )],
-            )
+            // A bodiless request's head names it already: its words say what came back.
+            let detail = match other {
+                Reading::Empty => super::describe_plain::answer_words(hop),
+                other => other_detail(other),
+            };
+            Explained::new(Case::HttpRequest, &[("detail", detail)])
         }),
     };
     add_integrity_note(&mut explained, &reading.request);
@@ -210,7 +209,7 @@ pub fn explain_response_in(
             dialect_words::token_count(other).unwrap_or_else(|| {
                 Explained::new(
                     Case::HttpResponse,
-                    &[("detail", other_detail(other, "", ""))],
+                    &[("detail", other_detail(other))],
                 )
             })
         }
@@ -241,7 +240,7 @@ pub fn explain_response_in(
         }
         other => Explained::new(
             Case::HttpResponse,
-            &[("detail", other_detail(other, "", ""))],
+            &[("detail", other_detail(other))],
         ),
     };
     add_integrity_note(&mut explained, response);
@@ -353,10 +352,9 @@ fn model_response(
     explained
 }
 
-fn other_detail(reading: &Reading, method: &str, path: &str) -> String {
+fn other_detail(reading: &Reading) -> String {
     match reading {
-        Reading::Empty if method.is_empty() => "no body".into(),
-        Reading::Empty => format!("{method} {path}").trim().to_string(),
+        Reading::Empty => "no body".into(),
         Reading::Json(value) => shorten(&value.to_string(), QUOTE),
         Reading::Text(text) => shorten(text, QUOTE),
         _ => String::new(),
