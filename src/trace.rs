@@ -315,5 +315,6 @@ pub fn explain_trace(hops: &[RecordedHop]) -> Vec<ExplainedMessage> {
         });
     }
     openapi.link(&mut out, &hop_numbers, &answer_numbers);
+    mcp_trace.name_withdrawn(&mut out);
     out
 }

@@ -77,11 +77,13 @@ pub fn explain_request_in(
         Reading::Mcp(mcp) => super::describe_mcp_hop::mcp_request(mcp),
         other => dialect_words::code_assist_call(&hop.start.path).unwrap_or_else(|| {
             // A bodiless request's head names it already: its words say what came back.
-            let detail = match other {
-                Reading::Empty => super::describe_plain::answer_words(hop),
-                other => other_detail(other),
-            };
-            Explained::new(Case::HttpRequest, &[("detail", detail)])
+            match other {
+                Reading::Empty => Explained::new(
+                    Case::HttpPlainRequest,
+                    &[("detail", super::describe_plain::answer_words(hop))],
+                ),
+                other => Explained::new(Case::HttpRequest, &[("detail", other_detail(other))]),
+            }
         }),
     };
     add_integrity_note(&mut explained, &reading.request);

@@ -33,6 +33,8 @@ pub enum Case {
     McpAccepted,
     McpOtherResult,
     HttpRequest,
+    /// A bodiless request of no known dialect: its words say what came back.
+    HttpPlainRequest,
     HttpResponse,
     McpServerStream,
     McpNoServerStream,
@@ -104,7 +106,7 @@ pub enum Case {
 
 impl Case {
     /// Every case, for checks that the table is complete.
-    pub const ALL: [Case; 85] = [
+    pub const ALL: [Case; 86] = [
         Case::AgentRequest,
         Case::AgentReply,
         Case::AgentError,
@@ -133,6 +135,7 @@ impl Case {
         Case::McpAccepted,
         Case::McpOtherResult,
         Case::HttpRequest,
+        Case::HttpPlainRequest,
         Case::HttpResponse,
         Case::McpServerStream,
         Case::McpNoServerStream,

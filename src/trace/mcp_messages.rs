@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use super::RecordedHop;
 pub use super::describe_mcp::Side;
 use super::describe_mcp::{self, Asked, Pairing};
-use super::explain::Explained;
+use super::explain::{Case, Explained, McpCase, case_text, fill};
 use super::explain_context::ExplainContext;
 use super::numbering::{Direction, NumberedMessage};
 use super::transport_moves::TransportMove;
@@ -244,6 +244,8 @@ pub struct McpTrace {
     /// The trace's model calls: (started, ended, number of the request, route).
     model_calls: Vec<(i64, i64, usize, String)>,
     progress: HashMap<(String, String), Asked>,
+    /// Each withdrawn request's number and the number of the message that withdrew it.
+    withdrawals: Vec<(usize, usize)>,
 }
 
 impl McpTrace {
@@ -276,6 +278,26 @@ impl McpTrace {
             .iter()
             .find(|(start, end, _, _)| *start >= asked_ns && *end <= answered_ns)
             .map(|(_, _, number, route)| (*number, route.as_str()))
+    }
+
+    /// Names each request the host withdrew as such on its own line (`· withdrawn by the host
+    /// in message 128`): known only once the trace's later messages were read.
+    pub fn name_withdrawn(&self, messages: &mut [super::ExplainedMessage]) {
+        let Some(row) = case_text(Case::Mcp(McpCase::NoteWithdrawn)) else {
+            return;
+        };
+        for (withdrawn, cancel) in &self.withdrawals {
+            let values = [("cancel", cancel.to_string())];
+            let request = (messages.iter_mut())
+                .find(|m| m.number == *withdrawn && m.direction == Direction::Request);
+            if let Some(message) = request {
+                message.summary.push_str(&fill(row.summary, &values));
+                if !message.explanation.is_empty() {
+                    message.explanation.push(' ');
+                }
+                message.explanation.push_str(&fill(row.explanation, &values));
+            }
+        }
     }
 
     /// Explains an MCP slot (None: not an MCP message, or one the general words tell: a
@@ -338,8 +360,18 @@ impl McpTrace {
         let number = slot.message.number;
         if let Some(cancelled) = describe_mcp::cancelled_id(message)
             && let Some(asked) = self.asked.get_mut(&(side, route.clone(), cancelled))
+            && asked.withdrawn_in.is_none()
+            && side == Side::Host
         {
-            asked.withdrawn = true;
+            asked.withdrawn_in = Some(number);
+            let withdrawn = asked.number;
+            self.withdrawals.push((withdrawn, number));
+            // Its progress token's record too: progress after this is named as such.
+            for kept in self.progress.values_mut() {
+                if kept.number == withdrawn {
+                    kept.withdrawn_in = Some(number);
+                }
+            }
         }
         if message.kind == JsonRpcKind::Request
             && let Some(id) = id
@@ -347,7 +379,7 @@ impl McpTrace {
             let asked = Asked {
                 number,
                 method: message.method.clone().unwrap_or_default(),
-                withdrawn: false,
+                withdrawn_in: None,
                 at_ns: slot.message.at_ns,
             };
             if let Some(token) = describe_mcp::progress_token(message) {

@@ -75,6 +75,7 @@ mod run_agents;
 mod run_cli;
 mod run_overrides;
 mod run_terminal;
+mod run_words;
 mod secrets;
 mod secrets_edges;
 mod session_cost;

@@ -68,11 +68,13 @@ pub enum McpCase {
     RestRefused,
     RestError,
     NoteRestBuiltFrom,
+    ProgressAfterWithdrawn,
+    NoteWithdrawn,
 }
 
 impl McpCase {
     /// Every MCP case, for checks that the table is complete.
-    pub const ALL: [McpCase; 59] = [
+    pub const ALL: [McpCase; 61] = [
         McpCase::Ping,
         McpCase::Pong,
         McpCase::HostToolCall,
@@ -132,6 +134,8 @@ impl McpCase {
         McpCase::RestRefused,
         McpCase::RestError,
         McpCase::NoteRestBuiltFrom,
+        McpCase::ProgressAfterWithdrawn,
+        McpCase::NoteWithdrawn,
     ];
 }
 
