@@ -194,7 +194,14 @@ fn notification(message: &McpMessage, pairing: &Pairing) -> Explained {
                 .and_then(Value::as_str)
                 .map_or_else(String::new, |r| format!(": {}", shorten(r, 40)));
             let [number, method] = asked(pairing.withdrawn);
-            mcp(McpCase::Cancelled, &[number, method, ("reason", reason)])
+            // A cancel sent after the answer came has nothing left to stop.
+            match pairing.withdrawn.and_then(|a| a.answered_in) {
+                Some(answer) => mcp(
+                    McpCase::CancelledAfterAnswer,
+                    &[number, method, ("reason", reason), ("answer", answer.to_string())],
+                ),
+                None => mcp(McpCase::Cancelled, &[number, method, ("reason", reason)]),
+            }
         }
         "notifications/message" => {
             let data = param(message, "data").map_or_else(String::new, |d| match d {

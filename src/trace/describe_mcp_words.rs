@@ -35,6 +35,8 @@ pub struct Asked {
     pub method: String,
     /// The number of the message that withdrew it (`notifications/cancelled`), once seen.
     pub withdrawn_in: Option<usize>,
+    /// The number of its answer, once seen.
+    pub answered_in: Option<usize>,
     /// When it was sent.
     pub at_ns: i64,
 }

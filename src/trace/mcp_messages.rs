@@ -358,9 +358,16 @@ impl McpTrace {
         };
         let explained = describe_mcp::explain(message, side, &pairing, context);
         let number = slot.message.number;
+        if is_answer
+            && let Some(id) = &id
+            && let Some(asked) = self.asked.get_mut(&(side.other(), route.clone(), id.clone()))
+        {
+            asked.answered_in.get_or_insert(number);
+        }
         if let Some(cancelled) = describe_mcp::cancelled_id(message)
             && let Some(asked) = self.asked.get_mut(&(side, route.clone(), cancelled))
             && asked.withdrawn_in.is_none()
+            && asked.answered_in.is_none()
             && side == Side::Host
         {
             asked.withdrawn_in = Some(number);
@@ -380,6 +387,7 @@ impl McpTrace {
                 number,
                 method: message.method.clone().unwrap_or_default(),
                 withdrawn_in: None,
+                answered_in: None,
                 at_ns: slot.message.at_ns,
             };
             if let Some(token) = describe_mcp::progress_token(message) {

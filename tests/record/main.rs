@@ -88,4 +88,5 @@ mod websocket_codex;
 mod websocket_frames;
 mod websocket_live;
 mod wrap;
+mod withdrawn_words;
 mod wrap_trace;

@@ -70,11 +70,12 @@ pub enum McpCase {
     NoteRestBuiltFrom,
     ProgressAfterWithdrawn,
     NoteWithdrawn,
+    CancelledAfterAnswer,
 }
 
 impl McpCase {
     /// Every MCP case, for checks that the table is complete.
-    pub const ALL: [McpCase; 61] = [
+    pub const ALL: [McpCase; 62] = [
         McpCase::Ping,
         McpCase::Pong,
         McpCase::HostToolCall,
@@ -136,6 +137,7 @@ impl McpCase {
         McpCase::NoteRestBuiltFrom,
         McpCase::ProgressAfterWithdrawn,
         McpCase::NoteWithdrawn,
+        McpCase::CancelledAfterAnswer,
     ];
 }
 

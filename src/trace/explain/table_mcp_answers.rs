@@ -109,6 +109,12 @@ pub const MCP_ANSWERS: &[CaseText] = &[
         "The server still reports how far it is with request {number} ({method}), which the host withdrew in message {cancel}: the host ignores it. A server should stop work on a withdrawn request; this one had not yet.",
     ),
     mcp(
+        McpCase::CancelledAfterAnswer,
+        "mcp_cancelled_after_answer",
+        "withdraws {number}{reason}, already answered in {answer}",
+        "The host withdraws request {number} ({method}) after the server had answered it in message {answer}: nothing is left to stop, and the server ignores it. A notification: no answer.",
+    ),
+    mcp(
         McpCase::NoteWithdrawn,
         "mcp_note_withdrawn",
         " · withdrawn by the host in message {cancel}",
