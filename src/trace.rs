@@ -30,6 +30,7 @@ pub mod kept_readings;
 pub mod lanes;
 pub mod live_group;
 pub mod mcp_messages;
+mod mcp_withdrawn;
 pub mod message_notes;
 mod model_notes;
 pub mod numbering;
@@ -315,6 +316,6 @@ pub fn explain_trace(hops: &[RecordedHop]) -> Vec<ExplainedMessage> {
         });
     }
     openapi.link(&mut out, &hop_numbers, &answer_numbers);
-    mcp_trace.name_withdrawn(&mut out);
+    mcp_withdrawn::name_withdrawn(mcp_trace.withdrawals(), &mut out);
     out
 }

@@ -8,8 +8,8 @@ use super::CorrelateArgs;
 use super::stdout_text::outln;
 use crate::store::Store;
 use crate::trace::GroupOptions;
-use crate::trace::explain::plural;
 use crate::trace::correlate::{CorrelateReport, GroupScope, correlate};
+use crate::trace::explain::plural;
 
 pub async fn run(db: &Path, args: CorrelateArgs) -> anyhow::Result<ExitCode> {
     let store = Store::open_existing(db).await?;

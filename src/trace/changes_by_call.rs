@@ -133,7 +133,6 @@ mod tests {
     use crate::hop::{BodyCapture, HopEnd, HopStart, HopState, Role, Transport};
     use crate::trace::request_changes::{CLAUDE_CODES_SECOND_REQUEST, MARKS_ONLY, request_changes};
 
-
     fn model_hop(id: &str, at: i64, request: &[u8]) -> RecordedHop {
         RecordedHop {
             read: Default::default(),
@@ -269,6 +268,46 @@ mod tests {
         assert_eq!(by_digest(8), None);
         assert_eq!(by_digest(9), None);
         assert_eq!(by_digest(10), None);
+    }
+
+    #[test]
+    fn a_resend_is_identical_and_many_messages_added_name_the_last_eight() {
+        use serde_json::json;
+        let user = |text: &str| json!({"role": "user", "content": text});
+        let first = json!({"model": "m", "messages": [user("hi")]});
+        let mut long = first.clone();
+        for i in 0..11 {
+            long["messages"]
+                .as_array_mut()
+                .unwrap()
+                .push(user(&format!("line {i}")));
+        }
+        let bodies = [first.clone(), first, long];
+        let hops: Vec<RecordedHop> = (bodies.iter().enumerate())
+            .map(|(i, body)| model_hop(&format!("h{i}"), i as i64, body.to_string().as_bytes()))
+            .collect();
+        let calls = changes_by_call(&hops);
+        assert_eq!(calls[1].changes, Some(Vec::new()));
+        assert_eq!(
+            calls[1].lines(Some(1)),
+            ["identical to request 1: a retry?"]
+        );
+        let mut expected = vec!["messages 2-4 added".to_string()];
+        expected
+            .extend((5..=12).map(|n| format!("message {n} added: user, text: \"line {}\"", n - 2)));
+        assert_eq!(calls[2].lines(Some(3)), expected);
+        // The digests told both, and the bodies tell the same.
+        let parts = |i: usize| hops[i].request_parts().unwrap();
+        assert_eq!(changes_by_digest(&parts(0), &parts(1)), Some(Vec::new()));
+        assert_eq!(texts(changes_by_digest(&parts(1), &parts(2))), expected);
+        assert_eq!(
+            request_changes(&bodies[1], &bodies[2]),
+            expected.into_iter().map(Change).collect::<Vec<_>>()
+        );
+        // Removed from the end: the earlier request's last messages, named.
+        let removed = texts(Some(request_changes(&bodies[2], &bodies[0])));
+        assert_eq!(removed[0], "messages 2-4 removed");
+        assert_eq!(removed[8], "message 12 removed: user, text: \"line 10\"");
     }
 
     fn texts(changes: Option<Vec<Change>>) -> Vec<String> {

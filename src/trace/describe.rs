@@ -209,10 +209,7 @@ pub fn explain_response_in(
         }
         other if reading.dialect == Dialect::GeminiCountTokens && status < 400 => {
             dialect_words::token_count(other).unwrap_or_else(|| {
-                Explained::new(
-                    Case::HttpResponse,
-                    &[("detail", other_detail(other))],
-                )
+                Explained::new(Case::HttpResponse, &[("detail", other_detail(other))])
             })
         }
         Reading::Mcp(mcp) => super::describe_mcp_hop::mcp_response(mcp, context),
@@ -240,10 +237,7 @@ pub fn explain_response_in(
         Reading::Empty if reading.dialect == Dialect::Mcp => {
             Explained::new(Case::McpAccepted, &[("status", status.to_string())])
         }
-        other => Explained::new(
-            Case::HttpResponse,
-            &[("detail", other_detail(other))],
-        ),
+        other => Explained::new(Case::HttpResponse, &[("detail", other_detail(other))]),
     };
     add_integrity_note(&mut explained, response);
     if let Some(note) = end.and_then(|e| e.note.clone()) {

@@ -198,7 +198,12 @@ fn notification(message: &McpMessage, pairing: &Pairing) -> Explained {
             match pairing.withdrawn.and_then(|a| a.answered_in) {
                 Some(answer) => mcp(
                     McpCase::CancelledAfterAnswer,
-                    &[number, method, ("reason", reason), ("answer", answer.to_string())],
+                    &[
+                        number,
+                        method,
+                        ("reason", reason),
+                        ("answer", answer.to_string()),
+                    ],
                 ),
                 None => mcp(McpCase::Cancelled, &[number, method, ("reason", reason)]),
             }

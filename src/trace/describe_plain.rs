@@ -23,7 +23,12 @@ pub fn answer_words(hop: &RecordedHop) -> String {
         .find(|h| h.name.eq_ignore_ascii_case("content-type"))
         .map(|h| String::from_utf8_lossy(&h.value).into_owned());
     if let Some(kind) = content_type {
-        let kind = kind.split(';').next().unwrap_or_default().trim().to_string();
+        let kind = kind
+            .split(';')
+            .next()
+            .unwrap_or_default()
+            .trim()
+            .to_string();
         if !kind.is_empty() {
             parts.push(super::explain::shorten(&kind, 60));
         }

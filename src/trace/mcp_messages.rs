@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use super::RecordedHop;
 pub use super::describe_mcp::Side;
 use super::describe_mcp::{self, Asked, Pairing};
-use super::explain::{Case, Explained, McpCase, case_text, fill};
+use super::explain::Explained;
 use super::explain_context::ExplainContext;
 use super::numbering::{Direction, NumberedMessage};
 use super::transport_moves::TransportMove;
@@ -280,24 +280,10 @@ impl McpTrace {
             .map(|(_, _, number, route)| (*number, route.as_str()))
     }
 
-    /// Names each request the host withdrew as such on its own line (`· withdrawn by the host
-    /// in message 128`): known only once the trace's later messages were read.
-    pub fn name_withdrawn(&self, messages: &mut [super::ExplainedMessage]) {
-        let Some(row) = case_text(Case::Mcp(McpCase::NoteWithdrawn)) else {
-            return;
-        };
-        for (withdrawn, cancel) in &self.withdrawals {
-            let values = [("cancel", cancel.to_string())];
-            let request = (messages.iter_mut())
-                .find(|m| m.number == *withdrawn && m.direction == Direction::Request);
-            if let Some(message) = request {
-                message.summary.push_str(&fill(row.summary, &values));
-                if !message.explanation.is_empty() {
-                    message.explanation.push(' ');
-                }
-                message.explanation.push_str(&fill(row.explanation, &values));
-            }
-        }
+    /// Each withdrawn request's number and the number of the message that withdrew it, in
+    /// the order withdrawn (`mcp_withdrawn::name_withdrawn` names them).
+    pub fn withdrawals(&self) -> &[(usize, usize)] {
+        &self.withdrawals
     }
 
     /// Explains an MCP slot (None: not an MCP message, or one the general words tell: a
@@ -360,7 +346,9 @@ impl McpTrace {
         let number = slot.message.number;
         if is_answer
             && let Some(id) = &id
-            && let Some(asked) = self.asked.get_mut(&(side.other(), route.clone(), id.clone()))
+            && let Some(asked) = self
+                .asked
+                .get_mut(&(side.other(), route.clone(), id.clone()))
         {
             asked.answered_in.get_or_insert(number);
         }

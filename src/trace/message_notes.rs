@@ -126,7 +126,11 @@ fn block_kind(block: &Value, earlier: &[&Value]) -> (String, Option<String>, u8)
         "tool_use" | "server_tool_use" | "function_call" | "custom_tool_call" | "mcp_call" => {
             let name = text_field("name").unwrap_or_else(|| "?".into());
             let input = block.get("input").or_else(|| block.get("arguments"));
-            (format!("tool call {}", short(&name, 40)), input.map(json_words), 2)
+            (
+                format!("tool call {}", short(&name, 40)),
+                input.map(json_words),
+                2,
+            )
         }
         "function" if block.get("function").is_some() => {
             let name = (block.pointer("/function/name").and_then(Value::as_str)).unwrap_or("?");
@@ -195,9 +199,11 @@ fn call_name(messages: &[&Value], id: &str) -> Option<String> {
             .iter()
             .any(|key| block.get(*key).and_then(Value::as_str) == Some(id));
         same.then(|| {
-            (block.get("name").or_else(|| block.pointer("/function/name")))
-                .and_then(Value::as_str)
-                .map(str::to_string)
+            (block
+                .get("name")
+                .or_else(|| block.pointer("/function/name")))
+            .and_then(Value::as_str)
+            .map(str::to_string)
         })
         .flatten()
     };
@@ -249,7 +255,6 @@ fn json_words(value: &Value) -> String {
         other => other.to_string(),
     }
 }
-
 
 fn quoted(text: &str) -> String {
     let mut words = shorten(text, FIRST_WORDS);

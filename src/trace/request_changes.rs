@@ -100,9 +100,8 @@ pub fn changes_by_digest(was: &RequestParts, is: &RequestParts) -> Option<Vec<Ch
     let longer = if after.len() >= before.len() { is } else { was };
     let count = longer.regions.messages.len();
     let kept_from = count - longer.tail_notes.len().min(count);
-    let note = |i: usize| {
-        (i.checked_sub(kept_from)).and_then(|at| longer.tail_notes.get(at).cloned())
-    };
+    let note =
+        |i: usize| (i.checked_sub(kept_from)).and_then(|at| longer.tail_notes.get(at).cloned());
     out.extend(message_ends(before.len(), after.len(), note)?);
     if out.is_empty() && was.marks != is.marks {
         out.push(Change(MARKS_ONLY.to_string()));
@@ -305,10 +304,7 @@ mod tests {
             serde_json::from_str(TURN1).unwrap(),
             serde_json::from_str(TURN2).unwrap(),
         );
-        assert_eq!(
-            texts(&request_changes(&a, &b)),
-            CLAUDE_CODES_SECOND_REQUEST
-        );
+        assert_eq!(texts(&request_changes(&a, &b)), CLAUDE_CODES_SECOND_REQUEST);
     }
 
     #[test]

@@ -85,7 +85,9 @@ impl RequestParts {
 fn tail_notes(body: &Value) -> Vec<String> {
     let items = message_items(body);
     let from = items.len().saturating_sub(TAIL_NOTES);
-    (from..items.len()).map(|i| message_note(&items, i)).collect()
+    (from..items.len())
+        .map(|i| message_note(&items, i))
+        .collect()
 }
 
 /// The digests of a body's parameters (its fields outside the prompt's regions), by name.

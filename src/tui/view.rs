@@ -132,7 +132,10 @@ fn header_line(app: &App) -> Line<'static> {
                         "⏸".to_string()
                     }
                 ))),
-                None => spans.push(Span::raw(format!("· {}", plural(view.messages.len(), "message")))),
+                None => spans.push(Span::raw(format!(
+                    "· {}",
+                    plural(view.messages.len(), "message")
+                ))),
             }
         }
         _ => {

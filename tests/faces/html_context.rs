@@ -78,11 +78,15 @@ fn each_model_request_has_its_bar_cost_cache_and_changes() {
     let second = requests[1];
     assert!(second.contains("changes since request 1"), "{second}");
     assert!(
-        second.contains("<li>message 3 added: assistant, thinking + text + tool call mcp__notes__append: "),
+        second.contains(
+            "<li>message 3 added: assistant, thinking + text + tool call mcp__notes__append: "
+        ),
         "{second}"
     );
     assert!(
-        second.contains("<li>message 4 added: user, tool result for mcp__notes__append (toolu_01Scripte…): "),
+        second.contains(
+            "<li>message 4 added: user, tool result for mcp__notes__append (toolu_01Scripte…): "
+        ),
         "{second}"
     );
     assert!(

@@ -164,7 +164,10 @@ fn tracer_proxy_finishes_the_hop_in_flight_on_sigterm_and_exits_0() {
         "{stderr}"
     );
     // One hop, said in the singular.
-    assert!(stderr.contains("; 1 hop written, 0 not written"), "{stderr}");
+    assert!(
+        stderr.contains("; 1 hop written, 0 not written"),
+        "{stderr}"
+    );
 }
 
 #[test]

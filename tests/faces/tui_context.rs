@@ -85,7 +85,8 @@ fn d_shows_what_changed_since_the_previous_request() {
     insta::assert_snapshot!("changes_pane_120x30", terminal.backend());
     let screen = format!("{}", terminal.backend());
     assert!(
-        screen.contains("message 3 added: assistant, thinking + text + tool call mcp__notes__append"),
+        screen
+            .contains("message 3 added: assistant, thinking + text + tool call mcp__notes__append"),
         "{screen}"
     );
     assert!(

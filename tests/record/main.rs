@@ -87,6 +87,6 @@ mod transport_moves;
 mod websocket_codex;
 mod websocket_frames;
 mod websocket_live;
-mod wrap;
 mod withdrawn_words;
+mod wrap;
 mod wrap_trace;

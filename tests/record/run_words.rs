@@ -92,7 +92,11 @@ fn only_trace(dir: &Path) -> String {
 fn a_generic_programs_get_is_said_once_with_what_came_back() {
     let dir = tempfile::tempdir().unwrap();
     let url = format!("http://127.0.0.1:{}/", upstream());
-    let run = tracer_run(dir.path(), &[], &["--", "curl", "-s", "-o", "/dev/null", &url]);
+    let run = tracer_run(
+        dir.path(),
+        &[],
+        &["--", "curl", "-s", "-o", "/dev/null", &url],
+    );
     assert!(run.status.success(), "{run:?}");
     let shown = tracer(dir.path(), &["show", &only_trace(dir.path())]);
     let request = shown
@@ -150,10 +154,7 @@ fn a_resend_is_named_apart_from_moved_marks_and_added_messages_by_their_words() 
     script.push_str("true");
     let run = tracer_run(dir.path(), &[], &["--", "sh", "-c", &script]);
     assert!(run.status.success(), "{run:?}");
-    let changes = tracer(
-        dir.path(),
-        &["show", &only_trace(dir.path()), "--changes"],
-    );
+    let changes = tracer(dir.path(), &["show", &only_trace(dir.path()), "--changes"]);
     assert!(
         changes.contains(concat!(
             "request 3 against request 1:\n",

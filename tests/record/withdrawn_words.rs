@@ -42,7 +42,15 @@ fn a_call_withdrawn_over_stdio_and_what_the_server_sent_after_are_named() {
     let mut child = Command::new(env!("CARGO_BIN_EXE_tracer"))
         .arg("--db")
         .arg(&db)
-        .args(["wrap", "--name", "slow", "--", "python3", "-u", IGNORES_CANCEL])
+        .args([
+            "wrap",
+            "--name",
+            "slow",
+            "--",
+            "python3",
+            "-u",
+            IGNORES_CANCEL,
+        ])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()
@@ -83,8 +91,7 @@ fn a_call_withdrawn_over_stdio_and_what_the_server_sent_after_are_named() {
     drop(stdin);
     assert!(child.wait().unwrap().success());
 
-    let listed: serde_json::Value =
-        serde_json::from_str(&tracer(&db, &["ls", "--json"])).unwrap();
+    let listed: serde_json::Value = serde_json::from_str(&tracer(&db, &["ls", "--json"])).unwrap();
     let id = listed[0]["id"].as_str().unwrap().to_string();
     let shown = tracer(&db, &["show", &id]);
     assert!(
