@@ -18,6 +18,7 @@ mod describe_mcp_answer;
 mod describe_mcp_content;
 mod describe_mcp_hop;
 mod describe_mcp_words;
+mod describe_plain;
 mod describe_streams;
 mod dialect_words;
 pub mod evidence;
@@ -32,6 +33,8 @@ pub mod kept_readings;
 pub mod lanes;
 pub mod live_group;
 pub mod mcp_messages;
+mod mcp_withdrawn;
+pub mod message_notes;
 mod model_notes;
 pub mod numbering;
 mod openapi_calls;
@@ -344,5 +347,6 @@ pub fn explain_trace(hops: &[RecordedHop]) -> Vec<ExplainedMessage> {
         });
     }
     openapi.link(&mut out, &hop_numbers, &answer_numbers);
+    mcp_withdrawn::name_withdrawn(mcp_trace.withdrawals(), &mut out);
     out
 }

@@ -134,7 +134,11 @@ pub async fn run(options: WrapOptions) -> anyhow::Result<i32> {
         drop(handle);
         match tokio::time::timeout(Duration::from_secs(1), writer).await {
             Ok(Ok(report)) if report.hops_not_written > 0 => {
-                crate::say!("tracer wrap: {} hops not written", report.hops_not_written);
+                let hops = match report.hops_not_written {
+                    1 => "1 hop".to_string(),
+                    n => format!("{n} hops"),
+                };
+                crate::say!("tracer wrap: {hops} not written");
             }
             Ok(_) => {}
             Err(_) => {

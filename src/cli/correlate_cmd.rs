@@ -9,6 +9,7 @@ use super::stdout_text::outln;
 use crate::store::Store;
 use crate::trace::GroupOptions;
 use crate::trace::correlate::{CorrelateReport, GroupScope, correlate};
+use crate::trace::explain::plural;
 
 pub async fn run(db: &Path, args: CorrelateArgs) -> anyhow::Result<ExitCode> {
     let store = Store::open_existing(db).await?;
@@ -25,18 +26,19 @@ pub async fn run(db: &Path, args: CorrelateArgs) -> anyhow::Result<ExitCode> {
 
 fn describe(report: &CorrelateReport, rebuild: bool) -> String {
     let mut line = format!(
-        "{} {} hops into {} traces",
+        "{} {} into {}",
         if rebuild { "regrouped" } else { "grouped" },
-        report.assigned,
-        report.traces
+        plural(report.assigned, "hop"),
+        plural(report.traces, "trace")
     );
     if report.kept > 0 {
-        line.push_str(&format!("; {} hops kept their trace", report.kept));
+        let kept = plural(report.kept, "hop");
+        line.push_str(&format!("; {kept} kept their trace"));
     }
     if report.waiting > 0 {
         line.push_str(&format!(
-            "; {} hops in flight left for a later run",
-            report.waiting
+            "; {} in flight left for a later run",
+            plural(report.waiting, "hop")
         ));
     }
     line

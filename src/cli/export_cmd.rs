@@ -275,7 +275,11 @@ async fn export(store: &Store, args: &ExportArgs) -> anyhow::Result<ExitCode> {
         )?;
         written += 1;
     }
-    crate::say!("wrote {written} files to {}", dir.display());
+    crate::say!(
+        "wrote {} to {}",
+        crate::trace::explain::plural(written, "file"),
+        dir.display()
+    );
     Ok(ExitCode::SUCCESS)
 }
 

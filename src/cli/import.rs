@@ -42,9 +42,9 @@ async fn import_each(store: &Store, logs: &[(String, HopLog)]) -> anyhow::Result
             .map(|t| format!(" \"{}\"", one_line(t)))
             .unwrap_or_default();
         outln!(
-            "imported trace {}{title} ({} hops) from {file}",
+            "imported trace {}{title} ({}) from {file}",
             one_line(&trace_id),
-            log.hops().len()
+            crate::trace::explain::plural(log.hops().len(), "hop")
         )?;
     }
     Ok(())

@@ -57,7 +57,11 @@ pub async fn run(db: &Path, args: LsArgs) -> anyhow::Result<ExitCode> {
         crate::say!("{}", unreadable_note(unreadable));
     }
     if not_written > 0 && !args.json {
-        outln!("{not_written} hops were carried but not written (store busy or failing)")?;
+        let hops = match not_written {
+            1 => "1 hop was".to_string(),
+            n => format!("{n} hops were"),
+        };
+        outln!("{hops} carried but not written (store busy or failing)")?;
     }
     if not_exported > 0 && !args.json {
         // Per receiver, named as a push reaches it again; the rest a receiver took and rejected.

@@ -131,13 +131,13 @@ pub async fn run(db: &Path, args: ProxyArgs) -> anyhow::Result<ExitCode> {
     }
     store.close().await;
     crate::say!(
-        "tracer: stopped after {} connections; {}{}",
-        stats.connections,
+        "tracer: stopped after {}; {}{}",
+        crate::trace::explain::plural(stats.connections as usize, "connection"),
         report.summary(),
         if stats.cut_off > 0 {
             format!(
-                ", {} connections cut off after the grace period",
-                stats.cut_off
+                ", {} cut off after the grace period",
+                crate::trace::explain::plural(stats.cut_off as usize, "connection")
             )
         } else {
             String::new()

@@ -159,7 +159,10 @@ fn run_state(made: usize, times: u32) -> &'static str {
 /// The line that says the runs were cut short, if they were.
 fn stopped_early(made: usize, times: u32) -> String {
     if made < times as usize {
-        format!("stopped by Ctrl-C: {made} of {times} runs made\n")
+        format!(
+            "stopped by Ctrl-C: {made} of {} made\n",
+            crate::trace::explain::plural(times as usize, "run")
+        )
     } else {
         String::new()
     }

@@ -36,18 +36,16 @@ pub fn render_hops(log: &HopLog, hops: &[crate::trace::RecordedHop]) -> String {
             continue;
         };
         let before = number(previous);
-        let Some(changes) = &call.changes else {
+        if call.changes.is_none() {
             out.push_str(&format!(
                 "request {here} against request {before}: a body is not JSON\n"
             ));
             continue;
-        };
-        out.push_str(&format!("request {here} against request {before}:\n"));
-        if changes.is_empty() {
-            out.push_str("  nothing changed but where the cache marks sit\n");
         }
-        for change in changes {
-            out.push_str(&format!("  {}\n", one_line(&change.0)));
+        out.push_str(&format!("request {here} against request {before}:\n"));
+        // The same lines the TUI's `d` and the html handout show.
+        for line in call.lines(Some(before)) {
+            out.push_str(&format!("  {}\n", one_line(&line)));
         }
     }
     out

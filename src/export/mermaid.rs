@@ -182,10 +182,10 @@ pub fn markdown_handout(trace: &TraceToExport<'_>) -> String {
         .text()
         .map(|c| format!(", cost: {c} ({})", crate::trace::cost::estimate_label()));
     out.push_str(&format!(
-        "Trace {}, {} hops, {} messages{}{}{}.\n\n",
+        "Trace {}, {}, {}{}{}{}.\n\n",
         markdown_id(trace.id),
-        trace.hops.len(),
-        messages.len(),
+        crate::trace::explain::plural(trace.hops.len(), "hop"),
+        crate::trace::explain::plural(messages.len(), "message"),
         started.map_or_else(String::new, |at| format!(", started {}", iso8601_utc(at))),
         tokens.map_or_else(String::new, |t| format!(", tokens: {t}")),
         cost.unwrap_or_default()

@@ -18,9 +18,9 @@ pub fn steps_text(trace: &LoadedTrace) -> String {
     let title = one_line(name.as_deref().unwrap_or("(untitled)")).into_owned();
     let _ = writeln!(
         out,
-        "trace {}  “{title}”  {} messages\n",
+        "trace {}  “{title}”  {}\n",
         trace.trace_id,
-        messages.len()
+        crate::trace::explain::plural(messages.len(), "message")
     );
     for message in &messages {
         let _ = writeln!(out, "── step {}/{} ──", message.number, messages.len());

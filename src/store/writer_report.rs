@@ -25,8 +25,12 @@ impl WriterReport {
     /// an earlier run's journal and what is left in this one's.
     pub fn summary(&self) -> String {
         let mut text = format!(
-            "{} hops written, {} not written",
-            self.hops_written, self.hops_not_written
+            "{} written, {} not written",
+            match self.hops_written {
+                1 => "1 hop".to_string(),
+                n => format!("{n} hops"),
+            },
+            self.hops_not_written
         );
         if self.hops_taken_in > 0 {
             text.push_str(&format!(
@@ -36,8 +40,11 @@ impl WriterReport {
         }
         if let Some(journal) = &self.journal_left {
             text.push_str(&format!(
-                "; the database is not taking writes: {} hops wait in {} for the next tracer on it",
-                self.hops_left_in_journal,
+                "; the database is not taking writes: {} in {} for the next tracer on it",
+                match self.hops_left_in_journal {
+                    1 => "1 hop waits".to_string(),
+                    n => format!("{n} hops wait"),
+                },
                 journal.display()
             ));
         }

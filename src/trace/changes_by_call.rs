@@ -16,25 +16,33 @@ pub struct CallChanges {
     pub hop_id: String,
     /// The previous request's hop; `None` for the first request of its conversation.
     pub previous_hop_id: Option<String>,
-    /// `None` when either body is not JSON; empty when only the cache marks moved.
+    /// `None` when either body is not JSON; empty when the two requests are the same, cache
+    /// marks and all (a resend).
     pub changes: Option<Vec<Change>>,
     /// The request body's bytes.
     pub body_bytes: usize,
 }
 
 impl CallChanges {
-    /// The lines shown under the call (without the request numbers `show --changes` adds).
-    pub fn lines(&self) -> Vec<String> {
+    /// The lines shown under the call (without the request numbers `show --changes` adds);
+    /// `previous` is the number of the previous request's message, when known.
+    pub fn lines(&self, previous: Option<usize>) -> Vec<String> {
         if self.previous_hop_id.is_none() {
             return vec!["the first request of its conversation".to_string()];
         }
         match &self.changes {
             None => vec!["a body is not JSON".to_string()],
-            Some(changes) if changes.is_empty() => {
-                vec!["nothing changed but where the cache marks sit".to_string()]
-            }
+            Some(changes) if changes.is_empty() => vec![identical_line(previous)],
             Some(changes) => changes.iter().map(|c| c.0.clone()).collect(),
         }
+    }
+}
+
+/// The line for a request sent again as it was: `identical to request 3: a retry?`.
+pub fn identical_line(previous: Option<usize>) -> String {
+    match previous {
+        Some(number) => format!("identical to request {number}: a retry?"),
+        None => "identical to the previous request: a retry?".to_string(),
     }
 }
 
@@ -74,10 +82,7 @@ pub fn changes_by_call_with(
         // The digests the readings keep tell most changes (messages added) without a body.
         let by_digest = previous.and_then(|p| {
             let (was, is) = (hops[p].request_parts()?, hops[call.index].request_parts()?);
-            changes_by_digest(
-                (&was.parameters, &was.regions),
-                (&is.parameters, &is.regions),
-            )
+            changes_by_digest(&was, &is)
         });
         if let (Some(p), Some(changes)) = (previous, by_digest) {
             out.push(CallChanges {
@@ -126,7 +131,7 @@ struct Taken {
 mod tests {
     use super::*;
     use crate::hop::{BodyCapture, HopEnd, HopStart, HopState, Role, Transport};
-    use crate::trace::request_changes::request_changes;
+    use crate::trace::request_changes::{CLAUDE_CODES_SECOND_REQUEST, MARKS_ONLY, request_changes};
 
     fn model_hop(id: &str, at: i64, request: &[u8]) -> RecordedHop {
         RecordedHop {
@@ -171,9 +176,12 @@ mod tests {
         let calls = changes_by_call(&hops);
         assert_eq!(calls.len(), 2);
         assert_eq!(calls[0].hop_id, "a");
-        assert_eq!(calls[0].lines(), ["the first request of its conversation"]);
+        assert_eq!(
+            calls[0].lines(None),
+            ["the first request of its conversation"]
+        );
         assert_eq!(calls[1].previous_hop_id.as_deref(), Some("a"));
-        assert_eq!(calls[1].lines(), ["messages 3-4 added"]);
+        assert_eq!(calls[1].lines(Some(1)), CLAUDE_CODES_SECOND_REQUEST);
     }
 
     /// Each request of a conversation that changes in one way, from the first.
@@ -240,14 +248,20 @@ mod tests {
         let parts = |i: usize| hops[i].request_parts().unwrap();
         let by_digest = |i: usize| {
             let (was, is) = (parts(i - 1), parts(i));
-            changes_by_digest(
-                (&was.parameters, &was.regions),
-                (&is.parameters, &is.regions),
-            )
+            changes_by_digest(&was, &is)
         };
-        assert_eq!(texts(by_digest(1)), ["message 2 added"]);
-        assert_eq!(texts(by_digest(2)), ["messages 3-4 added"]);
-        assert_eq!(texts(by_digest(3)), Vec::<String>::new());
+        assert_eq!(
+            texts(by_digest(1)),
+            ["message 2 added: user, text: \"more\""]
+        );
+        assert_eq!(
+            texts(by_digest(2)),
+            [
+                "message 3 added: user, text: \"a\"",
+                "message 4 added: user, text: \"b\""
+            ]
+        );
+        assert_eq!(texts(by_digest(3)), [MARKS_ONLY]);
         assert_eq!(by_digest(4), None, "a parameter's words need the bodies");
         assert_eq!(texts(by_digest(5)), ["tool grep added"]);
         assert_eq!(texts(by_digest(6)), ["tool read removed"]);
@@ -255,6 +269,46 @@ mod tests {
         assert_eq!(by_digest(8), None);
         assert_eq!(by_digest(9), None);
         assert_eq!(by_digest(10), None);
+    }
+
+    #[test]
+    fn a_resend_is_identical_and_many_messages_added_name_the_last_eight() {
+        use serde_json::json;
+        let user = |text: &str| json!({"role": "user", "content": text});
+        let first = json!({"model": "m", "messages": [user("hi")]});
+        let mut long = first.clone();
+        for i in 0..11 {
+            long["messages"]
+                .as_array_mut()
+                .unwrap()
+                .push(user(&format!("line {i}")));
+        }
+        let bodies = [first.clone(), first, long];
+        let hops: Vec<RecordedHop> = (bodies.iter().enumerate())
+            .map(|(i, body)| model_hop(&format!("h{i}"), i as i64, body.to_string().as_bytes()))
+            .collect();
+        let calls = changes_by_call(&hops);
+        assert_eq!(calls[1].changes, Some(Vec::new()));
+        assert_eq!(
+            calls[1].lines(Some(1)),
+            ["identical to request 1: a retry?"]
+        );
+        let mut expected = vec!["messages 2-4 added".to_string()];
+        expected
+            .extend((5..=12).map(|n| format!("message {n} added: user, text: \"line {}\"", n - 2)));
+        assert_eq!(calls[2].lines(Some(3)), expected);
+        // The digests told both, and the bodies tell the same.
+        let parts = |i: usize| hops[i].request_parts().unwrap();
+        assert_eq!(changes_by_digest(&parts(0), &parts(1)), Some(Vec::new()));
+        assert_eq!(texts(changes_by_digest(&parts(1), &parts(2))), expected);
+        assert_eq!(
+            request_changes(&bodies[1], &bodies[2]),
+            expected.into_iter().map(Change).collect::<Vec<_>>()
+        );
+        // Removed from the end: the earlier request's last messages, named.
+        let removed = texts(Some(request_changes(&bodies[2], &bodies[0])));
+        assert_eq!(removed[0], "messages 2-4 removed");
+        assert_eq!(removed[8], "message 12 removed: user, text: \"line 10\"");
     }
 
     fn texts(changes: Option<Vec<Change>>) -> Vec<String> {

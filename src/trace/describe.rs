@@ -77,14 +77,13 @@ pub fn explain_request_in(
         Reading::Mcp(mcp) => super::describe_mcp_hop::mcp_request(mcp),
         other => dialect_words::code_assist_call(&hop.start.path)
             .or_else(|| dialect_words::agent_endpoint_call(&hop.start))
-            .unwrap_or_else(|| {
-                Explained::new(
-                    Case::HttpRequest,
-                    &[(
-                        "detail",
-                        other_detail(other, &hop.start.method, &hop.start.path),
-                    )],
-                )
+            .unwrap_or_else(|| match other {
+                // A bodiless request's head names it already: its words say what came back.
+                Reading::Empty => Explained::new(
+                    Case::HttpPlainRequest,
+                    &[("detail", super::describe_plain::answer_words(hop))],
+                ),
+                other => Explained::new(Case::HttpRequest, &[("detail", other_detail(other))]),
             }),
     };
     add_integrity_note(&mut explained, &reading.request);
@@ -218,10 +217,7 @@ pub fn explain_response_in(
         }
         other if reading.dialect == Dialect::GeminiCountTokens && status < 400 => {
             dialect_words::token_count(other).unwrap_or_else(|| {
-                Explained::new(
-                    Case::HttpResponse,
-                    &[("detail", other_detail(other, "", ""))],
-                )
+                Explained::new(Case::HttpResponse, &[("detail", other_detail(other))])
             })
         }
         Reading::Mcp(mcp) => super::describe_mcp_hop::mcp_response(mcp, context),
@@ -249,10 +245,7 @@ pub fn explain_response_in(
         Reading::Empty if reading.dialect == Dialect::Mcp => {
             Explained::new(Case::McpAccepted, &[("status", status.to_string())])
         }
-        other => Explained::new(
-            Case::HttpResponse,
-            &[("detail", other_detail(other, "", ""))],
-        ),
+        other => Explained::new(Case::HttpResponse, &[("detail", other_detail(other))]),
     };
     add_integrity_note(&mut explained, response);
     if let Some(note) = end.and_then(|e| e.note.clone()) {
@@ -363,10 +356,9 @@ fn model_response(
     explained
 }
 
-fn other_detail(reading: &Reading, method: &str, path: &str) -> String {
+fn other_detail(reading: &Reading) -> String {
     match reading {
-        Reading::Empty if method.is_empty() => "no body".into(),
-        Reading::Empty => format!("{method} {path}").trim().to_string(),
+        Reading::Empty => "no body".into(),
         Reading::Json(value) => shorten(&value.to_string(), QUOTE),
         Reading::Text(text) => shorten(text, QUOTE),
         _ => String::new(),

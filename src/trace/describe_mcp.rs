@@ -172,14 +172,20 @@ fn notification(message: &McpMessage, pairing: &Pairing) -> Explained {
                 .and_then(Value::as_str)
                 .map_or_else(String::new, |m| format!(" \"{}\"", shorten(m, 40)));
             let [number, method] = asked(pairing.progress_of);
+            // Progress the server still sends on a call the host withdrew is named as such.
+            let (case, cancel) = match pairing.progress_of.and_then(|a| a.withdrawn_in) {
+                Some(cancel) => (McpCase::ProgressAfterWithdrawn, cancel.to_string()),
+                None => (McpCase::Progress, String::new()),
+            };
             mcp(
-                McpCase::Progress,
+                case,
                 &[
                     ("progress", param_text(message, "progress")),
                     ("total", total),
                     ("message", text),
                     number,
                     method,
+                    ("cancel", cancel),
                 ],
             )
         }
@@ -188,7 +194,19 @@ fn notification(message: &McpMessage, pairing: &Pairing) -> Explained {
                 .and_then(Value::as_str)
                 .map_or_else(String::new, |r| format!(": {}", shorten(r, 40)));
             let [number, method] = asked(pairing.withdrawn);
-            mcp(McpCase::Cancelled, &[number, method, ("reason", reason)])
+            // A cancel sent after the answer came has nothing left to stop.
+            match pairing.withdrawn.and_then(|a| a.answered_in) {
+                Some(answer) => mcp(
+                    McpCase::CancelledAfterAnswer,
+                    &[
+                        number,
+                        method,
+                        ("reason", reason),
+                        ("answer", answer.to_string()),
+                    ],
+                ),
+                None => mcp(McpCase::Cancelled, &[number, method, ("reason", reason)]),
+            }
         }
         "notifications/message" => {
             let data = param(message, "data").map_or_else(String::new, |d| match d {

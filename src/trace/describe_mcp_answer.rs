@@ -76,8 +76,9 @@ pub(super) fn answer(
     let Some(asked) = pairing.answered else {
         return lone_answer(message, context);
     };
-    if asked.withdrawn {
-        return mcp(McpCase::AnswerToWithdrawn, &[number, method_value]);
+    if let Some(cancel) = asked.withdrawn_in {
+        let cancel = ("cancel", cancel.to_string());
+        return mcp(McpCase::AnswerToWithdrawn, &[number, method_value, cancel]);
     }
     let result = message.result.clone().unwrap_or(Value::Null);
     let count_of = |key: &str, keys: &[&str], one: &str| names(result.get(key), keys, one);

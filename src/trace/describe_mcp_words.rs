@@ -33,8 +33,10 @@ impl Side {
 pub struct Asked {
     pub number: usize,
     pub method: String,
-    /// The host withdrew it (`notifications/cancelled`).
-    pub withdrawn: bool,
+    /// The number of the message that withdrew it (`notifications/cancelled`), once seen.
+    pub withdrawn_in: Option<usize>,
+    /// The number of its answer, once seen.
+    pub answered_in: Option<usize>,
     /// When it was sent.
     pub at_ns: i64,
 }

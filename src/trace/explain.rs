@@ -33,6 +33,8 @@ pub enum Case {
     McpAccepted,
     McpOtherResult,
     HttpRequest,
+    /// A bodiless request of no known dialect: its words say what came back.
+    HttpPlainRequest,
     HttpResponse,
     McpServerStream,
     McpNoServerStream,
@@ -108,7 +110,7 @@ pub enum Case {
 
 impl Case {
     /// Every case, for checks that the table is complete.
-    pub const ALL: [Case; 87] = [
+    pub const ALL: [Case; 88] = [
         Case::AgentRequest,
         Case::AgentReply,
         Case::AgentError,
@@ -137,6 +139,7 @@ impl Case {
         Case::McpAccepted,
         Case::McpOtherResult,
         Case::HttpRequest,
+        Case::HttpPlainRequest,
         Case::HttpResponse,
         Case::McpServerStream,
         Case::McpNoServerStream,

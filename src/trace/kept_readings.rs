@@ -18,7 +18,7 @@ use crate::wire::dialect::{
 };
 
 /// The layout of a kept reading; a row of another layout is read again from its body.
-const LAYOUT: u32 = 2;
+const LAYOUT: u32 = 3;
 
 /// A model request's reading as kept: its texts by their ids in `reading_texts`. Read back with
 /// `P` = [`serde::de::IgnoredAny`] when its parts are not wanted (a listing), so a long trace's
@@ -49,6 +49,8 @@ struct KeptParts {
     regions: RegionDigests,
     ttls: Vec<u64>,
     parameters: Vec<(String, u64)>,
+    tail_notes: Vec<String>,
+    marks: u64,
 }
 
 /// The kinds of history [`RequestParts`] names.
@@ -67,6 +69,8 @@ impl KeptParts {
             regions: parts.regions.clone(),
             ttls: parts.ttls.clone(),
             parameters: parts.parameters.clone(),
+            tail_notes: parts.tail_notes.clone(),
+            marks: parts.marks,
         }
     }
 
@@ -86,6 +90,8 @@ impl KeptParts {
             regions: self.regions,
             ttls: self.ttls,
             parameters: self.parameters,
+            tail_notes: self.tail_notes,
+            marks: self.marks,
         })
     }
 }

@@ -244,6 +244,8 @@ pub struct McpTrace {
     /// The trace's model calls: (started, ended, number of the request, route).
     model_calls: Vec<(i64, i64, usize, String)>,
     progress: HashMap<(String, String), Asked>,
+    /// Each withdrawn request's number and the number of the message that withdrew it.
+    withdrawals: Vec<(usize, usize)>,
 }
 
 impl McpTrace {
@@ -276,6 +278,12 @@ impl McpTrace {
             .iter()
             .find(|(start, end, _, _)| *start >= asked_ns && *end <= answered_ns)
             .map(|(_, _, number, route)| (*number, route.as_str()))
+    }
+
+    /// Each withdrawn request's number and the number of the message that withdrew it, in
+    /// the order withdrawn (`mcp_withdrawn::name_withdrawn` names them).
+    pub fn withdrawals(&self) -> &[(usize, usize)] {
+        &self.withdrawals
     }
 
     /// Explains an MCP slot (None: not an MCP message, or one the general words tell: a
@@ -336,10 +344,29 @@ impl McpTrace {
         };
         let explained = describe_mcp::explain(message, side, &pairing, context);
         let number = slot.message.number;
+        if is_answer
+            && let Some(id) = &id
+            && let Some(asked) = self
+                .asked
+                .get_mut(&(side.other(), route.clone(), id.clone()))
+        {
+            asked.answered_in.get_or_insert(number);
+        }
         if let Some(cancelled) = describe_mcp::cancelled_id(message)
             && let Some(asked) = self.asked.get_mut(&(side, route.clone(), cancelled))
+            && asked.withdrawn_in.is_none()
+            && asked.answered_in.is_none()
+            && side == Side::Host
         {
-            asked.withdrawn = true;
+            asked.withdrawn_in = Some(number);
+            let withdrawn = asked.number;
+            self.withdrawals.push((withdrawn, number));
+            // Its progress token's record too: progress after this is named as such.
+            for kept in self.progress.values_mut() {
+                if kept.number == withdrawn {
+                    kept.withdrawn_in = Some(number);
+                }
+            }
         }
         if message.kind == JsonRpcKind::Request
             && let Some(id) = id
@@ -347,7 +374,8 @@ impl McpTrace {
             let asked = Asked {
                 number,
                 method: message.method.clone().unwrap_or_default(),
-                withdrawn: false,
+                withdrawn_in: None,
+                answered_in: None,
                 at_ns: slot.message.at_ns,
             };
             if let Some(token) = describe_mcp::progress_token(message) {

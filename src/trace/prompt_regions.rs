@@ -172,6 +172,48 @@ fn region_fields(body: &Value) -> (Option<&Value>, Option<&Value>, Option<&Value
     (body.get("tools"), system, messages)
 }
 
+/// A request body's messages (`messages`, `input`, `contents`), as [`PromptRegions`] has them.
+pub fn message_items(body: &Value) -> Vec<&Value> {
+    items(region_fields(body).2)
+}
+
+/// A digest of where a body's cache marks (`cache_control`) sit and what they say: equal for
+/// two bodies whose marks are the same, wherever their other values differ.
+pub fn marks_digest(body: &Value) -> u64 {
+    use std::hash::{Hash, Hasher};
+    /// A step into a value: a key's name or an item's place.
+    #[derive(Hash)]
+    enum Step<'a> {
+        Key(&'a str),
+        Item(usize),
+    }
+    fn walk<'a>(value: &'a Value, path: &mut Vec<Step<'a>>, hasher: &mut impl Hasher) {
+        match value {
+            Value::Object(map) => {
+                if let Some(mark) = map.get("cache_control") {
+                    (&*path, mark.to_string()).hash(hasher);
+                }
+                for (key, inner) in map.iter().filter(|(k, _)| k.as_str() != "cache_control") {
+                    path.push(Step::Key(key));
+                    walk(inner, path, hasher);
+                    path.pop();
+                }
+            }
+            Value::Array(items) => {
+                for (i, inner) in items.iter().enumerate() {
+                    path.push(Step::Item(i));
+                    walk(inner, path, hasher);
+                    path.pop();
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    walk(body, &mut Vec::new(), &mut hasher);
+    hasher.finish()
+}
+
 /// A region's items: an array's elements, or the one value.
 fn items(value: Option<&Value>) -> Vec<&Value> {
     match value {

@@ -1,17 +1,24 @@
 //! What changed from one model request of a conversation to the next, structurally: parameters
 //! (model, max tokens, thinking, temperature, …), tool definitions, system blocks and messages
-//! added, removed or edited (compaction shows as edited history), with a character-level view.
+//! added, removed or edited (compaction shows as edited history), each message named by its
+//! role, kind and first words (`message_notes`), with a character-level view of an edit.
 
 use serde_json::Value;
 
-use super::prompt_regions::{PromptRegions, REGION_KEYS, RegionDigests, tool_name, unmarked};
+use super::message_notes::{message_about, message_note};
+use super::prompt_regions::{PromptRegions, REGION_KEYS, marks_digest, tool_name, unmarked};
+use super::request_parts::{RequestParts, TAIL_NOTES};
+
+/// The line that says two requests differ only in where their cache marks sit.
+pub const MARKS_ONLY: &str = "nothing changed but where the cache marks sit";
 
 /// One change, as a line.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Change(pub String);
 
 /// The changes from `before` to `after` (two request bodies), in prompt order: parameters,
-/// tools, system blocks, messages. Empty when nothing but the cache marks moved.
+/// tools, system blocks, messages; [`MARKS_ONLY`] when nothing but the cache marks moved; empty
+/// when the two are the same, marks and all (a resend).
 pub fn request_changes(before: &Value, after: &Value) -> Vec<Change> {
     changes_between(
         (before, &PromptRegions::of(before)),
@@ -47,46 +54,57 @@ pub fn changes_between(
     }
     out.extend(tool_changes(&was.tools, &is.tools));
     out.extend(list_changes("system block", &was.system, &is.system));
-    out.extend(list_changes("message", &was.messages, &is.messages));
+    out.extend(message_changes(&was.messages, &is.messages));
+    if out.is_empty() && marks_digest(before) != marks_digest(after) {
+        out.push(Change(MARKS_ONLY.to_string()));
+    }
     out
 }
 
-/// [`request_changes`] from two requests' digests alone, when they are enough: None when a
-/// parameter, a tool, a system block or a message differs in value (its words need both
-/// bodies), else the same lines the bodies give.
-pub fn changes_by_digest(
-    (was_parameters, was): (&[(String, u64)], &RegionDigests),
-    (is_parameters, is): (&[(String, u64)], &RegionDigests),
-) -> Option<Vec<Change>> {
-    if was_parameters != is_parameters {
+/// [`request_changes`] from two requests' parts alone (their digests and the notes of their
+/// last messages), when they are enough: None when a parameter, a tool, a system block or a
+/// message differs in value (its words need both bodies), else the same lines the bodies give.
+pub fn changes_by_digest(was: &RequestParts, is: &RequestParts) -> Option<Vec<Change>> {
+    if was.parameters != is.parameters {
         return None;
     }
+    let (was_regions, is_regions) = (&was.regions, &is.regions);
     let mut out = Vec::new();
     let find = |list: &[(String, u64)], name: &str| {
         list.iter()
             .find(|(n, _)| n == name)
             .map(|(_, digest)| *digest)
     };
-    for (name, digest) in &is.tools {
-        match find(&was.tools, name) {
+    for (name, digest) in &is_regions.tools {
+        match find(&was_regions.tools, name) {
             None => out.push(Change(format!("tool {name} added"))),
             Some(old) if old != *digest => return None,
             Some(_) => {}
         }
     }
-    for (name, _) in &was.tools {
-        if find(&is.tools, name).is_none() {
+    for (name, _) in &was_regions.tools {
+        if find(&is_regions.tools, name).is_none() {
             out.push(Change(format!("tool {name} removed")));
         }
     }
-    for (what, before, after) in [
-        ("system block", &was.system, &is.system),
-        ("message", &was.messages, &is.messages),
-    ] {
-        if before.iter().zip(after.iter()).any(|(a, b)| a != b) {
-            return None;
-        }
-        out.extend(length_changes(what, before.len(), after.len()));
+    let (before, after) = (&was_regions.system, &is_regions.system);
+    if before.iter().zip(after.iter()).any(|(a, b)| a != b) {
+        return None;
+    }
+    out.extend(length_changes("system block", before.len(), after.len()));
+    let (before, after) = (&was_regions.messages, &is_regions.messages);
+    if before.iter().zip(after.iter()).any(|(a, b)| a != b) {
+        return None;
+    }
+    // Messages added are the later request's last, removed ones the earlier's.
+    let longer = if after.len() >= before.len() { is } else { was };
+    let count = longer.regions.messages.len();
+    let kept_from = count - longer.tail_notes.len().min(count);
+    let note =
+        |i: usize| (i.checked_sub(kept_from)).and_then(|at| longer.tail_notes.get(at).cloned());
+    out.extend(message_ends(before.len(), after.len(), note)?);
+    if out.is_empty() && was.marks != is.marks {
+        out.push(Change(MARKS_ONLY.to_string()));
     }
     Some(out)
 }
@@ -134,7 +152,7 @@ fn tool_changes(before: &[Value], after: &[Value]) -> Vec<Change> {
     out
 }
 
-/// Items of a list (system blocks, messages) edited in place, added at its end or removed.
+/// Items of a list (system blocks) edited in place, added at its end or removed.
 fn list_changes(what: &str, before: &[Value], after: &[Value]) -> Vec<Change> {
     let mut out = Vec::new();
     for (i, (was, is)) in before.iter().zip(after).enumerate() {
@@ -150,6 +168,51 @@ fn list_changes(what: &str, before: &[Value], after: &[Value]) -> Vec<Change> {
     out
 }
 
+/// Messages edited in place, added at the end or removed from it, each named by its role and
+/// kind (and, added or removed, its first words).
+fn message_changes(before: &[Value], after: &[Value]) -> Vec<Change> {
+    let (was, is): (Vec<&Value>, Vec<&Value>) = (before.iter().collect(), after.iter().collect());
+    let mut out = Vec::new();
+    for (i, (old, new)) in before.iter().zip(after).enumerate() {
+        if old != new {
+            out.push(Change(format!(
+                "message {} edited ({}): {}",
+                i + 1,
+                message_about(&is, i),
+                char_view(&text_of(old), &text_of(new))
+            )));
+        }
+    }
+    let longer = if is.len() >= was.len() { &is } else { &was };
+    let ends = message_ends(was.len(), is.len(), |i| Some(message_note(longer, i)));
+    out.extend(ends.unwrap_or_default());
+    out
+}
+
+/// The messages a list of `before` gained or lost at its end to become one of `after`, the
+/// last [`TAIL_NOTES`] each on a line with its note (`note(i)`: message i's of the longer list,
+/// None when not at hand), those before them as one range.
+fn message_ends(
+    before: usize,
+    after: usize,
+    note: impl Fn(usize) -> Option<String>,
+) -> Option<Vec<Change>> {
+    let (from, to, moved) = match after.cmp(&before) {
+        std::cmp::Ordering::Greater => (before, after, "added"),
+        std::cmp::Ordering::Less => (after, before, "removed"),
+        std::cmp::Ordering::Equal => return Some(Vec::new()),
+    };
+    let named_from = from.max(to.saturating_sub(TAIL_NOTES));
+    let mut out = Vec::with_capacity(to - named_from + 1);
+    if named_from > from {
+        out.push(range_line("message", from + 1, named_from, moved));
+    }
+    for i in named_from..to {
+        out.push(Change(format!("message {} {moved}: {}", i + 1, note(i)?)));
+    }
+    Some(out)
+}
+
 /// The items a list of `before` items gained or lost at its end, as `after` has them.
 fn length_changes(what: &str, before: usize, after: usize) -> Option<Change> {
     let (from, to, moved) = match after.cmp(&before) {
@@ -157,11 +220,16 @@ fn length_changes(what: &str, before: usize, after: usize) -> Option<Change> {
         std::cmp::Ordering::Less => (after + 1, before, "removed"),
         std::cmp::Ordering::Equal => return None,
     };
-    Some(Change(if from == to {
+    Some(range_line(what, from, to, moved))
+}
+
+/// `message 3 added`, `messages 3-4 added` (1-based, `to` included).
+fn range_line(what: &str, from: usize, to: usize, moved: &str) -> Change {
+    Change(if from == to {
         format!("{what} {from} {moved}")
     } else {
         format!("{what}s {from}-{to} {moved}")
-    }))
+    })
 }
 
 /// A block's or message's text where it is one (a string, `text`, `content`), else its JSON.
@@ -211,6 +279,13 @@ fn shorten(text: &str, most: usize) -> String {
     format!("{kept}…")
 }
 
+/// What Claude Code's second request of the buy-milk turn adds, line by line.
+#[cfg(test)]
+pub(crate) const CLAUDE_CODES_SECOND_REQUEST: [&str; 2] = [
+    "message 3 added: assistant, thinking + text + tool call mcp__notes__append: \"I'll add that to your notes.\"",
+    "message 4 added: user, tool result for mcp__notes__append (toolu_01Scripte…): \"Appended a new line at the end of the notes (now 1 line, 9…\"",
+];
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -229,7 +304,7 @@ mod tests {
             serde_json::from_str(TURN1).unwrap(),
             serde_json::from_str(TURN2).unwrap(),
         );
-        assert_eq!(texts(&request_changes(&a, &b)), ["messages 3-4 added"]);
+        assert_eq!(texts(&request_changes(&a, &b)), CLAUDE_CODES_SECOND_REQUEST);
     }
 
     #[test]
@@ -264,7 +339,10 @@ mod tests {
                     && l.contains("[--]{+Be brief. +}")),
             "{lines:?}"
         );
-        assert!(lines.contains(&"message 2 removed"), "{lines:?}");
+        assert!(
+            lines.contains(&"message 2 removed: system, text: \"Available agent types for the Agent tool: - claude: Catch-a…\""),
+            "{lines:?}"
+        );
     }
 
     #[test]

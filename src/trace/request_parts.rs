@@ -6,7 +6,13 @@ use serde_json::Value;
 
 use super::RecordedHop;
 use super::conversation_pairs::request_json;
-use super::prompt_regions::{REGION_KEYS, RegionDigests, asked_ttls, value_digest};
+use super::message_notes::message_note;
+use super::prompt_regions::{
+    REGION_KEYS, RegionDigests, asked_ttls, marks_digest, message_items, value_digest,
+};
+
+/// How many of a request's last messages its parts keep a note of ([`RequestParts::tail_notes`]).
+pub const TAIL_NOTES: usize = 8;
 
 /// One model request's body, measured.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -31,6 +37,12 @@ pub struct RequestParts {
     /// each as a digest of its value, cache marks aside: what tells two requests' parameters
     /// apart without their bodies.
     pub parameters: Vec<(String, u64)>,
+    /// The notes (role, kind, first words: `message_notes`) of the prompt's last
+    /// [`TAIL_NOTES`] messages, in order: what names the messages a request added at its end
+    /// (or the next removed) without either body.
+    pub tail_notes: Vec<String>,
+    /// Where the request's cache marks sit (`prompt_regions::marks_digest`).
+    pub marks: u64,
 }
 
 impl RequestParts {
@@ -63,8 +75,19 @@ impl RequestParts {
             regions: RegionDigests::of_body(body),
             ttls: asked_ttls(body),
             parameters: parameter_digests(body),
+            tail_notes: tail_notes(body),
+            marks: marks_digest(body),
         }
     }
+}
+
+/// The notes of a body's last [`TAIL_NOTES`] messages.
+fn tail_notes(body: &Value) -> Vec<String> {
+    let items = message_items(body);
+    let from = items.len().saturating_sub(TAIL_NOTES);
+    (from..items.len())
+        .map(|i| message_note(&items, i))
+        .collect()
 }
 
 /// The digests of a body's parameters (its fields outside the prompt's regions), by name.

@@ -37,7 +37,10 @@ pub fn response(hop: &RecordedHop) -> Option<Explained> {
             .filter(|m| m.direction == direction)
             .collect();
         let bytes: u64 = messages.iter().map(|m| m.size).sum();
-        format!("{} messages ({bytes} bytes)", messages.len())
+        format!(
+            "{} ({bytes} bytes)",
+            super::explain::plural(messages.len(), "message")
+        )
     };
     let turns = turns_of(hop).len();
     let turn_text = match turns {

@@ -21,6 +21,7 @@ use ratatui::widgets::Paragraph;
 
 use super::app::App;
 use super::keymap::{self, Screen};
+use crate::trace::explain::plural;
 use crate::wire::safe_text::one_line;
 
 pub use detail::body_part;
@@ -131,7 +132,10 @@ fn header_line(app: &App) -> Line<'static> {
                         "⏸".to_string()
                     }
                 ))),
-                None => spans.push(Span::raw(format!("· {} messages", view.messages.len()))),
+                None => spans.push(Span::raw(format!(
+                    "· {}",
+                    plural(view.messages.len(), "message")
+                ))),
             }
             if let Some(status) = &view.side_calls_failed {
                 spans.push(Span::raw(format!(" · {status}")));
@@ -141,9 +145,9 @@ fn header_line(app: &App) -> Line<'static> {
             spans.push(Span::raw(format!("{} · ", app.source)));
             let count = app.list.rows.len();
             spans.push(Span::raw(if app.filter.is_empty() {
-                format!("{count} traces")
+                plural(count, "trace")
             } else {
-                format!("{} of {count} traces", app.list.shown.len())
+                format!("{} of {}", app.list.shown.len(), plural(count, "trace"))
             }));
             if app.follow {
                 spans.push(Span::styled(

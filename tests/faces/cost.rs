@@ -125,14 +125,19 @@ fn claude_codes_turns_are_priced_in_every_face_and_agree_with_its_own_cost() {
         "{shown}"
     );
 
-    // `--changes`: the second request adds the answer and the tool's result, nothing else.
+    // `--changes`: the second request adds the answer and the tool's result, nothing else, each
+    // named by its role, kind and first words.
     let changes = tracer(&db, &["show", &id, "--changes"]);
     assert!(
         changes.contains("request 1: the first of its conversation (78.3 KB)\n"),
         "{changes}"
     );
     assert!(
-        changes.contains("request 3 against request 1:\n  messages 3-4 added\n"),
+        changes.contains(concat!(
+            "request 3 against request 1:\n",
+            "  message 3 added: assistant, thinking + text + tool call mcp__notes__append: \"I'll add that to your notes.\"\n",
+            "  message 4 added: user, tool result for mcp__notes__append (toolu_01Scripte…): \"Appended a new line at the end of the notes (now 1 line, 9…\"\n"
+        )),
         "{changes}"
     );
 

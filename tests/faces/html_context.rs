@@ -77,11 +77,22 @@ fn each_model_request_has_its_bar_cost_cache_and_changes() {
     // The second: what changed since the first (the facts of show --changes).
     let second = requests[1];
     assert!(second.contains("changes since request 1"), "{second}");
-    assert!(second.contains("<li>messages 3-4 added</li>"), "{second}");
+    assert!(
+        second.contains(
+            "<li>message 3 added: assistant, thinking + text + tool call mcp__notes__append: "
+        ),
+        "{second}"
+    );
+    assert!(
+        second.contains(
+            "<li>message 4 added: user, tool result for mcp__notes__append (toolu_01Scripte…): "
+        ),
+        "{second}"
+    );
     assert!(
         second.contains("of the history, new: 2 messages"),
         "{second}"
     );
     let show = tracer(&db, &["show", &id, "--changes"]);
-    assert!(show.contains("  messages 3-4 added"), "{show}");
+    assert!(show.contains("\n  message 3 added: assistant, "), "{show}");
 }

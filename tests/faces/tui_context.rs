@@ -84,7 +84,15 @@ fn d_shows_what_changed_since_the_previous_request() {
     let terminal = draw(&mut app);
     insta::assert_snapshot!("changes_pane_120x30", terminal.backend());
     let screen = format!("{}", terminal.backend());
-    assert!(screen.contains("messages 3-4 added"), "{screen}");
+    assert!(
+        screen
+            .contains("message 3 added: assistant, thinking + text + tool call mcp__notes__append"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("message 4 added: user, tool result for mcp__notes__append"),
+        "{screen}"
+    );
 }
 
 #[test]

@@ -220,7 +220,14 @@ async fn the_effects_read_a_trace_without_its_large_bodies_and_read_them_back_by
         panic!("expected the changes");
     };
     assert_eq!(hop_id, cc2);
-    assert_eq!(changes, Some(vec![Change("messages 3-4 added".into())]));
+    let lines = changes.map(|c| c.into_iter().map(|c| c.0).collect::<Vec<_>>());
+    assert_eq!(
+        lines,
+        Some(vec![
+            "message 3 added: assistant, thinking + text + tool call mcp__notes__append: \"I'll add that to your notes.\"".to_string(),
+            "message 4 added: user, tool result for mcp__notes__append (toolu_01Scripte…): \"Appended a new line at the end of the notes (now 1 line, 9…\"".to_string(),
+        ])
+    );
     assert!(body_bytes > 70_000, "{body_bytes}");
     store.close().await;
 }

@@ -181,7 +181,7 @@ fn the_proxy_prints_its_route_table_records_and_stops_on_sigint() {
         "{stdout}"
     );
     let stderr = String::from_utf8(output.stderr).unwrap();
-    assert!(stderr.contains("1 hops written, 0 not written"), "{stderr}");
+    assert!(stderr.contains("1 hop written, 0 not written"), "{stderr}");
     let listing = cargo_bin_cmd!("tracer")
         .args(["--db", db.to_str().unwrap(), "ls", "--hops", "--json"])
         .output()

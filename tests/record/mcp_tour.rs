@@ -436,7 +436,11 @@ fn every_method_is_explained_for_what_it_does() {
             assert!(
                 !matches!(
                     message.case.name(),
-                    "http_request" | "http_response" | "mcp_other_result" | "mcp_other_request"
+                    "http_request"
+                        | "http_plain_request"
+                        | "http_response"
+                        | "mcp_other_result"
+                        | "mcp_other_request"
                 ),
                 "{transport}: {}",
                 message.line()

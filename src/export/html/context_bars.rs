@@ -104,15 +104,14 @@ pub fn requests_section(trace: &TraceToExport<'_>, messages: &[ExplainedMessage]
         if let Some(shares) = contexts.iter().find(|c| c.hop_id == call.hop_id) {
             out.push_str(&stacked_bar(shares));
         }
-        let before = call
-            .previous_hop_id
-            .as_deref()
+        let previous = (call.previous_hop_id.as_deref())
             .and_then(|p| number(p, Direction::Request))
-            .map_or(String::new(), |m| format!(" since request {}", m.number));
+            .map(|m| m.number);
+        let before = previous.map_or(String::new(), |n| format!(" since request {n}"));
         out.push_str(&format!(
             "<div class=\"changes\"><h4>changes{before}</h4>\n<ul>\n"
         ));
-        for line in call.lines() {
+        for line in call.lines(previous) {
             out.push_str(&format!("<li>{}</li>\n", escape(&line)));
         }
         out.push_str("</ul></div>\n</article>\n");

@@ -187,6 +187,12 @@ pub const CASES: &[CaseText] = &[
         "A request tracer does not read as a known dialect; its body is shown as it was.",
     ),
     row(
+        Case::HttpPlainRequest,
+        "http_plain_request",
+        "{detail}",
+        "A request with no body that tracer does not read as a known dialect (a program's own call: a page, an API, a health check); its method and path are its head, and these words say what came back.",
+    ),
+    row(
         Case::HttpResponse,
         "http_response",
         "{detail}",

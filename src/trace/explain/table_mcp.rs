@@ -68,11 +68,14 @@ pub enum McpCase {
     RestRefused,
     RestError,
     NoteRestBuiltFrom,
+    ProgressAfterWithdrawn,
+    NoteWithdrawn,
+    CancelledAfterAnswer,
 }
 
 impl McpCase {
     /// Every MCP case, for checks that the table is complete.
-    pub const ALL: [McpCase; 59] = [
+    pub const ALL: [McpCase; 62] = [
         McpCase::Ping,
         McpCase::Pong,
         McpCase::HostToolCall,
@@ -132,6 +135,9 @@ impl McpCase {
         McpCase::RestRefused,
         McpCase::RestError,
         McpCase::NoteRestBuiltFrom,
+        McpCase::ProgressAfterWithdrawn,
+        McpCase::NoteWithdrawn,
+        McpCase::CancelledAfterAnswer,
     ];
 }
 

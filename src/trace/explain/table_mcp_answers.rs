@@ -99,8 +99,26 @@ pub const MCP_ANSWERS: &[CaseText] = &[
     mcp(
         McpCase::AnswerToWithdrawn,
         "mcp_answer_to_withdrawn",
-        "answers the withdrawn {number}",
-        "An answer to request {number}, which the host had withdrawn: the host drops it.",
+        "answers {number} after the host withdrew it in {cancel}",
+        "An answer to request {number} ({method}), which the host had withdrawn in message {cancel}: the host drops it.",
+    ),
+    mcp(
+        McpCase::ProgressAfterWithdrawn,
+        "mcp_progress_after_withdrawn",
+        "progress {progress}{total} on {number}{message}, after the host withdrew it in {cancel}",
+        "The server still reports how far it is with request {number} ({method}), which the host withdrew in message {cancel}: the host ignores it. A server should stop work on a withdrawn request; this one had not yet.",
+    ),
+    mcp(
+        McpCase::CancelledAfterAnswer,
+        "mcp_cancelled_after_answer",
+        "withdraws {number}{reason}, already answered in {answer}",
+        "The host withdraws request {number} ({method}) after the server had answered it in message {answer}: nothing is left to stop, and the server ignores it. A notification: no answer.",
+    ),
+    mcp(
+        McpCase::NoteWithdrawn,
+        "mcp_note_withdrawn",
+        " · withdrawn by the host in message {cancel}",
+        "The host withdrew this request in message {cancel} (notifications/cancelled): the server should stop, and any answer it still sends is dropped.",
     ),
     mcp(
         McpCase::AnswerUnpaired,

@@ -131,15 +131,18 @@ pub fn changes_lines(changes: &CallChanges, previous: Option<usize>) -> Vec<Line
         heading,
         Style::default().add_modifier(Modifier::BOLD),
     )];
-    out.extend(changes.lines().into_iter().map(|l| {
-        let colour = if l.contains(" added") {
+    out.extend(changes.lines(previous).into_iter().map(|l| {
+        // Coloured by what happened (`message 3 added: …`), never by the words quoted after.
+        let head = l.split(':').next().unwrap_or_default();
+        let colour = if head.ends_with(" added") {
             Color::Green
-        } else if l.contains(" removed") {
+        } else if head.ends_with(" removed") {
             Color::Red
         } else {
             Color::Yellow
         };
-        Line::styled(format!("  {l}"), Style::default().fg(colour))
+        let line = crate::wire::safe_text::one_line(&l).into_owned();
+        Line::styled(format!("  {line}"), Style::default().fg(colour))
     }));
     out
 }

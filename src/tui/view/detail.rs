@@ -147,7 +147,8 @@ pub fn lines(
             .and_then(|e| e.websocket.as_ref())
             .map_or(0, |w| w.messages.len());
         out.push(section(&format!(
-            "WebSocket: {count} messages, {} bytes up, {} bytes down",
+            "WebSocket: {}, {} bytes up, {} bytes down",
+            crate::trace::explain::plural(count, "message"),
             end.map_or(0, |e| e.request_body.total_len),
             end.map_or(0, |e| e.response_body.total_len)
         )));
@@ -179,7 +180,10 @@ pub fn lines(
         && end.chunks.len() > 1
     {
         out.push(Line::from(""));
-        out.push(section(&format!("stream: {} chunks", end.chunks.len())));
+        out.push(section(&format!(
+            "stream: {}",
+            crate::trace::explain::plural(end.chunks.len(), "chunk")
+        )));
         for chunk in end.chunks.iter().take(MAX_CHUNKS) {
             out.push(Line::from(format!(
                 "  +{:>9}  {:>6} B",

@@ -42,8 +42,9 @@ pub fn render(app: &mut App, frame: &mut Frame, area: Rect) {
             }
         } else if list.undecided > 0 {
             format!(
-                "Checking {} traces for “{}”…",
-                list.undecided, app.filter.text
+                "Checking {} for “{}”…",
+                crate::trace::explain::plural(list.undecided, "trace"),
+                app.filter.text
             )
         } else {
             match (&app.filter.body, app.filter.text.contains(':')) {

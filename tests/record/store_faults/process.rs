@@ -130,7 +130,8 @@ impl ProxyProcess {
                 .unwrap()
         };
         ExitLine {
-            written: number_before(" hops written"),
+            // `1 hop written`, `2 hops written`.
+            written: number_before(" hop"),
             not_written: number_before(" not written"),
             line,
             stderr,
