@@ -10,12 +10,14 @@ use tracer::store::Store;
 use super::https_support::{TestBody, full, plain_upstream};
 use super::run_cli::{stderr_lines, tracer_run};
 
-async fn hello(_request: Request<Incoming>) -> Response<TestBody> {
+async fn hello(request: Request<Incoming>) -> Response<TestBody> {
+    let _ = http_body_util::BodyExt::collect(request.into_body()).await;
     Response::new(full("hello from the upstream\n"))
 }
 
-/// An Anthropic-shaped answer: the same for every request.
-async fn messages_reply(_request: Request<Incoming>) -> Response<TestBody> {
+/// An Anthropic-shaped answer: the same for every request, once the request has come whole.
+async fn messages_reply(request: Request<Incoming>) -> Response<TestBody> {
+    let _ = http_body_util::BodyExt::collect(request.into_body()).await;
     let body = r#"{"id":"msg_1","type":"message","role":"assistant","model":"claude-test","content":[{"type":"text","text":"Noted."}],"stop_reason":"end_turn","usage":{"input_tokens":12,"output_tokens":3}}"#;
     let mut response = Response::new(full(body));
     response

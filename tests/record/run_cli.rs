@@ -177,7 +177,10 @@ fn one_line_before_and_quiet_or_json_after() {
     assert!(String::from_utf8_lossy(&every.stderr).contains("decrypting every host"));
 }
 
-async fn chat_reply(_request: Request<Incoming>) -> Response<TestBody> {
+/// Reads the request whole, as the real API does, then answers (an upstream that answers before
+/// the body has come stops hyper sending the rest of it, and the record then has none).
+async fn chat_reply(request: Request<Incoming>) -> Response<TestBody> {
+    let _ = http_body_util::BodyExt::collect(request.into_body()).await;
     let mut response = Response::new(full(
         r#"{"id":"chatcmpl-1","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"noted"},"finish_reason":"stop"}]}"#,
     ));

@@ -111,7 +111,7 @@ pub const MCP_ANSWERS: &[CaseText] = &[
     mcp(
         McpCase::CancelledAfterAnswer,
         "mcp_cancelled_after_answer",
-        "withdraws {number}{reason}, already answered in {answer}",
+        "withdraws {number}, already answered in {answer}{reason}",
         "The host withdraws request {number} ({method}) after the server had answered it in message {answer}: nothing is left to stop, and the server ignores it. A notification: no answer.",
     ),
     mcp(

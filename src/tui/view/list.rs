@@ -17,6 +17,10 @@ const COSTED: u16 = 100;
 const TOKENED: u16 = 110;
 /// From this width on the list has a SESSION column (narrower, the title needs the room).
 const SESSIONED: u16 = 140;
+/// The TOKENS column's width; it is shown only where the title keeps `TITLE_ROOM` beside it.
+const TOKENS_WIDTH: u16 = 20;
+/// The least room the title keeps before TOKENS gives way.
+const TITLE_ROOM: u16 = 24;
 use crate::trace::TraceStatus;
 use crate::trace::dates::{needs_dates, utc_date};
 use crate::trace::explain::human_duration;
@@ -75,7 +79,6 @@ pub fn render(app: &mut App, frame: &mut Frame, area: Rect) {
     let wide = area.width >= NARROW;
     // The cost column only where it leaves the title its room.
     let costed = area.width >= COSTED;
-    let tokened = area.width >= TOKENED;
     // A session column once grouping has named sessions: which run of the host each trace is.
     let sessions = area.width >= SESSIONED && !list.sessions.is_empty();
     // Times alone are ambiguous once the list spans days: then each carries its date.
@@ -102,6 +105,11 @@ pub fn render(app: &mut App, frame: &mut Frame, area: Rect) {
         .unwrap_or(0)
         .clamp(10, 28);
     let tools_width = u16::try_from(tools_width).unwrap_or(10);
+    // TOKENS only where the title keeps its room beside every other column (and their gaps).
+    let others = time_width + 8 + 4 + 7 + status_width + tools_width + if costed { 9 } else { 0 };
+    let gaps = if costed { 8 } else { 7 };
+    let tokened = area.width >= TOKENED
+        && area.width.saturating_sub(others + gaps + TOKENS_WIDTH) >= TITLE_ROOM;
     let rows: Vec<Row> = list.shown[list.offset..end]
         .iter()
         .map(|&index| {
@@ -193,7 +201,7 @@ pub fn render(app: &mut App, frame: &mut Frame, area: Rect) {
         }
         if tokened {
             header.insert(6, "TOKENS");
-            widths.insert(6, Constraint::Length(20));
+            widths.insert(6, Constraint::Length(TOKENS_WIDTH));
         }
         if sessions {
             header.insert(2, "SESSION");
