@@ -161,6 +161,11 @@ fn render_hops_with_stderr(
     let caches = crate::trace::cache_verdict::cache_reports(hops);
     let shares = crate::trace::context_shares::context_shares(hops);
     let mut stderr = stderr.iter().peekable();
+    // A hop's note goes under its last answer (an MCP stream's answers are several messages).
+    let mut last_answer: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    for message in log.shown_messages().filter(|m| m.direction == "←") {
+        last_answer.insert(&message.hop_id, message.number);
+    }
     for message in log.shown_messages() {
         while let Some(line) = stderr.next_if(|l| l.at_unix_ns <= message.at_unix_ns) {
             out.push_str(&super::show_stderr::line_text(line, origin));
@@ -203,6 +208,9 @@ fn render_hops_with_stderr(
             }
         }
         if message.direction == "←" {
+            if last_answer.get(message.hop_id.as_str()) == Some(&message.number) {
+                out.push_str(&note_lines(hops, message));
+            }
             out.push_str(&frame_lines(hops, message));
         }
     }
@@ -210,6 +218,26 @@ fn render_hops_with_stderr(
         out.push_str(&super::show_stderr::line_text(line, origin));
     }
     out
+}
+
+/// How a hop ended, when that is worth saying and is no failure (a body ended by the upstream's
+/// close without TLS `close_notify`, a client that stopped reading after the last event).
+fn note_lines(hops: &[crate::trace::RecordedHop], message: &MessageEntry) -> String {
+    let note = hops
+        .iter()
+        .find(|h| h.start.id == message.hop_id)
+        .and_then(|h| h.end.as_ref())
+        .and_then(|e| e.note.as_deref());
+    let Some(note) = note else {
+        return String::new();
+    };
+    wrap(
+        &format!("how it ended: {}", one_line(note)),
+        WIDTH - INDENT.len(),
+    )
+    .into_iter()
+    .map(|line| format!("{INDENT}{line}\n"))
+    .collect()
 }
 
 /// WebSocket messages listed under a hop's response.

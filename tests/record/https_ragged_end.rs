@@ -225,6 +225,12 @@ async fn an_end_without_close_notify_is_complete_and_a_cut_body_says_what_the_cl
     let hops = hops_in(&db).await;
 
     assert_whole(hop_at(&hops, "/v1/messages"), whole);
+    // `show` says how the complete answer ended, under that answer.
+    let words = shown(&db, hop_at(&hops, "/v1/messages"));
+    assert!(
+        words.contains("how it ended: the upstream closed the connection without TLS close_notify"),
+        "{words}"
+    );
 
     // Cut inside an event: urllib's body ends there cleanly (as it would directly), and the
     // hop is failed, saying so with the bytes the client got.
