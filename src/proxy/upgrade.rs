@@ -213,9 +213,11 @@ async fn pump(
             Err(error) if error.kind() == std::io::ErrorKind::UnexpectedEof => break None,
             Err(error) => break Some(format!("tunnel read failed: {error}")),
         };
+        // When the bytes crossed: as read, before the write (which may wait on a slow peer, who
+        // may already be acting on them when it returns).
+        let now = copying.clock.now_unix_ns();
         // Relayed first: reading the copy never holds the bytes up.
         let written = to.write_all(&buf[..n]).await;
-        let now = copying.clock.now_unix_ns();
         seen.observe(&buf[..n], copying.max_body, now, copying.live);
         if let Err(error) = written {
             break Some(format!("tunnel write failed: {error}"));
