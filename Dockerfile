@@ -1,9 +1,11 @@
 # Builds tracer, notes-server and notes-agent into one small image.
 FROM rust:1.95-bookworm AS build
 WORKDIR /src
-COPY Cargo.toml Cargo.lock build.rs ./
+COPY Cargo.toml Cargo.lock ./
 COPY .cargo .cargo
 COPY migrations migrations
+COPY data data
+COPY crates crates
 COPY src src
 COPY sample-traces sample-traces
 COPY examples examples

@@ -357,7 +357,7 @@ async fn count_hops(
     sent: u64,
     child_said: String,
 ) -> anyhow::Result<HopCheck> {
-    let store = tracer::store::Store::open(db).await?;
+    let store = tracer_store::Store::open(db).await?;
     let mut check = HopCheck {
         sent,
         child_said,
@@ -370,11 +370,11 @@ async fn count_hops(
         let state: String = row.try_get("state")?;
         let n: i64 = row.try_get("n")?;
         check.rows += n;
-        if state == tracer::hop::HopState::Complete.as_str() {
+        if state == tracer_wire::hop::HopState::Complete.as_str() {
             check.complete += n;
         }
     }
-    check.not_written_counter = store.counter(tracer::store::HOPS_NOT_WRITTEN).await?;
+    check.not_written_counter = store.counter(tracer_store::HOPS_NOT_WRITTEN).await?;
     store.close().await;
     Ok(check)
 }

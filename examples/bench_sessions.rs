@@ -218,7 +218,7 @@ where
 /// listing of every ended trace (None: not within `limit`).
 async fn wait_kept(db: &Path, limit: Duration) -> Result<Option<Duration>> {
     let started = Instant::now();
-    let store = tracer::store::Store::open_read_only(db).await?;
+    let store = tracer_store::Store::open_read_only(db).await?;
     while started.elapsed() < limit {
         let left: i64 = sqlx::query_scalar(
             "select (select count(*) from hops h where h.request_body_len >= 65536
@@ -241,7 +241,7 @@ async fn wait_kept(db: &Path, limit: Duration) -> Result<Option<Duration>> {
 }
 
 async fn counts(db: &Path) -> Result<(i64, i64)> {
-    let store = tracer::store::Store::open_read_only(db).await?;
+    let store = tracer_store::Store::open_read_only(db).await?;
     Ok((
         store.hop_count().await?,
         store.counter("hops_not_written").await.unwrap_or(0),

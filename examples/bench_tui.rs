@@ -11,13 +11,13 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use serde_json::json;
 use tokio::sync::mpsc::unbounded_channel;
-use tracer::hop::{BodyCapture, Header, HopEnd, HopStart, HopState, Role, Transport};
-use tracer::store::traces::TraceRow;
-use tracer::store::{Store, hops};
 use tracer::tui::action::Action;
 use tracer::tui::app::App;
 use tracer::tui::effects::Effects;
 use tracer::tui::view;
+use tracer_store::traces::TraceRow;
+use tracer_store::{Store, hops};
+use tracer_wire::hop::{BodyCapture, Header, HopEnd, HopStart, HopState, Role, Transport};
 
 const MS: i64 = 1_000_000;
 const BASE: i64 = 1_800_000_000_000_000_000;

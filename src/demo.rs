@@ -11,8 +11,8 @@ use http_body_util::{BodyExt, Full};
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
 
-use crate::store::Store;
 use crate::topology::{ModelUpstream, Topology, TopologySpec};
+use tracer_store::Store;
 
 /// What the user types in the article.
 pub const BUY_MILK_MESSAGE: &str = "Add buy milk to my notes";

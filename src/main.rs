@@ -10,11 +10,11 @@ fn main() -> ExitCode {
         // A full-screen UI owns the terminal: its logs go to a file.
         Some(path) => {
             if let Err(error) = tracer::tui::log_to_file(&path) {
-                tracer::say!("tracer: logging to {}: {error}", path.display());
+                tracer_serve::say!("tracer: logging to {}: {error}", path.display());
                 return ExitCode::FAILURE;
             }
         }
-        None => tracer::logging::init_stderr(cli.verbose),
+        None => tracer_serve::logging::init_stderr(cli.verbose),
     }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -22,7 +22,7 @@ fn main() -> ExitCode {
     {
         Ok(runtime) => runtime,
         Err(error) => {
-            tracer::say!("tracer: starting the async runtime: {error}");
+            tracer_serve::say!("tracer: starting the async runtime: {error}");
             return ExitCode::FAILURE;
         }
     };
@@ -32,7 +32,7 @@ fn main() -> ExitCode {
     match outcome {
         Ok(code) => code,
         Err(error) => {
-            tracer::say!("tracer: {}", tracer::cli::error_line::error_line(&error));
+            tracer_serve::say!("tracer: {}", tracer::cli::error_line::error_line(&error));
             ExitCode::FAILURE
         }
     }

@@ -22,12 +22,12 @@ use tokio::net::TcpListener;
 /// How long open answers get to finish after a stop request.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 
-use crate::export::hop_log::HopLog;
-use crate::hop::{Chunk, Header, Role, Transport};
-use crate::serve::{Shutdown, serve_http};
-use crate::trace::RecordedHop;
 use matching::{RequestKey, Weight, differences, request_key};
 pub use respond::{ReplayBody, Reply};
+use tracer_export::hop_log::HopLog;
+use tracer_serve::{Shutdown, serve_http};
+use tracer_trace::RecordedHop;
+use tracer_wire::hop::{Chunk, Header, Role, Transport};
 
 /// The largest request body read (bigger requests are answered 413).
 pub const MAX_REQUEST_BYTES: usize = 32 * 1024 * 1024;
@@ -49,7 +49,7 @@ pub const BUY_MILK_HOP_LOG: &str = include_str!("../sample-traces/buy-milk.json"
 #[derive(Debug, thiserror::Error)]
 pub enum ReplayError {
     #[error("reading the hop log: {0}")]
-    HopLog(#[from] crate::export::hop_log::HopLogError),
+    HopLog(#[from] tracer_export::hop_log::HopLogError),
     #[error("the recording has no {role} hops to answer from (it has: {available})")]
     NothingToServe { role: Role, available: String },
 }
@@ -109,7 +109,7 @@ impl ReplayServer {
         hops: &[RecordedHop],
         role: Role,
     ) -> Result<ReplayServer, ReplayError> {
-        let messages = crate::trace::explain_trace(hops);
+        let messages = tracer_trace::explain_trace(hops);
         let mut ordered: Vec<(usize, &RecordedHop)> = hops.iter().enumerate().collect();
         ordered.sort_by_key(|(_, hop)| hop.start.started_unix_ns);
         let mut recordings = Vec::new();

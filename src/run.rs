@@ -21,7 +21,7 @@ pub struct Scratch {
 impl Scratch {
     pub fn create() -> std::io::Result<Scratch> {
         use std::os::unix::fs::DirBuilderExt;
-        let name = format!("tracer-run-{}", crate::wire::ids::random_hex_id(8));
+        let name = format!("tracer-run-{}", tracer_wire::ids::random_hex_id(8));
         let dir = std::env::temp_dir().join(name);
         std::fs::DirBuilder::new().mode(0o700).create(&dir)?;
         Ok(Scratch { dir })

@@ -9,18 +9,18 @@ use std::time::Duration;
 
 use anyhow::Context;
 use tokio::net::TcpListener;
-use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
-use crate::proxy::ListenError;
-use crate::proxy::{Proxy, ProxySettings, Route};
-use crate::reference::agent::{AgentConfig, McpServerSpec, ModelApi};
-use crate::reference::notes_server::{NotesServer, NotesServerConfig};
+use crate::recording_beside::grouping;
 use crate::replay_server::ReplayServer;
-use crate::serve::{Shutdown, StopLevel, StopSwitch, StopWatch};
-use crate::store::{Recorder, Store, WriterReport};
-use crate::trace::correlate::{group_last_hops, group_until};
-use crate::trace::live_group::LiveGrouping;
+use tracer_record::proxy::ListenError;
+use tracer_record::proxy::announce::announcing;
+use tracer_record::proxy::{Proxy, ProxySettings, Route};
+use tracer_record::recording::{Finish, Recording};
+use tracer_reference::agent::{AgentConfig, McpServerSpec, ModelApi};
+use tracer_reference::notes_server::{NotesServer, NotesServerConfig};
+use tracer_serve::{Shutdown, StopLevel, StopSwitch, StopWatch};
+use tracer_store::{Store, WriterReport};
 
 /// Where everything listens. Port 0 picks a free port.
 #[derive(Debug, Clone)]
@@ -61,10 +61,8 @@ pub struct Topology {
     outer: Stage,
     /// The rest: the model and MCP routes, notes-server and the recorded model.
     inner: Stage,
-    writer: JoinHandle<WriterReport>,
-    grouping: JoinHandle<LiveGrouping>,
-    stop_grouping: watch::Sender<bool>,
-    store: Store,
+    /// The hops the proxies record, grouped into traces as they arrive.
+    recording: Recording,
 }
 
 /// Parts that stop together, and how far their stop has gone.
@@ -161,7 +159,7 @@ impl Topology {
         let shutdown = inner_stop.shutdown();
         inner.tasks.push(tokio::spawn(async move {
             if let Err(error) =
-                crate::reference::notes_server::serve_http(mcp_listener, server, shutdown).await
+                tracer_reference::notes_server::serve_http(mcp_listener, server, shutdown).await
             {
                 tracing::warn!(%error, "notes-server stopped");
             }
@@ -174,42 +172,40 @@ impl Topology {
             url: format!("http://{}/mcp", routes[1].listen),
         }];
         let agent_host = Arc::new(
-            crate::reference::agent::Agent::new(&agent_config)
+            tracer_reference::agent::Agent::new(&agent_config)
                 .context("configuring notes-agent")?,
         );
         let shutdown = outer_stop.shutdown();
         outer.tasks.push(tokio::spawn(async move {
             if let Err(error) =
-                crate::reference::agent::serve_until(agent_listener, agent_host, shutdown).await
+                tracer_reference::agent::serve_until(agent_listener, agent_host, shutdown).await
             {
                 tracing::warn!(%error, "notes-agent stopped");
             }
         }));
 
-        let (recorder, writer) = Recorder::spawn(store.clone())?;
-        let outer_run = outer_proxy.run(recorder.clone(), outer_stop.shutdown());
+        let recording = Recording::start(store, None)?.beside(grouping(GROUPING_INTERVAL));
+        let outer_run = outer_proxy.run(recording.recorder(), outer_stop.shutdown());
         outer.tasks.push(tokio::spawn(async move {
             outer_run.await;
         }));
-        let inner_run = inner_proxy.run(recorder, inner_stop.shutdown());
+        let inner_run = inner_proxy.run(recording.recorder(), inner_stop.shutdown());
         inner.tasks.push(tokio::spawn(async move {
             inner_run.await;
-        }));
-        let (stop_grouping, grouping_stopped) = watch::channel(false);
-        let grouping = tokio::spawn(group_until(store.clone(), GROUPING_INTERVAL, async move {
-            let mut stopped = grouping_stopped;
-            let _ = stopped.wait_for(|stop| *stop).await;
         }));
         Ok(Topology {
             routes,
             model_upstream,
             outer,
             inner,
-            writer,
-            grouping,
-            stop_grouping,
-            store,
+            recording,
         })
+    }
+
+    /// Writes the routes to the database while the topology runs (`tracer up`: `tracer rerun`
+    /// finds the live agent route), marked retired when it stops.
+    pub fn announce_routes(&mut self) {
+        self.recording.add(announcing(self.routes.clone()));
     }
 
     /// The address a user sends `POST /agent` to.
@@ -245,10 +241,11 @@ impl Topology {
                 self.inner.stop(StopLevel::Now, Duration::from_secs(2)).await;
             }
         }
-        let report = self.writer.await.context("flushing the record")?;
-        let _ = self.stop_grouping.send(true);
-        let live = self.grouping.await.ok();
-        group_last_hops(&self.store, live).await?;
+        let finished = self.recording.finish(Finish::until_drained()).await;
+        let report = finished.writer.context("flushing the record")?;
+        if let Some(failed) = finished.failed.into_iter().next() {
+            return Err(failed.error.into());
+        }
         Ok(report)
     }
 }

@@ -1,7 +1,8 @@
 //! `tracer mcp`: the trace database as a read-only MCP server, so agents can read their own
 //! traces. Six tools with progressive disclosure (short text naming the ids to ask about next,
 //! plus `structuredContent`); the protocol (both eras) and the transports are notes-server's
-//! (`wire::mcp::server`, `reference::notes_server::{serve_http, serve_stdio}`).
+//! (`tracer_wire::mcp::server`; `cli/mcp_cmd.rs` serves it with tracer-reference's
+//! `notes_server::{serve_http, serve_stdio}`).
 
 mod args;
 mod diffing;
@@ -16,13 +17,13 @@ use std::time::Duration;
 
 use serde_json::{Map, Value, json};
 
-use crate::hop::now_unix_ns;
-use crate::store::{Store, StoreError};
-use crate::trace::RecordedHop;
-use crate::wire::jsonrpc::ErrorObject;
-use crate::wire::mcp::server::ToolServer;
-use crate::wire::mcp::session::SessionTable;
-use crate::wire::mcp::{
+use tracer_store::{Store, StoreError};
+use tracer_trace::RecordedHop;
+use tracer_wire::hop::now_unix_ns;
+use tracer_wire::jsonrpc::ErrorObject;
+use tracer_wire::mcp::server::ToolServer;
+use tracer_wire::mcp::session::SessionTable;
+use tracer_wire::mcp::{
     CallToolResult, Implementation, Tool, ToolAnnotations, call_tool_arguments, call_tool_name,
     unknown_tool,
 };
@@ -64,8 +65,7 @@ impl TraceServer {
 
     /// The hops of one stored trace, as the trace functions take them.
     async fn hops(&self, trace_id: &str) -> Result<Vec<RecordedHop>, String> {
-        let stored = self.store.trace_hops(trace_id).await.map_err(db_error)?;
-        Ok(stored.into_iter().map(RecordedHop::from).collect())
+        (tracer_live::load::hops_as_recorded(&self.store, trace_id).await).map_err(db_error)
     }
 }
 
@@ -89,11 +89,11 @@ fn lookup_error(id: &str, error: StoreError) -> String {
 
 /// A tool's answer: a short text for the model and the same facts as structured content. The
 /// text carries recorded content, and MCP clients print it: its control characters and bidi
-/// overrides are shown as visible escapes (`wire::safe_text`), lines kept.
+/// overrides are shown as visible escapes (`tracer_wire::safe_text`), lines kept.
 fn answer(text: String, structured: Value) -> CallToolResult {
     CallToolResult {
         structured_content: Some(structured),
-        ..CallToolResult::success(crate::wire::safe_text::multi_line(&text).into_owned())
+        ..CallToolResult::success(tracer_wire::safe_text::multi_line(&text).into_owned())
     }
 }
 
@@ -284,7 +284,7 @@ impl ToolServer for TraceServer {
         Ok(match self.run(tool, &arguments).await {
             Ok(result) => result,
             Err(message) => CallToolResult::tool_error(
-                crate::wire::safe_text::multi_line(&message).into_owned(),
+                tracer_wire::safe_text::multi_line(&message).into_owned(),
             ),
         })
     }

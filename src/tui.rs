@@ -29,7 +29,7 @@ use app::App;
 use effects::Effects;
 use terminal::TerminalGuard;
 
-use crate::store::Store;
+use tracer_store::Store;
 
 #[derive(Debug, thiserror::Error)]
 pub enum TuiError {

@@ -15,18 +15,18 @@ use hyper::service::service_fn;
 use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::{TokioExecutor, TokioTimer};
-use tracer::serve::{Shutdown, serve_http};
+use tracer_serve::{Shutdown, serve_http};
 
 /// A hop sink that keeps nothing: every hop is captured as usual, then dropped.
 pub struct Nowhere;
 
-impl tracer::hop::HopSink for Nowhere {
-    fn start(&self, _: tracer::hop::HopStart) -> bool {
+impl tracer_wire::hop::HopSink for Nowhere {
+    fn start(&self, _: tracer_wire::hop::HopStart) -> bool {
         true
     }
-    fn request_done(&self, _: tracer::hop::RequestDone) {}
-    fn end(&self, _: tracer::hop::HopEnd) {}
-    fn log_line(&self, _: tracer::hop::ServerLogLine) {}
+    fn request_done(&self, _: tracer_wire::hop::RequestDone) {}
+    fn end(&self, _: tracer_wire::hop::HopEnd) {}
+    fn log_line(&self, _: tracer_wire::hop::ServerLogLine) {}
 }
 
 /// The flag that turns this example into the hyper-alone child.

@@ -9,10 +9,10 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 use tokio::process::Command;
-use tracer::ca::{CertAuthority, ca_dir};
-use tracer::proxy::tls::UpstreamTls;
-use tracer::proxy::{ForwardSettings, Proxy, ProxySettings, Route};
-use tracer::store::{Recorder, Store};
+use tracer_record::ca::{CertAuthority, ca_dir};
+use tracer_record::proxy::tls::UpstreamTls;
+use tracer_record::proxy::{ForwardSettings, Proxy, ProxySettings, Route};
+use tracer_store::{Recorder, Store};
 
 use crate::https_load::{Dial, client_config, json_load, probe};
 use crate::load::percentile;
@@ -62,7 +62,7 @@ async fn run_child(
                 intercept: Vec::new(),
                 host_roles: Vec::new(),
                 ca: Arc::new(ca),
-                limits: tracer::proxy::ForwardLimits::default(),
+                limits: tracer_record::proxy::ForwardLimits::default(),
                 identify_clients: true,
             })
             .await?;
@@ -185,7 +185,11 @@ pub async fn bench(
     path.tracer = Some(reverse);
     paths.push(path);
     let forward = TracerChild::start_with(&child("forward", "forward.db")).await?;
-    let tracer_ca = std::fs::read(dir.path().join("tracer-ca").join(tracer::ca::CERT_FILE))?;
+    let tracer_ca = std::fs::read(
+        dir.path()
+            .join("tracer-ca")
+            .join(tracer_record::ca::CERT_FILE),
+    )?;
     let mut path = HttpsPath::new(
         "tracer forward",
         Dial::Tunnel {

@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, bail};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
-use tracer::proxy::{Proxy, ProxySettings, Route};
-use tracer::store::{Store, WriterReport};
+use tracer_record::proxy::{Proxy, ProxySettings, Route};
+use tracer_store::{Store, WriterReport};
 
 /// The flag that turns this example into the tracer proxy child.
 pub const CHILD_FLAG: &str = "--child-proxy";
@@ -109,14 +109,14 @@ async fn run_tracer_child(
         );
         return Ok(());
     }
-    let (recorder, writer) = tracer::store::Recorder::spawn(store.clone())?;
+    let (recorder, writer) = tracer_store::Recorder::spawn(store.clone())?;
     if capacity == 0 {
         writer.abort();
     }
     // Live grouping, as `tracer proxy` runs it (it reads back what the writer wrote).
     let (stop_grouping, grouping_stopped) = tokio::sync::oneshot::channel::<()>();
     let grouping = grouping.then(|| {
-        tokio::spawn(tracer::trace::correlate::group_until(
+        tokio::spawn(tracer_live::correlate::group_until(
             store.clone(),
             Duration::from_millis(250),
             async move {

@@ -3,10 +3,10 @@
 
 use std::time::{Duration, Instant};
 
-use tracer::hop::{
+use tracer_store::{Recorder, Store};
+use tracer_wire::hop::{
     BodyCapture, Chunk, Header, HopEnd, HopSink, HopStart, HopState, RequestDone, Role, Transport,
 };
-use tracer::store::{Recorder, Store};
 
 use crate::upstream::CHAT_REQUEST;
 
@@ -42,7 +42,7 @@ pub async fn measure(hops: u64) -> anyhow::Result<WriterAlone> {
             recorder.request_done(RequestDone {
                 id: id.clone(),
                 request_body: BodyCapture::whole(CHAT_REQUEST.as_bytes().to_vec()),
-                request_ended_unix_ns: tracer::hop::now_unix_ns(),
+                request_ended_unix_ns: tracer_wire::hop::now_unix_ns(),
             });
             recorder.end(end(&id));
         }
@@ -86,13 +86,13 @@ fn start(id: &str) -> HopStart {
             Header::new("content-type", "application/json"),
             Header::new("content-length", CHAT_REQUEST.len().to_string()),
         ],
-        started_unix_ns: tracer::hop::now_unix_ns(),
+        started_unix_ns: tracer_wire::hop::now_unix_ns(),
         run_id: None,
     }
 }
 
 fn end(id: &str) -> HopEnd {
-    let now = tracer::hop::now_unix_ns();
+    let now = tracer_wire::hop::now_unix_ns();
     let response = br#"{"model":"bench","message":{"role":"assistant","content":"Added milk to your list."},"done":true}"#;
     HopEnd {
         response_trailers: Vec::new(),

@@ -13,11 +13,11 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use serde_json::{Value, json};
 use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
-use tracer::store::Store;
 use tracer::tui::action::Action;
 use tracer::tui::app::App;
 use tracer::tui::effects::Effects;
 use tracer::tui::view;
+use tracer_store::Store;
 
 use super::readers::verdict;
 

@@ -14,12 +14,12 @@ use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
 use serde_json::{Value, json};
 use tokio::net::TcpListener;
-use tracer::export::hop_log::HopLog;
-use tracer::proxy::{Proxy, ProxySettings, Route};
-use tracer::reference::agent::{AgentConfig, McpServerSpec, ModelApi};
-use tracer::reference::notes_server::{NotesServer, NotesServerConfig};
-use tracer::store::{Recorder, Store};
-use tracer::trace::correlate::group_new_hops;
+use tracer_export::hop_log::HopLog;
+use tracer_live::correlate::group_new_hops;
+use tracer_record::proxy::{Proxy, ProxySettings, Route};
+use tracer_reference::agent::{AgentConfig, McpServerSpec, ModelApi};
+use tracer_reference::notes_server::{NotesServer, NotesServerConfig};
+use tracer_store::{Recorder, Store};
 
 mod scenes;
 mod scripted_peers;
@@ -58,8 +58,8 @@ struct Scene {
 struct Recording {
     store: Store,
     stop: tokio::sync::oneshot::Sender<()>,
-    run: tokio::task::JoinHandle<tracer::proxy::ProxyStats>,
-    writer: tokio::task::JoinHandle<tracer::store::WriterReport>,
+    run: tokio::task::JoinHandle<tracer_record::proxy::ProxyStats>,
+    writer: tokio::task::JoinHandle<tracer_store::WriterReport>,
     listens: Vec<SocketAddr>,
 }
 
@@ -115,7 +115,7 @@ async fn notes_scene(scene: Scene, out_dir: &Path) -> anyhow::Result<()> {
     let notes = NotesServer::open(NotesServerConfig::new(&notes_path)).await?;
     let notes_listener = TcpListener::bind("127.0.0.1:0").await?;
     let notes_addr = notes_listener.local_addr()?;
-    tokio::spawn(tracer::reference::notes_server::serve_http(
+    tokio::spawn(tracer_reference::notes_server::serve_http(
         notes_listener,
         notes,
         std::future::pending(),
@@ -156,7 +156,7 @@ async fn notes_scene(scene: Scene, out_dir: &Path) -> anyhow::Result<()> {
     }];
     config.stream = scene.stream;
     config.max_steps = scene.max_steps;
-    tokio::spawn(tracer::reference::agent::serve(agent_listener, config));
+    tokio::spawn(tracer_reference::agent::serve(agent_listener, config));
     let (status, reply) = post(
         &format!("http://{agent_route}/agent"),
         &[],

@@ -5,8 +5,8 @@ use clap::Parser;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use tracer::reference::notes_server::{self, NotesServer, NotesServerConfig};
-use tracer::stop_signal::shutdown_on_signals;
+use tracer_reference::notes_server::{self, NotesServer, NotesServerConfig};
+use tracer_serve::stop_signal::shutdown_on_signals;
 
 /// The reference MCP server: read, write, append, update and clear one plain-text notes file.
 #[derive(Debug, Parser)]
@@ -14,7 +14,7 @@ use tracer::stop_signal::shutdown_on_signals;
 struct Args {
     /// Address to serve Streamable HTTP on (POST /mcp).
     #[arg(long, default_value = notes_server::DEFAULT_LISTEN, conflicts_with = "stdio",
-          value_parser = tracer::serve::parse_listen)]
+          value_parser = tracer_serve::parse_listen)]
     listen: SocketAddr,
     /// The notes file (created with its folder if missing).
     #[arg(long, default_value = notes_server::DEFAULT_FILE)]
@@ -32,7 +32,7 @@ struct Args {
 
 fn main() -> ExitCode {
     let args = Args::parse();
-    tracer::logging::init_stderr_with("info");
+    tracer_serve::logging::init_stderr_with("info");
     let outcome = tokio::runtime::Runtime::new()
         .context("cannot start the async runtime")
         .and_then(|runtime| {
@@ -44,7 +44,7 @@ fn main() -> ExitCode {
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
-            tracer::say!("notes-server: {error:#}");
+            tracer_serve::say!("notes-server: {error:#}");
             ExitCode::FAILURE
         }
     }

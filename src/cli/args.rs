@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::{export_cmd, otlp_args, serve_replay_cmd};
-use crate::proxy::Route;
+use tracer_record::proxy::Route;
 
 #[derive(Debug, Args)]
 pub struct CompletionsArgs {
@@ -72,7 +72,7 @@ pub struct ServeReplayArgs {
 
     /// Where to listen (the default is Ollama's address, to stand in for it)
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:11434",
-          value_parser = crate::serve::parse_listen)]
+          value_parser = tracer_serve::parse_listen)]
     pub listen: std::net::SocketAddr,
 
     /// Which recorded server to stand in for
@@ -145,7 +145,7 @@ pub struct DemoArgs {
     #[arg(long, value_name = "DIR")]
     pub dir: Option<PathBuf>,
     /// The model to ask a live Ollama for
-    #[arg(long, default_value = crate::reference::agent::config::DEFAULT_MODEL)]
+    #[arg(long, default_value = tracer_reference::agent::config::DEFAULT_MODEL)]
     pub model: String,
     /// Use the recorded model even when a live Ollama answers
     #[arg(long)]
@@ -182,7 +182,7 @@ pub struct UpArgs {
     #[arg(long)]
     pub recorded: bool,
     /// The model notes-agent asks for
-    #[arg(long, default_value = crate::reference::agent::config::DEFAULT_MODEL)]
+    #[arg(long, default_value = tracer_reference::agent::config::DEFAULT_MODEL)]
     pub model: String,
     /// The notes file notes-server owns
     #[arg(long, default_value = "data/db")]
@@ -252,11 +252,11 @@ pub struct ProxyArgs {
     /// Connect to ADDR:PORT when an upstream URL says HOST:PORT; TLS and Host still say HOST
     /// (repeatable, like curl's --resolve)
     #[arg(long, value_name = "HOST:PORT=ADDR:PORT")]
-    pub resolve: Vec<crate::proxy::tls::HostPin>,
+    pub resolve: Vec<tracer_record::proxy::tls::HostPin>,
 
     /// Also run a forward proxy here (give clients HTTPS_PROXY/HTTP_PROXY=http://ADDR): HTTPS is
     /// decrypted with certificates from tracer's CA (`tracer ca`)
-    #[arg(long, value_name = "ADDR", value_parser = crate::serve::parse_listen)]
+    #[arg(long, value_name = "ADDR", value_parser = tracer_serve::parse_listen)]
     pub forward: Option<std::net::SocketAddr>,
 
     /// Forward mode: decrypt only these hosts (`api.openai.com`, `*.example.com`); others are
@@ -267,12 +267,12 @@ pub struct ProxyArgs {
         value_delimiter = ',',
         requires = "forward"
     )]
-    pub intercept: Vec<crate::proxy::forward_roles::HostPattern>,
+    pub intercept: Vec<tracer_record::proxy::forward_roles::HostPattern>,
 
     /// Forward mode: the role (and route name) of a host's hops, instead of telling by the
     /// request (repeatable; HOST may be `*.domain`)
     #[arg(long, value_name = "HOST=ROLE[:NAME]", requires = "forward")]
-    pub host_role: Vec<crate::proxy::forward_roles::HostRole>,
+    pub host_role: Vec<tracer_record::proxy::forward_roles::HostRole>,
 
     /// Forward mode: the CA's directory (as for `tracer ca`)
     #[arg(long, value_name = "DIR", requires = "forward")]
@@ -283,7 +283,7 @@ pub struct ProxyArgs {
     #[arg(
         long,
         value_name = "SECONDS",
-        default_value_t = crate::proxy::DEFAULT_HANDSHAKE_TIMEOUT.as_secs_f64(),
+        default_value_t = tracer_record::proxy::DEFAULT_HANDSHAKE_TIMEOUT.as_secs_f64(),
         requires = "forward"
     )]
     pub handshake_timeout: f64,
@@ -309,7 +309,7 @@ pub struct CaArgs {
     pub env: bool,
 
     /// With --env: also HTTPS_PROXY, HTTP_PROXY and ALL_PROXY (both cases) at this forward proxy
-    #[arg(long, value_name = "ADDR", requires = "env", value_parser = crate::serve::parse_listen)]
+    #[arg(long, value_name = "ADDR", requires = "env", value_parser = tracer_serve::parse_listen)]
     pub proxy: Option<std::net::SocketAddr>,
 }
 
@@ -384,8 +384,8 @@ pub(super) fn parse_route(spec: &str) -> Result<Route, String> {
 
 /// `tracer up --host`: an IP address, or `localhost` (127.0.0.1).
 fn parse_listen_host(text: &str) -> Result<std::net::IpAddr, String> {
-    crate::serve::parse_listen(&format!("{text}:0"))
-        .or_else(|_| crate::serve::parse_listen(&format!("[{text}]:0")))
+    tracer_serve::parse_listen(&format!("{text}:0"))
+        .or_else(|_| tracer_serve::parse_listen(&format!("[{text}]:0")))
         .map(|addr| addr.ip())
         .map_err(|_| format!("`{text}` is not an IP address or localhost"))
 }

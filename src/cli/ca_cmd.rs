@@ -6,14 +6,14 @@ use std::process::ExitCode;
 
 use super::CaArgs;
 use super::stdout_text::{out, outln};
-use crate::ca::{CertAuthority, Created, KEY_FILE, ca_dir};
 use crate::run::env::{export_lines, proxy_env, trust_env};
+use tracer_record::ca::{CertAuthority, Created, KEY_FILE, ca_dir};
 
 pub fn run(args: CaArgs) -> anyhow::Result<ExitCode> {
     let dir = ca_dir(args.ca_dir.as_deref())?;
     let (ca, created) = CertAuthority::load_or_create(&dir)?;
     if created == Created::New {
-        crate::say!(
+        tracer_serve::say!(
             "tracer: created a CA in {} (its key, {KEY_FILE}, is readable by you only)",
             dir.display()
         );

@@ -1,15 +1,15 @@
 //! `tracer correlate [--rebuild]`: group recorded hops into traces (the incremental pass the
-//! other commands run is `trace::correlate::group_new_hops`).
+//! other commands run is `tracer_live::correlate::group_new_hops`).
 
 use std::path::Path;
 use std::process::ExitCode;
 
 use super::CorrelateArgs;
 use super::stdout_text::outln;
-use crate::store::Store;
-use crate::trace::GroupOptions;
-use crate::trace::correlate::{CorrelateReport, GroupScope, correlate};
-use crate::trace::explain::plural;
+use tracer_live::correlate::{CorrelateReport, GroupScope, correlate};
+use tracer_store::Store;
+use tracer_trace::GroupOptions;
+use tracer_trace::words::plural;
 
 pub async fn run(db: &Path, args: CorrelateArgs) -> anyhow::Result<ExitCode> {
     let store = Store::open_existing(db).await?;

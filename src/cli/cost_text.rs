@@ -5,11 +5,11 @@ use std::path::Path;
 
 use anyhow::Context;
 
-use crate::export::hop_log::{CostEntry, TokenEntry, TraceEntry};
-use crate::trace::TokenCounts;
-use crate::trace::cost::{CostSum, estimate_label};
-use crate::trace::prices::PriceTable;
-use crate::trace::tokens::thousands;
+use tracer_export::hop_log::{CostEntry, TokenEntry, TraceEntry};
+use tracer_trace::TokenCounts;
+use tracer_trace::account::cost::{CostSum, estimate_label};
+use tracer_trace::account::prices::PriceTable;
+use tracer_trace::account::tokens::thousands;
 
 /// Reads `--prices FILE` and makes the built-in table extended by it the one costs use.
 pub fn install_prices(path: &Path) -> anyhow::Result<()> {
@@ -20,7 +20,7 @@ pub fn install_prices(path: &Path) -> anyhow::Result<()> {
         |n| n.to_string_lossy().into_owned(),
     );
     let extra = PriceTable::parse(&text, &name).with_context(|| path.display().to_string())?;
-    crate::trace::prices::install(PriceTable::vendored().extended_by(extra));
+    tracer_trace::account::prices::install(PriceTable::vendored().extended_by(extra));
     Ok(())
 }
 
@@ -51,7 +51,7 @@ pub fn billed_line(
 ) -> Option<String> {
     let cost = cost?;
     let sum = cost.sum();
-    let calls = crate::trace::explain::plural(sum.calls, "call");
+    let calls = tracer_trace::words::plural(sum.calls, "call");
     let mut line = format!("billed across {calls}: ");
     if let Some(tokens) = tokens.and_then(|t| t.counts().short()) {
         line.push_str(&format!("{tokens}, "));

@@ -7,9 +7,9 @@ use super::DemoArgs;
 use super::show::render;
 use super::stdout_text::{out, outln};
 use crate::demo::{ModelSource, run as run_demo};
-use crate::export::hop_log::HopLog;
-use crate::reference::agent::config::ollama_base_url;
-use crate::store::Store;
+use tracer_export::hop_log::HopLog;
+use tracer_reference::agent::config::ollama_base_url;
+use tracer_store::Store;
 
 /// `db` is `--db` or `TRACER_DB` when one was given: the demo records there, else beside its
 /// notes file in `--dir`.
@@ -18,7 +18,7 @@ pub async fn run(db: Option<PathBuf>, args: DemoArgs) -> anyhow::Result<ExitCode
         Some(dir) => dir,
         None => std::env::temp_dir().join(format!(
             "tracer-demo-{}",
-            &crate::wire::ids::random_hex_id(4)
+            &tracer_wire::ids::random_hex_id(4)
         )),
     };
     let ollama =

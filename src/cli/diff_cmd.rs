@@ -9,8 +9,8 @@ use super::stdout_text::{emit, emit_json};
 use crate::compare::diff::Diff;
 use crate::compare::diff_text::render;
 use crate::compare::load::{is_file, load_run};
-use crate::store::Store;
-use crate::trace::correlate::group_new_hops;
+use tracer_live::correlate::group_new_hops;
+use tracer_store::Store;
 
 #[derive(Debug, Args)]
 pub struct DiffArgs {

@@ -14,7 +14,7 @@ pub fn error_line(error: &anyhow::Error) -> String {
             .filter(|l| !l.is_empty())
             .collect::<Vec<_>>()
             .join(" ");
-        let text = crate::wire::safe_text::one_line(&text).into_owned();
+        let text = tracer_wire::safe_text::one_line(&text).into_owned();
         if line.contains(&text) {
             continue;
         }

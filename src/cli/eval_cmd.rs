@@ -13,7 +13,7 @@ use crate::compare::eval_report::{list_json, load_outcome, render_list, render_r
 use crate::compare::eval_run::{AgentApi, EvalSettings, run_eval};
 use crate::compare::progress::StopFlag;
 use crate::compare::question_set;
-use crate::store::Store;
+use tracer_store::Store;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum AgentApiArg {
@@ -139,7 +139,7 @@ async fn run_with(
     if let Some(min) = args.min_pass
         && passed < min
     {
-        crate::say!("tracer: {passed} passed, fewer than --min-pass {min}");
+        tracer_serve::say!("tracer: {passed} passed, fewer than --min-pass {min}");
         return Ok(ExitCode::from(1));
     }
     match (outcome.state.as_str(), stop.raised()) {

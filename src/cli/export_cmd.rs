@@ -9,18 +9,18 @@ use clap::ValueEnum;
 
 use super::ExportArgs;
 use super::stdout_text::{emit, emit_bytes, emit_json_text};
-use crate::export::body_text::{FetchBody, TraceToExport};
-use crate::export::har::har_document;
-use crate::export::hop_log::HopLog;
-use crate::export::html::{IndexEntry, html_index, html_page};
-use crate::export::mermaid::{markdown_handout, mermaid};
-use crate::export::otlp::{SpanOptions, otlp_document, otlp_protobuf};
-use crate::exporter::config::{OtlpFlags, resolve};
-use crate::exporter::push::push;
 use crate::replay::source::is_file;
-use crate::store::Store;
-use crate::trace::RecordedHop;
-use crate::trace::correlate::group_new_hops;
+use tracer_export::body_text::{FetchBody, TraceToExport};
+use tracer_export::exporter::config::{OtlpFlags, resolve};
+use tracer_export::exporter::push::push;
+use tracer_export::har::har_document;
+use tracer_export::hop_log::{Bodies as LogBodies, HopLog};
+use tracer_export::html::{IndexEntry, html_index, html_page};
+use tracer_export::mermaid::{markdown_handout, mermaid};
+use tracer_export::otlp::{SpanOptions, otlp_document, otlp_protobuf};
+use tracer_live::correlate::group_new_hops;
+use tracer_live::load::{Bodies, LoadedTrace, load_trace};
+use tracer_store::Store;
 
 /// The formats `tracer export` writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -58,19 +58,25 @@ impl ExportFormat {
     }
 }
 
-/// A trace read back from the store, with its hops.
-struct LoadedTrace {
+/// A trace to export: as loaded, and its hop log.
+struct Exported {
     log: HopLog,
-    hops: Vec<RecordedHop>,
+    trace: LoadedTrace,
 }
 
-impl LoadedTrace {
+impl Exported {
+    /// The trace and the log of it, its entries carrying the bodies or their lengths only.
+    fn of(trace: LoadedTrace, bodies: LogBodies) -> Exported {
+        let log = HopLog::from_loaded(&trace, bodies);
+        Exported { log, trace }
+    }
+
     fn view(&self) -> TraceToExport<'_> {
         TraceToExport {
             fetch: None,
             id: self.log.trace_id(),
             title: self.log.title(),
-            hops: &self.hops,
+            hops: &self.trace.hops,
             session: self.log.session(),
         }
     }
@@ -99,16 +105,13 @@ pub fn render(
 }
 
 /// A trace as `format` reads it: the hop log with its bodies for json, else the hops as the store
-/// gives them and a log of their lengths only (no body copied into the log and back).
-async fn load(store: &Store, id: &str, format: ExportFormat) -> anyhow::Result<LoadedTrace> {
-    if format == ExportFormat::Json {
-        let log = HopLog::from_store(store, id).await?;
-        let hops = log.recorded_hops();
-        return Ok(LoadedTrace { log, hops });
-    }
-    let (log, hops) =
-        HopLog::summaries_from_store(store, id, crate::trace::correlate::Bodies::Kept).await?;
-    Ok(LoadedTrace { log, hops })
+/// gives them and a log of their lengths only (no body copied into the log).
+async fn load(store: &Store, id: &str, format: ExportFormat) -> anyhow::Result<Exported> {
+    let trace = load_trace(store, id, Bodies::Kept).await?;
+    Ok(match format {
+        ExportFormat::Json => Exported::of(trace, LogBodies::Kept),
+        _ => Exported::of(trace, LogBodies::LengthsOnly),
+    })
 }
 
 /// One trace's Markdown or HTML handout: its hops read with large request bodies let go of, each
@@ -119,9 +122,10 @@ async fn handout(
     args: &ExportArgs,
     spans: SpanOptions,
 ) -> anyhow::Result<ExitCode> {
-    let (log, hops) =
-        HopLog::summaries_from_store(store, id, crate::trace::correlate::Bodies::LetGo).await?;
-    let trace = LoadedTrace { log, hops };
+    let trace = Exported::of(
+        load_trace(store, id, Bodies::LetGo).await?,
+        LogBodies::LengthsOnly,
+    );
     let (fetching, format) = (store.clone(), args.format);
     let text = tokio::task::spawn_blocking(move || {
         let runtime = tokio::runtime::Handle::current();
@@ -228,7 +232,7 @@ async fn export(store: &Store, args: &ExportArgs) -> anyhow::Result<ExitCode> {
         bail!("{} holds no traces yet", store.path().display());
     }
     if args.format.holds_many() {
-        let views: Vec<TraceToExport<'_>> = traces.iter().map(LoadedTrace::view).collect();
+        let views: Vec<TraceToExport<'_>> = traces.iter().map(Exported::view).collect();
         if args.pushes() || args.protobuf {
             return otlp_out(store, args, &views, spans).await;
         }
@@ -265,7 +269,7 @@ async fn export(store: &Store, args: &ExportArgs) -> anyhow::Result<ExitCode> {
                 file: format!("{}.html", file_stem(trace.log.trace_id())),
                 id: trace.log.trace_id().to_owned(),
                 title: trace.log.title().map(str::to_owned),
-                hops: trace.hops.clone(),
+                hops: trace.trace.hops.clone(),
             })
             .collect();
         write_out(
@@ -275,9 +279,9 @@ async fn export(store: &Store, args: &ExportArgs) -> anyhow::Result<ExitCode> {
         )?;
         written += 1;
     }
-    crate::say!(
+    tracer_serve::say!(
         "wrote {} to {}",
-        crate::trace::explain::plural(written, "file"),
+        tracer_trace::words::plural(written, "file"),
         dir.display()
     );
     Ok(ExitCode::SUCCESS)
@@ -290,8 +294,10 @@ fn export_file(file: &str, args: &ExportArgs) -> anyhow::Result<ExitCode> {
     }
     let bytes = std::fs::read(file).with_context(|| format!("reading {file}"))?;
     let log = HopLog::from_file(&bytes).with_context(|| file.to_string())?;
-    let hops = log.recorded_hops();
-    let trace = LoadedTrace { log, hops };
+    let trace = Exported {
+        trace: log.loaded(),
+        log,
+    };
     let spans = SpanOptions {
         content: args.otlp_content,
     };
@@ -330,13 +336,13 @@ async fn otlp_out(
     let report = push(store, config, traces).await?;
     if report.not_exported > 0 {
         // One line for the failure: what happened and what to do.
-        crate::say!(
+        tracer_serve::say!(
             "tracer export: {}; run the same command again to send them",
             report.line()
         );
         return Ok(ExitCode::FAILURE);
     }
-    crate::say!("tracer export: {}", report.line());
+    tracer_serve::say!("tracer export: {}", report.line());
     Ok(ExitCode::SUCCESS)
 }
 

@@ -7,9 +7,9 @@ use anyhow::Context;
 
 use super::ImportArgs;
 use super::stdout_text::outln;
-use crate::export::hop_log::HopLog;
-use crate::store::Store;
-use crate::wire::safe_text::one_line;
+use tracer_export::hop_log::HopLog;
+use tracer_store::Store;
+use tracer_wire::safe_text::one_line;
 
 pub async fn run(db: &Path, args: ImportArgs) -> anyhow::Result<ExitCode> {
     // Every file is read and checked whole before the database is even opened: a file that is
@@ -44,7 +44,7 @@ async fn import_each(store: &Store, logs: &[(String, HopLog)]) -> anyhow::Result
         outln!(
             "imported trace {}{title} ({}) from {file}",
             one_line(&trace_id),
-            crate::trace::explain::plural(log.hops().len(), "hop")
+            tracer_trace::words::plural(log.hops().len(), "hop")
         )?;
     }
     Ok(())

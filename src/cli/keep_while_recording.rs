@@ -1,13 +1,25 @@
 //! What `tracer proxy` and `tracer run` keep while they record, so the first reader after a
 //! long session parses nothing: each large model request's reading as it ends
-//! (`trace::readings_as_recorded`), and, once a trace has been quiet for a moment, what
-//! `tracer ls` lists of it (`trace_entries`).
+//! (`tracer_live::readings_as_recorded`), and, once a trace has been quiet for a moment, what
+//! `tracer ls` lists of it (`trace_entries`); and the recording they start with it.
 
 use std::time::Duration;
 
 use super::trace_entries::trace_entry;
-use crate::store::Store;
-use crate::trace::readings_as_recorded::RecordedReadings;
+use tracer_live::readings_as_recorded::RecordedReadings;
+use tracer_record::recording::{Beside, Recording};
+use tracer_store::{Store, StoreError};
+
+/// How often new hops are grouped into traces while `tracer proxy` or `tracer run` records.
+const GROUPING_PERIOD: Duration = Duration::from_millis(250);
+
+/// The recording `tracer proxy` and `tracer run` start (for `run_id`, when there is one): new
+/// hops grouped into traces every [`GROUPING_PERIOD`], and readings and listings kept.
+pub fn start_recording(store: &Store, run_id: Option<String>) -> Result<Recording, StoreError> {
+    Ok(Recording::start(store.clone(), run_id)?
+        .beside(crate::recording_beside::grouping(GROUPING_PERIOD))
+        .beside(Beside::until_stopped(keep_until)))
+}
 
 /// How long a trace has had no hop in flight and none ended before its listing is kept: an
 /// agent's turns come closer together than this, so a long trace is summed up once it waits
@@ -20,7 +32,7 @@ const LISTED: i64 = 50;
 
 /// Keeps readings and listings until `stop` resolves; a step in progress is dropped then (what
 /// it had not written is made by the next reader). Failures are logged and retried.
-pub async fn keep_until(store: Store, stop: impl std::future::Future<Output = ()>) {
+async fn keep_until(store: Store, stop: impl std::future::Future<Output = ()>) {
     tokio::pin!(stop);
     let mut readings = RecordedReadings::new();
     loop {

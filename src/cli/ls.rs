@@ -8,11 +8,11 @@ use super::LsArgs;
 use super::stdout_text::{emit_json, out, outln};
 use super::tables::{hop_table, trace_table};
 use super::trace_entries::list_traces;
-use crate::exporter::push::push_command;
-use crate::store::exports::SPANS_NOT_EXPORTED;
-use crate::store::{HOPS_NOT_WRITTEN, Store};
-use crate::trace::correlate::group_new_hops;
-use crate::trace::explain::plural;
+use tracer_export::exporter::push::push_command;
+use tracer_live::correlate::group_new_hops;
+use tracer_store::exports::SPANS_NOT_EXPORTED;
+use tracer_store::{HOPS_NOT_WRITTEN, Store};
+use tracer_trace::words::plural;
 
 pub async fn run(db: &Path, args: LsArgs) -> anyhow::Result<ExitCode> {
     let store = Store::open_existing(db).await?;
@@ -54,7 +54,7 @@ pub async fn run(db: &Path, args: LsArgs) -> anyhow::Result<ExitCode> {
     }
     let unreadable = store.unreadable_rows();
     if unreadable > 0 {
-        crate::say!("{}", unreadable_note(unreadable));
+        tracer_serve::say!("{}", unreadable_note(unreadable));
     }
     if not_written > 0 && !args.json {
         let hops = match not_written {

@@ -9,12 +9,12 @@ use serde::Serialize;
 use super::LsArgs;
 use super::stdout_text::{emit_json, out, outln};
 use super::tables::{now_ns, started, trace_table_at};
-use crate::export::hop_log::{SessionEntry, TraceEntry};
-use crate::store::Store;
-use crate::store::traces::TraceRow;
-use crate::trace::dates::needs_dates;
-use crate::trace::explain::plural;
-use crate::wire::safe_text::one_line;
+use tracer_export::hop_log::{SessionEntry, TraceEntry};
+use tracer_store::Store;
+use tracer_store::traces::TraceRow;
+use tracer_trace::read::dates::needs_dates;
+use tracer_trace::words::plural;
+use tracer_wire::safe_text::one_line;
 
 /// One session as `ls --sessions --json` lists it (`id` null for the traces grouped before
 /// sessions, which belong to none).
@@ -25,9 +25,9 @@ pub struct SessionListing {
     pub started_unix_ns: i64,
     /// Its traces' tokens and cost, summed.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub tokens: Option<crate::export::hop_log::TokenEntry>,
+    pub tokens: Option<tracer_export::hop_log::TokenEntry>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub cost: Option<crate::export::hop_log::CostEntry>,
+    pub cost: Option<tracer_export::hop_log::CostEntry>,
     pub traces: Vec<TraceEntry>,
 }
 

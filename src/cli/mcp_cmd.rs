@@ -7,9 +7,9 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::Args;
 
-use crate::reference::notes_server::{serve_http, serve_stdio};
-use crate::stop_signal::shutdown_on_signals;
 use crate::trace_mcp::{DEFAULT_LISTEN, TraceServer};
+use tracer_reference::notes_server::{serve_http, serve_stdio};
+use tracer_serve::stop_signal::shutdown_on_signals;
 
 #[derive(Debug, Args)]
 pub struct McpArgs {
@@ -19,7 +19,7 @@ pub struct McpArgs {
 
     /// Where to serve Streamable HTTP (`POST /mcp`)
     #[arg(long, value_name = "ADDR", default_value = DEFAULT_LISTEN,
-          value_parser = crate::serve::parse_listen)]
+          value_parser = tracer_serve::parse_listen)]
     pub listen: std::net::SocketAddr,
 }
 
@@ -43,13 +43,13 @@ pub async fn run(db: &Path, args: McpArgs) -> anyhow::Result<ExitCode> {
         .await
         .with_context(|| format!("cannot listen on {}", args.listen))?;
     let address = listener.local_addr()?;
-    if crate::serve::reachable_from_elsewhere(address) {
-        crate::say!(
+    if tracer_serve::reachable_from_elsewhere(address) {
+        tracer_serve::say!(
             "tracer mcp: warning: listening on {address}, not a loopback address: anyone who \
              can reach it can read every recorded trace (bodies included), unauthenticated"
         );
     }
-    crate::say!(
+    tracer_serve::say!(
         "tracer mcp: {} (read-only) at http://{address}/mcp; Ctrl-C stops",
         db.display()
     );

@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use clap::Args;
 
-use crate::exporter::config::{DEFAULT_QUEUE, resolve};
-use crate::exporter::{OtlpConfig, OtlpFlags};
+use tracer_export::exporter::config::{DEFAULT_QUEUE, resolve};
+use tracer_export::exporter::{OtlpConfig, OtlpFlags};
 
 #[derive(Debug, Clone, Args)]
 pub struct OtlpArgs {

@@ -6,23 +6,20 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::{Context, bail};
-use tokio::sync::oneshot;
 
 use super::ProxyArgs;
+use super::keep_while_recording::start_recording;
 use super::stdout_text::{out, outln};
-use crate::ca::{CertAuthority, Created, ca_dir};
-use crate::exporter::start_configured as start_exporter;
-use crate::proxy::announce::{announce_in_background, retire_announced};
-use crate::proxy::forward_roles::HostPattern;
-use crate::proxy::tls::UpstreamTls;
-use crate::proxy::{ForwardLimits, ForwardSettings, default_max_connections};
-use crate::proxy::{Proxy, ProxySettings, Route, check_routes, routes_from_file};
-use crate::stop_signal::shutdown_on_signals;
-use crate::store::{Recorder, Store};
-use crate::trace::correlate::{group_last_hops, group_until};
-
-/// How often new hops are grouped into traces while the proxy runs.
-pub const GROUPING_PERIOD: Duration = Duration::from_millis(250);
+use tracer_export::exporter::start_configured as start_exporter;
+use tracer_record::ca::{CertAuthority, Created, ca_dir};
+use tracer_record::proxy::announce::announcing;
+use tracer_record::proxy::forward_roles::HostPattern;
+use tracer_record::proxy::tls::UpstreamTls;
+use tracer_record::proxy::{ForwardLimits, ForwardSettings, default_max_connections};
+use tracer_record::proxy::{Proxy, ProxySettings, Route, check_routes, routes_from_file};
+use tracer_record::recording::Finish;
+use tracer_serve::stop_signal::shutdown_on_signals;
+use tracer_store::Store;
 
 pub async fn run(db: &Path, args: ProxyArgs) -> anyhow::Result<ExitCode> {
     let mut routes = args.routes;
@@ -78,7 +75,7 @@ pub async fn run(db: &Path, args: ProxyArgs) -> anyhow::Result<ExitCode> {
         let ca_dir = ca_dir(args.ca_dir.as_deref())?;
         let (ca, created) = CertAuthority::load_or_create(&ca_dir)?;
         if created == Created::New {
-            crate::say!(
+            tracer_serve::say!(
                 "tracer: created a CA in {}: clients must trust it (`tracer ca --env`)",
                 ca_dir.display()
             );
@@ -96,48 +93,31 @@ pub async fn run(db: &Path, args: ProxyArgs) -> anyhow::Result<ExitCode> {
     }
     warn_open_listeners(&proxy.routes(), proxy.forward_addr());
     print_route_table(&proxy.routes(), proxy.forward_addr(), &intercept, db)?;
-    let announced = announce_in_background(&store, proxy.routes());
+    let mut recording = start_recording(&store, None)?;
+    recording.add(announcing(proxy.routes()));
     let exporter = start_exporter(otlp, &store, false);
 
-    let (recorder, writer) = Recorder::spawn(store.clone())?;
-    let (stop_grouping, grouping_stopped) = oneshot::channel();
-    let grouping = tokio::spawn(group_until(store.clone(), GROUPING_PERIOD, async move {
-        let _ = grouping_stopped.await;
-    }));
-    let (stop_keeping, keeping_stopped) = oneshot::channel::<()>();
-    let keeping = tokio::spawn(super::keep_while_recording::keep_until(
-        store.clone(),
-        async move {
-            let _ = keeping_stopped.await;
-        },
-    ));
-    let stats = proxy.run(recorder, shutdown).await;
-    let report = writer.await.context("waiting for the store writer")?;
-    let _ = stop_grouping.send(());
-    let live = grouping.await.ok();
-    let _ = stop_keeping.send(());
-    let _ = keeping.await;
-    retire_announced(&store, announced).await;
-    // Every hop is written now: group the last ones (unless the database refuses writes: the
+    let stats = proxy.run(recording.recorder(), shutdown).await;
+    // Every hop written, the last ones are grouped (unless the database refuses writes: the
     // hops left in the journal are grouped by the next run).
-    if report.journal_left.is_none()
-        && let Err(error) = group_last_hops(&store, live).await
-    {
-        crate::say!("tracer: grouping the last hops into traces: {error:#}");
+    let finished = recording.finish(Finish::until_drained()).await;
+    let report = finished.writer.context("waiting for the store writer")?;
+    for failed in &finished.failed {
+        tracer_serve::say!("tracer: {failed}");
     }
     if let Some(exporter) = exporter {
-        let report = exporter.finish(crate::exporter::FINISH_GRACE).await;
-        crate::say!("tracer: {}", report.line());
+        let report = exporter.finish(tracer_export::exporter::FINISH_GRACE).await;
+        tracer_serve::say!("tracer: {}", report.line());
     }
     store.close().await;
-    crate::say!(
+    tracer_serve::say!(
         "tracer: stopped after {}; {}{}",
-        crate::trace::explain::plural(stats.connections as usize, "connection"),
+        tracer_trace::words::plural(stats.connections as usize, "connection"),
         report.summary(),
         if stats.cut_off > 0 {
             format!(
                 ", {} cut off after the grace period",
-                crate::trace::explain::plural(stats.cut_off as usize, "connection")
+                tracer_trace::words::plural(stats.cut_off as usize, "connection")
             )
         } else {
             String::new()
@@ -149,9 +129,9 @@ pub async fn run(db: &Path, args: ProxyArgs) -> anyhow::Result<ExitCode> {
 /// One warning line on stderr for each listener other machines can reach: none of them asks
 /// who is calling.
 fn warn_open_listeners(routes: &[Route], forward: Option<std::net::SocketAddr>) {
-    use crate::serve::reachable_from_elsewhere as open;
+    use tracer_serve::reachable_from_elsewhere as open;
     for route in routes.iter().filter(|route| open(route.listen)) {
-        crate::say!(
+        tracer_serve::say!(
             "tracer: warning: route `{}` listens on {}, not a loopback address: anyone who can \
              reach it can send through it to {} unauthenticated, and it records what they send",
             route.name,
@@ -160,7 +140,7 @@ fn warn_open_listeners(routes: &[Route], forward: Option<std::net::SocketAddr>) 
         );
     }
     if let Some(addr) = forward.filter(|addr| open(*addr)) {
-        crate::say!(
+        tracer_serve::say!(
             "tracer: warning: the forward proxy listens on {addr}, not a loopback address: it is \
              an open proxy to any host for anyone who can reach it, unauthenticated"
         );

@@ -8,8 +8,8 @@ use super::ReplayArgs;
 use super::stdout_text::out;
 use crate::replay::plain::steps_text;
 use crate::replay::source;
-use crate::store::Store;
 use crate::tui::{self, app::App};
+use tracer_store::Store;
 
 pub async fn run(db: &Path, args: ReplayArgs) -> anyhow::Result<ExitCode> {
     if !args.plain {

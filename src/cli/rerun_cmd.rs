@@ -22,9 +22,10 @@ use crate::compare::rerun_step::{
     answer_tally, fetch_tools, resend, step_request, target_url, tools_for,
 };
 use crate::compare::tally;
-use crate::replay::source::{self, LoadedTrace};
-use crate::store::Store;
-use crate::trace::correlate::group_new_hops;
+use crate::replay::source;
+use tracer_live::correlate::group_new_hops;
+use tracer_live::load::LoadedTrace;
+use tracer_store::Store;
 
 #[derive(Debug, Args)]
 pub struct RerunArgs {
@@ -95,7 +96,7 @@ async fn run_with(store: &Store, args: &RerunArgs) -> anyhow::Result<ExitCode> {
             .ok_or_else(|| RerunError::NoLiveRoute(entry.route.clone()))?,
     };
     let view = view_of(&original);
-    crate::say!("{}", tools_run_again(&view.calls()));
+    tracer_serve::say!("{}", tools_run_again(&view.calls()));
     let outcomes = rerun_agent(store, &entry, &to, args.times, args.timeout, &stop).await?;
     match (args.times, outcomes.first()) {
         (1, Some(outcome)) => {
@@ -111,7 +112,7 @@ async fn run_with(store: &Store, args: &RerunArgs) -> anyhow::Result<ExitCode> {
             } else {
                 emit(&format!(
                     "re-ran trace {} as trace {} (via {to})\n\n{}",
-                    original.trace_id,
+                    original.row.id,
                     outcome.trace,
                     render(&diff)
                 ))?;
@@ -161,7 +162,7 @@ fn stopped_early(made: usize, times: u32) -> String {
     if made < times as usize {
         format!(
             "stopped by Ctrl-C: {made} of {} made\n",
-            crate::trace::explain::plural(times as usize, "run")
+            tracer_trace::words::plural(times as usize, "run")
         )
     } else {
         String::new()
@@ -204,7 +205,7 @@ async fn rerun_one_step(
     let model = request.model().unwrap_or("?");
     if args.json {
         let doc = json!({
-            "trace": original.trace_id,
+            "trace": original.row.id,
             "step": step,
             "url": url,
             "model": model,
@@ -225,8 +226,8 @@ async fn rerun_one_step(
     let recorded: Vec<String> = request.recorded.iter().map(|c| c.display()).collect();
     let mut text = format!(
         "step {step} of trace {} re-sent {} to {url} (model {model})\n",
-        original.trace_id,
-        crate::trace::explain::plural(answers.len(), "time")
+        original.row.id,
+        tracer_trace::words::plural(answers.len(), "time")
     );
     if let Some(mcp) = &args.tools_from {
         text.push_str(&format!("tools from {mcp}: {}\n", tool_names.join(", ")));

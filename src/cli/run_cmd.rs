@@ -12,21 +12,21 @@ use anyhow::Context;
 use clap::Args;
 use tokio::sync::oneshot;
 
+use super::keep_while_recording::start_recording;
 use super::otlp_args::OtlpArgs;
-use super::proxy_cmd::GROUPING_PERIOD;
 use super::run_report::{Report, ReportStyle};
 use super::{Redaction, parse_route};
-use crate::ca::{CertAuthority, Created, ca_dir};
-use crate::proxy::forward_roles::{HostPattern, HostRole};
-use crate::proxy::tls::{HostPin, UpstreamTls};
-use crate::proxy::{ForwardLimits, ForwardSettings, Proxy, ProxySettings, Route};
 use crate::run::agents::{AgentContext, KnownAgent, Override, WrapCommand, prepare};
 use crate::run::hosts::{KNOWN_MODEL_HOSTS, hosts_in_env_and_args, url_host};
 use crate::run::{Scratch, child, env};
-use crate::serve::Shutdown;
-use crate::stop_signal::StopSignals;
-use crate::store::{Recorder, Store};
-use crate::trace::correlate::{group_last_hops, group_until};
+use tracer_record::ca::{CertAuthority, Created, ca_dir};
+use tracer_record::proxy::forward_roles::{HostPattern, HostRole};
+use tracer_record::proxy::tls::{HostPin, UpstreamTls};
+use tracer_record::proxy::{ForwardLimits, ForwardSettings, Proxy, ProxySettings, Route};
+use tracer_record::recording::Finish;
+use tracer_serve::Shutdown;
+use tracer_serve::stop_signal::StopSignals;
+use tracer_store::Store;
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
@@ -78,7 +78,7 @@ pub struct RunArgs {
 }
 
 pub async fn run(db: &Path, args: RunArgs) -> anyhow::Result<ExitCode> {
-    let started = crate::hop::now_unix_ns();
+    let started = tracer_wire::hop::now_unix_ns();
     // Heard from before anything starts: a signal never finds the default action.
     let mut signals = StopSignals::listen();
     let Some((program, program_args)) = args.command.split_first() else {
@@ -91,7 +91,7 @@ pub async fn run(db: &Path, args: RunArgs) -> anyhow::Result<ExitCode> {
     let ca_home = ca_dir(args.ca_dir.as_deref())?;
     let (ca, created) = CertAuthority::load_or_create(&ca_home)?;
     if created == Created::New {
-        crate::say!(
+        tracer_serve::say!(
             "tracer: created a CA in {} for this run and later ones",
             ca_home.display()
         );
@@ -100,7 +100,7 @@ pub async fn run(db: &Path, args: RunArgs) -> anyhow::Result<ExitCode> {
     let scratch = Scratch::create().context("tracer's scratch directory for the run")?;
     let inherited: HashMap<String, String> = std::env::vars().collect();
     // Every hop of this run, the proxy's and the wrapped servers', carries it.
-    let run_id = crate::wire::ids::random_hex_id(8);
+    let run_id = tracer_wire::ids::random_hex_id(8);
     let wrap = WrapCommand {
         tracer: std::env::current_exe().context("tracer's own path")?,
         db: db.clone(),
@@ -171,24 +171,13 @@ pub async fn run(db: &Path, args: RunArgs) -> anyhow::Result<ExitCode> {
     child_env.extend(agent_env);
     child_env.push(("TRACER_DB".into(), db.display().to_string()));
 
-    crate::say!(
+    tracer_serve::say!(
         "{}",
         first_line(&db, program, &intercept, &coverage, &proxy.routes())
     );
 
-    let exporter = crate::exporter::start_configured(otlp, &store, false);
-    let (recorder, writer) = Recorder::spawn_for_run(store.clone(), Some(run_id.clone()))?;
-    let (stop_grouping, grouping_stopped) = oneshot::channel();
-    let grouping = tokio::spawn(group_until(store.clone(), GROUPING_PERIOD, async move {
-        let _ = grouping_stopped.await;
-    }));
-    let (stop_keeping, keeping_stopped) = oneshot::channel::<()>();
-    let keeping = tokio::spawn(super::keep_while_recording::keep_until(
-        store.clone(),
-        async move {
-            let _ = keeping_stopped.await;
-        },
-    ));
+    let exporter = tracer_export::exporter::start_configured(otlp, &store, false);
+    let recording = start_recording(&store, Some(run_id.clone()))?;
     let (stop_proxy, proxy_stop_asked) = oneshot::channel::<()>();
     let (cut_short, cut_short_asked) = oneshot::channel::<()>();
     let shutdown = Shutdown::new(async move {
@@ -199,12 +188,12 @@ pub async fn run(db: &Path, args: RunArgs) -> anyhow::Result<ExitCode> {
             std::future::pending::<()>().await;
         }
     });
-    let proxy_task = tokio::spawn(proxy.run(recorder, shutdown));
+    let proxy_task = tokio::spawn(proxy.run(recording.recorder(), shutdown));
 
     let status = match child::spawn(program, &child_args, &child_env) {
         Ok(mut running) => Some(child::wait_passing_signals(&mut running, &mut signals).await),
         Err(error) => {
-            crate::say!("tracer run: cannot start `{program}`: {error}");
+            tracer_serve::say!("tracer run: cannot start `{program}`: {error}");
             None
         }
     };
@@ -213,32 +202,31 @@ pub async fn run(db: &Path, args: RunArgs) -> anyhow::Result<ExitCode> {
         Some(Err(_)) => 1,
         None => 127,
     };
-    let ended = crate::hop::now_unix_ns();
+    let ended = tracer_wire::hop::now_unix_ns();
     // The child is gone: in-flight hops finish within the grace period; a signal now cuts it.
     let _ = stop_proxy.send(());
     tokio::spawn(async move {
         let (_, name) = signals.next().await;
-        crate::say!("tracer run: {name}: not waiting for in-flight hops");
+        tracer_serve::say!("tracer run: {name}: not waiting for in-flight hops");
         let _ = cut_short.send(());
     });
     let _ = proxy_task.await;
-    let report = writer.await.context("waiting for the store writer")?;
-    let _ = stop_grouping.send(());
-    let live = grouping.await.ok();
-    let _ = stop_keeping.send(());
-    let _ = keeping.await;
     // The wrapped servers write their own hops as they exit after the agent.
-    if matches!(&coverage, Some((_, Ok(plan))) if !plan.wrapped.is_empty()) {
-        tokio::time::sleep(Duration::from_millis(500)).await;
-    }
-    if report.journal_left.is_none()
-        && let Err(error) = group_last_hops(&store, live).await
-    {
-        crate::say!("tracer: grouping the last hops into traces: {error:#}");
+    let others = if matches!(&coverage, Some((_, Ok(plan))) if !plan.wrapped.is_empty()) {
+        Duration::from_millis(500)
+    } else {
+        Duration::ZERO
+    };
+    let finished = recording
+        .finish(Finish::until_drained().then_settle(others))
+        .await;
+    finished.writer.context("waiting for the store writer")?;
+    for failed in &finished.failed {
+        tracer_serve::say!("tracer: {failed}");
     }
     if let Some(exporter) = exporter {
-        let done = exporter.finish(crate::exporter::FINISH_GRACE).await;
-        crate::say!("tracer: {}", done.line());
+        let done = exporter.finish(tracer_export::exporter::FINISH_GRACE).await;
+        tracer_serve::say!("tracer: {}", done.line());
     }
     let style = if args.json {
         ReportStyle::Json
@@ -289,7 +277,7 @@ fn first_line(
     coverage: &Option<(KnownAgent, Result<Override, crate::run::agents::AgentError>)>,
     routes: &[Route],
 ) -> String {
-    let shown_db = crate::wire::safe_text::one_line(&db.display().to_string()).into_owned();
+    let shown_db = tracer_wire::safe_text::one_line(&db.display().to_string()).into_owned();
     let known: Vec<String> = KNOWN_MODEL_HOSTS.iter().map(|h| h.to_string()).collect();
     let decrypting = if intercept.iter().any(|p| p.to_string() == "*") {
         "every host".to_string()
@@ -351,7 +339,7 @@ fn first_line(
     } else {
         "; other hosts tunnelled"
     };
-    crate::wire::safe_text::one_line(&format!(
+    tracer_wire::safe_text::one_line(&format!(
         "tracer run: recording to {shown_db} (live: tracer tui --db {shown_db}); {stdio}; \
          decrypting {decrypting}{others}{routes}"
     ))

@@ -11,10 +11,10 @@ use serde_json::json;
 use super::show::render;
 use super::tables::trace_table;
 use super::trace_entries::list_traces;
-use crate::export::hop_log::HopLog;
-use crate::store::{HopListing, Store};
-use crate::trace::explain::plural;
-use crate::wire::safe_text::{json_text, multi_line, one_line};
+use tracer_export::hop_log::HopLog;
+use tracer_store::{HopListing, Store};
+use tracer_trace::words::plural;
+use tracer_wire::safe_text::{json_text, multi_line, one_line};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ReportStyle {

@@ -1,5 +1,5 @@
 //! `tracer search TEXT`: the traces whose titles or messages hold a text, newest first, with the
-//! numbers of the messages that hold it and an excerpt of each (`trace::search`), or `--json`.
+//! numbers of the messages that hold it and an excerpt of each (`tracer_live::search`), or `--json`.
 //! Exits 1 when nothing matches, as grep does.
 
 use std::path::Path;
@@ -10,13 +10,13 @@ use serde_json::json;
 use super::SearchArgs;
 use super::stdout_text::{emit_json, outln};
 use super::tables::{started, started_width};
-use crate::export::body_text::iso8601_utc;
-use crate::store::Store;
-use crate::trace::correlate::group_new_hops;
-use crate::trace::dates::needs_dates;
-use crate::trace::explain::{plural, shorten};
-use crate::trace::search::{SearchReport, search};
-use crate::wire::safe_text::one_line;
+use tracer_export::body_text::iso8601_utc;
+use tracer_live::correlate::group_new_hops;
+use tracer_live::search::{SearchReport, search};
+use tracer_store::Store;
+use tracer_trace::read::dates::needs_dates;
+use tracer_trace::words::{plural, shorten};
+use tracer_wire::safe_text::one_line;
 
 /// Characters of a title in the listing.
 const TITLE_CHARS: usize = 60;

@@ -7,9 +7,9 @@ use anyhow::Context;
 use clap::ValueEnum;
 
 use super::ServeReplayArgs;
-use crate::export::hop_log::HopLog;
-use crate::hop::Role;
 use crate::replay_server::{Pace, ReplayServer};
+use tracer_export::hop_log::HopLog;
+use tracer_wire::hop::Role;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ReplayRoleArg {
@@ -29,7 +29,7 @@ pub enum PaceArg {
 
 pub async fn run(args: ServeReplayArgs) -> anyhow::Result<ExitCode> {
     // Heard from before anything listens: a signal never finds the default action.
-    let shutdown = crate::stop_signal::shutdown_on_signals("tracer serve-replay");
+    let shutdown = tracer_serve::stop_signal::shutdown_on_signals("tracer serve-replay");
     let bytes =
         std::fs::read(&args.file).with_context(|| format!("reading {}", args.file.display()))?;
     let log =
@@ -49,17 +49,17 @@ pub async fn run(args: ServeReplayArgs) -> anyhow::Result<ExitCode> {
         .await
         .with_context(|| format!("listening on {}", args.listen))?;
     let address = listener.local_addr()?;
-    crate::say!(
+    tracer_serve::say!(
         "tracer serve-replay: answering as the recorded {role} of trace {} ({} recorded requests) on http://{address}",
         log.trace_id(),
         server.recordings().len()
     );
     for recording in server.recordings() {
-        crate::say!(
+        tracer_serve::say!(
             "  hop {:>2}  {} {}",
             recording.number,
-            crate::wire::safe_text::one_line(&recording.method),
-            crate::wire::safe_text::one_line(&recording.path)
+            tracer_wire::safe_text::one_line(&recording.method),
+            tracer_wire::safe_text::one_line(&recording.path)
         );
     }
     Arc::new(server).serve(listener, shutdown).await?;

@@ -1,24 +1,25 @@
 //! `tracer show ID|FILE`: one trace (from the database, or a hop-log file) as numbered, explained
 //! messages, or (`--json`) its JSON hop log.
 
-use crate::trace::request_anatomy::title_line;
-use crate::trace::summary::trace_name;
 use std::path::Path;
 use std::process::ExitCode;
+use tracer_trace::account::summary::trace_name;
+use tracer_trace::read::request_anatomy::title_line;
 
 use anyhow::Context;
 
 use super::ShowArgs;
 use super::stdout_text::{emit_json_streamed, out};
 use super::tables::clock_time;
-use crate::export::hop_log::{HopLog, MessageEntry};
 use crate::replay::plain::wrap;
 use crate::replay::source::is_file;
-use crate::store::Store;
-use crate::trace::correlate::{Bodies as HopBodies, group_new_hops};
-use crate::trace::explain::{human_duration, plural, shorten};
-use crate::trace::request_views::{RequestView, request_views};
-use crate::wire::safe_text::one_line;
+use tracer_export::hop_log::{Bodies as LogBodies, HopLog, MessageEntry};
+use tracer_live::correlate::group_new_hops;
+use tracer_live::load::{Bodies, load_trace};
+use tracer_store::Store;
+use tracer_trace::read::request_views::{RequestView, request_views};
+use tracer_trace::words::{human_duration, plural, shorten};
+use tracer_wire::safe_text::one_line;
 
 /// Explanations wrap at this many columns.
 const WIDTH: usize = 100;
@@ -47,10 +48,15 @@ pub async fn run(db: &Path, args: ShowArgs) -> anyhow::Result<ExitCode> {
         let loaded = {
             // `--changes` compares request bodies; the numbered trace needs none once read.
             let bodies = match args.changes {
-                true => HopBodies::Kept,
-                false => HopBodies::LetGo,
+                true => Bodies::Kept,
+                false => Bodies::LetGo,
             };
-            HopLog::summaries_from_store(&store, &args.id, bodies).await
+            (load_trace(&store, &args.id, bodies).await).map(|trace| {
+                (
+                    HopLog::from_loaded(&trace, LogBodies::LengthsOnly),
+                    trace.hops,
+                )
+            })
         };
         if let Ok((log, _)) = &loaded {
             stderr = super::show_stderr::of_trace(&store, log).await;
@@ -58,7 +64,7 @@ pub async fn run(db: &Path, args: ShowArgs) -> anyhow::Result<ExitCode> {
         let unreadable = store.unreadable_rows();
         store.close().await;
         if unreadable > 0 {
-            crate::say!("{}", super::ls::unreadable_note(unreadable));
+            tracer_serve::say!("{}", super::ls::unreadable_note(unreadable));
         }
         loaded?
     };
@@ -75,7 +81,8 @@ pub async fn run(db: &Path, args: ShowArgs) -> anyhow::Result<ExitCode> {
 /// `show --json` of a stored trace: its hop log, each large request body let go of once read
 /// and fetched back from the store as its message is written, so one is held at a time.
 async fn show_json(store: Store, id: &str) -> anyhow::Result<ExitCode> {
-    let loaded = HopLog::from_store_with(&store, id, HopBodies::LetGo).await;
+    let loaded = (load_trace(&store, id, Bodies::LetGo).await)
+        .map(|trace| HopLog::from_loaded(&trace, LogBodies::Kept));
     let unreadable = store.unreadable_rows();
     let log = match loaded {
         Ok(log) => log,
@@ -96,7 +103,7 @@ async fn show_json(store: Store, id: &str) -> anyhow::Result<ExitCode> {
     .await;
     store.close().await;
     if unreadable > 0 {
-        crate::say!("{}", super::ls::unreadable_note(unreadable));
+        tracer_serve::say!("{}", super::ls::unreadable_note(unreadable));
     }
     written??;
     Ok(ExitCode::SUCCESS)
@@ -115,7 +122,7 @@ pub fn render_with_stderr(log: &HopLog, stderr: &[super::show_stderr::StderrLine
 /// The plain-text trace of a log and its hops (as loaded: the log's bodies are not read).
 fn render_hops_with_stderr(
     log: &HopLog,
-    hops: &[crate::trace::RecordedHop],
+    hops: &[tracer_trace::RecordedHop],
     stderr: &[super::show_stderr::StderrLine],
 ) -> String {
     let trace = log.trace();
@@ -158,8 +165,8 @@ fn render_hops_with_stderr(
         .next()
         .map_or(trace.started_unix_ns, |m| m.at_unix_ns);
     let views = request_views(hops);
-    let caches = crate::trace::cache_verdict::cache_reports(hops);
-    let shares = crate::trace::context_shares::context_shares(hops);
+    let caches = tracer_trace::account::cache_verdict::cache_reports(hops);
+    let shares = tracer_trace::account::context_shares::context_shares(hops);
     let mut stderr = stderr.iter().peekable();
     // A hop's note goes under its last answer (an MCP stream's answers are several messages).
     let mut last_answer: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
@@ -222,7 +229,7 @@ fn render_hops_with_stderr(
 
 /// How a hop ended, when that is worth saying and is no failure (a body ended by the upstream's
 /// close without TLS `close_notify`, a client that stopped reading after the last event).
-fn note_lines(hops: &[crate::trace::RecordedHop], message: &MessageEntry) -> String {
+fn note_lines(hops: &[tracer_trace::RecordedHop], message: &MessageEntry) -> String {
     let note = hops
         .iter()
         .find(|h| h.start.id == message.hop_id)
@@ -244,7 +251,7 @@ fn note_lines(hops: &[crate::trace::RecordedHop], message: &MessageEntry) -> Str
 const FRAMES_SHOWN: usize = 40;
 
 /// A WebSocket hop's messages, one a line, under its response (the first `FRAMES_SHOWN`).
-fn frame_lines(hops: &[crate::trace::RecordedHop], message: &MessageEntry) -> String {
+fn frame_lines(hops: &[tracer_trace::RecordedHop], message: &MessageEntry) -> String {
     let Some(hop) = hops.iter().find(|h| h.start.id == message.hop_id) else {
         return String::new();
     };
@@ -253,7 +260,7 @@ fn frame_lines(hops: &[crate::trace::RecordedHop], message: &MessageEntry) -> St
     };
     let mut out = String::new();
     for m in record.messages.iter().take(FRAMES_SHOWN) {
-        let line = crate::trace::ws_lines::frame_line(m, hop.start.started_unix_ns);
+        let line = tracer_trace::explain::ws_lines::frame_line(m, hop.start.started_unix_ns);
         out.push_str(&format!("{INDENT}  {line}\n"));
     }
     let more = (record.messages.len().saturating_sub(FRAMES_SHOWN) as u64) + record.not_listed;

@@ -1,14 +1,14 @@
 //! `tracer show ID --changes`: what changed from each model request of a conversation to the
 //! next (the question "what did the harness change between turn 7 and turn 8").
 
-use crate::export::hop_log::HopLog;
-use crate::trace::changes_by_call::changes_by_call;
-use crate::trace::request_anatomy::human_bytes;
-use crate::wire::safe_text::one_line;
+use tracer_export::hop_log::HopLog;
+use tracer_trace::read::changes_by_call::changes_by_call;
+use tracer_trace::read::request_anatomy::human_bytes;
+use tracer_wire::safe_text::one_line;
 
 /// The changes, request by request, under the trace's heading, of a log and its hops as loaded
 /// (the log's bodies are not read).
-pub fn render_hops(log: &HopLog, hops: &[crate::trace::RecordedHop]) -> String {
+pub fn render_hops(log: &HopLog, hops: &[tracer_trace::RecordedHop]) -> String {
     let trace = log.trace();
     let mut out = format!("trace {}", trace.id);
     if let Some(title) = log.title() {

@@ -1,11 +1,11 @@
 //! A wrapped server's stderr beside its messages in `tracer show`: the lines `tracer wrap` kept
 //! for the trace's stdio servers while the trace lasted, each marked as the server's own.
 
-use crate::export::hop_log::HopLog;
-use crate::hop::Transport;
-use crate::store::Store;
-use crate::trace::explain::human_duration;
-use crate::wire::safe_text::one_line;
+use tracer_export::hop_log::HopLog;
+use tracer_store::Store;
+use tracer_trace::words::human_duration;
+use tracer_wire::hop::Transport;
+use tracer_wire::safe_text::one_line;
 
 /// How far before its first message and after its last a trace's stderr lines are looked for.
 const MARGIN_NS: i64 = 1_000_000_000;

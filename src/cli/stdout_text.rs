@@ -2,12 +2,12 @@
 //!
 //! A reader that went away (`| head`) is not an error (ripgrep's rule): the write is dropped and
 //! the command goes on to a clean exit 0, never a panic. Text passes through
-//! `wire::safe_text::multi_line` (newlines and tabs kept, every other control and bidi character
-//! shown as an escape), JSON through `wire::safe_text::json_text`.
+//! `tracer_wire::safe_text::multi_line` (newlines and tabs kept, every other control and bidi character
+//! shown as an escape), JSON through `tracer_wire::safe_text::json_text`.
 
 use std::io::{ErrorKind, Write};
 
-use crate::wire::safe_text::{json_text, multi_line};
+use tracer_wire::safe_text::{json_text, multi_line};
 
 /// Writes `text` to stdout with its control characters escaped; a closed pipe is not an error.
 pub fn emit(text: &str) -> std::io::Result<()> {

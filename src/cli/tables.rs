@@ -1,13 +1,13 @@
 //! The tables `tracer ls` prints (traces, hops) and their cells: start times, durations,
 //! cut text; `ls --sessions` and `tracer run`'s report print the same trace table.
 
-use crate::export::hop_log::TraceEntry;
-use crate::store::HopListing;
-use crate::trace::dates::{needs_dates, utc_date};
-use crate::trace::explain::{human_duration, shorten};
-use crate::trace::request_anatomy::title_line;
-use crate::trace::summary::trace_name;
-use crate::wire::safe_text::one_line;
+use tracer_export::hop_log::TraceEntry;
+use tracer_store::HopListing;
+use tracer_trace::account::summary::trace_name;
+use tracer_trace::read::dates::{needs_dates, utc_date};
+use tracer_trace::read::request_anatomy::title_line;
+use tracer_trace::words::{human_duration, shorten};
+use tracer_wire::safe_text::one_line;
 
 pub fn trace_table(traces: &[TraceEntry]) -> String {
     trace_table_at(traces, now_ns())

@@ -1,11 +1,11 @@
 //! What `tracer ls` lists per trace: its kept summary, or one computed from its hops and kept.
 
-use crate::export::hop_log::{SessionEntry, TraceEntry};
-use crate::store::Store;
-use crate::store::traces::TraceRow;
-use crate::trace::correlate::{Bodies, read_trace_hops};
-use crate::trace::summarize;
-use crate::trace::summary::TraceStatus;
+use tracer_export::hop_log::{SessionEntry, TraceEntry};
+use tracer_live::load::{Bodies, read_trace_hops};
+use tracer_store::Store;
+use tracer_store::traces::TraceRow;
+use tracer_trace::account::summary::TraceStatus;
+use tracer_trace::summarize;
 
 /// One trace as listed: its kept summary while the trace is as it was when that was computed
 /// (no body read), else computed from its hops and kept (unless a hop is still in flight).
@@ -47,7 +47,7 @@ pub async fn list_traces(store: &Store, limit: i64) -> anyhow::Result<Vec<TraceE
     }
     // The session of each, as the hop log names it.
     let sessions = store.trace_sessions().await?;
-    let rows: std::collections::HashMap<String, crate::store::sessions::SessionRow> = store
+    let rows: std::collections::HashMap<String, tracer_store::sessions::SessionRow> = store
         .sessions()
         .await?
         .into_iter()

@@ -4,8 +4,8 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use super::TuiArgs;
-use crate::store::Store;
 use crate::tui::{self, app::App};
+use tracer_store::Store;
 
 pub async fn run(db: &Path, args: TuiArgs) -> anyhow::Result<ExitCode> {
     tui::require_terminal("tui")?;

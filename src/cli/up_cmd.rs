@@ -8,10 +8,10 @@ use super::UpArgs;
 use super::proxy_cmd::route_table;
 use super::stdout_text::{out, outln};
 use crate::demo::ollama_has_model;
-use crate::exporter::start_configured as start_exporter;
-use crate::reference::agent::config::ollama_base_url;
-use crate::store::Store;
 use crate::topology::{ModelUpstream, Topology, TopologySpec};
+use tracer_export::exporter::start_configured as start_exporter;
+use tracer_reference::agent::config::ollama_base_url;
+use tracer_store::Store;
 
 pub async fn run(db: &Path, args: UpArgs) -> anyhow::Result<ExitCode> {
     let at = |port: u16| SocketAddr::new(args.host, port);
@@ -24,7 +24,7 @@ pub async fn run(db: &Path, args: UpArgs) -> anyhow::Result<ExitCode> {
         ModelUpstream::Recorded
     } else {
         if let Some(advice) = model_server_advice(&ollama, &args.model).await {
-            crate::say!("{advice}");
+            tracer_serve::say!("{advice}");
         }
         ModelUpstream::Url(ollama.clone())
     };
@@ -40,13 +40,13 @@ pub async fn run(db: &Path, args: UpArgs) -> anyhow::Result<ExitCode> {
         redact: args.redaction.redact(),
     };
     // Heard from before anything listens: a signal never finds the default action.
-    let shutdown = crate::stop_signal::shutdown_on_signals("tracer up");
+    let shutdown = tracer_serve::stop_signal::shutdown_on_signals("tracer up");
     let otlp = args.otlp.config()?;
     let store = Store::open(db).await?;
-    let topology = Topology::start(spec, store.clone()).await?;
-    let announced = crate::proxy::announce::announce_in_background(&store, topology.routes.clone());
-    if crate::serve::reachable_from_elsewhere(at(args.agent_port)) {
-        crate::say!(
+    let mut topology = Topology::start(spec, store.clone()).await?;
+    topology.announce_routes();
+    if tracer_serve::reachable_from_elsewhere(at(args.agent_port)) {
+        tracer_serve::say!(
             "tracer up: warning: listening on {}, not a loopback address: anyone who can reach \
              it can use the agent, the notes tools and the model unauthenticated",
             args.host
@@ -78,13 +78,12 @@ pub async fn run(db: &Path, args: UpArgs) -> anyhow::Result<ExitCode> {
     outln!("Ctrl-C to stop.")?;
     let exporter = start_exporter(otlp, &store, false);
     let report = topology.run_until(shutdown).await?;
-    crate::proxy::announce::retire_announced(&store, announced).await;
     if let Some(exporter) = exporter {
-        let report = exporter.finish(crate::exporter::FINISH_GRACE).await;
-        crate::say!("tracer up: {}", report.line());
+        let report = exporter.finish(tracer_export::exporter::FINISH_GRACE).await;
+        tracer_serve::say!("tracer up: {}", report.line());
     }
     store.close().await;
-    crate::say!("tracer up: stopped; {}", report.summary());
+    tracer_serve::say!("tracer up: stopped; {}", report.summary());
     Ok(ExitCode::SUCCESS)
 }
 
@@ -93,7 +92,7 @@ async fn model_server_advice(ollama: &str, model: &str) -> Option<String> {
     if ollama_has_model(ollama, model).await {
         return None;
     }
-    let ollama = crate::wire::redact::redact_userinfo(ollama);
+    let ollama = tracer_wire::redact::redact_userinfo(ollama);
     Some(format!(
         "tracer up: warning: no model server with {model} answers at {ollama}; requests to the agent \
          will get a 502 until one does.\n  Start Ollama and pull the model: `ollama serve`, then \

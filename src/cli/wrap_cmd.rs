@@ -4,7 +4,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use super::WrapArgs;
-use crate::wrap::{WrapOptions, run as run_wrap};
+use tracer_export::exporter::{FINISH_GRACE, start_configured};
+use tracer_record::wrap::{WrapOptions, open_store, run as run_wrap};
 
 pub async fn run(db: PathBuf, args: WrapArgs) -> anyhow::Result<ExitCode> {
     let name = match args.name {
@@ -16,15 +17,23 @@ pub async fn run(db: PathBuf, args: WrapArgs) -> anyhow::Result<ExitCode> {
             .map_or_else(|| "stdio".to_string(), |n| n.to_string_lossy().into_owned()),
     };
     let otlp = args.otlp.config()?;
-    let code = run_wrap(WrapOptions {
+    let options = WrapOptions {
         name,
         command: args.command,
         db,
         max_body: args.max_body,
         redact: args.redaction.redact(),
-        otlp,
         run_id: args.run_id,
-    })
-    .await?;
+    };
+    let store = open_store(&options).await;
+    // wrap runs no grouping of its own: the exporter groups before it looks.
+    let exporter = store
+        .as_ref()
+        .and_then(|store| start_configured(otlp, store, true));
+    let code = run_wrap(options, store).await?;
+    if let Some(exporter) = exporter {
+        let report = exporter.finish(FINISH_GRACE).await;
+        tracer_serve::say!("tracer wrap: {}", report.line());
+    }
     Ok(ExitCode::from(u8::try_from(code).unwrap_or(1)))
 }

@@ -4,7 +4,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use super::steps::{Call, RunView, Step};
-use crate::trace::explain::plural;
+use tracer_trace::words::plural;
 
 /// Two traces compared.
 #[derive(Debug, Clone, PartialEq)]

@@ -2,8 +2,8 @@
 
 use super::diff::{Diff, StepPair};
 use super::steps::{RunView, Step, StepCall};
-use crate::trace::explain::{human_duration, plural, shorten};
-use crate::wire::safe_text::one_line;
+use tracer_trace::words::{human_duration, plural, shorten};
+use tracer_wire::safe_text::one_line;
 
 /// How much of a tool result or reply is shown on one line.
 const TEXT_WIDTH: usize = 70;
@@ -48,7 +48,7 @@ fn run_line(side: &str, run: &RunView) -> String {
         facts.push(format!(
             "cost: {} ({})",
             one_line(&cost),
-            crate::trace::cost::estimate_label()
+            tracer_trace::account::cost::estimate_label()
         ));
     }
     let title = run

@@ -5,7 +5,7 @@ use serde_json::{Value, json};
 
 use super::eval_report::{table, total_line};
 use super::eval_run::{EvalOutcome, cost_json};
-use crate::trace::cost::{CostSum, dollars};
+use tracer_trace::account::cost::{CostSum, dollars};
 
 /// One question in two runs.
 #[derive(Debug, Clone, PartialEq)]
@@ -126,7 +126,7 @@ fn cost_compare_line(a: &EvalOutcome, b: &EvalOutcome) -> String {
         "cost: A {}, B {}{change} ({})\n",
         side(&a),
         side(&b),
-        crate::trace::cost::estimate_label()
+        tracer_trace::account::cost::estimate_label()
     )
 }
 
@@ -145,7 +145,7 @@ pub fn compare_json(a: &EvalOutcome, b: &EvalOutcome) -> Value {
         "a": side(a),
         "b": side(b),
         "cost_change_usd": cost_change(&a.cost(), &b.cost()).map(|(delta, _)| delta),
-        "prices": crate::trace::cost::estimate_label(),
+        "prices": tracer_trace::account::cost::estimate_label(),
         "questions": changes(a, b).iter().map(|c| json!({
             "id": c.id, "a": c.a, "b": c.b, "change": c.word(),
         })).collect::<Vec<_>>(),

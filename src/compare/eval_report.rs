@@ -4,10 +4,10 @@ use serde_json::{Value, json};
 
 use super::eval_run::{Attempt, EvalOutcome, QuestionResult};
 use super::judge::Reason;
-use crate::store::Store;
-use crate::store::eval_rows::EvalRunRow;
-use crate::trace::cost::CostSum;
-use crate::trace::explain::shorten;
+use tracer_store::Store;
+use tracer_store::eval_rows::EvalRunRow;
+use tracer_trace::account::cost::CostSum;
+use tracer_trace::words::shorten;
 
 /// Reads a stored run and its verdicts.
 pub async fn load_outcome(store: &Store, run: &EvalRunRow) -> anyhow::Result<EvalOutcome> {
@@ -46,10 +46,10 @@ pub async fn load_outcome(store: &Store, run: &EvalRunRow) -> anyhow::Result<Eva
 
 /// What the model calls of a stored trace cost; None when the trace is no longer there.
 async fn trace_cost(store: &Store, trace: &str) -> Option<CostSum> {
-    let (_, hops) = crate::trace::correlate::load_trace(store, trace)
+    let loaded = tracer_live::load::load_trace(store, trace, tracer_live::load::Bodies::Kept)
         .await
         .ok()?;
-    Some(crate::trace::summarize(&hops).cost)
+    Some(tracer_trace::summarize(&loaded.hops).cost)
 }
 
 /// A question's cost for the table: `≈ $0.0123`, `≥ …`, `unknown`, `-` (no model call).
@@ -61,7 +61,10 @@ fn cost_cell(cost: &CostSum) -> String {
 /// prices, …)`; empty when no model call was recorded.
 fn cost_line(outcome: &EvalOutcome) -> String {
     match outcome.cost().text() {
-        Some(text) => format!("cost: {text} ({})\n", crate::trace::cost::estimate_label()),
+        Some(text) => format!(
+            "cost: {text} ({})\n",
+            tracer_trace::account::cost::estimate_label()
+        ),
         None => String::new(),
     }
 }
@@ -228,7 +231,7 @@ pub fn utc_time(unix_ns: i64) -> String {
     let rest = unix_ns.div_euclid(1_000_000_000).rem_euclid(86_400);
     format!(
         "{} {:02}:{:02}",
-        crate::trace::dates::utc_date(unix_ns),
+        tracer_trace::read::dates::utc_date(unix_ns),
         rest / 3600,
         rest / 60 % 60
     )

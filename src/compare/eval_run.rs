@@ -12,12 +12,12 @@ use super::progress::{Progress, StopFlag};
 use super::question_set::Question;
 use super::send::{RECORD_WAIT, join_url, post_json, wait_for_trace};
 use super::steps::Call;
-use crate::hop::now_unix_ns;
-use crate::store::Store;
-use crate::store::eval_rows::{EvalResultRow, NewEvalRun};
-use crate::trace::cost::CostSum;
-use crate::trace::summarize;
-use crate::wire::trace_context::TraceParent;
+use tracer_store::Store;
+use tracer_store::eval_rows::{EvalResultRow, NewEvalRun};
+use tracer_trace::account::cost::CostSum;
+use tracer_trace::summarize;
+use tracer_wire::hop::now_unix_ns;
+use tracer_wire::trace_context::TraceParent;
 
 /// How a question is put to the agent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -166,7 +166,7 @@ impl EvalOutcome {
             "passed": self.passed(),
             "total": self.total,
             "cost": cost_json(&self.cost()),
-            "prices": crate::trace::cost::estimate_label(),
+            "prices": tracer_trace::account::cost::estimate_label(),
             "questions": self.questions.iter().map(QuestionResult::to_json).collect::<Vec<_>>(),
         })
     }
@@ -248,7 +248,7 @@ pub async fn run_eval(
         .collect();
     progress.end();
     if nothing_recorded {
-        crate::say!(
+        tracer_serve::say!(
             "tracer: stopping: nothing was recorded for the first question; --agent must be a \
              tracer proxy's agent route that records to {}",
             store.path().display()

@@ -5,7 +5,7 @@ use serde_json::Value;
 
 use super::question_set::{ExpectedCall, Question};
 use super::steps::{Call, RunView};
-use crate::trace::explain::shorten;
+use tracer_trace::words::shorten;
 
 /// Why an answer failed: `reason` is `agent_error`, `no_trace`, `step_limit`, `no_tool_call`,
 /// `wrong_tool`, `wrong_args`, `extra_call`, `forbidden_tool`, `tool_error` or `reply_mismatch`.

@@ -1,7 +1,9 @@
-//! Where a compared run comes from: a trace in the database (id or prefix) or a hop-log file.
+//! Where a compared run comes from: a trace in the database (id or prefix) or a hop-log file,
+//! loaded as replay loads it (`replay::source`), seen as a run of steps.
 
-use crate::replay::source::{self, LoadedTrace, SourceError};
-use crate::store::Store;
+use crate::replay::source::{self, SourceError};
+use tracer_live::load::LoadedTrace;
+use tracer_store::Store;
 
 use super::steps::{RunView, run_view};
 
@@ -12,11 +14,7 @@ pub fn is_file(what: &str) -> bool {
 
 /// Reads a run from a hop-log file, or from the store when `what` is a trace id or prefix.
 pub async fn load_run(store: Option<&Store>, what: &str) -> Result<RunView, SourceError> {
-    let loaded = match store {
-        Some(store) if !is_file(what) => source::from_store(store, what).await?,
-        _ => source::from_file(what).await?,
-    };
-    Ok(view_of(&loaded))
+    Ok(view_of(&source::from_file_or_store(store, what).await?))
 }
 
 /// Reads a run from the store only (a trace id or prefix), never from a file: for `tracer mcp`,
@@ -26,5 +24,5 @@ pub async fn load_stored_run(store: &Store, id_or_prefix: &str) -> Result<RunVie
 }
 
 pub fn view_of(loaded: &LoadedTrace) -> RunView {
-    run_view(&loaded.trace_id, loaded.title.clone(), &loaded.hops)
+    run_view(loaded.id(), loaded.row.title.clone(), &loaded.hops)
 }

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use tokio::sync::watch;
 
-use crate::stop_signal::StopSignals;
+use tracer_serve::stop_signal::StopSignals;
 
 /// Bar width in characters.
 const BAR: usize = 24;
@@ -130,9 +130,9 @@ impl StopFlag {
         tokio::spawn(async move {
             let (_, name) = signals.next().await;
             raised.store(true, Ordering::SeqCst);
-            crate::say!("\ntracer: {name}: stopping after {what} (again to stop now)");
+            tracer_serve::say!("\ntracer: {name}: stopping after {what} (again to stop now)");
             let (_, name) = signals.next().await;
-            crate::say!("\ntracer: {name}: stopping now");
+            tracer_serve::say!("\ntracer: {name}: stopping now");
             let _ = abandon_tx.send(true);
         });
         Self {

@@ -11,10 +11,10 @@ use super::progress::{StopFlag, repeat};
 use super::send::{RECORD_WAIT, join_url, post_json, wait_for_trace};
 use super::steps::RunView;
 use super::tally::{TallyRow, tally};
-use crate::hop::Role;
-use crate::replay::source::LoadedTrace;
-use crate::store::Store;
-use crate::wire::trace_context::TraceParent;
+use tracer_live::load::LoadedTrace;
+use tracer_store::Store;
+use tracer_wire::hop::Role;
+use tracer_wire::trace_context::TraceParent;
 
 /// The request that opened a trace: on which route, to which path, with which body.
 #[derive(Debug, Clone, PartialEq)]
@@ -46,12 +46,12 @@ pub fn entry_request(trace: &LoadedTrace) -> Result<EntryRequest, RerunError> {
         .iter()
         .filter(|hop| hop.start.role == Role::Agent)
         .min_by_key(|hop| hop.start.started_unix_ns)
-        .ok_or_else(|| RerunError::NoAgentHop(trace.trace_id.clone()))?;
+        .ok_or_else(|| RerunError::NoAgentHop(trace.row.id.clone()))?;
     let end = hop
         .end
         .as_ref()
         .filter(|end| !end.request_body.truncated && !end.request_body.bytes.is_empty())
-        .ok_or_else(|| RerunError::Incomplete(trace.trace_id.clone()))?;
+        .ok_or_else(|| RerunError::Incomplete(trace.row.id.clone()))?;
     Ok(EntryRequest {
         route: hop.start.route.clone(),
         path: hop.start.path.clone(),

@@ -10,14 +10,14 @@ use super::progress::{StopFlag, repeat};
 use super::send::post_json;
 use super::steps::{Call, RunView};
 use super::tally::{TallyRow, tally};
-use crate::hop::{BodyCapture, Header};
-use crate::reference::agent::McpServerSpec;
-use crate::reference::agent::mcp_client::McpServer;
-use crate::reference::agent::outbound::http_client;
-use crate::replay::source::LoadedTrace;
-use crate::wire::dialect::{self, Dialect, Reading};
-use crate::wire::mcp::Tool;
-use crate::wire::trace_context::{TraceContext, TraceParent};
+use tracer_live::load::LoadedTrace;
+use tracer_reference::agent::McpServerSpec;
+use tracer_reference::agent::mcp_client::McpServer;
+use tracer_reference::agent::outbound::http_client;
+use tracer_wire::dialect::{self, Dialect, Reading};
+use tracer_wire::hop::{BodyCapture, Header};
+use tracer_wire::mcp::Tool;
+use tracer_wire::trace_context::{TraceContext, TraceParent};
 
 #[derive(Debug, thiserror::Error)]
 pub enum StepError {
@@ -77,7 +77,7 @@ pub fn step_request(
         .and_then(|i| view.steps.get(i))
         .filter(|s| !s.hop_id.is_empty())
         .ok_or_else(|| StepError::NoSuchStep {
-            trace: trace.trace_id.clone(),
+            trace: trace.row.id.clone(),
             count: view.steps.iter().filter(|s| !s.hop_id.is_empty()).count(),
         })?;
     let hop = trace
@@ -240,7 +240,7 @@ fn read_answer(
             content: String::new(),
             error: Some(format!(
                 "HTTP {status}: {}",
-                crate::trace::explain::shorten(&String::from_utf8_lossy(&body), 200)
+                tracer_trace::words::shorten(&String::from_utf8_lossy(&body), 200)
             )),
         },
     }

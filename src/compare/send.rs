@@ -10,11 +10,12 @@ use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
 
-use crate::hop::{HopState, Role};
-use crate::reference::agent::upstream_error::error_chain;
-use crate::replay::source::{self, LoadedTrace, SourceError};
-use crate::store::Store;
-use crate::wire::trace_context::TraceParent;
+use crate::replay::source::{self, SourceError};
+use tracer_live::load::LoadedTrace;
+use tracer_reference::agent::upstream_error::error_chain;
+use tracer_store::Store;
+use tracer_wire::hop::{HopState, Role};
+use tracer_wire::trace_context::TraceParent;
 
 /// The most of an answer body kept.
 pub const MAX_ANSWER: usize = 32 * 1024 * 1024;
@@ -156,7 +157,7 @@ pub async fn wait_for_trace(
 
 /// When the agent hop ended, once it and every other hop of the trace have ended.
 fn answered_at(trace: &LoadedTrace) -> Option<i64> {
-    let ended = |hop: &crate::trace::RecordedHop| {
+    let ended = |hop: &tracer_trace::RecordedHop| {
         hop.end
             .as_ref()
             .is_some_and(|e| e.state.is_some_and(|s| s != HopState::InFlight))

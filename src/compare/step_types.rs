@@ -4,8 +4,8 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::trace::TokenCounts;
-use crate::trace::cost::{CostSum, HopCost};
+use tracer_trace::TokenCounts;
+use tracer_trace::account::cost::{CostSum, HopCost};
 
 /// One tool call as the wire carried it: `{"name", "arguments"}`.
 #[derive(Debug, Clone, PartialEq, Serialize)]

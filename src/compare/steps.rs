@@ -3,12 +3,12 @@
 
 use serde_json::Value;
 
-use crate::hop::{HopState, Role};
-use crate::trace::cost::call_cost;
-use crate::trace::side_calls::Conversations;
-use crate::trace::tool_links::{Asked, ToolNames, pick_run};
-use crate::trace::{RecordedHop, TokenCounts};
-use crate::wire::dialect::{HopReading, JsonRpcKind, ModelRequest, ModelResponse, Reading};
+use tracer_trace::account::cost::call_cost;
+use tracer_trace::read::side_calls::Conversations;
+use tracer_trace::read::tool_links::{Asked, ToolNames, pick_run};
+use tracer_trace::{RecordedHop, TokenCounts};
+use tracer_wire::dialect::{HopReading, JsonRpcKind, ModelRequest, ModelResponse, Reading};
+use tracer_wire::hop::{HopState, Role};
 
 pub use super::step_types::{Call, RunView, Step, StepCall, ToolOutcome};
 

@@ -3,9 +3,9 @@
 
 use std::fmt::Write;
 
-use super::source::LoadedTrace;
-use crate::trace::{Direction, explain_trace};
-use crate::wire::safe_text::{multi_line, one_line};
+use tracer_live::load::LoadedTrace;
+use tracer_trace::{Direction, explain_trace};
+use tracer_wire::safe_text::{multi_line, one_line};
 
 /// How many lines of each body are printed.
 pub const BODY_LINES: usize = 40;
@@ -14,13 +14,13 @@ pub const BODY_LINES: usize = 40;
 pub fn steps_text(trace: &LoadedTrace) -> String {
     let messages = explain_trace(&trace.hops);
     let mut out = String::new();
-    let name = crate::trace::trace_name(trace.title.as_deref(), None, &trace.hops);
+    let name = tracer_trace::trace_name(trace.title(), None, &trace.hops);
     let title = one_line(name.as_deref().unwrap_or("(untitled)")).into_owned();
     let _ = writeln!(
         out,
         "trace {}  “{title}”  {}\n",
-        trace.trace_id,
-        crate::trace::explain::plural(messages.len(), "message")
+        trace.row.id,
+        tracer_trace::words::plural(messages.len(), "message")
     );
     for message in &messages {
         let _ = writeln!(out, "── step {}/{} ──", message.number, messages.len());
@@ -36,7 +36,7 @@ pub fn steps_text(trace: &LoadedTrace) -> String {
         // As it reads: its Content-Encoding undone, a body that is not text named.
         let readable = body
             .filter(|(_, b)| !b.bytes.is_empty())
-            .map(|(headers, body)| crate::wire::content_encoding::readable(headers, body));
+            .map(|(headers, body)| tracer_wire::content_encoding::readable(headers, body));
         if let Some(note) = readable.as_ref().and_then(|r| r.note()) {
             let _ = writeln!(out, "    ({})", multi_line(&note));
         }

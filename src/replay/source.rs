@@ -1,20 +1,12 @@
-//! Where a replayed trace comes from: the database (a trace id or a prefix of one) or an
-//! exported JSON hop log.
+//! Where a replayed trace comes from: the database (a trace id or a prefix of one, read by the
+//! one loader, `tracer_live::load`) or an exported JSON hop log (the trace `tracer import` would
+//! store from it). Either way a `LoadedTrace`.
 
 use std::path::Path;
 
-use crate::export::hop_log::{HopLog, HopLogError};
-use crate::store::{Store, StoreError};
-use crate::trace::RecordedHop;
-use crate::trace::correlate::{Bodies, load_read_trace};
-
-/// A trace ready to be shown: its id, title and hops.
-#[derive(Debug, Clone, PartialEq)]
-pub struct LoadedTrace {
-    pub trace_id: String,
-    pub title: Option<String>,
-    pub hops: Vec<RecordedHop>,
-}
+use tracer_export::hop_log::{HopLog, HopLogError};
+use tracer_live::load::{Bodies, LoadedTrace, load_trace};
+use tracer_store::{Store, StoreError};
 
 #[derive(Debug, thiserror::Error)]
 pub enum SourceError {
@@ -36,6 +28,18 @@ pub fn is_file(what: &str) -> bool {
     what.ends_with(".json") || Path::new(what).is_file()
 }
 
+/// Reads a trace from a hop-log file, or from the store when there is one and `what` is a trace
+/// id or prefix rather than a file.
+pub async fn from_file_or_store(
+    store: Option<&Store>,
+    what: &str,
+) -> Result<LoadedTrace, SourceError> {
+    match store {
+        Some(store) if !is_file(what) => from_store(store, what).await,
+        _ => from_file(what).await,
+    }
+}
+
 /// Reads a trace (by id or unambiguous prefix) and its hops from an open store, every body kept.
 pub async fn from_store(store: &Store, id_or_prefix: &str) -> Result<LoadedTrace, SourceError> {
     from_store_with(store, id_or_prefix, Bodies::Kept).await
@@ -48,15 +52,11 @@ pub async fn from_store_with(
     id_or_prefix: &str,
     bodies: Bodies,
 ) -> Result<LoadedTrace, SourceError> {
-    let (row, hops) = load_read_trace(store, id_or_prefix, bodies).await?;
-    if hops.is_empty() {
-        return Err(SourceError::Empty(row.id));
+    let trace = load_trace(store, id_or_prefix, bodies).await?;
+    if trace.hops.is_empty() {
+        return Err(SourceError::Empty(trace.row.id));
     }
-    Ok(LoadedTrace {
-        trace_id: row.id,
-        title: row.title,
-        hops,
-    })
+    Ok(trace)
 }
 
 /// Reads a trace from an exported JSON hop log (`tracer export --format json`).
@@ -71,13 +71,9 @@ pub async fn from_file(path: &str) -> Result<LoadedTrace, SourceError> {
         path: path.to_string(),
         source,
     })?;
-    let hops = log.recorded_hops();
-    if hops.is_empty() {
-        return Err(SourceError::Empty(log.trace_id().to_string()));
+    let trace = log.loaded();
+    if trace.hops.is_empty() {
+        return Err(SourceError::Empty(trace.row.id));
     }
-    Ok(LoadedTrace {
-        trace_id: log.trace_id().to_string(),
-        title: log.title().map(str::to_string),
-        hops,
-    })
+    Ok(trace)
 }

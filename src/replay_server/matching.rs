@@ -4,9 +4,9 @@
 
 use serde_json::Value;
 
-use crate::hop::{BodyCapture, Header, Role};
-use crate::trace::explain::shorten;
-use crate::wire::dialect::{self, Reading};
+use tracer_trace::words::shorten;
+use tracer_wire::dialect::{self, Reading};
+use tracer_wire::hop::{BodyCapture, Header, Role};
 
 /// One turn of a conversation, without ids or the system prompt.
 #[derive(Debug, Clone, PartialEq)]

@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 
 use super::matching::{Difference, RequestKey};
 use super::{MatchKind, Pace, Recording, ReplayServer};
-use crate::hop::{Chunk, header_text};
+use tracer_wire::hop::{Chunk, header_text};
 
 pub type ReplayBody = BoxBody<Bytes, Infallible>;
 

@@ -6,7 +6,7 @@ use std::process::ExitStatus;
 use tokio::process::{Child, Command};
 use tokio::signal::unix::SignalKind;
 
-use crate::stop_signal::StopSignals;
+use tracer_serve::stop_signal::StopSignals;
 
 /// Starts `program args` with the run's environment on top of tracer's own.
 pub fn spawn(program: &str, args: &[String], env: &[(String, String)]) -> std::io::Result<Child> {

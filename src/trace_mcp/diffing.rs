@@ -7,8 +7,8 @@ use crate::compare::diff::{Diff, StepPair};
 use crate::compare::load::load_stored_run;
 use crate::compare::steps::{RunView, Step};
 use crate::replay::source::SourceError;
-use crate::trace::explain::{human_duration, plural, shorten};
-use crate::wire::mcp::CallToolResult;
+use tracer_trace::words::{human_duration, plural, shorten};
+use tracer_wire::mcp::CallToolResult;
 
 /// Characters of a tool call, a tool result or a reply on one line.
 const TEXT_CHARS: usize = 60;

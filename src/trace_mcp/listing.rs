@@ -4,10 +4,10 @@ use serde_json::json;
 
 use super::args::Args;
 use super::{TraceServer, answer, db_error};
-use crate::export::body_text::iso8601_utc;
-use crate::trace::explain::{human_duration, plural, shorten};
-use crate::trace::{TraceStatus, summarize};
-use crate::wire::mcp::CallToolResult;
+use tracer_export::body_text::iso8601_utc;
+use tracer_trace::words::{human_duration, plural, shorten};
+use tracer_trace::{TraceStatus, summarize};
+use tracer_wire::mcp::CallToolResult;
 
 /// At most this many traces are read to answer one call (the text says when it stopped).
 pub(super) const SCAN_LIMIT: usize = 2000;
@@ -105,7 +105,7 @@ impl TraceServer {
                 .tools_words(", ")
                 .map_or_else(|| "no tools".to_owned(), |tools| format!("tools: {tools}"));
             let title =
-                crate::trace::trace_name(row.title.as_deref(), Some(row.kind.as_str()), &[])
+                tracer_trace::trace_name(row.title.as_deref(), Some(row.kind.as_str()), &[])
                     .unwrap_or_else(|| "(untitled)".into());
             lines.push(format!(
                 "{}  {}  \"{}\"  {}, {}, {}, {tools}",
@@ -157,11 +157,11 @@ impl TraceServer {
         Ok(answer(text, json!({ "traces": found, "more": more })))
     }
 
-    /// The one search `tracer search` and the TUI's `body:` run (`trace::search`).
+    /// The one search `tracer search` and the TUI's `body:` run (`tracer_live::search`).
     pub(super) async fn search(&self, args: &Args<'_>) -> Result<CallToolResult, String> {
         let needle = args.required_text("text")?;
         let limit = args.number("limit", 1, 100)?.unwrap_or(20) as usize;
-        let report = crate::trace::search::search(&self.store, needle, limit)
+        let report = tracer_live::search::search(&self.store, needle, limit)
             .await
             .map_err(db_error)?;
         let ids: Vec<String> = report.traces.iter().map(|t| t.id.clone()).collect();

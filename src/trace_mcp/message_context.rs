@@ -3,9 +3,9 @@
 
 use serde_json::{Value, json};
 
-use crate::trace::cache_verdict::cache_reports;
-use crate::trace::context_shares::context_shares;
-use crate::trace::{Direction, ExplainedMessage, RecordedHop};
+use tracer_trace::account::cache_verdict::cache_reports;
+use tracer_trace::account::context_shares::context_shares;
+use tracer_trace::{Direction, ExplainedMessage, RecordedHop};
 
 /// The lines for the text and the fields for the structured answer (empty for other messages).
 pub(super) fn model_call_facts(
@@ -46,11 +46,11 @@ pub(super) fn model_call_facts(
                 text.push_str(&format!(
                     "cost: {} ({})\n",
                     cost.text(),
-                    crate::trace::cost::estimate_label()
+                    tracer_trace::account::cost::estimate_label()
                 ));
                 fields.push((
                     "cost",
-                    json!({"usd": cost.usd(), "text": cost.text(), "prices": crate::trace::cost::estimate_label()}),
+                    json!({"usd": cost.usd(), "text": cost.text(), "prices": tracer_trace::account::cost::estimate_label()}),
                 ));
             }
             if let Some(cache) = cache_reports(hops)

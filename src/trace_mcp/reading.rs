@@ -5,36 +5,35 @@ use serde_json::{Value, json};
 
 use super::args::Args;
 use super::{TraceServer, answer, lookup_error};
-use crate::export::hop_log::{HopLog, HopLogError};
-use crate::trace::explain::{human_duration, plural};
-use crate::trace::{Direction, ExplainedMessage, RecordedHop, explain_trace};
-use crate::wire::mcp::CallToolResult;
+use tracer_export::hop_log::{Bodies as LogBodies, HopLog, TraceEntry};
+use tracer_live::load::{Bodies, LoadedTrace, load_trace};
+use tracer_trace::words::{human_duration, plural};
+use tracer_trace::{Direction, ExplainedMessage, explain_trace};
+use tracer_wire::mcp::CallToolResult;
 
 /// The default cut of a body in `get_message`.
 const DEFAULT_MAX_BYTES: u64 = 4000;
 /// Stream chunks listed in `get_message`.
 const CHUNKS_SHOWN: usize = 20;
 
-/// One trace and its explained messages.
+/// One trace as loaded, what its hop log says of it, and its explained messages.
 struct Loaded {
-    log: HopLog,
-    hops: Vec<RecordedHop>,
+    trace: LoadedTrace,
+    entry: TraceEntry,
     messages: Vec<ExplainedMessage>,
 }
 
 impl TraceServer {
     async fn load(&self, id: &str) -> Result<Loaded, String> {
-        let log = HopLog::from_store(&self.store, id)
-            .await
-            .map_err(|error| match error {
-                HopLogError::Store(error) => lookup_error(id, error),
-                other => format!("The trace database could not be read: {other}"),
-            })?;
-        let hops = log.recorded_hops();
-        let messages = explain_trace(&hops);
+        let trace = (load_trace(&self.store, id, Bodies::Kept).await)
+            .map_err(|error| lookup_error(id, error))?;
+        let entry = HopLog::from_loaded(&trace, LogBodies::LengthsOnly)
+            .trace()
+            .clone();
+        let messages = explain_trace(&trace.hops);
         Ok(Loaded {
-            log,
-            hops,
+            trace,
+            entry,
             messages,
         })
     }
@@ -51,13 +50,13 @@ impl TraceServer {
             }
         };
         let loaded = self.load(id).await?;
-        let trace = loaded.log.trace();
+        let trace = &loaded.entry;
         let start = loaded.messages.first().map_or(0, |m| m.at_unix_ns);
         let mut text = format!(
             "trace {} \"{}\"\n{}, {}, {}, {}, tools: {}\n",
             trace.id,
-            crate::wire::safe_text::one_line(
-                &crate::trace::trace_name(trace.title.as_deref(), Some(trace.kind.as_str()), &[])
+            tracer_wire::safe_text::one_line(
+                &tracer_trace::trace_name(trace.title.as_deref(), Some(trace.kind.as_str()), &[])
                     .unwrap_or_else(|| "(untitled)".into()),
             ),
             plural(trace.hop_count, "hop"),
@@ -88,7 +87,7 @@ impl TraceServer {
                 "summary": message.summary,
                 "case": message.case.name(),
                 "at_ms": at as f64 / 1e6,
-                "route": loaded.hops[message.hop_index].start.route,
+                "route": loaded.trace.hops[message.hop_index].start.route,
             });
             if detail {
                 entry["explanation"] = json!(message.explanation);
@@ -117,7 +116,7 @@ impl TraceServer {
             .number("max_bytes", 100, 1_048_576)?
             .unwrap_or(DEFAULT_MAX_BYTES);
         let loaded = self.load(id).await?;
-        let trace_id = loaded.log.trace_id().to_owned();
+        let trace_id = loaded.trace.id().to_owned();
         let Some(message) = loaded.messages.iter().find(|m| m.number as u64 == number) else {
             return Err(format!(
                 "Trace {} has messages 1 to {}; there is no message {number}",
@@ -125,7 +124,7 @@ impl TraceServer {
                 loaded.messages.len()
             ));
         };
-        let hop = &loaded.hops[message.hop_index];
+        let hop = &loaded.trace.hops[message.hop_index];
         let end = hop.end.clone().unwrap_or_default();
         let (headers, body) = match message.direction {
             Direction::Request => (&hop.start.request_headers, &end.request_body),
@@ -142,7 +141,7 @@ impl TraceServer {
             })
             .collect();
         // As it reads: its Content-Encoding undone, a body that is not text named.
-        let readable = crate::wire::content_encoding::readable(headers, body);
+        let readable = tracer_wire::content_encoding::readable(headers, body);
         let shown = match &readable.binary {
             Some(binary) => binary.clone(),
             None => body_for_reading(readable.bytes()),
@@ -200,7 +199,7 @@ impl TraceServer {
         } else {
             Vec::new()
         };
-        let (facts, fields) = super::message_context::model_call_facts(message, &loaded.hops);
+        let (facts, fields) = super::message_context::model_call_facts(message, &loaded.trace.hops);
         text.push_str(&facts);
         let previous = message.number.saturating_sub(1);
         let next = message.number + 1;

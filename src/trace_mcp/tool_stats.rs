@@ -8,14 +8,14 @@ use serde_json::{Value, json};
 use super::args::Args;
 use super::listing::SCAN_LIMIT;
 use super::{TraceServer, answer, db_error};
-use crate::trace::cost::dollars;
-use crate::trace::explain::{human_duration, plural};
-use crate::trace::prices;
-use crate::trace::tokens::thousands;
-use crate::trace::tool_context::{ToolContext, tool_context};
-use crate::wire::dialect::{JsonRpcKind, Reading};
-use crate::wire::mcp::CallToolResult;
-use crate::wire::safe_text::one_line;
+use tracer_trace::account::cost::dollars;
+use tracer_trace::account::prices;
+use tracer_trace::account::tokens::thousands;
+use tracer_trace::account::tool_context::{ToolContext, tool_context};
+use tracer_trace::words::{human_duration, plural};
+use tracer_wire::dialect::{JsonRpcKind, Reading};
+use tracer_wire::mcp::CallToolResult;
+use tracer_wire::safe_text::one_line;
 
 impl TraceServer {
     pub(super) async fn tool_stats(
@@ -105,7 +105,7 @@ impl TraceServer {
                 if stopped { "the newest " } else { "" },
                 plural(scanned, "trace"),
                 lines.join("\n"),
-                crate::trace::cost::estimate_label(),
+                tracer_trace::account::cost::estimate_label(),
                 server_lines.join("\n")
             )
         };
@@ -114,7 +114,7 @@ impl TraceServer {
             json!({
                 "tools": structured,
                 "servers": servers.iter().map(ServerStat::json).collect::<Vec<_>>(),
-                "prices": crate::trace::cost::estimate_label(),
+                "prices": tracer_trace::account::cost::estimate_label(),
                 "traces_read": scanned,
             }),
         ))

@@ -4,8 +4,8 @@
 use crossterm::event::KeyEvent;
 
 use super::facts::TraceFacts;
-use crate::store::traces::TraceRow;
-use crate::trace::RecordedHop;
+use tracer_store::traces::TraceRow;
+use tracer_trace::RecordedHop;
 
 /// A user intent, named by the keymap (`keymap::KEYMAP`) and nowhere else.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -104,11 +104,11 @@ pub enum Action {
         trace_id: String,
         hop_id: String,
         /// `None` when either body is not JSON.
-        changes: Option<Vec<crate::trace::request_changes::Change>>,
+        changes: Option<Vec<tracer_trace::read::request_changes::Change>>,
         /// The request body's JSON length.
         body_bytes: usize,
     },
-    /// The traces whose titles or bodies hold a `body:` text (`trace::search`).
+    /// The traces whose titles or bodies hold a `body:` text (`tracer_live::search`).
     SearchDone {
         text: String,
         traces: std::collections::HashSet<String>,

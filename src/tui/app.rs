@@ -16,7 +16,8 @@ use super::action::{Action, Effect, KeyCommand, PollToken};
 use super::filter::Filter;
 use super::keymap::{self, Screen};
 use crate::replay::ReplayState;
-use crate::replay::source::LoadedTrace;
+use tracer_live::load::LoadedTrace;
+use tracer_trace::RecordedHop;
 
 /// How often the store is polled for new hops.
 pub const POLL_NS: i64 = 500_000_000;
@@ -85,7 +86,7 @@ impl App {
         app.has_store = false;
         app.replay_only = true;
         app.speed = speed;
-        let mut view = TraceView::new(trace);
+        let mut view = TraceView::new(trace.row.id, trace.row.title, trace.hops);
         view.replay = Some(ReplayState::new(view.messages.len(), speed));
         app.view = Some(view);
         app.mode = Screen::Replay;
@@ -168,12 +169,7 @@ impl App {
                 title,
                 hops,
             } => {
-                let trace = LoadedTrace {
-                    trace_id,
-                    title,
-                    hops,
-                };
-                self.show_trace(trace);
+                self.show_trace(trace_id, title, hops);
                 Vec::new()
             }
             Action::StderrLoaded { trace_id, lines } => {
@@ -225,11 +221,12 @@ impl App {
         }
     }
 
-    fn show_trace(&mut self, trace: LoadedTrace) {
-        let replay = self.replay_wanted.as_deref() == Some(trace.trace_id.as_str());
+    /// Opens a trace loaded for the view (`Effect::LoadTrace`), or refreshes the one open.
+    fn show_trace(&mut self, trace_id: String, title: Option<String>, hops: Vec<RecordedHop>) {
+        let replay = self.replay_wanted.as_deref() == Some(trace_id.as_str());
         match self.view.as_mut() {
-            Some(view) if view.trace_id == trace.trace_id && !replay => {
-                *view = view.refreshed(trace);
+            Some(view) if view.trace_id == trace_id && !replay => {
+                *view = view.refreshed(trace_id, title, hops);
                 return;
             }
             _ => {}
@@ -237,7 +234,7 @@ impl App {
         if !replay && !matches!(self.mode, Screen::List | Screen::Trace) {
             return;
         }
-        let mut view = TraceView::new(trace);
+        let mut view = TraceView::new(trace_id, title, hops);
         if replay {
             self.replay_wanted = None;
             view.replay = Some(ReplayState::new(view.messages.len(), self.speed));

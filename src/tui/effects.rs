@@ -12,9 +12,9 @@ use tokio::sync::mpsc::UnboundedSender;
 use super::action::{Action, Effect, PollToken};
 use super::facts::TraceFacts;
 use crate::replay::source;
-use crate::store::Store;
-use crate::trace::correlate::{Bodies, read_trace_hops};
-use crate::trace::live_group::LiveGrouping;
+use tracer_live::live_group::LiveGrouping;
+use tracer_live::load::{Bodies, read_trace_hops};
+use tracer_store::Store;
 
 /// What the status bar says when the store skipped rows it could not read.
 const UNREADABLE_NOTE: &str =
@@ -176,10 +176,10 @@ async fn run(
             Ok(trace) => {
                 let lines = server_stderr(store, &trace.hops).await;
                 let (trace_id, loaded) = (
-                    trace.trace_id.clone(),
+                    trace.row.id.clone(),
                     Action::TraceLoaded {
-                        trace_id: trace.trace_id,
-                        title: trace.title,
+                        trace_id: trace.row.id,
+                        title: trace.row.title,
                         hops: trace.hops,
                     },
                 );
@@ -200,7 +200,7 @@ async fn run(
             hop_id,
             previous_hop_id,
         } => Some(read_back::changes(store, trace_id, hop_id, previous_hop_id).await),
-        Effect::Search(text) => match crate::trace::search::matching_traces(store, &text).await {
+        Effect::Search(text) => match tracer_live::search::matching_traces(store, &text).await {
             Ok(traces) => Some(Action::SearchDone { text, traces }),
             Err(error) => failed("searching the bodies", &error),
         },
@@ -220,7 +220,7 @@ async fn poll(
     store: &Store,
     grouping: &tokio::sync::Mutex<LiveGrouping>,
     last: Option<PollToken>,
-) -> crate::store::Result<Action> {
+) -> tracer_store::Result<Action> {
     let grouped = match (
         store.earliest_unassigned_start().await?,
         grouping.try_lock(),
@@ -254,7 +254,7 @@ async fn poll(
 /// Each trace's session label (the host's own id of its run, else tracer's session id).
 async fn session_labels(
     store: &Store,
-) -> crate::store::Result<std::collections::HashMap<String, String>> {
+) -> tracer_store::Result<std::collections::HashMap<String, String>> {
     let sessions: std::collections::HashMap<String, String> = store
         .sessions()
         .await?
@@ -275,12 +275,12 @@ async fn session_labels(
 /// What the trace's wrapped (stdio) servers wrote to stderr while it lasted, oldest first.
 async fn server_stderr(
     store: &Store,
-    hops: &[crate::trace::RecordedHop],
+    hops: &[tracer_trace::RecordedHop],
 ) -> Vec<(String, i64, String)> {
     const MARGIN_NS: i64 = 1_000_000_000;
     let mut routes: Vec<&str> = hops
         .iter()
-        .filter(|h| h.start.transport == crate::hop::Transport::Stdio)
+        .filter(|h| h.start.transport == tracer_wire::hop::Transport::Stdio)
         .map(|h| h.start.route.as_str())
         .collect();
     routes.sort_unstable();

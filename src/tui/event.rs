@@ -36,7 +36,7 @@ pub fn spawn_input(actions: UnboundedSender<Action>) -> JoinHandle<()> {
 
 /// Turns the first stop signal (SIGINT, SIGTERM, SIGHUP) into [`Action::StopSignal`].
 pub fn spawn_stop_signals(actions: UnboundedSender<Action>) -> JoinHandle<()> {
-    let mut signals = crate::stop_signal::StopSignals::listen();
+    let mut signals = tracer_serve::stop_signal::StopSignals::listen();
     tokio::spawn(async move {
         signals.next().await;
         let _ = actions.send(Action::StopSignal);

@@ -3,8 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::export::hop_log::{HopLog, HopLogError};
-use crate::store::Store;
+use tracer_export::hop_log::{HopLog, HopLogError};
+use tracer_store::Store;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ExportError {

@@ -1,8 +1,8 @@
 //! What the trace list shows and filters on for one trace, computed from its hops: the summary
-//! (`trace::summarize`) plus the roles, methods, models and statuses that filter tokens match.
+//! (`tracer_trace::summarize`) plus the roles, methods, models and statuses that filter tokens match.
 
-use crate::trace::{RecordedHop, TraceStatus, TraceSummary, summarize};
-use crate::wire::dialect::Reading;
+use tracer_trace::{RecordedHop, TraceStatus, TraceSummary, summarize};
+use tracer_wire::dialect::Reading;
 
 /// One trace's listing line and filterable values (all lower-case).
 #[derive(Debug, Clone, PartialEq)]

@@ -1,10 +1,10 @@
 //! The `/` filter: plain words match a trace's title or id; `tool:`, `model:`, `method:`,
 //! `status:` and `role:` tokens match its facts; `body:` and the rest of the line is searched for
-//! in every message and body (`trace::search`, run when the filter is applied). Every term must
+//! in every message and body (`tracer_live::search`, run when the filter is applied). Every term must
 //! match (case-insensitive, by substring).
 
 use super::facts::TraceFacts;
-use crate::store::traces::TraceRow;
+use tracer_store::traces::TraceRow;
 
 /// Which of a trace's values a term is matched against.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -139,7 +139,7 @@ fn contains(values: &[String], needle: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::trace::{TraceStatus, TraceSummary};
+    use tracer_trace::{TraceStatus, TraceSummary};
 
     fn row(title: &str) -> TraceRow {
         TraceRow {

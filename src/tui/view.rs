@@ -21,8 +21,8 @@ use ratatui::widgets::Paragraph;
 
 use super::app::App;
 use super::keymap::{self, Screen};
-use crate::trace::explain::plural;
-use crate::wire::safe_text::one_line;
+use tracer_trace::words::plural;
+use tracer_wire::safe_text::one_line;
 
 pub use detail::body_part;
 pub use json::body_lines;
@@ -118,7 +118,7 @@ fn header_line(app: &App) -> Line<'static> {
             spans.push(Span::raw(format!("trace {short} ")));
             if let Some(title) = &view.title {
                 // A title is one line: its line breaks are spaces, never dropped.
-                let title = crate::trace::request_anatomy::title_line(title);
+                let title = tracer_trace::read::request_anatomy::title_line(title);
                 spans.push(Span::styled(format!("“{title}” "), bold));
             }
             match &view.replay {
@@ -190,7 +190,7 @@ pub fn clock(unix_ns: i64) -> String {
     )
 }
 
-/// A line whose every span is shown through `wire::safe_text::one_line`: recorded text (titles,
+/// A line whose every span is shown through `tracer_wire::safe_text::one_line`: recorded text (titles,
 /// routes, headers, bodies) never reaches the terminal with a control or bidi character in it.
 pub fn clean(mut line: Line<'static>) -> Line<'static> {
     for span in &mut line.spans {

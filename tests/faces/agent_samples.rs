@@ -9,11 +9,11 @@ use std::process::Command;
 
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
-use tracer::export::hop_log::HopLog;
 use tracer::tui::action::Action;
 use tracer::tui::app::App;
 use tracer::tui::keymap::Screen;
 use tracer::tui::view;
+use tracer_export::hop_log::HopLog;
 
 use crate::sample_db::TRACER;
 

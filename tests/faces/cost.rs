@@ -8,12 +8,12 @@ use std::path::{Path, PathBuf};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use serde_json::Value;
-use tracer::export::hop_log::HopLog;
-use tracer::store::traces::TraceRow;
-use tracer::trace::RecordedHop;
 use tracer::tui::action::Action;
 use tracer::tui::app::App;
 use tracer::tui::view;
+use tracer_export::hop_log::HopLog;
+use tracer_store::traces::TraceRow;
+use tracer_trace::RecordedHop;
 
 pub(crate) use crate::tokens::tracer;
 use crate::tokens::{ANSWER_REQUEST, ANSWER_STREAM, CALL_REQUEST, CALL_STREAM, model_hop};

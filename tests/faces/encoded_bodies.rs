@@ -5,12 +5,12 @@
 use std::io::Write;
 
 use serde_json::json;
-use tracer::export::body_text::TraceToExport;
-use tracer::export::har::har_entry;
-use tracer::export::html::html_page;
-use tracer::export::mermaid::markdown_handout;
-use tracer::hop::{BodyCapture, Header, Role};
-use tracer::trace::RecordedHop;
+use tracer_export::body_text::TraceToExport;
+use tracer_export::har::har_entry;
+use tracer_export::html::html_page;
+use tracer_export::mermaid::markdown_handout;
+use tracer_trace::RecordedHop;
+use tracer_wire::hop::{BodyCapture, Header, Role};
 
 use crate::trace_hops::hop;
 

@@ -9,11 +9,10 @@ use std::process::Command;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use serde_json::Value;
-use tracer::export::hop_log::HopLog;
-use tracer::replay::source::LoadedTrace;
 use tracer::tui::app::App;
 use tracer::tui::view;
-use tracer::wire::safe_text::is_unsafe;
+use tracer_export::hop_log::HopLog;
+use tracer_wire::safe_text::is_unsafe;
 
 use crate::sample_db::{BUY_MILK, TRACER};
 
@@ -302,12 +301,8 @@ fn the_tui_shows_hostile_titles_tools_and_bodies_as_escapes() {
     use tracer::tui::facts::TraceFacts;
 
     let log = HopLog::from_json(&serde_json::to_vec(&hostile_log()).unwrap()).unwrap();
-    let hops = log.recorded_hops();
-    let trace = LoadedTrace {
-        trace_id: log.trace_id().to_string(),
-        title: log.title().map(str::to_string),
-        hops: hops.clone(),
-    };
+    let trace = log.loaded();
+    let hops = trace.hops.clone();
     // Every message of the trace, one after another, with its details and body.
     let mut app = App::replay("hostile.json", trace, 1.0);
     let mut seen = String::new();
@@ -326,7 +321,7 @@ fn the_tui_shows_hostile_titles_tools_and_bodies_as_escapes() {
     // The list: the title and the tools column.
     let mut app = App::browser("tracer.db");
     app.start();
-    let row = tracer::store::traces::TraceRow {
+    let row = tracer_store::traces::TraceRow {
         id: HOSTILE_ID.into(),
         title: Some(TITLE.into()),
         kind: "request".into(),

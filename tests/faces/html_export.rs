@@ -156,11 +156,11 @@ fn tool_errors_streams_and_the_index_of_all() {
 
 #[test]
 fn a_failed_hop_is_red_and_model_tool_and_host_time_add_up() {
-    use tracer::export::body_text::TraceToExport;
-    use tracer::export::html::html_page;
-    use tracer::hop::HopState;
-    use tracer::trace::explain_trace;
-    use tracer::trace::timing::{BarKind, waterfall};
+    use tracer_export::body_text::TraceToExport;
+    use tracer_export::html::html_page;
+    use tracer_trace::explain::timing::{BarKind, waterfall};
+    use tracer_trace::explain_trace;
+    use tracer_wire::hop::HopState;
 
     let hops = crate::trace_hops::buy("f", "eggs", 0);
     // The host 0..1000 ms, tools 10..20 and 510..520, the model 30..500 and 530..900.

@@ -7,10 +7,10 @@
 use std::path::Path;
 
 use serde_json::{Value, json};
-use tracer::export::body_text::TraceToExport;
-use tracer::export::html::html_page;
-use tracer::hop::Role;
-use tracer::trace::RecordedHop;
+use tracer_export::body_text::TraceToExport;
+use tracer_export::html::html_page;
+use tracer_trace::RecordedHop;
+use tracer_wire::hop::Role;
 
 use crate::html_export::export_html;
 use crate::interop_chromium::{chromium, run_chromium};

@@ -127,13 +127,13 @@ fn start_up(db: &Path, dir: &Path, model: &str, otlp: &str) -> (Running, String)
 async fn request_trace(db: &Path) -> (String, usize) {
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
-        let store = tracer::store::Store::open(db).await.unwrap();
+        let store = tracer_store::Store::open(db).await.unwrap();
         for id in trace_ids(db).await {
             let hops = store.trace_hops(&id).await.unwrap();
             let has = |role| hops.iter().filter(|h| h.start.role == role).count();
-            if has(tracer::hop::Role::Agent) == 1 && has(tracer::hop::Role::Model) >= 2 {
+            if has(tracer_wire::hop::Role::Agent) == 1 && has(tracer_wire::hop::Role::Model) >= 2 {
                 store.close().await;
-                return (id, has(tracer::hop::Role::Model));
+                return (id, has(tracer_wire::hop::Role::Model));
             }
         }
         store.close().await;

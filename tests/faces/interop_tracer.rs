@@ -11,10 +11,10 @@ use std::time::Duration;
 
 use tokio::net::TcpListener;
 use tokio::process::Command;
-use tracer::hop::{HopState, Role, Transport};
-use tracer::proxy::{Proxy, ProxySettings, Route};
-use tracer::reference::notes_server::{NotesServer, NotesServerConfig, serve_http};
-use tracer::store::{Recorder, Store};
+use tracer_record::proxy::{Proxy, ProxySettings, Route};
+use tracer_reference::notes_server::{NotesServer, NotesServerConfig, serve_http};
+use tracer_store::{Recorder, Store};
+use tracer_wire::hop::{HopState, Role, Transport};
 
 use interop_peers::venv_python;
 
@@ -44,7 +44,7 @@ async fn run_client(python: &Path, args: &[&str]) -> String {
     stdout
 }
 
-fn methods_of(hops: &[tracer::store::hops::StoredHop]) -> Vec<String> {
+fn methods_of(hops: &[tracer_store::hops::StoredHop]) -> Vec<String> {
     hops.iter()
         .filter_map(|hop| {
             let body: serde_json::Value =
@@ -104,7 +104,7 @@ async fn the_mcp_sdk_works_unchanged_through_the_proxy_and_every_exchange_is_rec
         assert!(calls >= 2 * 11, "sse={sse}: {calls} tools/call recorded");
         if sse {
             let streamed = hops.iter().any(|h| {
-                tracer::hop::header_text(&h.end.response_headers, "content-type")
+                tracer_wire::hop::header_text(&h.end.response_headers, "content-type")
                     .is_some_and(|ct| ct.starts_with("text/event-stream"))
             });
             assert!(streamed, "SSE answers went through the proxy");

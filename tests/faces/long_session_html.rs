@@ -6,7 +6,7 @@
 use std::process::Command;
 
 use serde_json::{Value, json};
-use tracer::hop::Role;
+use tracer_wire::hop::Role;
 
 use crate::cost::hop_log_file;
 use crate::html_export::export_html;

@@ -9,11 +9,10 @@ use std::process::{Command, Stdio};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
-use tracer::export::hop_log::HopLog;
-use tracer::replay::source::LoadedTrace;
 use tracer::tui::action::Action;
 use tracer::tui::app::App;
 use tracer::tui::view;
+use tracer_export::hop_log::HopLog;
 
 fn tour_fixture() -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mcp-tour/stdio.json")
@@ -34,11 +33,7 @@ fn screen_text(terminal: &Terminal<TestBackend>) -> String {
 
 fn replay_app() -> App {
     let log = HopLog::from_file(&std::fs::read(tour_fixture()).unwrap()).unwrap();
-    let trace = LoadedTrace {
-        trace_id: log.trace_id().to_string(),
-        title: None,
-        hops: log.recorded_hops(),
-    };
+    let trace = crate::trace_hops::loaded(log.trace_id(), None, log.recorded_hops());
     let mut app = App::replay("stdio.json", trace, 1.0);
     assert!(app.start().is_empty());
     app

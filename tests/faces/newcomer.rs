@@ -14,11 +14,11 @@ use crate::scripted_model::{Dialect, Reply, ScriptedModel};
 use crate::trace_hops::{BASE, MS, buy};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
-use tracer::store::traces::TraceRow;
-use tracer::trace::RecordedHop;
-use tracer::trace::dates::utc_date;
 use tracer::tui::action::{Action, PollToken};
 use tracer::tui::app::App;
+use tracer_store::traces::TraceRow;
+use tracer_trace::RecordedHop;
+use tracer_trace::read::dates::utc_date;
 
 fn buy_milk_file() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-traces/buy-milk.json")

@@ -11,10 +11,10 @@ use std::time::Duration;
 use assert_cmd::Command;
 use sqlx::Connection;
 use tokio::sync::mpsc::unbounded_channel;
-use tracer::store::Store;
-use tracer::trace::search::matching_hops;
 use tracer::tui::action::{Action, Effect};
 use tracer::tui::effects::Effects;
+use tracer_live::search::matching_hops;
+use tracer_store::Store;
 
 use crate::sample_db::{BUY_MILK, NEWEST, sample_db, sample_files};
 

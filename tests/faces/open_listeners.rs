@@ -20,7 +20,7 @@ fn stderr_of(args: &[&str], ready: &str, on_stderr: bool) -> String {
     let dir = tempfile::tempdir().unwrap();
     // `tracer mcp` reads an existing database only.
     tokio::runtime::Runtime::new().unwrap().block_on(async {
-        let store = tracer::store::Store::open(&dir.path().join("t.db"))
+        let store = tracer_store::Store::open(&dir.path().join("t.db"))
             .await
             .unwrap();
         store.close().await;

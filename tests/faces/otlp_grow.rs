@@ -211,9 +211,9 @@ async fn push_traces_url_resends_to_the_traces_url_the_live_exporter_used() {
             .contains("not exported")
     );
     // A span a receiver took and rejected (partial success) is counted, and no push resends it.
-    let store = tracer::store::Store::open(&db).await.unwrap();
+    let store = tracer_store::Store::open(&db).await.unwrap();
     store
-        .add_to_counter(tracer::store::exports::SPANS_NOT_EXPORTED, 1)
+        .add_to_counter(tracer_store::exports::SPANS_NOT_EXPORTED, 1)
         .await
         .unwrap();
     store.close().await;

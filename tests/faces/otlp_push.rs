@@ -11,8 +11,8 @@ use std::time::Duration;
 use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
 use prost::Message;
 use serde_json::Value;
-use tracer::export::hop_log::HopLog;
-use tracer::store::Store;
+use tracer_export::hop_log::HopLog;
+use tracer_store::Store;
 
 use super::otlp_receiver::Receiver;
 use super::otlp_tracer::tracer;

@@ -203,7 +203,7 @@ impl Drop for TracerProxy {
 
 /// The trace ids in a database, newest first.
 pub async fn trace_ids(db: &Path) -> Vec<String> {
-    let store = tracer::store::Store::open(db).await.unwrap();
+    let store = tracer_store::Store::open(db).await.unwrap();
     let ids = store
         .traces()
         .await
@@ -217,10 +217,10 @@ pub async fn trace_ids(db: &Path) -> Vec<String> {
 
 /// `(state, count)` of the rows of `otlp_spans`, and the `spans_not_exported` counter.
 pub async fn export_rows(db: &Path) -> (std::collections::HashMap<String, i64>, i64) {
-    let store = tracer::store::Store::open(db).await.unwrap();
+    let store = tracer_store::Store::open(db).await.unwrap();
     let counts = store.span_counts(None).await.unwrap();
     let counter = store
-        .counter(tracer::store::exports::SPANS_NOT_EXPORTED)
+        .counter(tracer_store::exports::SPANS_NOT_EXPORTED)
         .await
         .unwrap();
     store.close().await;

@@ -6,9 +6,9 @@ use std::io::Write;
 use std::path::Path;
 
 use serde_json::{Value, json};
-use tracer::hop::{BodyCapture, Header, Role};
-use tracer::store::{Store, hops};
-use tracer::trace::RecordedHop;
+use tracer_store::{Store, hops};
+use tracer_trace::RecordedHop;
+use tracer_wire::hop::{BodyCapture, Header, Role};
 
 use crate::trace_hops::{buy, hop};
 
@@ -167,13 +167,13 @@ async fn a_text_across_two_stored_chunks_is_found() {
     assert!(first.len() < body.len(), "the body is more than one chunk");
     let across = String::from_utf8_lossy(&body[first.len() - 12..first.len() + 12]).to_string();
     assert!(!across.contains('"') && !across.contains('\\'), "{across}");
-    let found = tracer::trace::search::matching_hops(&store, &across.to_uppercase())
+    let found = tracer_live::search::matching_hops(&store, &across.to_uppercase())
         .await
         .unwrap();
     assert!(
         found
             .iter()
-            .any(|hit| hit.hop_id == model && hit.side == tracer::hop::BodySide::Request),
+            .any(|hit| hit.hop_id == model && hit.side == tracer_wire::hop::BodySide::Request),
         "{across:?}: {found:?}"
     );
     store.close().await;

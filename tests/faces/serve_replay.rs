@@ -17,10 +17,10 @@ use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
 use serde_json::{Value, json};
 use tokio::net::TcpListener;
-use tracer::export::hop_log::HopLog;
-use tracer::hop::Role;
 use tracer::replay_server::{Pace, ReplayServer};
-use tracer::trace::RecordedHop;
+use tracer_export::hop_log::HopLog;
+use tracer_trace::RecordedHop;
+use tracer_wire::hop::Role;
 
 type Body = BoxBody<Bytes, Infallible>;
 
@@ -197,7 +197,7 @@ async fn repeats_are_served_in_recorded_order() {
     again.start.id = "ffffffffffffffffffffffffffffffff".into();
     again.start.started_unix_ns += 60_000_000_000;
     let end = again.end.as_mut().unwrap();
-    end.response_body = tracer::hop::BodyCapture::whole(
+    end.response_body = tracer_wire::hop::BodyCapture::whole(
         br#"{"message":{"role":"assistant","content":"Which notes?"},"done":true}"#.to_vec(),
     );
     hops.push(again);
@@ -325,8 +325,8 @@ async fn tool_results_that_differ_still_match_and_say_so() {
 /// The real `tracer serve-replay` process in place of Ollama, notes-agent with its defaults.
 #[tokio::test]
 async fn notes_agent_adds_buy_milk_on_the_recorded_model() {
-    use tracer::reference::agent::{AgentConfig, McpServerSpec, ModelApi};
-    use tracer::reference::notes_server::{NotesServer, NotesServerConfig};
+    use tracer_reference::agent::{AgentConfig, McpServerSpec, ModelApi};
+    use tracer_reference::notes_server::{NotesServer, NotesServerConfig};
 
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
@@ -360,7 +360,7 @@ async fn notes_agent_adds_buy_milk_on_the_recorded_model() {
         .unwrap();
     let notes_listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let notes_addr = notes_listener.local_addr().unwrap();
-    tokio::spawn(tracer::reference::notes_server::serve_http(
+    tokio::spawn(tracer_reference::notes_server::serve_http(
         notes_listener,
         notes,
         std::future::pending(),
@@ -372,7 +372,7 @@ async fn notes_agent_adds_buy_milk_on_the_recorded_model() {
     }];
     let agent_listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let agent_addr = agent_listener.local_addr().unwrap();
-    tokio::spawn(tracer::reference::agent::serve(agent_listener, config));
+    tokio::spawn(tracer_reference::agent::serve(agent_listener, config));
 
     let answer = send(
         agent_addr,

@@ -402,7 +402,7 @@ fn tracer_tui_restores_the_terminal_and_exits_0_on_sigterm() {
     let dir = tempfile::tempdir().unwrap();
     // Reading commands refuse a missing database: record an empty one first.
     tokio::runtime::Runtime::new().unwrap().block_on(async {
-        let store = tracer::store::Store::open(&dir.path().join("t.db"))
+        let store = tracer_store::Store::open(&dir.path().join("t.db"))
             .await
             .unwrap();
         store.close().await;

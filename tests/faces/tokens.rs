@@ -8,13 +8,13 @@ use assert_cmd::cargo::cargo_bin_cmd;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use serde_json::Value;
-use tracer::export::hop_log::HopLog;
-use tracer::hop::{BodyCapture, Header};
-use tracer::store::traces::TraceRow;
-use tracer::trace::RecordedHop;
 use tracer::tui::action::Action;
 use tracer::tui::app::App;
 use tracer::tui::view;
+use tracer_export::hop_log::HopLog;
+use tracer_store::traces::TraceRow;
+use tracer_trace::RecordedHop;
+use tracer_wire::hop::{BodyCapture, Header};
 
 use crate::trace_hops::hop;
 
@@ -44,7 +44,7 @@ pub(crate) fn model_hop(
 ) -> RecordedHop {
     let mut hop = hop(
         id,
-        tracer::hop::Role::Model,
+        tracer_wire::hop::Role::Model,
         "/v1/messages",
         start_ms,
         end_ms,

@@ -118,7 +118,7 @@ async fn up_answers_the_curl_it_prints_and_stops_cleanly() {
         .unwrap();
     assert!(status.success(), "{status:?}");
     tokio::time::sleep(Duration::from_millis(50)).await;
-    let store = tracer::store::Store::open(&db).await.unwrap();
+    let store = tracer_store::Store::open(&db).await.unwrap();
     let hops = store.all_hops().await.unwrap();
     let roles: Vec<&str> = hops.iter().map(|h| h.start.role.as_str()).collect();
     assert!(
@@ -127,7 +127,7 @@ async fn up_answers_the_curl_it_prints_and_stops_cleanly() {
     );
     assert!(
         hops.iter()
-            .all(|h| h.state == tracer::hop::HopState::Complete)
+            .all(|h| h.state == tracer_wire::hop::HopState::Complete)
     );
     let traces = store.traces().await.unwrap();
     assert_eq!(traces.len(), 1, "one user request, one trace: {traces:?}");

@@ -11,8 +11,8 @@ use assert_cmd::cargo::cargo_bin_cmd;
 use predicates::prelude::*;
 use serde_json::Value;
 use support::buy;
-use tracer::export::hop_log::HopLog;
-use tracer::store::{Store, hops};
+use tracer_export::hop_log::HopLog;
+use tracer_store::{Store, hops};
 
 /// Writes two buy-milk walks as bare hops: no trace assigned.
 async fn record_ungrouped(db: &Path) {

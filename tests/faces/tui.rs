@@ -11,14 +11,14 @@ use ratatui::backend::TestBackend;
 use ratatui::style::{Color, Modifier};
 use serde_json::json;
 use support::{BASE, MS, buy, hop};
-use tracer::hop::{HopState, Role};
-use tracer::store::traces::TraceRow;
-use tracer::trace::RecordedHop;
 use tracer::tui::action::{Action, Effect, PollToken};
 use tracer::tui::app::App;
 use tracer::tui::facts::TraceFacts;
 use tracer::tui::keymap::Screen;
 use tracer::tui::view;
+use tracer_store::traces::TraceRow;
+use tracer_trace::RecordedHop;
+use tracer_wire::hop::{HopState, Role};
 
 pub(crate) fn key(code: KeyCode) -> Action {
     Action::Key(KeyEvent::new(code, KeyModifiers::NONE))
@@ -178,11 +178,11 @@ fn a_failed_call_is_red_in_the_diagram() {
 fn every_replay_step_of_buy_milk() {
     let mut app = App::replay(
         "buy-milk.json",
-        tracer::replay::source::LoadedTrace {
-            trace_id: buy("a", "buy milk", 0)[0].start.id.clone(),
-            title: Some("Add buy milk to my notes".into()),
-            hops: buy("a", "buy milk", 0),
-        },
+        support::loaded(
+            &buy("a", "buy milk", 0)[0].start.id,
+            Some("Add buy milk to my notes"),
+            buy("a", "buy milk", 0),
+        ),
         1.0,
     );
     assert!(app.start().is_empty(), "a replay reads no database");
@@ -318,11 +318,7 @@ fn ctrl_c_leaves_from_anywhere() {
 #[test]
 fn replay_plays_at_the_recorded_pace_and_quits() {
     let hops = buy("a", "buy milk", 0);
-    let trace = tracer::replay::source::LoadedTrace {
-        trace_id: hops[0].start.id.clone(),
-        title: None,
-        hops,
-    };
+    let trace = support::loaded(&hops[0].start.id.clone(), None, hops);
     let mut app = App::replay("x", trace, 2.0);
     app.update(Action::Tick { now_ns: 1_000 });
     press(&mut app, "p");
@@ -385,7 +381,7 @@ fn polling_asks_for_in_flight_traces_again() {
 /// beside the observed ones.
 #[test]
 fn a_streamed_ollama_answer_shows_chunks_and_timings() {
-    use tracer::hop::{BodyCapture, Chunk};
+    use tracer_wire::hop::{BodyCapture, Chunk};
     let records = [
         json!({"model": "qwen2.5:7b", "message": {"role": "assistant", "content": "I've"}, "done": false}),
         json!({"model": "qwen2.5:7b", "message": {"role": "assistant", "content": " added it."}, "done": false}),
@@ -403,7 +399,7 @@ fn a_streamed_ollama_answer_shows_chunks_and_timings() {
         .done();
     let end = model.end.as_mut().unwrap();
     end.response_body = BodyCapture::whole(ndjson.into_bytes());
-    end.response_headers = vec![tracer::hop::Header::new(
+    end.response_headers = vec![tracer_wire::hop::Header::new(
         "content-type",
         "application/x-ndjson",
     )];

@@ -10,14 +10,14 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::text::Line;
 use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
-use tracer::store::{Store, hops};
-use tracer::trace::RecordedHop;
-use tracer::trace::read_once::{let_go_of_request_body, read_all};
-use tracer::trace::request_changes::Change;
 use tracer::tui::action::{Action, Effect};
 use tracer::tui::app::App;
 use tracer::tui::effects::Effects;
 use tracer::tui::view;
+use tracer_store::{Store, hops};
+use tracer_trace::RecordedHop;
+use tracer_trace::read::read_once::{let_go_of_request_body, read_all};
+use tracer_trace::read::request_changes::Change;
 
 use crate::tokens::claude_code_hops;
 

@@ -8,12 +8,12 @@ use crate::offline_side_calls::{claude_code_calling_bash, claude_code_offline};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::style::Color;
-use tracer::store::traces::TraceRow;
-use tracer::trace::RecordedHop;
 use tracer::tui::action::{Action, PollToken};
 use tracer::tui::app::App;
 use tracer::tui::facts::TraceFacts;
 use tracer::tui::view;
+use tracer_store::traces::TraceRow;
+use tracer_trace::RecordedHop;
 
 fn row(id: &str, hops: &[RecordedHop], title: &str) -> TraceRow {
     TraceRow {

@@ -9,11 +9,11 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use serde_json::json;
 use support::{buy, hop};
-use tracer::hop::Role;
-use tracer::trace::RecordedHop;
 use tracer::tui::action::Action;
 use tracer::tui::app::App;
 use tracer::tui::view;
+use tracer_trace::RecordedHop;
+use tracer_wire::hop::Role;
 
 fn press(app: &mut App, keys: &str) {
     for c in keys.chars() {

@@ -12,10 +12,10 @@ use assert_cmd::Command;
 use predicates::str::contains;
 use support::buy;
 use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
-use tracer::export::hop_log::HopLog;
-use tracer::store::{Store, hops};
 use tracer::tui::action::{Action, Effect};
 use tracer::tui::effects::Effects;
+use tracer_export::hop_log::HopLog;
+use tracer_store::{Store, hops};
 
 async fn seed(path: &Path) -> String {
     let store = Store::open(path).await.unwrap();

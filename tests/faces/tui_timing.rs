@@ -6,11 +6,11 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::style::Color;
-use tracer::export::hop_log::HopLog;
 use tracer::tui::action::Action;
 use tracer::tui::app::App;
 use tracer::tui::keymap::{self, Screen};
 use tracer::tui::view;
+use tracer_export::hop_log::HopLog;
 
 fn key(app: &mut App, c: char) {
     app.update(Action::Key(KeyEvent::new(

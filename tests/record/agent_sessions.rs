@@ -6,12 +6,13 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use tracer::export::hop_log::HopLog;
-use tracer::hop::Role;
-use tracer::store::Store;
-use tracer::trace::correlate::{GroupScope, correlate, recorded_hops};
-use tracer::trace::live_group::LiveGrouping;
-use tracer::trace::{Direction, GroupOptions, explain_trace};
+use tracer_export::hop_log::HopLog;
+use tracer_live::correlate::{GroupScope, correlate};
+use tracer_live::live_group::LiveGrouping;
+use tracer_live::load::{Bodies, read_trace_hops};
+use tracer_store::Store;
+use tracer_trace::{Direction, GroupOptions, explain_trace};
+use tracer_wire::hop::Role;
 
 use crate::session_fixtures::{PackedHop, load, stored};
 
@@ -154,11 +155,11 @@ async fn live_decides_as_rebuild(name: &str) {
         {
             let mut conn = store.pool().acquire().await.expect("connection");
             if is_end {
-                tracer::store::hops::apply_end(&mut conn, &hops[index].end)
+                tracer_store::hops::apply_end(&mut conn, &hops[index].end)
                     .await
                     .expect("end");
             } else {
-                tracer::store::hops::insert_start(&mut conn, &hops[index].start)
+                tracer_store::hops::insert_start(&mut conn, &hops[index].start)
                     .await
                     .expect("start");
             }
@@ -185,7 +186,9 @@ async fn tool_calls_follow_the_answer_that_asked(name: &str) {
     let (_dir, store, _hops) = rebuilt(name).await;
     let mut checked = 0;
     for trace in store.traces().await.expect("traces") {
-        let hops = recorded_hops(&store, &trace.id).await.expect("hops");
+        let hops = read_trace_hops(&store, &trace.id, Bodies::Kept)
+            .await
+            .expect("hops");
         let messages = explain_trace(&hops);
         let number = |index: usize, direction: Direction| {
             messages

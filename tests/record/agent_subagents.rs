@@ -10,11 +10,12 @@
 //! The same holds for a real Claude Code run with a subagent (claude-code-subagent/).
 
 use serde_json::{Value, json};
-use tracer::export::hop_log::HopLog;
-use tracer::hop::{BodyCapture, HopEnd, HopStart};
-use tracer::store::{Store, hops};
-use tracer::trace::correlate::{GroupScope, correlate, load_trace};
-use tracer::trace::{Direction, GroupOptions, RecordedHop, explain_trace};
+use tracer_export::hop_log::HopLog;
+use tracer_live::correlate::{GroupScope, correlate};
+use tracer_live::load::{Bodies, load_trace};
+use tracer_store::{Store, hops};
+use tracer_trace::{Direction, GroupOptions, RecordedHop, explain_trace};
+use tracer_wire::hop::{BodyCapture, HopEnd, HopStart};
 
 use crate::agent_trace::{agent_dir, agent_hops, has_agent};
 
@@ -200,7 +201,10 @@ async fn one_trace_with_a_subagent_thread(run: &[RecordedHop]) {
         requests[0].title.as_deref(),
         Some("Add buy milk to my notes")
     );
-    let (_, hops) = load_trace(&store, &requests[0].id).await.unwrap();
+    let hops = load_trace(&store, &requests[0].id, Bodies::Kept)
+        .await
+        .unwrap()
+        .hops;
     let ids: Vec<&str> = hops.iter().map(|h| h.start.id.as_str()).collect();
     for n in 6..=10 {
         assert!(

@@ -7,14 +7,14 @@ use std::process::Command;
 
 use crate::agent_trace::{agent_dir, agent_hops, hop_of};
 use tracer::compare::steps::run_view;
-use tracer::export::hop_log::HopLog;
-use tracer::hop::{BodyCapture, HopEnd, HopStart, HopState, Role, Transport};
-use tracer::store::traces::TraceRow;
-use tracer::trace::side_calls::Conversations;
-use tracer::trace::{
+use tracer_export::hop_log::HopLog;
+use tracer_store::traces::TraceRow;
+use tracer_trace::read::side_calls::Conversations;
+use tracer_trace::{
     Case, Direction, ExplainedMessage, GroupOptions, RecordedHop, SideCall, TraceKind, TraceStatus,
     explain_trace, group, summarize,
 };
+use tracer_wire::hop::{BodyCapture, HopEnd, HopStart, HopState, Role, Transport};
 
 const AGENTS: [&str; 5] = [
     "claude-code",
@@ -153,7 +153,10 @@ fn extra_hop(id: &str, path: &str, request: &[u8], response: &[u8], at: i64) -> 
             method: "POST".into(),
             path: path.into(),
             url: format!("http://127.0.0.1:9{path}"),
-            request_headers: vec![tracer::hop::Header::new("content-type", "application/json")],
+            request_headers: vec![tracer_wire::hop::Header::new(
+                "content-type",
+                "application/json",
+            )],
             started_unix_ns: at,
             run_id: None,
         },
@@ -294,18 +297,18 @@ fn a_setup_trace_has_one_name_in_replay_and_the_html_index() {
         .filter(|hop| hop.start.role == Role::Mcp && hop.trace_input().is_discovery())
         .collect();
     assert!(!setup.is_empty(), "Claude Code's start-up discovery");
-    let name = tracer::trace::trace_name(None, None, &setup);
+    let name = tracer_trace::trace_name(None, None, &setup);
     assert_eq!(name.as_deref(), Some("(start-up discovery)"));
-    let replayed = tracer::replay::plain::steps_text(&tracer::replay::source::LoadedTrace {
-        trace_id: "0".repeat(32),
-        title: None,
-        hops: setup.clone(),
-    });
+    let replayed = tracer::replay::plain::steps_text(&crate::trace_hops::loaded(
+        &"0".repeat(32),
+        None,
+        setup.clone(),
+    ));
     assert!(
         replayed.contains("(start-up discovery)"),
         "replay: {replayed}"
     );
-    let index = tracer::export::html::html_index(&[tracer::export::html::IndexEntry {
+    let index = tracer_export::html::html_index(&[tracer_export::html::IndexEntry {
         file: "t.html".into(),
         id: "0".repeat(32),
         title: None,

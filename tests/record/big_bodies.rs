@@ -10,8 +10,8 @@ use bytes::Bytes;
 use http::{Request, Response};
 use http_body_util::{BodyExt, StreamBody};
 use hyper::body::{Frame, Incoming};
-use tracer::store::Store;
-use tracer::store::hops::StoredHop;
+use tracer_store::Store;
+use tracer_store::hops::StoredHop;
 
 use crate::proxy::harness::{TestBody, client, full, spawn_upstream};
 use crate::store_faults::process::{ProxyProcess, hold_exclusive_lock, journals};
@@ -110,11 +110,11 @@ async fn big_bodies_each_way_are_stored_in_pieces_and_read_back_whole() {
     let hops = store.all_hops().await.unwrap();
     assert_eq!(hops.len(), 1);
     assert_body(&hops[0], &up, &down, UP, DOWN);
-    let found = tracer::trace::search::matching_hops(&store, "up line 000050000")
+    let found = tracer_live::search::matching_hops(&store, "up line 000050000")
         .await
         .unwrap();
     assert_eq!(found.len(), 1);
-    assert_eq!(found[0].side, tracer::hop::BodySide::Request);
+    assert_eq!(found[0].side, tracer_wire::hop::BodySide::Request);
     store.close().await;
 
     // The export carries the same bytes.
@@ -206,7 +206,7 @@ async fn kill_9_while_big_bodies_stream_keeps_completed_hops_whole() {
     let hops = store.all_hops().await.unwrap();
     assert_eq!(hops.len(), 4);
     for (hop, up) in hops.iter().zip(&ups) {
-        assert_eq!(hop.state, tracer::hop::HopState::Complete);
+        assert_eq!(hop.state, tracer_wire::hop::HopState::Complete);
         assert_body(hop, up, &down, UP, DOWN);
     }
     // What reached the journal of the cut-off upload is a byte-exact start of it.

@@ -231,10 +231,6 @@ fn completions_cover_every_subcommand_and_load_in_bash() {
 fn create_empty_database(path: &std::path::Path) {
     let runtime = tokio::runtime::Runtime::new().unwrap();
     runtime.block_on(async {
-        tracer::store::Store::open(path)
-            .await
-            .unwrap()
-            .close()
-            .await;
+        tracer_store::Store::open(path).await.unwrap().close().await;
     });
 }

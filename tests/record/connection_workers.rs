@@ -13,8 +13,8 @@ use hyper::service::service_fn;
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use tokio::net::TcpListener;
-use tracer::hop::{HopEnd, HopSink, HopStart, RequestDone, ServerLogLine};
-use tracer::proxy::{Proxy, ProxySettings, Route};
+use tracer_record::proxy::{Proxy, ProxySettings, Route};
+use tracer_wire::hop::{HopEnd, HopSink, HopStart, RequestDone, ServerLogLine};
 
 /// A sink that keeps, for each event, the hop and the name of the thread it came from.
 /// A hop's id, the event (`start`, `request`, `end`) and the thread's name.

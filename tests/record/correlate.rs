@@ -2,10 +2,10 @@
 //! hops in flight, and a rebuild gives the same traces.
 
 use serde_json::json;
-use tracer::hop::{BodyCapture, Header, HopEnd, HopStart, HopState, Role, Transport};
-use tracer::store::{Store, hops};
-use tracer::trace::GroupOptions;
-use tracer::trace::correlate::{GroupScope, correlate};
+use tracer_live::correlate::{GroupScope, correlate};
+use tracer_store::{Store, hops};
+use tracer_trace::GroupOptions;
+use tracer_wire::hop::{BodyCapture, Header, HopEnd, HopStart, HopState, Role, Transport};
 
 pub(crate) const MS: i64 = 1_000_000;
 pub(crate) const BASE: i64 = 1_800_000_000_000_000_000;
@@ -54,7 +54,7 @@ pub(crate) async fn record(store: &Store, start: HopStart, end: Option<HopEnd>) 
 
 /// The hop's request body has been read whole at `at_ms`; its answer has not come yet.
 pub(crate) async fn request_read(store: &Store, id: &str, at_ms: i64, body: serde_json::Value) {
-    let done = tracer::hop::RequestDone {
+    let done = tracer_wire::hop::RequestDone {
         id: format!("{id:0>32}"),
         request_body: BodyCapture::whole(body.to_string().into_bytes()),
         request_ended_unix_ns: BASE + at_ms * MS,
@@ -119,7 +119,7 @@ async fn correlate_assigns_once_waits_for_in_flight_hops_and_rebuilds_the_same()
         (report.assigned, report.kept, report.waiting, report.traces),
         (4, 0, 1, 2)
     );
-    let trace_of = |hops: &[tracer::store::hops::StoredHop], id: &str| {
+    let trace_of = |hops: &[tracer_store::hops::StoredHop], id: &str| {
         hops.iter()
             .find(|h| h.start.id.ends_with(id))
             .and_then(|h| h.trace_id.clone())
@@ -194,7 +194,7 @@ async fn correlate_assigns_once_waits_for_in_flight_hops_and_rebuilds_the_same()
 
 #[tokio::test]
 async fn live_grouping_reads_only_what_is_new_and_learns_answers_that_come_later() {
-    use tracer::trace::live_group::LiveGrouping;
+    use tracer_live::live_group::LiveGrouping;
     let dir = tempfile::tempdir().expect("tempdir");
     let store = Store::open(&dir.path().join("t.db")).await.expect("store");
     // Two users at once; both model calls are still answering when the first pass runs.
@@ -277,7 +277,7 @@ async fn live_grouping_reads_only_what_is_new_and_learns_answers_that_come_later
 
 #[tokio::test]
 async fn live_grouping_waits_for_a_request_still_arriving_and_groups_it_once_it_has() {
-    use tracer::trace::live_group::LiveGrouping;
+    use tracer_live::live_group::LiveGrouping;
     let dir = tempfile::tempdir().expect("tempdir");
     let store = Store::open(&dir.path().join("t.db")).await.expect("store");
     record(
@@ -312,8 +312,8 @@ async fn live_grouping_waits_for_a_request_still_arriving_and_groups_it_once_it_
 
 #[tokio::test]
 async fn the_last_hops_are_grouped_by_the_live_grouper_without_reading_the_window_again() {
-    use tracer::trace::correlate::group_last_hops;
-    use tracer::trace::live_group::LiveGrouping;
+    use tracer_live::correlate::group_last_hops;
+    use tracer_live::live_group::LiveGrouping;
     let dir = tempfile::tempdir().expect("tempdir");
     let store = Store::open(&dir.path().join("t.db")).await.expect("store");
     for (i, text) in ["Add milk", "Add eggs", "Add tea"].iter().enumerate() {

@@ -7,13 +7,13 @@
 use std::process::Command;
 
 use crate::agent_trace::{agent_dir, agent_hops, hop_of};
-use tracer::export::body_text::TraceToExport;
-use tracer::export::hop_log::HopLog;
-use tracer::export::mermaid::markdown_handout;
-use tracer::store::traces::TraceRow;
-use tracer::trace::request_views::request_views;
-use tracer::trace::{Case, Direction, ExplainedMessage, RecordedHop, explain_trace};
-use tracer::wire::dialect::{ModelRequest, ModelResponse, Reading, SystemSource};
+use tracer_export::body_text::TraceToExport;
+use tracer_export::hop_log::HopLog;
+use tracer_export::mermaid::markdown_handout;
+use tracer_store::traces::TraceRow;
+use tracer_trace::read::request_views::request_views;
+use tracer_trace::{Case, Direction, ExplainedMessage, RecordedHop, explain_trace};
+use tracer_wire::dialect::{ModelRequest, ModelResponse, Reading, SystemSource};
 
 fn request_of(hop: &RecordedHop) -> ModelRequest {
     match hop.reading().request.reading {
@@ -299,7 +299,8 @@ fn a_completed_response_without_output_is_rebuilt_from_the_done_items() {
     let sse = std::fs::read_to_string(agent_dir("codex").join("turn2_response.sse")).unwrap();
     let bare = completed_without_output(&sse);
     assert!(!bare.contains("output_text.delta"));
-    last.end.as_mut().unwrap().response_body = tracer::hop::BodyCapture::whole(bare.into_bytes());
+    last.end.as_mut().unwrap().response_body =
+        tracer_wire::hop::BodyCapture::whole(bare.into_bytes());
     let reply = reply_of(&last);
     assert_eq!(
         reply.message.content,

@@ -2,8 +2,8 @@
 //! `reasoning_content` shown apart, and their MCP tools told from their own by name.
 
 use crate::agent_trace::agent_hops;
-use tracer::trace::request_views::request_views;
-use tracer::trace::{Case, explain_trace};
+use tracer_trace::read::request_views::request_views;
+use tracer_trace::{Case, explain_trace};
 
 #[test]
 fn opencode_and_qwen_show_reasoning_content_and_their_mcp_tools() {

@@ -7,9 +7,9 @@ use crate::dialect_hops as support;
 
 use serde_json::json;
 use support::{JSON, SSE, hop, reply_of};
-use tracer::hop::Role;
-use tracer::trace::{explain_request, explain_response};
-use tracer::wire::dialect::{Dialect, Integrity, Reading};
+use tracer_trace::{explain_request, explain_response};
+use tracer_wire::dialect::{Dialect, Integrity, Reading};
+use tracer_wire::hop::Role;
 
 const RESPONSES_REQUEST: &[u8] =
     include_bytes!("../fixtures/dialects/openai_responses_request.json");

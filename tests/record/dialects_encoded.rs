@@ -4,9 +4,9 @@
 
 use std::io::Write;
 
-use tracer::hop::{BodyCapture, Header, HopState, Role};
-use tracer::trace::{RecordedHop, explain_trace, settle_old_record, summarize};
-use tracer::wire::dialect::{Integrity, Reading};
+use tracer_trace::{RecordedHop, explain_trace, settle_old_record, summarize};
+use tracer_wire::dialect::{Integrity, Reading};
+use tracer_wire::hop::{BodyCapture, Header, HopState, Role};
 
 use crate::dialect_hops::{SSE, hop_with, reply_of};
 
@@ -251,7 +251,7 @@ fn codex_zstd_otlp_post_reads_as_json_and_a_binary_body_is_named() {
 
 #[test]
 fn a_gzipped_gemini_stream_ends_with_its_finish_reason() {
-    use tracer::wire::stream_end::{EndEvent, reached_end};
+    use tracer_wire::stream_end::{EndEvent, reached_end};
     let headers = vec![
         Header::new("content-type", "text/event-stream"),
         Header::new("content-encoding", "gzip"),

@@ -7,9 +7,9 @@ use crate::dialect_hops as support;
 
 use serde_json::json;
 use support::{JSON, SSE, hop, reply_of};
-use tracer::hop::Role;
-use tracer::trace::{RecordedHop, explain_request, explain_response, explain_trace};
-use tracer::wire::dialect::{Dialect, Integrity, ModelRequest, Reading, SystemSource};
+use tracer_trace::{RecordedHop, explain_request, explain_response, explain_trace};
+use tracer_wire::dialect::{Dialect, Integrity, ModelRequest, Reading, SystemSource};
+use tracer_wire::hop::Role;
 
 /// A file of the Gemini CLI run the agents' fixtures recorded.
 #[macro_export]

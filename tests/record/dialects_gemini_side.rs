@@ -11,9 +11,9 @@ use crate::dialects_gemini::{
 use crate::gemini_cli;
 
 use support::{JSON, SSE, hop, reply_of};
-use tracer::hop::Role;
-use tracer::trace::{explain_request, explain_response};
-use tracer::wire::dialect::{Dialect, Integrity, Reading};
+use tracer_trace::{explain_request, explain_response};
+use tracer_wire::dialect::{Dialect, Integrity, Reading};
+use tracer_wire::hop::Role;
 
 const CA_ROUTER_REQUEST: &[u8] = gemini_cli!("code-assist/side1_request.json");
 const CA_ROUTER_RESPONSE: &[u8] = gemini_cli!("code-assist/side1_response.json");

@@ -4,9 +4,9 @@
 use crate::dialect_hops as support;
 
 use support::{JSON, SSE, hop};
-use tracer::hop::{BodyCapture, HopState, Role};
-use tracer::trace::{RecordedHop, explain_request, explain_response, explain_trace};
-use tracer::wire::dialect::{self, Dialect, Integrity, JsonRpcKind, McpEra, Reading};
+use tracer_trace::{RecordedHop, explain_request, explain_response, explain_trace};
+use tracer_wire::dialect::{self, Dialect, Integrity, JsonRpcKind, McpEra, Reading};
+use tracer_wire::hop::{BodyCapture, HopState, Role};
 
 fn mcp_hop(request: &[u8], content_type: &str, response: &[u8]) -> RecordedHop {
     hop(Role::Mcp, "/mcp", request, content_type, response)

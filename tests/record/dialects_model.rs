@@ -5,9 +5,9 @@ use crate::dialect_hops as support;
 
 use serde_json::json;
 use support::{JSON, NDJSON, SSE, hop, hop_with, reply_of};
-use tracer::hop::Role;
-use tracer::trace::{RecordedHop, explain_request, explain_response};
-use tracer::wire::dialect::{Dialect, Integrity, Reading, ToolCallForm};
+use tracer_trace::{RecordedHop, explain_request, explain_response};
+use tracer_wire::dialect::{Dialect, Integrity, Reading, ToolCallForm};
+use tracer_wire::hop::Role;
 
 #[test]
 fn ollama_chat_request_and_tool_call_reply() {

@@ -1,8 +1,8 @@
 //! Readers never panic: every fixture, cut at many points and read as every dialect, gives a
 //! reading; a stream cut before its end is labelled, never taken for whole.
 
-use tracer::hop::{BodyCapture, Header};
-use tracer::wire::dialect::{self, Dialect, Integrity, Reading};
+use tracer_wire::dialect::{self, Dialect, Integrity, Reading};
+use tracer_wire::hop::{BodyCapture, Header};
 
 const FIXTURES: &[(&str, &[u8])] = &[
     (

@@ -6,8 +6,8 @@
 use crate::dialect_hops as support;
 
 use support::{JSON, NDJSON, SSE, hop, reply_of};
-use tracer::hop::Role;
-use tracer::trace::{Direction, RecordedHop, TokenCounts, explain_trace, summarize};
+use tracer_trace::{Direction, RecordedHop, TokenCounts, explain_trace, summarize};
+use tracer_wire::hop::Role;
 
 /// Claude Code's tool-call turn: input 4,957 + cache write 17,758 + cache read 16,901, output 133.
 pub fn claude_code_turn() -> RecordedHop {

@@ -5,10 +5,10 @@ use crate::trace_hops as support;
 
 use serde_json::{Value, json};
 use support::{BASE, HopBuilder, MS, buy, buy_slow, hop, inputs};
-use tracer::hop::Role;
-use tracer::trace::{
+use tracer_trace::{
     Direction, GroupOptions, Grouper, Reason, RecordedHop, TraceKind, explain_trace, group,
 };
+use tracer_wire::hop::Role;
 
 #[test]
 fn buy_milk_is_one_trace_of_ten_numbered_messages() {
@@ -54,7 +54,7 @@ fn buy_milk_is_one_trace_of_ten_numbered_messages() {
 }
 
 /// Every hop id starts with its trace's prefix; returns (right, total).
-fn score(hops: &[RecordedHop], grouping: &tracer::trace::Grouping) -> (usize, usize) {
+fn score(hops: &[RecordedHop], grouping: &tracer_trace::Grouping) -> (usize, usize) {
     let opener = |hop_id: &str| {
         format!(
             "{}1",

@@ -5,12 +5,12 @@
 //! brings it holds others only within the bound.
 
 use serde_json::json;
-use tracer::hop::Role;
-use tracer::store::Store;
-use tracer::store::hops::StoredHop;
-use tracer::trace::GroupOptions;
-use tracer::trace::correlate::{GroupScope, correlate};
-use tracer::trace::live_group::LiveGrouping;
+use tracer_live::correlate::{GroupScope, correlate};
+use tracer_live::live_group::LiveGrouping;
+use tracer_store::Store;
+use tracer_store::hops::StoredHop;
+use tracer_trace::GroupOptions;
+use tracer_wire::hop::Role;
 
 use super::correlate::{BASE, MS, asks, call, chat, end, record, request_read, start, success};
 
@@ -133,7 +133,7 @@ async fn a_tool_call_stored_before_the_answer_that_asked_for_it_waits_for_that_a
     assert_eq!(trace_of(&hops, "mb"), trace_of(&hops, "ub"));
 
     let mut conn = store.pool().acquire().await.unwrap();
-    tracer::store::hops::apply_end(
+    tracer_store::hops::apply_end(
         &mut conn,
         &end("ma", 45, chat("Add milk to my notes"), asks("milk")),
     )
@@ -154,7 +154,7 @@ async fn a_tool_call_stored_before_the_answer_that_asked_for_it_waits_for_that_a
     ] {
         let mut conn = store.pool().acquire().await.unwrap();
         let done = end(id, 70, agent(text), reply());
-        tracer::store::hops::apply_end(&mut conn, &done)
+        tracer_store::hops::apply_end(&mut conn, &done)
             .await
             .unwrap();
     }

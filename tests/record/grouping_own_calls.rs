@@ -6,8 +6,8 @@ use crate::trace_hops as support;
 
 use serde_json::{Value, json};
 use support::{buy, hop, inputs};
-use tracer::hop::{HopState, Role};
-use tracer::trace::{GroupOptions, Reason, RecordedHop, TraceKind, group};
+use tracer_trace::{GroupOptions, Reason, RecordedHop, TraceKind, group};
+use tracer_wire::hop::{HopState, Role};
 
 fn mcp(id: &str, start: i64, end: i64, request: Value, response: Value) -> RecordedHop {
     hop(id, Role::Mcp, "/mcp", start, end)

@@ -2,9 +2,9 @@
 //! order a chunk at a time: a pass over more hops than a page and a chunk hold groups every one
 //! of them as a rebuild does.
 
-use tracer::hop::Role;
-use tracer::store::Store;
-use tracer::trace::live_group::LiveGrouping;
+use tracer_live::live_group::LiveGrouping;
+use tracer_store::Store;
+use tracer_wire::hop::Role;
 
 use super::correlate::{asks, call, chat, end, record, start, success};
 use super::grouping_evidence::rebuild_decides_the_same;

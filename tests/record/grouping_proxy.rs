@@ -25,9 +25,9 @@ use bytes::Bytes;
 use doubles::{TAG, TestHost, client, mcp_double, model_double};
 use http::Request;
 use http_body_util::{BodyExt, Full};
-use tracer::hop::header_text;
-use tracer::store::Store;
-use tracer::store::hops::StoredHop;
+use tracer_store::Store;
+use tracer_store::hops::StoredHop;
+use tracer_wire::hop::header_text;
 
 const REQUESTS: usize = 100;
 
@@ -184,7 +184,7 @@ fn tag(hop: &StoredHop) -> String {
 fn placed_right(hops: &[StoredHop]) -> Vec<bool> {
     let opened: HashMap<String, String> = hops
         .iter()
-        .filter(|h| h.start.role == tracer::hop::Role::Agent)
+        .filter(|h| h.start.role == tracer_wire::hop::Role::Agent)
         .map(|h| (tag(h), h.start.id.clone()))
         .collect();
     hops.iter()
@@ -240,8 +240,8 @@ fn percent(right: usize, total: usize) -> f64 {
 
 /// `tracer correlate --rebuild` over the stopped proxy's database decides as live grouping did.
 async fn assert_rebuild_decides_the_same(store: &Store, live: &[StoredHop]) {
-    use tracer::trace::GroupOptions;
-    use tracer::trace::correlate::{GroupScope, correlate};
+    use tracer_live::correlate::{GroupScope, correlate};
+    use tracer_trace::GroupOptions;
     correlate(store, GroupOptions::default(), GroupScope::Rebuild)
         .await
         .unwrap();

@@ -2,8 +2,8 @@
 //! that begins a process; traces never cross sessions, whatever their text.
 
 use serde_json::{Value, json};
-use tracer::hop::{Role, Transport};
-use tracer::trace::{GroupOptions, Grouping, RecordedHop, group};
+use tracer_trace::{GroupOptions, Grouping, RecordedHop, group};
+use tracer_wire::hop::{Role, Transport};
 
 use crate::trace_hops::{assistant_call, hop, inputs, tools};
 

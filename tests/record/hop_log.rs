@@ -7,11 +7,11 @@ use crate::trace_hops as support;
 
 use serde_json::{Value, json};
 use support::{BASE, MS, buy, hop};
-use tracer::export::hop_log::{HopLog, HopLogError};
-use tracer::hop::{BodyCapture, Chunk, Header, HopState, Role};
-use tracer::store::traces::TraceRow;
-use tracer::store::{Store, StoreError, hops};
-use tracer::trace::RecordedHop;
+use tracer_export::hop_log::{HopLog, HopLogError};
+use tracer_store::traces::TraceRow;
+use tracer_store::{Store, StoreError, hops};
+use tracer_trace::RecordedHop;
+use tracer_wire::hop::{BodyCapture, Chunk, Header, HopState, Role};
 
 async fn store_in(dir: &tempfile::TempDir, name: &str) -> Store {
     Store::open(&dir.path().join(name)).await.unwrap()
@@ -22,7 +22,7 @@ async fn record(store: &Store, hop: &RecordedHop) {
     hops::insert_start(&mut conn, &hop.start).await.unwrap();
     let end = hop.end.as_ref().unwrap();
     if end.state == Some(HopState::InFlight) {
-        let done = tracer::hop::RequestDone {
+        let done = tracer_wire::hop::RequestDone {
             id: end.id.clone(),
             request_body: end.request_body.clone(),
             request_ended_unix_ns: end.request_ended_unix_ns.unwrap(),
@@ -155,7 +155,7 @@ async fn export_import_export_is_byte_identical_and_valid() {
         .await
         .unwrap()
         .into_iter()
-        .map(RecordedHop::from)
+        .map(tracer_live::load::recorded)
         .collect();
     let read = HopLog::from_json(first.as_bytes()).unwrap();
     assert_eq!(read, log);

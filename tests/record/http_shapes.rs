@@ -7,16 +7,16 @@ use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
-use tracer::hop::HopState;
-use tracer::proxy::{Proxy, ProxySettings, Route};
-use tracer::store::hops::StoredHop;
-use tracer::store::{Recorder, Store, WriterReport};
+use tracer_record::proxy::{Proxy, ProxySettings, Route};
+use tracer_store::hops::StoredHop;
+use tracer_store::{Recorder, Store, WriterReport};
+use tracer_wire::hop::HopState;
 
 struct Running {
     addr: SocketAddr,
     store: Store,
     stop: tokio::sync::oneshot::Sender<()>,
-    run: tokio::task::JoinHandle<tracer::proxy::ProxyStats>,
+    run: tokio::task::JoinHandle<tracer_record::proxy::ProxyStats>,
     writer: tokio::task::JoinHandle<WriterReport>,
     _dir: tempfile::TempDir,
 }
@@ -283,12 +283,12 @@ async fn a_websocket_upgrade_is_a_recorded_two_way_tunnel() {
     // The bytes are read as WebSocket frames (the body keeps only their count): both texts each
     // way, and the three bytes after them the start of a frame the close cut off.
     let record = hop.end.websocket.as_ref().unwrap();
-    let read: Vec<(tracer::hop::WsDirection, u8, &[u8], bool)> = record
+    let read: Vec<(tracer_wire::hop::WsDirection, u8, &[u8], bool)> = record
         .messages
         .iter()
         .map(|m| (m.direction, m.opcode, m.data.as_slice(), m.complete))
         .collect();
-    use tracer::hop::WsDirection::{ToClient, ToUpstream};
+    use tracer_wire::hop::WsDirection::{ToClient, ToUpstream};
     assert_eq!(
         read,
         [

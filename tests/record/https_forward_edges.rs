@@ -11,11 +11,11 @@ use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::oneshot;
-use tracer::ca::CertAuthority;
-use tracer::hop::HopState;
-use tracer::proxy::forward_roles::parse_patterns;
-use tracer::proxy::{ForwardSettings, Proxy, ProxySettings};
-use tracer::store::{Recorder, Store};
+use tracer_record::ca::CertAuthority;
+use tracer_record::proxy::forward_roles::parse_patterns;
+use tracer_record::proxy::{ForwardSettings, Proxy, ProxySettings};
+use tracer_store::{Recorder, Store};
+use tracer_wire::hop::HopState;
 
 /// Reads an HTTP response head (up to the blank line) from the proxy.
 async fn read_head(stream: &mut TcpStream) -> String {
@@ -60,7 +60,7 @@ async fn tunnels_cut_off_at_stop_unreachable_hosts_and_origin_form_are_recorded_
     .await;
     let settings = ProxySettings {
         shutdown_grace: Duration::from_millis(300),
-        upstream_tls: tracer::proxy::tls::UpstreamTls {
+        upstream_tls: tracer_record::proxy::tls::UpstreamTls {
             extra_cas: Vec::new(),
             resolve: vec![format!("only.example.test:80={upstream}").parse().unwrap()],
         },
@@ -74,7 +74,7 @@ async fn tunnels_cut_off_at_stop_unreachable_hosts_and_origin_form_are_recorded_
             intercept: parse_patterns("only.example.test").unwrap(),
             host_roles: Vec::new(),
             ca: Arc::new(ca),
-            limits: tracer::proxy::ForwardLimits::default(),
+            limits: tracer_record::proxy::ForwardLimits::default(),
             identify_clients: true,
         })
         .await
@@ -158,7 +158,7 @@ async fn tunnels_cut_off_at_stop_unreachable_hosts_and_origin_form_are_recorded_
     let hops = store.all_hops().await.unwrap();
     assert_eq!(hops.len(), 4, "{hops:#?}");
     let upload = &hops[0];
-    assert_eq!(upload.start.role, tracer::hop::Role::Other);
+    assert_eq!(upload.start.role, tracer_wire::hop::Role::Other);
     assert_eq!(upload.start.route, "127.0.0.1");
     assert_eq!(
         upload.end.request_body.bytes.len(),

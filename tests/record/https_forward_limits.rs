@@ -10,10 +10,10 @@ use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::sync::oneshot;
-use tracer::ca::CertAuthority;
-use tracer::hop::HopState;
-use tracer::proxy::{ForwardLimits, ForwardSettings, Proxy, ProxySettings, ProxyStats};
-use tracer::store::{Recorder, Store, WriterReport};
+use tracer_record::ca::CertAuthority;
+use tracer_record::proxy::{ForwardLimits, ForwardSettings, Proxy, ProxySettings, ProxyStats};
+use tracer_store::{Recorder, Store, WriterReport};
+use tracer_wire::hop::HopState;
 
 /// A forward proxy over a temp database, with these limits.
 struct Forward {

@@ -12,8 +12,8 @@ use std::sync::Arc;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
-use tracer::hop::HopState;
-use tracer::store::hops::StoredHop;
+use tracer_store::hops::StoredHop;
+use tracer_wire::hop::HopState;
 
 use super::https_support::{HOST, TestPki, TracerProcess, hops_in, server_config};
 

@@ -10,7 +10,7 @@ use bytes::Bytes;
 use http::{Request, Response, StatusCode};
 use http_body_util::{BodyExt, StreamBody};
 use hyper::body::{Frame, Incoming};
-use tracer::hop::HopState;
+use tracer_wire::hop::HopState;
 
 use super::https_support::{
     HOST, TestBody, TestPki, TracerProcess, full, hops_in, plain_client, tls_upstream,

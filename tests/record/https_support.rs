@@ -20,8 +20,8 @@ use hyper_util::rt::{TokioExecutor, TokioIo};
 use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair, KeyUsagePurpose};
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
 use tokio::net::TcpListener;
-use tracer::store::Store;
-use tracer::store::hops::StoredHop;
+use tracer_store::Store;
+use tracer_store::hops::StoredHop;
 
 pub const HOST: &str = "api.example.test";
 

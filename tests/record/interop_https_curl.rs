@@ -8,7 +8,7 @@ use std::process::Command;
 
 use http::{Request, Response};
 use hyper::body::Incoming;
-use tracer::hop::{HopState, Role};
+use tracer_wire::hop::{HopState, Role};
 
 use super::https_support::{
     HOST, TestBody, TestPki, TracerProcess, full, hops_in, plain_upstream, tls_upstream,
@@ -207,7 +207,7 @@ async fn curl_through_the_forward_proxy_is_decrypted_tunnelled_or_told_untrusted
     assert!(error.contains("tracer ca --env"), "{error}");
 
     // Both are explained in words.
-    let shown = |hop: &tracer::store::hops::StoredHop| {
+    let shown = |hop: &tracer_store::hops::StoredHop| {
         let trace = hop.trace_id.clone().expect("grouped");
         let output = Command::new(env!("CARGO_BIN_EXE_tracer"))
             .arg("--db")

@@ -7,8 +7,8 @@ use std::path::Path;
 use std::process::Command;
 
 use serde_json::Value;
-use tracer::hop::Role;
-use tracer::reference::notes_server::{NotesServer, NotesServerConfig, serve_http};
+use tracer_reference::notes_server::{NotesServer, NotesServerConfig, serve_http};
+use tracer_wire::hop::Role;
 
 use super::https_support::{HOST, TestPki, TracerProcess, hops_in, tls_front, tls_upstream};
 
@@ -127,7 +127,7 @@ async fn the_openai_and_mcp_sdks_through_https_proxy_are_recorded_decrypted_and_
     proxy.stop();
 
     let hops = hops_in(&db).await;
-    let text = |h: &tracer::store::hops::StoredHop| {
+    let text = |h: &tracer_store::hops::StoredHop| {
         String::from_utf8_lossy(&h.end.request_body.bytes).to_string()
     };
     for hop in &hops {

@@ -17,7 +17,7 @@ use http::{Request, Response};
 use http_body_util::{BodyExt, StreamBody};
 use hyper::body::{Frame, Incoming};
 use serde_json::{Value, json};
-use tracer::store::Store;
+use tracer_store::Store;
 
 use crate::proxy::harness::{client, full, spawn_upstream};
 use crate::store_faults::process::{ProxyProcess, hold_exclusive_lock, journals};
@@ -153,7 +153,7 @@ async fn assert_stored(db: &Path, sent: &[Sent]) {
 fn hop_log_bodies(log: &Value) -> Vec<(String, Vec<u8>, Vec<u8>)> {
     let mut bodies: Vec<(String, Vec<u8>, Vec<u8>)> = Vec::new();
     for message in log["messages"].as_array().unwrap() {
-        let body: tracer::export::hop_log::Body =
+        let body: tracer_export::hop_log::Body =
             serde_json::from_value(message["body"].clone()).unwrap();
         let bytes = body.decode().unwrap().bytes;
         let id = message["hop_id"].as_str().unwrap().to_string();

@@ -8,10 +8,10 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use tracer::export::hop_log::HopLog;
-use tracer::trace::mcp_messages::{Side, message_of_explained};
-use tracer::trace::{ExplainedMessage, RecordedHop, explain_trace};
-use tracer::wire::dialect::{HopReading, JsonRpcKind};
+use tracer_export::hop_log::HopLog;
+use tracer_trace::explain::mcp::messages::{Side, message_of_explained};
+use tracer_trace::{ExplainedMessage, RecordedHop, explain_trace};
+use tracer_wire::dialect::{HopReading, JsonRpcKind};
 
 pub(crate) struct Tour {
     hops: Vec<RecordedHop>,
@@ -519,13 +519,16 @@ fn the_servers_own_stream_is_the_transport_not_tool_time() {
         of_stream.len() > 5,
         "the GET stream carried the server's notifications"
     );
-    let waterfall = tracer::trace::timing::waterfall(&tour.hops, &tour.messages);
+    let waterfall = tracer_trace::explain::timing::waterfall(&tour.hops, &tour.messages);
     let stream_bar = waterfall
         .bars
         .iter()
         .find(|b| b.hop_index == stream.hop_index)
         .unwrap();
-    assert_eq!(stream_bar.kind, tracer::trace::timing::BarKind::Other);
+    assert_eq!(
+        stream_bar.kind,
+        tracer_trace::explain::timing::BarKind::Other
+    );
     assert!(
         waterfall.tool_ns < 5_000_000_000,
         "tool time is the calls', not the 13 s stream: {} ns",
@@ -537,7 +540,7 @@ fn the_servers_own_stream_is_the_transport_not_tool_time() {
 fn a_sampling_answer_names_the_model_call_the_host_made_for_it() {
     use crate::trace_hops::hop;
     use serde_json::json;
-    use tracer::hop::{Role, Transport};
+    use tracer_wire::hop::{Role, Transport};
     let stdio = |mut hop: RecordedHop, path: &str, method: &str| {
         hop.start.transport = Transport::Stdio;
         hop.start.path = path.into();

@@ -3,9 +3,9 @@
 //! to the REST call that ran it, itself linked to the `tools/call` it caused.
 
 use serde_json::json;
-use tracer::hop::Role;
-use tracer::trace::lanes::lanes;
-use tracer::trace::{Direction, RecordedHop, explain_trace};
+use tracer_trace::explain::lanes::lanes;
+use tracer_trace::{Direction, RecordedHop, explain_trace};
+use tracer_wire::hop::Role;
 
 use crate::trace_hops::hop;
 

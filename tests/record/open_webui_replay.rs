@@ -19,9 +19,9 @@ use http_body_util::{BodyExt, Full};
 
 use crate::agent_doubles::{client, serve};
 use crate::session_fixtures::{PackedHop, load_fixture};
-use tracer::hop::Role;
-use tracer::store::Store;
-use tracer::store::hops::StoredHop;
+use tracer_store::Store;
+use tracer_store::hops::StoredHop;
+use tracer_wire::hop::Role;
 
 const QUESTION: &str = "What is the phone number of Ashley Johnson?";
 const PASSWORD: &str = "test-fake-password-0000";

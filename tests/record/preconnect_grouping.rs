@@ -6,9 +6,9 @@
 //! ("(start-up discovery)"), not a request trace without a title; and a `HEAD` within the window
 //! joins the trace beside it, as start-up calls do.
 
-use tracer::trace::group::group;
-use tracer::trace::summary::trace_name;
-use tracer::trace::{GroupOptions, RecordedHop, TraceInput};
+use tracer_trace::account::summary::trace_name;
+use tracer_trace::group::group;
+use tracer_trace::{GroupOptions, RecordedHop, TraceInput};
 
 use crate::session_fixtures::load;
 

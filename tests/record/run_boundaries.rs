@@ -5,7 +5,7 @@ use std::path::Path;
 
 use http::{Request, Response};
 use hyper::body::Incoming;
-use tracer::store::Store;
+use tracer_store::Store;
 
 use super::https_support::{TestBody, full, plain_upstream};
 use super::run_cli::{stderr_lines, tracer_run};

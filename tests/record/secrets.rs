@@ -10,9 +10,9 @@ use std::sync::{Arc, Mutex};
 use bytes::Bytes;
 use http::{Request, Response};
 use http_body_util::BodyExt;
-use tracer::hop::Role;
-use tracer::proxy::{ProxySettings, Route};
-use tracer::store::Store;
+use tracer_record::proxy::{ProxySettings, Route};
+use tracer_store::Store;
+use tracer_wire::hop::Role;
 
 use super::proxy::harness::{Harness, client, full, header, settled_hops, spawn_upstream};
 
@@ -240,7 +240,7 @@ async fn secrets_in_headers_queries_and_json_bodies_are_redacted_in_the_record_o
     assert_no_secret(&stored_text(&harness.store).await, "the database");
 
     let (_, _, store, dir) = harness.stop().await;
-    tracer::trace::correlate::group_new_hops(&store)
+    tracer_live::correlate::group_new_hops(&store)
         .await
         .unwrap();
     let traces: Vec<String> = store
@@ -413,17 +413,17 @@ async fn credentials_in_a_route_upstream_are_never_stored_or_answered() {
         )
         .unwrap(),
     ];
-    let proxy = tracer::proxy::Proxy::bind(routes, ProxySettings::default())
+    let proxy = tracer_record::proxy::Proxy::bind(routes, ProxySettings::default())
         .await
         .unwrap();
     let served = proxy.routes();
     let listens: Vec<_> = served.iter().map(|r| r.listen).collect();
-    let (recorder, writer) = tracer::store::Recorder::spawn(store.clone()).unwrap();
+    let (recorder, writer) = tracer_store::Recorder::spawn(store.clone()).unwrap();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let run = tokio::spawn(proxy.run(recorder, async move {
         let _ = stopped.await;
     }));
-    tracer::proxy::announce::announce_routes(&store, &served).await;
+    tracer_record::proxy::announce::announce_routes(&store, &served).await;
     let announced = store.served_routes_named("up").await.unwrap();
     assert_eq!(
         announced[0].upstream,
@@ -483,10 +483,10 @@ async fn a_loop_through_a_route_with_credentials_is_refused_without_them() {
     .unwrap();
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(&dir.path().join("tracer.db")).await.unwrap();
-    let proxy = tracer::proxy::Proxy::bind(vec![route], ProxySettings::default())
+    let proxy = tracer_record::proxy::Proxy::bind(vec![route], ProxySettings::default())
         .await
         .unwrap();
-    let (recorder, writer) = tracer::store::Recorder::spawn(store.clone()).unwrap();
+    let (recorder, writer) = tracer_store::Recorder::spawn(store.clone()).unwrap();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let run = tokio::spawn(proxy.run(recorder, async move {
         let _ = stopped.await;

@@ -8,10 +8,10 @@ use std::sync::Arc;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
-use tracer::ca::CertAuthority;
-use tracer::proxy::forward_roles::parse_patterns;
-use tracer::proxy::{ForwardSettings, Proxy, ProxySettings};
-use tracer::store::{Recorder, Store};
+use tracer_record::ca::CertAuthority;
+use tracer_record::proxy::forward_roles::parse_patterns;
+use tracer_record::proxy::{ForwardSettings, Proxy, ProxySettings};
+use tracer_store::{Recorder, Store};
 
 fn assert_no_secret(text: &str, what: &str) {
     assert!(!text.contains("SECRET"), "{what} holds a secret:\n{text}");
@@ -104,7 +104,7 @@ async fn an_absolute_form_request_with_userinfo_is_recorded_without_it() {
             intercept: parse_patterns("only.example.test").unwrap(),
             host_roles: Vec::new(),
             ca: Arc::new(ca),
-            limits: tracer::proxy::ForwardLimits::default(),
+            limits: tracer_record::proxy::ForwardLimits::default(),
             identify_clients: true,
         })
         .await
@@ -270,7 +270,7 @@ async fn up_records_key(extra: &[&str]) -> Vec<u8> {
     let hops = store.all_hops().await.unwrap();
     let agent = hops
         .iter()
-        .find(|h| h.start.role == tracer::hop::Role::Agent)
+        .find(|h| h.start.role == tracer_wire::hop::Role::Agent)
         .unwrap();
     super::proxy::harness::header(&agent.start.request_headers, "x-api-key")
         .unwrap()

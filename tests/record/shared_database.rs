@@ -7,7 +7,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use tracer::store::Store;
+use tracer_store::Store;
 
 /// Opens the database in another process (Python's own SQLite), reads the counter, closes it.
 fn read_counter_in_another_process(db: &Path) -> i64 {

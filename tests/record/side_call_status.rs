@@ -11,13 +11,11 @@ use crate::agent_trace::agent_hops;
 use crate::hop_log::{assert_valid, schema_validator};
 use crate::offline_side_calls::{SIDE_CALLS, claude_code_calling_bash, claude_code_offline};
 use serde_json::Value;
-use tracer::export::hop_log::HopLog;
-use tracer::hop::HopState;
-use tracer::store::traces::TraceRow;
-use tracer::store::{Store, hops as stored_hops};
-use tracer::trace::{
-    Case, Direction, RecordedHop, SideCall, TraceStatus, explain_trace, summarize,
-};
+use tracer_export::hop_log::HopLog;
+use tracer_store::traces::TraceRow;
+use tracer_store::{Store, hops as stored_hops};
+use tracer_trace::{Case, Direction, RecordedHop, SideCall, TraceStatus, explain_trace, summarize};
+use tracer_wire::hop::HopState;
 
 const WORDS: &str = "Add buy milk to my notes";
 

@@ -106,8 +106,8 @@ async fn kill_9_under_load_loses_no_answered_hop() {
     proxy.kill();
     let answered = load.stop().await;
     // The next recorder on the database takes in the journal the killed process left.
-    let store = tracer::store::Store::open(&db).await.unwrap();
-    let (handle, writer) = tracer::store::Recorder::spawn(store.clone()).unwrap();
+    let store = tracer_store::Store::open(&db).await.unwrap();
+    let (handle, writer) = tracer_store::Recorder::spawn(store.clone()).unwrap();
     drop(handle);
     let report = writer.await.unwrap();
     store.close().await;

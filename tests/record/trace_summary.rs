@@ -4,8 +4,8 @@ use crate::trace_hops as support;
 
 use serde_json::json;
 use support::{MS, buy, hop};
-use tracer::hop::{HopState, Role};
-use tracer::trace::{Case, Direction, TraceStatus, explain_trace, summarize};
+use tracer_trace::{Case, Direction, TraceStatus, explain_trace, summarize};
+use tracer_wire::hop::{HopState, Role};
 
 #[test]
 fn buy_milk_summary_for_ls() {
@@ -34,7 +34,7 @@ fn buy_milk_summary_for_ls() {
 fn statuses_rank_the_worst_hop() {
     let mut hops = buy("b", "buy milk", 0);
     if let Some(end) = hops[3].end.as_mut() {
-        end.response_body = tracer::hop::BodyCapture::whole(
+        end.response_body = tracer_wire::hop::BodyCapture::whole(
             json!({"jsonrpc": "2.0", "id": 2, "result": {"content": [{"type": "text", "text": "Param (content) is required"}], "isError": true}})
                 .to_string()
                 .into_bytes(),
@@ -46,7 +46,7 @@ fn statuses_rank_the_worst_hop() {
     assert_eq!(summarize(&hops).status, TraceStatus::ToolError);
 
     if let Some(end) = hops[1].end.as_mut() {
-        end.response_body = tracer::hop::BodyCapture::whole(
+        end.response_body = tracer_wire::hop::BodyCapture::whole(
             json!({"jsonrpc": "2.0", "id": 1, "error": {"code": -32601, "message": "Method not found"}})
                 .to_string()
                 .into_bytes(),

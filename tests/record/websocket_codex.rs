@@ -10,12 +10,13 @@ use std::path::Path;
 
 use base64::Engine;
 use serde_json::Value;
-use tracer::export::hop_log::HopLog;
-use tracer::hop::{Header, HopEnd, HopSink, HopStart, HopState, Role, Transport};
-use tracer::hop::{WsDirection, WsMessage, WsRecord};
-use tracer::store::{Recorder, Store};
-use tracer::trace::correlate::{group_new_hops, load_trace};
-use tracer::trace::{Direction, explain_trace};
+use tracer_export::hop_log::HopLog;
+use tracer_live::correlate::group_new_hops;
+use tracer_live::load::{Bodies, load_trace};
+use tracer_store::{Recorder, Store};
+use tracer_trace::{Direction, explain_trace};
+use tracer_wire::hop::{Header, HopEnd, HopSink, HopStart, HopState, Role, Transport};
+use tracer_wire::hop::{WsDirection, WsMessage, WsRecord};
 
 const FIXTURE: &str = "tests/fixtures/agents/codex/websocket";
 const STARTED: i64 = 1_780_000_000_000_000_000;
@@ -78,12 +79,12 @@ fn socket_hop(socket: &Value) -> (HopStart, HopEnd) {
         state: Some(HopState::Complete),
         status: Some(101),
         response_headers: headers(&socket["response_headers"]),
-        request_body: tracer::hop::BodyCapture {
+        request_body: tracer_wire::hop::BodyCapture {
             bytes: Vec::new(),
             total_len: socket["bytes_up"].as_u64().unwrap(),
             truncated: true,
         },
-        response_body: tracer::hop::BodyCapture {
+        response_body: tracer_wire::hop::BodyCapture {
             bytes: Vec::new(),
             total_len: socket["bytes_down"].as_u64().unwrap(),
             truncated: true,
@@ -130,7 +131,10 @@ async fn codex_over_a_websocket_is_stored_byte_exact_and_read_as_three_model_tur
         Some("Add buy milk to my notes"),
         "titled by the user's words in the second response.create"
     );
-    let (_, hops) = load_trace(&store, &traces[0].id).await.unwrap();
+    let hops = load_trace(&store, &traces[0].id, Bodies::Kept)
+        .await
+        .unwrap()
+        .hops;
     let methods: Vec<&str> = hops.iter().map(|h| h.start.method.as_str()).collect();
     assert_eq!(
         methods,
@@ -138,7 +142,7 @@ async fn codex_over_a_websocket_is_stored_byte_exact_and_read_as_three_model_tur
         "the socket, then one hop per turn"
     );
     let messages = explain_trace(&hops);
-    let line = |m: &tracer::trace::ExplainedMessage| format!("{} {}", m.summary, m.explanation);
+    let line = |m: &tracer_trace::ExplainedMessage| format!("{} {}", m.summary, m.explanation);
     for m in &messages {
         assert!(!line(m).contains('\u{fffd}'), "{}", line(m));
     }
@@ -285,12 +289,15 @@ async fn the_hop_log_carries_the_messages_and_imports_back_to_the_same_document(
 
 #[tokio::test]
 async fn har_has_the_messages_as_devtools_write_them_and_otlp_has_them_as_span_events() {
-    use tracer::export::body_text::TraceToExport;
+    use tracer_export::body_text::TraceToExport;
     let dir = tempfile::tempdir().unwrap();
     let (store, sent) = recorded(dir.path()).await;
     group_new_hops(&store).await.unwrap();
     let row = store.traces().await.unwrap().remove(0);
-    let (_, hops) = load_trace(&store, &row.id).await.unwrap();
+    let hops = load_trace(&store, &row.id, Bodies::Kept)
+        .await
+        .unwrap()
+        .hops;
     let trace = TraceToExport {
         fetch: None,
         id: &row.id,
@@ -298,7 +305,7 @@ async fn har_has_the_messages_as_devtools_write_them_and_otlp_has_them_as_span_e
         hops: &hops,
         session: None,
     };
-    let har = tracer::export::har::har_document(std::slice::from_ref(&trace));
+    let har = tracer_export::har::har_document(std::slice::from_ref(&trace));
     let entries = har["log"]["entries"].as_array().unwrap();
     assert_eq!(
         entries.len(),
@@ -325,8 +332,8 @@ async fn har_has_the_messages_as_devtools_write_them_and_otlp_has_them_as_span_e
         let time = har["time"].as_f64().unwrap();
         assert!((time - m.at_unix_ns as f64 / 1e9).abs() < 1e-3);
     }
-    let options = tracer::export::otlp::model::SpanOptions { content: false };
-    let spans = tracer::export::otlp::spans_of(std::slice::from_ref(&trace), options);
+    let options = tracer_export::otlp::model::SpanOptions { content: false };
+    let spans = tracer_export::otlp::spans_of(std::slice::from_ref(&trace), options);
     let socket_span = spans
         .iter()
         .find(|s| s.hop_id.as_deref() == Some("c0dec0dec0dec0dec0dec0dec0dec0de"))
@@ -339,17 +346,17 @@ async fn har_has_the_messages_as_devtools_write_them_and_otlp_has_them_as_span_e
     assert_eq!(events.len(), 42);
     assert_eq!(
         events[0].attributes[0],
-        tracer::export::otlp::model::Attribute::text("websocket.direction", "send")
+        tracer_export::otlp::model::Attribute::text("websocket.direction", "send")
     );
     let model_spans = spans
         .iter()
         .filter(|s| s.text_attribute("gen_ai.operation.name") == Some("chat"))
         .count();
     assert_eq!(model_spans, 3, "each turn a model span");
-    let proto = tracer::export::otlp::otlp_protobuf(std::slice::from_ref(&trace), options);
+    let proto = tracer_export::otlp::otlp_protobuf(std::slice::from_ref(&trace), options);
     assert!(!proto.is_empty());
-    let html = tracer::export::html::html_page(&trace);
-    let md = tracer::export::mermaid::markdown_handout(&trace);
+    let html = tracer_export::html::html_page(&trace);
+    let md = tracer_export::mermaid::markdown_handout(&trace);
     for handout in [&html, &md] {
         assert!(
             handout.contains("WebSocket messages"),
@@ -389,14 +396,17 @@ async fn search_finds_a_turns_answer_in_the_sockets_messages_by_its_number() {
     let (store, _) = recorded(dir.path()).await;
     group_new_hops(&store).await.unwrap();
     let traces = store.traces().await.unwrap();
-    let (_, hops) = load_trace(&store, &traces[0].id).await.unwrap();
+    let hops = load_trace(&store, &traces[0].id, Bodies::Kept)
+        .await
+        .unwrap()
+        .hops;
     let answer = explain_trace(&hops)
         .into_iter()
         .filter(|m| m.direction == Direction::Response && m.dialect == "openai.responses")
         .nth(2)
         .unwrap();
     // The final answer's words exist only in the server's messages on the socket.
-    let report = tracer::trace::search::search(&store, "i ADDED \"buy milk\" to your notes", 20)
+    let report = tracer_live::search::search(&store, "i ADDED \"buy milk\" to your notes", 20)
         .await
         .unwrap();
     assert_eq!(report.traces.len(), 1, "{report:?}");

@@ -11,10 +11,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
 use serde_json::Value;
-use tracer::hop::ws_message::opcode;
-use tracer::hop::{HopState, WsDirection, WsMessage};
+use tracer_wire::hop::ws_message::opcode;
+use tracer_wire::hop::{HopState, WsDirection, WsMessage};
 
-use tracer::store::hops::StoredHop;
+use tracer_store::hops::StoredHop;
 
 use super::https_support::{HOST, TestPki, TracerProcess, hops_in, tls_front};
 use super::interop_peers::venv_python;

@@ -16,10 +16,10 @@ use nix::sys::signal::Signal;
 use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
-use tracer::hop::{HopState, WsDirection};
-use tracer::store::hops::StoredHop;
-use tracer::trace::RecordedHop;
-use tracer::trace::ws_turns::turns_of;
+use tracer_store::hops::StoredHop;
+use tracer_trace::RecordedHop;
+use tracer_trace::read::ws_turns::turns_of;
+use tracer_wire::hop::{HopState, WsDirection};
 
 use super::https_support::{TracerProcess, hops_in};
 
@@ -139,7 +139,7 @@ fn socket_of(hops: &[StoredHop]) -> Option<&StoredHop> {
 }
 
 fn turns(hop: &StoredHop) -> Vec<RecordedHop> {
-    turns_of(&RecordedHop::from(hop.clone()))
+    turns_of(&tracer_live::load::recorded(hop.clone()))
 }
 
 fn show(db: &Path, trace: &str) -> String {
@@ -235,7 +235,8 @@ async fn open_then_stop(signal: Signal) {
             .windows(2)
             .all(|w| w[0].at_unix_ns <= w[1].at_unix_ns)
     );
-    let wire = |list: &[&tracer::hop::WsMessage]| list.iter().map(|m| m.wire_size).sum::<u64>();
+    let wire =
+        |list: &[&tracer_wire::hop::WsMessage]| list.iter().map(|m| m.wire_size).sum::<u64>();
     assert_eq!(
         wire(&sent),
         socket.end.request_body.total_len,

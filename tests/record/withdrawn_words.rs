@@ -7,8 +7,8 @@
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
 
-use tracer::export::hop_log::HopLog;
-use tracer::trace::explain_trace;
+use tracer_export::hop_log::HopLog;
+use tracer_trace::explain_trace;
 
 use crate::agent_trace::agent_hops;
 

@@ -7,8 +7,8 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use tracer::hop::{HopState, Transport};
-use tracer::store::Store;
+use tracer_store::Store;
+use tracer_wire::hop::{HopState, Transport};
 
 const FAKE: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
@@ -87,7 +87,7 @@ fn converse_as_host(mut child: Child) -> (String, String, Option<i32>) {
     )
 }
 
-async fn hops(db: &Path) -> Vec<tracer::store::hops::StoredHop> {
+async fn hops(db: &Path) -> Vec<tracer_store::hops::StoredHop> {
     Store::open(db).await.unwrap().all_hops().await.unwrap()
 }
 

@@ -9,13 +9,13 @@ use http_body_util::{BodyExt, Full};
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
-use tracer::hop::Transport;
-use tracer::proxy::{Proxy, ProxySettings, Route};
-use tracer::reference::agent::{Agent, AgentConfig, McpServerSpec, ModelApi};
-use tracer::store::{Recorder, Store};
-use tracer::trace::RecordedHop;
-use tracer::trace::correlate::{GroupScope, correlate};
-use tracer::trace::group::GroupOptions;
+use tracer_live::correlate::{GroupScope, correlate};
+use tracer_record::proxy::{Proxy, ProxySettings, Route};
+use tracer_reference::agent::{Agent, AgentConfig, McpServerSpec, ModelApi};
+use tracer_store::{Recorder, Store};
+use tracer_trace::RecordedHop;
+use tracer_trace::group::GroupOptions;
+use tracer_wire::hop::Transport;
 
 /// The article's model: asks for `append {"content":"buy milk"}`, then answers once it has the result.
 async fn buy_milk_model() -> std::net::SocketAddr {
@@ -93,7 +93,7 @@ async fn http_model_hops_and_stdio_mcp_hops_form_one_numbered_trace() {
     }];
     let agent = Arc::new(Agent::new(&config).unwrap());
     let (agent_stop, agent_stopped) = tokio::sync::oneshot::channel::<()>();
-    let agent_task = tokio::spawn(tracer::reference::agent::serve_until(
+    let agent_task = tokio::spawn(tracer_reference::agent::serve_until(
         agent_listener,
         agent,
         async move {
@@ -144,7 +144,7 @@ async fn http_model_hops_and_stdio_mcp_hops_form_one_numbered_trace() {
         .await
         .unwrap()
         .into_iter()
-        .map(RecordedHop::from)
+        .map(tracer_live::load::recorded)
         .collect();
     let stdio_calls: Vec<&str> = hops
         .iter()
@@ -157,10 +157,10 @@ async fn http_model_hops_and_stdio_mcp_hops_form_one_numbered_trace() {
     );
     let model_hops = hops
         .iter()
-        .filter(|h| h.start.role == tracer::hop::Role::Model)
+        .filter(|h| h.start.role == tracer_wire::hop::Role::Model)
         .count();
     assert_eq!(model_hops, 2);
-    let messages = tracer::trace::explain_trace(&hops);
+    let messages = tracer_trace::explain_trace(&hops);
     let lines: Vec<String> = messages.iter().map(|m| m.line()).collect();
     eprintln!("{}", lines.join("\n"));
     assert_eq!(messages.first().unwrap().from, "you");

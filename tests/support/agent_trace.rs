@@ -5,8 +5,8 @@
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
-use tracer::hop::{BodyCapture, Header, HopEnd, HopStart, HopState, Role, Transport};
-use tracer::trace::RecordedHop;
+use tracer_trace::RecordedHop;
+use tracer_wire::hop::{BodyCapture, Header, HopEnd, HopStart, HopState, Role, Transport};
 
 /// The fixture directory of one agent.
 pub fn agent_dir(agent: &str) -> PathBuf {

@@ -1,9 +1,9 @@
 //! Shared by the dialect tests: fixture loading and a finished hop built around two bodies.
 #![allow(dead_code)]
 
-use tracer::hop::{BodyCapture, Header, HopEnd, HopStart, HopState, Role, Transport};
-use tracer::trace::RecordedHop;
-use tracer::wire::dialect::{Integrity, ModelResponse, Reading};
+use tracer_trace::RecordedHop;
+use tracer_wire::dialect::{Integrity, ModelResponse, Reading};
+use tracer_wire::hop::{BodyCapture, Header, HopEnd, HopStart, HopState, Role, Transport};
 
 #[macro_export]
 macro_rules! fixture {

@@ -5,8 +5,8 @@
 //! could not be resolved, tests/fixtures/agents/codex/otlp/).
 #![allow(dead_code)]
 
-use tracer::hop::{BodyCapture, Header, HopEnd, HopStart, HopState, Role, Transport};
-use tracer::trace::RecordedHop;
+use tracer_trace::RecordedHop;
+use tracer_wire::hop::{BodyCapture, Header, HopEnd, HopStart, HopState, Role, Transport};
 
 use crate::agent_trace::{agent_dir, agent_hops};
 

@@ -5,8 +5,8 @@ use std::path::{Path, PathBuf};
 
 use base64::Engine;
 use serde_json::Value;
-use tracer::hop::{BodyCapture, Chunk, Header, HopEnd, HopStart, HopState};
-use tracer::store::{Store, hops};
+use tracer_store::{Store, hops};
+use tracer_wire::hop::{BodyCapture, Chunk, Header, HopEnd, HopStart, HopState};
 
 /// One recorded hop: what tracer stored, and the trace the proxy's live grouping gave it.
 #[derive(Debug, Clone)]
@@ -18,7 +18,7 @@ pub struct PackedHop {
 
 impl PackedHop {
     pub fn header(&self, name: &str) -> Option<&str> {
-        tracer::hop::header_text(&self.start.request_headers, name)
+        tracer_wire::hop::header_text(&self.start.request_headers, name)
     }
 }
 

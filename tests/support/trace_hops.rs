@@ -2,8 +2,10 @@
 #![allow(dead_code)]
 
 use serde_json::{Value, json};
-use tracer::hop::{BodyCapture, Header, HopEnd, HopStart, HopState, Role, Transport};
-use tracer::trace::RecordedHop;
+use tracer_live::load::LoadedTrace;
+use tracer_store::traces::TraceRow;
+use tracer_trace::RecordedHop;
+use tracer_wire::hop::{BodyCapture, Header, HopEnd, HopStart, HopState, Role, Transport};
 
 pub const MS: i64 = 1_000_000;
 pub const BASE: i64 = 1_800_000_000_000_000_000;
@@ -121,6 +123,23 @@ pub fn buy_slow(prefix: &str, item: &str, t: i64, slow: i64) -> Vec<RecordedHop>
     ]
 }
 
-pub fn inputs(hops: &[RecordedHop]) -> Vec<tracer::trace::TraceInput> {
+pub fn inputs(hops: &[RecordedHop]) -> Vec<tracer_trace::TraceInput> {
     hops.iter().map(RecordedHop::trace_input).collect()
+}
+
+/// These hops as one trace loaded for replay (`tracer_live::load::LoadedTrace`): a request
+/// trace of that id and title, as grouping would store it, starting with its first hop.
+pub fn loaded(trace_id: &str, title: Option<&str>, hops: Vec<RecordedHop>) -> LoadedTrace {
+    LoadedTrace {
+        row: TraceRow {
+            id: trace_id.to_string(),
+            title: title.map(str::to_string),
+            kind: "request".to_string(),
+            started_unix_ns: hops.first().map_or(0, |hop| hop.start.started_unix_ns),
+            ended_unix_ns: None,
+            created_by: tracer_live::correlate::CREATED_BY.to_string(),
+        },
+        session: None,
+        hops,
+    }
 }

@@ -9,11 +9,11 @@ use std::collections::{HashMap, HashSet};
 use ratatui::text::Line;
 
 use super::{DetailPane, TraceView};
-use crate::hop::BodyCapture;
-use crate::trace::changes_by_call::CallChanges;
-use crate::trace::request_changes::Change;
-use crate::trace::{Direction, RecordedHop};
 use crate::tui::action::Effect;
+use tracer_trace::read::changes_by_call::CallChanges;
+use tracer_trace::read::request_changes::Change;
+use tracer_trace::{Direction, RecordedHop};
+use tracer_wire::hop::BodyCapture;
 
 /// Whether a body was let go of once read: its whole length kept, none of its bytes.
 pub fn let_go(body: &BodyCapture) -> bool {

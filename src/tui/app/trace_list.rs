@@ -4,9 +4,9 @@
 
 use std::collections::{HashMap, HashSet};
 
-use crate::store::traces::TraceRow;
 use crate::tui::facts::TraceFacts;
 use crate::tui::filter::{Filter, Verdict};
+use tracer_store::traces::TraceRow;
 
 /// How many rows around the top of the screen get their facts read ahead.
 pub const FACTS_WINDOW: usize = 80;
@@ -147,7 +147,7 @@ impl TraceList {
                     || self
                         .facts
                         .get(&row.id)
-                        .is_some_and(|f| f.summary.status == crate::trace::TraceStatus::InFlight)
+                        .is_some_and(|f| f.summary.status == tracer_trace::TraceStatus::InFlight)
             })
             .filter(|row| !self.pending.contains(&row.id))
             .map(|row| row.id.clone())

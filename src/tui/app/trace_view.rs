@@ -4,18 +4,17 @@
 use std::collections::HashMap;
 
 use super::fetched::{Fetched, request_let_go};
-use crate::hop::HopState;
 use crate::replay::ReplayState;
-use crate::replay::source::LoadedTrace;
-use crate::trace::cache_verdict::CacheReport;
-use crate::trace::changes_by_call::{CallChanges, changes_by_call_with};
-use crate::trace::context_shares::{ContextShares, context_shares};
-use crate::trace::conversation_pairs::request_json;
-use crate::trace::lanes::Lanes;
-use crate::trace::{ExplainedMessage, RecordedHop, explain_trace};
-use crate::wire::safe_text::one_line;
+use tracer_trace::account::cache_verdict::CacheReport;
+use tracer_trace::account::context_shares::{ContextShares, context_shares};
+use tracer_trace::explain::lanes::Lanes;
+use tracer_trace::read::changes_by_call::{CallChanges, changes_by_call_with};
+use tracer_trace::read::conversation_pairs::request_json;
+use tracer_trace::{ExplainedMessage, RecordedHop, explain_trace};
+use tracer_wire::hop::HopState;
+use tracer_wire::safe_text::one_line;
 
-pub use crate::trace::lanes::{Arrow, Tone};
+pub use tracer_trace::explain::lanes::{Arrow, Tone};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct TraceView {
@@ -35,7 +34,7 @@ pub struct TraceView {
     /// What the trace's wrapped servers wrote to stderr: (route, when, line), oldest first.
     pub stderr: Vec<(String, i64, String)>,
     /// The prompt cache's report of each model call that reported cache counts.
-    pub caches: Vec<crate::trace::cache_verdict::CacheReport>,
+    pub caches: Vec<tracer_trace::account::cache_verdict::CacheReport>,
     /// Side calls (a title, routing, telemetry…) are drawn too; folded by default (`s`).
     pub side_calls_shown: bool,
     /// The trace's status with its failed side calls counted apart (`ok · 3 side calls
@@ -90,15 +89,15 @@ pub enum DetailPane {
 }
 
 impl TraceView {
-    pub fn new(trace: LoadedTrace) -> Self {
-        let messages = explain_trace(&trace.hops);
-        let caches = crate::trace::cache_verdict::cache_reports(&trace.hops);
-        let contexts = context_shares(&trace.hops);
+    pub fn new(trace_id: String, title: Option<String>, hops: Vec<RecordedHop>) -> Self {
+        let messages = explain_trace(&hops);
+        let caches = tracer_trace::account::cache_verdict::cache_reports(&hops);
+        let contexts = context_shares(&hops);
         // A body let go of is compared once read back (`fetched`), never at load.
-        let changes = changes_by_call_with(&trace.hops, |hop| {
+        let changes = changes_by_call_with(&hops, |hop| {
             (!request_let_go(hop)).then(|| request_json(hop)).flatten()
         });
-        let let_go: std::collections::HashSet<&str> = (trace.hops.iter())
+        let let_go: std::collections::HashSet<&str> = (hops.iter())
             .filter(|hop| request_let_go(hop))
             .map(|hop| hop.start.id.as_str())
             .collect();
@@ -112,7 +111,7 @@ impl TraceView {
         let Lanes {
             names: lanes,
             arrows,
-        } = crate::trace::lanes::lanes(&trace.hops, &messages);
+        } = tracer_trace::explain::lanes::lanes(&hops, &messages);
         let mut by_hop: HashMap<String, ByHop> = HashMap::new();
         first_of_each_hop(&mut by_hop, contexts.iter().map(|c| &c.hop_id), |b| {
             &mut b.context
@@ -127,12 +126,12 @@ impl TraceView {
             .filter(|&i| messages[i].side_call.is_none())
             .collect();
         let times = messages.iter().map(|m| m.at_unix_ns).collect();
-        let summary = crate::trace::summarize(&trace.hops);
+        let summary = tracer_trace::summarize(&hops);
         let side_calls_failed = (summary.side_calls_failed > 0).then(|| summary.status_words());
         Self {
-            trace_id: trace.trace_id,
-            title: trace.title,
-            hops: trace.hops,
+            trace_id,
+            title,
+            hops,
             messages,
             // Route names are the user's, MCP server names may be the server's: shown as text.
             lanes: lanes
@@ -248,8 +247,13 @@ impl TraceView {
     }
 
     /// The same trace read again (live refresh): keeps the selection and the replay.
-    pub fn refreshed(&self, trace: LoadedTrace) -> Self {
-        let mut view = Self::new(trace);
+    pub fn refreshed(
+        &self,
+        trace_id: String,
+        title: Option<String>,
+        hops: Vec<RecordedHop>,
+    ) -> Self {
+        let mut view = Self::new(trace_id, title, hops);
         view.selected = self.selected.min(view.messages.len().saturating_sub(1));
         view.detail_scroll = self.detail_scroll;
         view.show_timing = self.show_timing;

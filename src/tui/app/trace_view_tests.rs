@@ -9,10 +9,10 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use serde_json::json;
 
-use crate::hop::{BodyCapture, Header, HopEnd, HopStart, HopState, Role, Transport};
-use crate::trace::RecordedHop;
 use crate::tui::action::Action;
 use crate::tui::app::App;
+use tracer_trace::RecordedHop;
+use tracer_wire::hop::{BodyCapture, Header, HopEnd, HopStart, HopState, Role, Transport};
 
 thread_local! {
     /// Looks at which messages are drawn, on this thread (see `looked`).

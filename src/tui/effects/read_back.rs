@@ -2,11 +2,10 @@
 //! of when the trace was read, fetched by its hop's id and made into the detail pane's lines here,
 //! off the render loop; a call's changes compared from its body and its previous call's.
 
-use crate::store::Store;
-use crate::trace::RecordedHop;
-use crate::trace::conversation_pairs::request_json;
-use crate::trace::request_changes::request_changes;
 use crate::tui::action::Action;
+use tracer_store::Store;
+use tracer_trace::read::conversation_pairs::request_json;
+use tracer_trace::read::request_changes::request_changes;
 
 /// One hop's request body, as the detail pane draws it.
 pub async fn body(store: &Store, trace_id: String, hop_id: String) -> Action {
@@ -54,7 +53,7 @@ pub async fn changes(
 /// A hop's request body read back as JSON (its coding undone).
 async fn json(store: &Store, hop_id: &str) -> Option<serde_json::Value> {
     match store.hop_by_id(hop_id).await {
-        Ok(stored) => request_json(&RecordedHop::from(stored)),
+        Ok(stored) => request_json(&tracer_live::load::recorded(stored)),
         Err(error) => {
             tracing::warn!(%error, "reading a request body back");
             None

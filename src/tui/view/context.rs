@@ -9,11 +9,11 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph, Wrap};
 
 use super::clean;
-use crate::trace::changes_by_call::CallChanges;
-use crate::trace::context_shares::ContextShares;
-use crate::trace::request_anatomy::human_bytes;
-use crate::trace::tokens::thousands;
 use crate::tui::app::{DetailPane, TraceView};
+use tracer_trace::account::context_shares::ContextShares;
+use tracer_trace::account::tokens::thousands;
+use tracer_trace::read::changes_by_call::CallChanges;
+use tracer_trace::read::request_anatomy::human_bytes;
 
 /// The widest a part's bar is drawn.
 const BAR_WIDTH: usize = 30;
@@ -141,7 +141,7 @@ pub fn changes_lines(changes: &CallChanges, previous: Option<usize>) -> Vec<Line
         } else {
             Color::Yellow
         };
-        let line = crate::wire::safe_text::one_line(&l).into_owned();
+        let line = tracer_wire::safe_text::one_line(&l).into_owned();
         Line::styled(format!("  {line}"), Style::default().fg(colour))
     }));
     out

@@ -10,12 +10,12 @@ use ratatui::widgets::{Block, Borders, Paragraph, Wrap};
 
 use super::clean;
 use super::json::body_lines;
-use crate::hop::{BodyCapture, Header};
-use crate::trace::explain::human_duration;
-use crate::trace::{Direction, ExplainedMessage, RecordedHop};
 use crate::tui::app::{TraceView, let_go};
-use crate::wire::content_encoding::readable;
-use crate::wire::dialect::Reading;
+use tracer_trace::words::human_duration;
+use tracer_trace::{Direction, ExplainedMessage, RecordedHop};
+use tracer_wire::content_encoding::readable;
+use tracer_wire::dialect::Reading;
+use tracer_wire::hop::{BodyCapture, Header};
 
 /// How many stream chunks are listed.
 const MAX_CHUNKS: usize = 30;
@@ -148,7 +148,7 @@ pub fn lines(
             .map_or(0, |w| w.messages.len());
         out.push(section(&format!(
             "WebSocket: {}, {} bytes up, {} bytes down",
-            crate::trace::explain::plural(count, "message"),
+            tracer_trace::words::plural(count, "message"),
             end.map_or(0, |e| e.request_body.total_len),
             end.map_or(0, |e| e.response_body.total_len)
         )));
@@ -182,7 +182,7 @@ pub fn lines(
         out.push(Line::from(""));
         out.push(section(&format!(
             "stream: {}",
-            crate::trace::explain::plural(end.chunks.len(), "chunk")
+            tracer_trace::words::plural(end.chunks.len(), "chunk")
         )));
         for chunk in end.chunks.iter().take(MAX_CHUNKS) {
             out.push(Line::from(format!(
@@ -289,8 +289,8 @@ mod tests {
     use std::io::Write;
 
     use super::*;
-    use crate::hop::{HopEnd, HopStart, HopState, Role, Transport};
-    use crate::trace::explain_trace;
+    use tracer_trace::explain_trace;
+    use tracer_wire::hop::{HopEnd, HopStart, HopState, Role, Transport};
 
     #[test]
     fn a_gzipped_body_is_shown_decoded_with_its_coding_said() {

@@ -8,8 +8,8 @@ use ratatui::layout::Rect;
 use ratatui::style::{Color, Modifier, Style};
 
 use super::fit;
-use crate::trace::Direction;
 use crate::tui::app::{Arrow, Tone, TraceView};
+use tracer_trace::Direction;
 
 /// Columns kept on the left for message numbers.
 const GUTTER: u16 = 4;

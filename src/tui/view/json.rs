@@ -2,10 +2,10 @@
 //! and SSE streams one coloured record per line, anything else as text. Bounded: only the first
 //! `MAX_BYTES` are read and `MAX_LINES` drawn.
 
-use crate::wire::base64_fold::{fold_base64, fold_text};
 use ratatui::style::{Color, Style};
 use ratatui::text::{Line, Span};
 use serde_json::Value;
+use tracer_wire::base64_fold::{fold_base64, fold_text};
 
 /// How much of a body is read for display.
 pub const MAX_BYTES: usize = 256 * 1024;

@@ -2,12 +2,12 @@
 //! tools, session: the columns that fit the width, the title keeping its room), only the rows
 //! on screen built, and the filter bar.
 
-use crate::trace::summary::trace_name;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Rect};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Row, Table, TableState, Wrap};
+use tracer_trace::account::summary::trace_name;
 
 use super::{NARROW, clock, fit};
 
@@ -21,12 +21,12 @@ const SESSIONED: u16 = 140;
 const TOKENS_WIDTH: u16 = 20;
 /// The least room the title keeps before TOKENS gives way.
 const TITLE_ROOM: u16 = 24;
-use crate::trace::TraceStatus;
-use crate::trace::dates::{needs_dates, utc_date};
-use crate::trace::explain::human_duration;
 use crate::tui::app::App;
 use crate::tui::keymap::Screen;
-use crate::wire::safe_text::{multi_line, one_line};
+use tracer_trace::TraceStatus;
+use tracer_trace::read::dates::{needs_dates, utc_date};
+use tracer_trace::words::human_duration;
+use tracer_wire::safe_text::{multi_line, one_line};
 
 pub fn render(app: &mut App, frame: &mut Frame, area: Rect) {
     let list = &mut app.list;
@@ -47,7 +47,7 @@ pub fn render(app: &mut App, frame: &mut Frame, area: Rect) {
         } else if list.undecided > 0 {
             format!(
                 "Checking {} for “{}”…",
-                crate::trace::explain::plural(list.undecided, "trace"),
+                tracer_trace::words::plural(list.undecided, "trace"),
                 app.filter.text
             )
         } else {

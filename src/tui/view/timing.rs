@@ -9,9 +9,9 @@ use ratatui::layout::Rect;
 use ratatui::style::{Color, Modifier, Style};
 
 use super::fit;
-use crate::trace::explain::human_duration;
-use crate::trace::timing::{Bar, BarKind, waterfall};
 use crate::tui::app::TraceView;
+use tracer_trace::explain::timing::{Bar, BarKind, waterfall};
+use tracer_trace::words::human_duration;
 
 /// Columns kept on the left for hop numbers.
 const GUTTER: u16 = 4;

@@ -5,9 +5,9 @@ use ratatui::style::{Color, Style};
 use ratatui::text::Line;
 
 use super::json::body_lines;
-use crate::hop::ws_message::opcode;
-use crate::trace::RecordedHop;
-use crate::trace::ws_lines::frame_line;
+use tracer_trace::RecordedHop;
+use tracer_trace::explain::ws_lines::frame_line;
+use tracer_wire::hop::ws_message::opcode;
 
 /// Messages listed; the rest are counted.
 const MAX_MESSAGES: usize = 200;
@@ -45,7 +45,7 @@ pub fn message_lines(hop: &RecordedHop) -> Option<Vec<Line<'static>>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::hop::{HopEnd, HopStart, Role, Transport, WsDirection, WsMessage, WsRecord};
+    use tracer_wire::hop::{HopEnd, HopStart, Role, Transport, WsDirection, WsMessage, WsRecord};
 
     fn message(direction: WsDirection, opcode: u8, data: &[u8]) -> WsMessage {
         WsMessage {

@@ -295,7 +295,7 @@ async fn a_proxy_announces_its_routes_while_it_serves_and_retires_them_when_it_s
         );
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
-    let store = tracer::store::Store::open(&db).await.unwrap();
+    let store = tracer_store::Store::open(&db).await.unwrap();
     let served = loop {
         let served = store.served_routes_named("front").await.unwrap();
         if !served.is_empty() {

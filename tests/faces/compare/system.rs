@@ -7,8 +7,8 @@ use std::time::{Duration, Instant};
 
 use tempfile::TempDir;
 use tracer::compare::send::{RECORD_WAIT, post_json, wait_for_trace};
-use tracer::store::Store;
-use tracer::wire::trace_context::TraceParent;
+use tracer_store::Store;
+use tracer_wire::trace_context::TraceParent;
 
 pub const LIMIT: Duration = Duration::from_secs(30);
 

@@ -97,7 +97,7 @@ async fn har_opens_in_mitmproxy() {
     let answer = streamed
         .recorded_hops()
         .into_iter()
-        .filter(|h| h.start.role == tracer::hop::Role::Model)
+        .filter(|h| h.start.role == tracer_wire::hop::Role::Model)
         .max_by_key(|h| h.start.started_unix_ns)
         .unwrap();
     let recorded = String::from_utf8(answer.end.unwrap().response_body.bytes).unwrap();

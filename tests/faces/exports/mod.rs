@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 
 use assert_cmd::cargo::cargo_bin_cmd;
 use serde_json::Value;
-use tracer::export::hop_log::HopLog;
-use tracer::store::Store;
+use tracer_export::hop_log::HopLog;
+use tracer_store::Store;
 
 mod har_check;
 mod interop;

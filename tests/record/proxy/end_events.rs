@@ -12,10 +12,10 @@ use futures_util::StreamExt;
 use http::Request;
 use http_body::Frame;
 use http_body_util::{BodyExt, StreamBody};
-use tracer::hop::HopState;
-use tracer::proxy::ProxySettings;
-use tracer::store::hops::StoredHop;
-use tracer::trace::{RecordedHop, explain_trace, summarize};
+use tracer_record::proxy::ProxySettings;
+use tracer_store::hops::StoredHop;
+use tracer_trace::{explain_trace, summarize};
+use tracer_wire::hop::HopState;
 
 use super::harness::{Harness, TestBody, client, full, settled_hops, spawn_upstream};
 
@@ -131,7 +131,7 @@ fn assert_complete_after(hop: StoredHop, event: &str) {
     assert_eq!(hop.end.error, None);
     let note = format!("the client stopped reading after the last event ({event})");
     assert_eq!(hop.end.note.as_deref(), Some(note.as_str()));
-    let hops = [RecordedHop::from(hop)];
+    let hops = [tracer_live::load::recorded(hop)];
     assert_eq!(summarize(&hops).status.as_str(), "ok");
     let messages = explain_trace(&hops);
     assert!(
@@ -149,7 +149,9 @@ fn assert_aborted(hop: StoredHop) {
     );
     assert_eq!(hop.end.note, None);
     assert_eq!(
-        summarize(&[RecordedHop::from(hop)]).status.as_str(),
+        summarize(&[tracer_live::load::recorded(hop)])
+            .status
+            .as_str(),
         "failed"
     );
 }

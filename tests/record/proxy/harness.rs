@@ -19,10 +19,10 @@ use hyper_util::rt::{TokioExecutor, TokioIo};
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
-use tracer::hop::Role;
-use tracer::proxy::{Proxy, ProxySettings, ProxyStats, Route};
-use tracer::store::hops::StoredHop;
-use tracer::store::{Recorder, Store, WriterReport};
+use tracer_record::proxy::{Proxy, ProxySettings, ProxyStats, Route};
+use tracer_store::hops::StoredHop;
+use tracer_store::{Recorder, Store, WriterReport};
+use tracer_wire::hop::Role;
 
 pub type TestBody = BoxBody<Bytes, Infallible>;
 
@@ -156,7 +156,7 @@ pub async fn settled_hops(store: &Store, count: usize) -> Vec<StoredHop> {
         if hops.len() >= count
             && hops
                 .iter()
-                .all(|h| h.state != tracer::hop::HopState::InFlight)
+                .all(|h| h.state != tracer_wire::hop::HopState::InFlight)
         {
             return hops;
         }
@@ -175,7 +175,7 @@ pub async fn settled_hops(store: &Store, count: usize) -> Vec<StoredHop> {
 }
 
 /// Reads a header of a stored header list.
-pub fn header<'a>(headers: &'a [tracer::hop::Header], name: &str) -> Option<&'a [u8]> {
+pub fn header<'a>(headers: &'a [tracer_wire::hop::Header], name: &str) -> Option<&'a [u8]> {
     headers
         .iter()
         .find(|h| h.name.eq_ignore_ascii_case(name))

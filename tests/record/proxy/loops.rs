@@ -7,8 +7,8 @@ use std::net::SocketAddr;
 use http::{Request, StatusCode};
 use http_body_util::BodyExt;
 use tokio::sync::oneshot;
-use tracer::proxy::{Proxy, ProxySettings, Route};
-use tracer::store::{Recorder, Store};
+use tracer_record::proxy::{Proxy, ProxySettings, Route};
+use tracer_store::{Recorder, Store};
 
 use super::harness::{client, echo_upstream, full};
 
@@ -27,7 +27,7 @@ async fn one_request_through(
 ) -> (
     StatusCode,
     serde_json::Value,
-    Vec<tracer::store::hops::StoredHop>,
+    Vec<tracer_store::hops::StoredHop>,
 ) {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(&dir.path().join("tracer.db")).await.unwrap();

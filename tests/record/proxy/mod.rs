@@ -16,8 +16,8 @@ use http::{Request, StatusCode};
 use http_body_util::BodyExt;
 use rand::RngCore;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tracer::hop::HopState;
-use tracer::proxy::ProxySettings;
+use tracer_record::proxy::ProxySettings;
+use tracer_wire::hop::HopState;
 
 /// Headers a test adds to its request, as name and raw value.
 type ExtraHeaders<'a> = Vec<(&'a str, &'a [u8])>;
@@ -351,9 +351,12 @@ async fn agent_routes_carry_a_traceparent_whose_trace_id_is_the_hops() {
             hyper::Response::new(full(seen))
         })
         .await;
-    let harness =
-        Harness::start_with_role(upstream, tracer::hop::Role::Agent, ProxySettings::default())
-            .await;
+    let harness = Harness::start_with_role(
+        upstream,
+        tracer_wire::hop::Role::Agent,
+        ProxySettings::default(),
+    )
+    .await;
     let ask = |traceparent: Option<&'static str>| {
         let mut request = Request::post(harness.url("/agent"));
         if let Some(value) = traceparent {
@@ -384,7 +387,7 @@ async fn agent_routes_carry_a_traceparent_whose_trace_id_is_the_hops() {
     assert_ne!(replaced, "00-zz-bad-01");
     let (_, _, store, _dir) = harness.stop().await;
     let hops = settled_hops(&store, 3).await;
-    let parsed = tracer::wire::trace_context::TraceParent::parse(&added).unwrap();
+    let parsed = tracer_wire::trace_context::TraceParent::parse(&added).unwrap();
     assert_eq!(
         parsed.trace_id_hex(),
         hops[0].start.id,
@@ -395,7 +398,7 @@ async fn agent_routes_carry_a_traceparent_whose_trace_id_is_the_hops() {
         Some(added.as_bytes()),
         "the record shows the traceparent that was forwarded"
     );
-    assert!(tracer::wire::trace_context::TraceParent::parse(&replaced).is_ok());
+    assert!(tracer_wire::trace_context::TraceParent::parse(&replaced).is_ok());
 }
 
 #[tokio::test]

@@ -9,8 +9,8 @@ use http::Request;
 use http_body::Frame;
 use http_body_util::{BodyExt, StreamBody};
 use tokio::sync::mpsc;
-use tracer::hop::HopState;
-use tracer::proxy::ProxySettings;
+use tracer_record::proxy::ProxySettings;
+use tracer_wire::hop::HopState;
 
 use super::harness::{Harness, TestBody, client, full, settled_hops, spawn_upstream};
 

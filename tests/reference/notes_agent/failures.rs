@@ -6,7 +6,7 @@ use std::time::Duration;
 use http::Method;
 use serde_json::json;
 use tokio::net::TcpListener;
-use tracer::reference::agent::{McpServerSpec, ModelApi};
+use tracer_reference::agent::{McpServerSpec, ModelApi};
 
 use super::harness::{NotesServerHandle, ask, closed_port_url, config, send, start_agent};
 use super::scripted_model::{Dialect, Reply, ScriptedModel};

@@ -14,8 +14,8 @@ use hyper_util::rt::TokioExecutor;
 use serde_json::Value;
 use tempfile::TempDir;
 use tokio::net::TcpListener;
-use tracer::reference::agent::{Agent, AgentConfig, McpServerSpec, ModelApi};
-use tracer::reference::notes_server::{self, NotesServer, NotesServerConfig};
+use tracer_reference::agent::{Agent, AgentConfig, McpServerSpec, ModelApi};
+use tracer_reference::notes_server::{self, NotesServer, NotesServerConfig};
 
 pub const LIMIT: Duration = Duration::from_secs(20);
 
@@ -113,7 +113,7 @@ pub async fn start_agent(config: AgentConfig) -> String {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
     tokio::spawn(async move {
-        if let Err(error) = tracer::reference::agent::serve(listener, config).await {
+        if let Err(error) = tracer_reference::agent::serve(listener, config).await {
             panic!("agent stopped: {error}");
         }
     });
@@ -128,7 +128,7 @@ pub async fn start_agent_handle(config: AgentConfig) -> (String, Arc<Agent>) {
     let serving = agent.clone();
     tokio::spawn(async move {
         let served =
-            tracer::reference::agent::serve_until(listener, serving, std::future::pending()).await;
+            tracer_reference::agent::serve_until(listener, serving, std::future::pending()).await;
         if let Err(error) = served {
             panic!("agent stopped: {error}");
         }

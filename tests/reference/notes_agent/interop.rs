@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 
 use serde_json::{Value, json};
-use tracer::reference::agent::{McpServerSpec, ModelApi};
+use tracer_reference::agent::{McpServerSpec, ModelApi};
 
 use super::harness::{NotesServerHandle, ask, config, start_agent};
 use super::mcp_proxy::McpProxy;

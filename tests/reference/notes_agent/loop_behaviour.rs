@@ -2,8 +2,8 @@
 //! invented tool, the step limit, thinking kept apart, streamed NDJSON and the OpenAI dialect.
 
 use serde_json::{Value, json};
-use tracer::reference::agent::ModelApi;
-use tracer::reference::agent::config::DEFAULT_SYSTEM_PROMPT;
+use tracer_reference::agent::ModelApi;
+use tracer_reference::agent::config::DEFAULT_SYSTEM_PROMPT;
 
 use super::harness::{NotesServerHandle, ask, config, start_agent};
 use super::scripted_model::{Dialect, Reply, ScriptedModel};

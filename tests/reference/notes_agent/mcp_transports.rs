@@ -3,7 +3,7 @@
 //! server spawned and kept, and name prefixing when two servers clash.
 
 use serde_json::json;
-use tracer::reference::agent::{McpServerSpec, ModelApi};
+use tracer_reference::agent::{McpServerSpec, ModelApi};
 
 use std::time::Duration;
 

@@ -11,9 +11,9 @@ use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
 use serde_json::{Value, json};
 use tokio::sync::Notify;
-use tracer::reference::agent::ModelApi;
-use tracer::reference::agent::config::DEFAULT_SYSTEM_PROMPT;
-use tracer::wire::stream::SseDecoder;
+use tracer_reference::agent::ModelApi;
+use tracer_reference::agent::config::DEFAULT_SYSTEM_PROMPT;
+use tracer_wire::stream::SseDecoder;
 
 use super::harness::{LIMIT, NotesServerHandle, closed_port_url, config, send, start_agent};
 use super::scripted_model::{Dialect, Reply, ScriptedModel};

@@ -19,7 +19,7 @@ use hyper_util::rt::TokioIo;
 use serde_json::{Value, json};
 use tokio::net::TcpListener;
 use tokio::sync::{Notify, mpsc};
-use tracer::reference::agent::replies::ChannelBody;
+use tracer_reference::agent::replies::ChannelBody;
 
 use super::scripted_checks::check_request;
 use super::scripted_replies::{ollama_lines, ollama_whole, openai_events, openai_whole};

@@ -4,8 +4,8 @@
 use std::collections::HashSet;
 
 use serde_json::json;
-use tracer::reference::agent::{McpServerSpec, ModelApi};
-use tracer::wire::trace_context::TraceParent;
+use tracer_reference::agent::{McpServerSpec, ModelApi};
+use tracer_wire::trace_context::TraceParent;
 
 use super::harness::{NotesServerHandle, ask_with, config, start_agent};
 use super::mcp_proxy::McpProxy;

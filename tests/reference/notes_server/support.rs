@@ -6,7 +6,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
-use tracer::reference::notes_server::{self, NotesServer, NotesServerConfig};
+use tracer_reference::notes_server::{self, NotesServer, NotesServerConfig};
 
 pub const MODERN: &str = "2026-07-28";
 
