@@ -14,6 +14,7 @@ pub mod forward_roles;
 mod headers;
 mod intercept;
 mod listen_error;
+mod live_tap;
 mod loop_guard;
 mod prefixed;
 mod server;
@@ -38,6 +39,7 @@ pub use forward_proxy::{
     DEFAULT_HANDSHAKE_TIMEOUT, ForwardLimits, ForwardSettings, default_max_connections,
 };
 pub use listen_error::ListenError;
+pub use live_tap::LiveTap;
 pub use server::{Proxy, ProxyStats};
 
 /// One listener of the proxy: a name, where it listens, where it forwards, and who is upstream.
@@ -136,7 +138,7 @@ fn parse_upstream(given: &str) -> Result<http::Uri, String> {
 }
 
 /// How the proxy behaves, whatever its routes.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct ProxySettings {
     /// Bytes of each body kept in the record; the rest is forwarded and counted.
     pub max_body: usize,
@@ -151,6 +153,23 @@ pub struct ProxySettings {
     pub shutdown_grace: Duration,
     /// Trust and address pins for `https://` upstreams.
     pub upstream_tls: tls::UpstreamTls,
+    /// Told of each answer's kept bytes as they pass (`tracer ui`'s streaming view); answers
+    /// with a Content-Encoding are not told (their kept bytes are compressed).
+    pub live: Option<std::sync::Arc<dyn LiveTap>>,
+}
+
+impl std::fmt::Debug for ProxySettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ProxySettings")
+            .field("max_body", &self.max_body)
+            .field("upstream_timeout", &self.upstream_timeout)
+            .field("redact", &self.redact)
+            .field("max_chunks", &self.max_chunks)
+            .field("shutdown_grace", &self.shutdown_grace)
+            .field("upstream_tls", &self.upstream_tls)
+            .field("live", &self.live.is_some())
+            .finish()
+    }
 }
 
 impl Default for ProxySettings {
@@ -162,6 +181,7 @@ impl Default for ProxySettings {
             max_chunks: 100_000,
             shutdown_grace: Duration::from_secs(30),
             upstream_tls: tls::UpstreamTls::default(),
+            live: None,
         }
     }
 }

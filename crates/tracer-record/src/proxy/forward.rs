@@ -219,6 +219,15 @@ pub(crate) async fn handle_at(
         .is_some()
         .then(|| PieceOut::new(ctx.recorder.clone(), id.clone(), BodySide::Response));
     let unmeasured = framing.unmeasured();
+    // A live viewer reads the answer as it comes, when it is not compressed.
+    let live = settings
+        .live
+        .clone()
+        .filter(|_| !response_parts.headers.contains_key(http::header::CONTENT_ENCODING))
+        .map(|tap| super::live_tap::HopTap {
+            tap,
+            hop_id: id.clone(),
+        });
     let response_body = TeeBody::with_callback(
         upstream_body,
         clock,
@@ -248,6 +257,7 @@ pub(crate) async fn handle_at(
     }
     .with_redactor(response_redactor)
     .with_end_watch(end_watch)
+    .with_live(live)
     .end_cleanly_after_end_event(unmeasured);
     let response_body = if status == 304 && response_parts.headers.contains_key(CONTENT_LENGTH) {
         // hyper drops the Content-Length of a bodiless answer unless its body might have bytes.

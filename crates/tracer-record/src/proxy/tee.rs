@@ -147,6 +147,8 @@ where
     end_watch: Option<EndWatch>,
     /// A body that breaks off after its stream's end event ends cleanly instead.
     clean_end_after_event: bool,
+    /// Told of the kept bytes as they pass (None: nobody is watching live).
+    live: Option<super::live_tap::HopTap>,
     /// Called once, synchronously, when the body ends or is dropped.
     done: Option<Box<dyn FnOnce(Captured) + Send>>,
 }
@@ -191,6 +193,7 @@ where
             redactor: None,
             end_watch: None,
             clean_end_after_event: false,
+            live: None,
             done: Some(Box::new(done)),
         }
     }
@@ -205,6 +208,12 @@ where
     /// Keeps the copy redacted by `redactor` (the bytes passed on are never changed).
     pub(crate) fn with_redactor(mut self, redactor: Option<BodyRedactor>) -> Self {
         self.redactor = redactor;
+        self
+    }
+
+    /// Tells `live` of the kept bytes (redacted as they are kept) as they pass.
+    pub(crate) fn with_live(mut self, live: Option<super::live_tap::HopTap>) -> Self {
+        self.live = live;
         self
     }
 
@@ -237,9 +246,15 @@ where
             .max_body
             .saturating_sub(seen.pieced + seen.body.bytes.len());
         let keep = room.min(data.len());
+        let before = seen.body.bytes.len();
         match self.redactor.as_mut() {
             Some(redactor) => redactor.feed(&data[..keep], &mut seen.body.bytes),
             None => seen.body.bytes.extend_from_slice(&data[..keep]),
+        }
+        if let Some(live) = &self.live
+            && seen.body.bytes.len() > before
+        {
+            live.tap.answer_bytes(&live.hop_id, &seen.body.bytes[before..]);
         }
         if keep < data.len() {
             seen.body.truncated = true;

@@ -50,3 +50,45 @@ async fn dropping_early_reports_dropped() {
     assert_eq!(seen.outcome, BodyOutcome::Dropped);
     assert_eq!(seen.body.bytes, b"a");
 }
+
+/// A tap that writes down what it is told.
+#[derive(Default)]
+struct Notebook(std::sync::Mutex<Vec<(String, Vec<u8>)>>);
+
+impl super::super::live_tap::LiveTap for Notebook {
+    fn answer_bytes(&self, hop_id: &str, bytes: &[u8]) {
+        self.0.lock().unwrap().push((hop_id.to_string(), bytes.to_vec()));
+    }
+}
+
+#[tokio::test]
+async fn a_live_tap_is_told_each_kept_chunk_as_it_passes_and_no_more_than_is_kept() {
+    let chunks: Vec<Result<Frame<Bytes>, std::convert::Infallible>> = vec![
+        Ok(Frame::data(Bytes::from_static(b"data: one\n\n"))),
+        Ok(Frame::data(Bytes::from_static(b"data: two\n\n"))),
+        Ok(Frame::data(Bytes::from_static(b"data: three\n\n"))),
+    ];
+    let notebook = std::sync::Arc::new(Notebook::default());
+    let body = StreamBody::new(futures_util::stream::iter(chunks));
+    let (tee, _rx) = TeeBody::new(body, HopClock::start(), 16, 10);
+    let mut tee = tee.with_live(Some(super::super::live_tap::HopTap {
+        tap: notebook.clone(),
+        hop_id: "h1".into(),
+    }));
+    // Told before the reader has the next frame: the first chunk is there after one poll.
+    tee.frame().await.unwrap().unwrap();
+    assert_eq!(
+        notebook.0.lock().unwrap().clone(),
+        vec![("h1".to_string(), b"data: one\n\n".to_vec())]
+    );
+    while tee.frame().await.is_some() {}
+    let told: Vec<u8> = notebook
+        .0
+        .lock()
+        .unwrap()
+        .iter()
+        .flat_map(|(_, bytes)| bytes.clone())
+        .collect();
+    // 16 bytes are kept: the tap is told those, not what passes beyond the record's bound.
+    assert_eq!(told, b"data: one\n\ndata:");
+}
