@@ -16,6 +16,7 @@ FLOORS = [
     ["tracer-store", "tracer-trace", "tracer-reference"],
     ["tracer-live", "tracer-record"],
     ["tracer-export"],
+    ["tracer-web"],
     ["tracer"],
 ]
 # What a crate must never use, whatever its floor.
@@ -23,6 +24,9 @@ FORBIDDEN = {
     "tracer-wire": {"tokio", "sqlx", "hyper"},
     "tracer-trace": {"tokio", "sqlx", "hyper", "tracer-store"},
     "tracer-reference": {"tracer-store", "tracer-trace"},
+    # The web UI reads the database; it never starts a recording or a reference process (the
+    # app hands it what a recording tells: `LiveFeed`).
+    "tracer-web": {"tracer-record", "tracer-reference"},
 }
 
 

@@ -28,8 +28,9 @@ mod show_changes;
 mod show_stderr;
 mod stdout_text;
 mod tables;
-mod trace_entries;
 mod tui_cmd;
+mod ui_beside;
+mod ui_cmd;
 mod up_cmd;
 mod wrap_cmd;
 
@@ -127,6 +128,8 @@ pub enum Command {
     Wrap(WrapArgs),
     /// Browse traces live in the terminal: the list, each trace's sequence diagram and messages
     Tui(TuiArgs),
+    /// Serve the live web UI over the database: sessions, traces, each message explained, diff
+    Ui(ui_cmd::UiArgs),
     /// Step through one trace's messages in the order they happened
     Replay(ReplayArgs),
     /// Write a trace as a hop log (json), HAR, OpenTelemetry (otlp), Mermaid, a Markdown or HTML handout
@@ -207,6 +210,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Export(args) => export_cmd::run(&db, args).await,
         Command::ServeReplay(args) => serve_replay_cmd::run(args).await,
         Command::Tui(args) => tui_cmd::run(&db, args).await,
+        Command::Ui(args) => ui_cmd::run(&db, args).await,
         Command::Replay(args) => replay_cmd::run(&db, args).await,
         Command::Diff(args) => diff_cmd::run(&db, args).await,
         Command::Rerun(args) => rerun_cmd::run(&db, args).await,

@@ -73,6 +73,7 @@ pub async fn run(
         model_name: model_name.to_string(),
         notes_file: notes.clone(),
         redact,
+        live: None,
     };
     let topology = Topology::start(spec, store.clone()).await?;
     let reply = ask(&topology.agent_url(), BUY_MILK_MESSAGE).await;

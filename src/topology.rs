@@ -23,7 +23,7 @@ use tracer_serve::{Shutdown, StopLevel, StopSwitch, StopWatch};
 use tracer_store::{Store, WriterReport};
 
 /// Where everything listens. Port 0 picks a free port.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct TopologySpec {
     /// The proxy's agent route: what the user calls (the article's 8081).
     pub agent: SocketAddr,
@@ -40,6 +40,8 @@ pub struct TopologySpec {
     pub notes_file: PathBuf,
     /// Secrets redacted in the record (`--no-redact` turns it off).
     pub redact: bool,
+    /// Told of each answer as it passes (the web UI's streaming view, `tracer up --ui`).
+    pub live: Option<std::sync::Arc<dyn tracer_record::proxy::LiveTap>>,
 }
 
 /// What the model route forwards to.
@@ -139,6 +141,7 @@ impl Topology {
         ];
         let settings = ProxySettings {
             redact: spec.redact,
+            live: spec.live.clone(),
             ..ProxySettings::default()
         };
         let outer_proxy = Proxy::bind(vec![agent_route], settings.clone())

@@ -192,6 +192,8 @@ pub struct UpArgs {
     pub redaction: Redaction,
     #[command(flatten)]
     pub otlp: otlp_args::OtlpArgs,
+    #[command(flatten)]
+    pub ui: super::ui_beside::UiFlag,
 }
 
 #[derive(Debug, Args)]
@@ -244,6 +246,8 @@ pub struct ProxyArgs {
 
     #[command(flatten)]
     pub otlp: otlp_args::OtlpArgs,
+    #[command(flatten)]
+    pub ui: super::ui_beside::UiFlag,
     /// A PEM file of CA certificates to trust for https:// upstreams, beside the system's roots
     /// (repeatable)
     #[arg(long = "upstream-ca", value_name = "FILE")]

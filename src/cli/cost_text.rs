@@ -5,9 +5,8 @@ use std::path::Path;
 
 use anyhow::Context;
 
-use tracer_export::hop_log::{CostEntry, TokenEntry, TraceEntry};
-use tracer_trace::TokenCounts;
-use tracer_trace::account::cost::{CostSum, estimate_label};
+use tracer_export::hop_log::{CostEntry, TokenEntry};
+use tracer_trace::account::cost::estimate_label;
 use tracer_trace::account::prices::PriceTable;
 use tracer_trace::account::tokens::thousands;
 
@@ -22,24 +21,6 @@ pub fn install_prices(path: &Path) -> anyhow::Result<()> {
     let extra = PriceTable::parse(&text, &name).with_context(|| path.display().to_string())?;
     tracer_trace::account::prices::install(PriceTable::vendored().extended_by(extra));
     Ok(())
-}
-
-/// The tokens and cost of many traces, summed (a session's).
-pub fn summed(traces: &[TraceEntry]) -> (Option<TokenEntry>, Option<CostEntry>) {
-    let tokens = TokenCounts::sum(
-        traces
-            .iter()
-            .filter_map(|t| t.tokens.map(|t| t.counts()))
-            .collect::<Vec<_>>()
-            .iter(),
-    );
-    let mut cost = CostSum::default();
-    for trace in traces {
-        if let Some(entry) = &trace.cost {
-            cost.add_sum(&entry.sum());
-        }
-    }
-    (TokenEntry::of(&tokens), CostEntry::of_sum(&cost))
 }
 
 /// `billed across 2 calls: 75,007 in · 174 out, ≈ $0.1888 (estimate at list prices, LiteLLM

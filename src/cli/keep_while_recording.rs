@@ -1,11 +1,11 @@
 //! What `tracer proxy` and `tracer run` keep while they record, so the first reader after a
 //! long session parses nothing: each large model request's reading as it ends
 //! (`tracer_live::readings_as_recorded`), and, once a trace has been quiet for a moment, what
-//! `tracer ls` lists of it (`trace_entries`); and the recording they start with it.
+//! `tracer ls` lists of it (`tracer_export::listing`); and the recording they start with it.
 
 use std::time::Duration;
 
-use super::trace_entries::trace_entry;
+use tracer_export::listing::trace_entry;
 use tracer_live::readings_as_recorded::RecordedReadings;
 use tracer_record::recording::{Beside, Recording};
 use tracer_store::{Store, StoreError};

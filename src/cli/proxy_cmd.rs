@@ -10,6 +10,7 @@ use anyhow::{Context, bail};
 use super::ProxyArgs;
 use super::keep_while_recording::start_recording;
 use super::stdout_text::{out, outln};
+use super::ui_beside::{UiBeside, tap_of};
 use tracer_export::exporter::start_configured as start_exporter;
 use tracer_record::ca::{CertAuthority, Created, ca_dir};
 use tracer_record::proxy::announce::announcing;
@@ -40,7 +41,7 @@ pub async fn run(db: &Path, args: ProxyArgs) -> anyhow::Result<ExitCode> {
                 args.upstream_timeout
             )
         })?;
-    let settings = ProxySettings {
+    let mut settings = ProxySettings {
         max_body: args.max_body,
         upstream_timeout,
         redact: args.redaction.redact(),
@@ -54,6 +55,11 @@ pub async fn run(db: &Path, args: ProxyArgs) -> anyhow::Result<ExitCode> {
     let shutdown = shutdown_on_signals("tracer");
     let otlp = args.otlp.config()?;
     let store = Store::open(db).await?;
+    let ui = UiBeside::start(&args.ui, &store).await?;
+    if let Some(ui) = &ui {
+        ui.say();
+    }
+    settings.live = tap_of(ui.as_ref());
     let intercept = args.intercept;
     let mut proxy = Proxy::bind(routes, settings).await?;
     if let Some(listen) = args.forward {
@@ -108,6 +114,9 @@ pub async fn run(db: &Path, args: ProxyArgs) -> anyhow::Result<ExitCode> {
     if let Some(exporter) = exporter {
         let report = exporter.finish(tracer_export::exporter::FINISH_GRACE).await;
         tracer_serve::say!("tracer: {}", report.line());
+    }
+    if let Some(ui) = ui {
+        ui.finish().await;
     }
     store.close().await;
     tracer_serve::say!(

@@ -15,6 +15,7 @@ use tokio::sync::oneshot;
 use super::keep_while_recording::start_recording;
 use super::otlp_args::OtlpArgs;
 use super::run_report::{Report, ReportStyle};
+use super::ui_beside::{UiBeside, tap_of};
 use super::{Redaction, parse_route};
 use crate::run::agents::{AgentContext, KnownAgent, Override, WrapCommand, prepare};
 use crate::run::hosts::{KNOWN_MODEL_HOSTS, hosts_in_env_and_args, url_host};
@@ -71,6 +72,8 @@ pub struct RunArgs {
     pub redaction: Redaction,
     #[command(flatten)]
     pub otlp: OtlpArgs,
+    #[command(flatten)]
+    pub ui: super::ui_beside::UiFlag,
 
     /// The program to run and its arguments, after `--`
     #[arg(last = true, required = true, value_name = "COMMAND")]
@@ -139,7 +142,9 @@ pub async fn run(db: &Path, args: RunArgs) -> anyhow::Result<ExitCode> {
         args.intercept.clone()
     };
 
+    let ui = UiBeside::start(&args.ui, &store).await?;
     let settings = ProxySettings {
+        live: tap_of(ui.as_ref()),
         max_body: args.max_body,
         redact: args.redaction.redact(),
         upstream_tls: UpstreamTls {
@@ -175,6 +180,9 @@ pub async fn run(db: &Path, args: RunArgs) -> anyhow::Result<ExitCode> {
         "{}",
         first_line(&db, program, &intercept, &coverage, &proxy.routes())
     );
+    if let Some(ui) = &ui {
+        ui.say();
+    }
 
     let exporter = tracer_export::exporter::start_configured(otlp, &store, false);
     let recording = start_recording(&store, Some(run_id.clone()))?;
@@ -252,6 +260,9 @@ pub async fn run(db: &Path, args: RunArgs) -> anyhow::Result<ExitCode> {
     }
     .print(&store, style)
     .await?;
+    if let Some(ui) = ui {
+        ui.finish().await;
+    }
     store.close().await;
     drop(scratch);
     Ok(ExitCode::from(code))

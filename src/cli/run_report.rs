@@ -10,8 +10,8 @@ use serde_json::json;
 
 use super::show::render;
 use super::tables::trace_table;
-use super::trace_entries::list_traces;
 use tracer_export::hop_log::HopLog;
+use tracer_export::listing::list_traces;
 use tracer_store::{HopListing, Store};
 use tracer_trace::words::plural;
 use tracer_wire::safe_text::{json_text, multi_line, one_line};

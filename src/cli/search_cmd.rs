@@ -5,12 +5,9 @@
 use std::path::Path;
 use std::process::ExitCode;
 
-use serde_json::json;
-
 use super::SearchArgs;
 use super::stdout_text::{emit_json, outln};
 use super::tables::{started, started_width};
-use tracer_export::body_text::iso8601_utc;
 use tracer_live::correlate::group_new_hops;
 use tracer_live::search::{SearchReport, search};
 use tracer_store::Store;
@@ -35,7 +32,7 @@ pub async fn run(db: &Path, args: SearchArgs) -> anyhow::Result<ExitCode> {
     store.close().await;
     let found = !report.traces.is_empty();
     if args.json {
-        emit_json(&as_json(&report))?;
+        emit_json(&tracer_export::listing::search_json(&report))?;
     } else {
         print_text(&report)?;
     }
@@ -43,30 +40,6 @@ pub async fn run(db: &Path, args: SearchArgs) -> anyhow::Result<ExitCode> {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
-    })
-}
-
-/// `{"text", "traces": [{"id", "title", "started", "in_title", "messages": [{"number",
-/// "direction", "excerpt"}]}], "more", "ungrouped_hops"}`.
-fn as_json(report: &SearchReport) -> serde_json::Value {
-    let traces: Vec<serde_json::Value> = report
-        .traces
-        .iter()
-        .map(|trace| {
-            json!({
-                "id": trace.id,
-                "title": trace.title,
-                "started": iso8601_utc(trace.started_unix_ns),
-                "in_title": trace.in_title,
-                "messages": trace.messages,
-            })
-        })
-        .collect();
-    json!({
-        "text": report.text,
-        "traces": traces,
-        "more": report.more,
-        "ungrouped_hops": report.ungrouped_hops,
     })
 }
 

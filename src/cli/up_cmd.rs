@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use super::UpArgs;
 use super::proxy_cmd::route_table;
 use super::stdout_text::{out, outln};
+use super::ui_beside::{UiBeside, tap_of};
 use crate::demo::ollama_has_model;
 use crate::topology::{ModelUpstream, Topology, TopologySpec};
 use tracer_export::exporter::start_configured as start_exporter;
@@ -38,11 +39,17 @@ pub async fn run(db: &Path, args: UpArgs) -> anyhow::Result<ExitCode> {
         model_name: args.model.clone(),
         notes_file: args.notes.clone(),
         redact: args.redaction.redact(),
+        live: None,
     };
     // Heard from before anything listens: a signal never finds the default action.
     let shutdown = tracer_serve::stop_signal::shutdown_on_signals("tracer up");
     let otlp = args.otlp.config()?;
     let store = Store::open(db).await?;
+    let ui = UiBeside::start(&args.ui, &store).await?;
+    let spec = TopologySpec {
+        live: tap_of(ui.as_ref()),
+        ..spec
+    };
     let mut topology = Topology::start(spec, store.clone()).await?;
     topology.announce_routes();
     if tracer_serve::reachable_from_elsewhere(at(args.agent_port)) {
@@ -76,8 +83,14 @@ pub async fn run(db: &Path, args: UpArgs) -> anyhow::Result<ExitCode> {
     outln!("  tracer --db {} ls", db.display())?;
     outln!("  tracer --db {} tui", db.display())?;
     outln!("Ctrl-C to stop.")?;
+    if let Some(ui) = &ui {
+        ui.say();
+    }
     let exporter = start_exporter(otlp, &store, false);
     let report = topology.run_until(shutdown).await?;
+    if let Some(ui) = ui {
+        ui.finish().await;
+    }
     if let Some(exporter) = exporter {
         let report = exporter.finish(tracer_export::exporter::FINISH_GRACE).await;
         tracer_serve::say!("tracer up: {}", report.line());

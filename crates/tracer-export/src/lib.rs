@@ -14,6 +14,9 @@
 // tracer's own format: the JSON hop log, written and read back.
 pub mod hop_log;
 
+// What the listings say of traces and sessions (`ls`, `search --json`, the web UI).
+pub mod listing;
+
 // Other programs' formats: HAR, OpenTelemetry (OTLP/JSON and protobuf), Mermaid and the
 // Markdown handout, the HTML handout.
 pub mod har;

@@ -1,5 +1,5 @@
-//! SQL for browsing (the TUI): the newest traces first, so a big database shows its first screen
-//! before the whole list is read.
+//! SQL for browsing (the TUI, the web UI): the newest traces first a page at a time, so a big
+//! database shows its first screen before the whole list is read; and what changed lately.
 
 use super::traces::TraceRow;
 use super::{Result, Store};
@@ -16,4 +16,61 @@ impl Store {
         .await?;
         Ok(rows.iter().filter_map(|row| self.readable(row)).collect())
     }
+
+    /// At most `limit` traces after the newest `offset`, newest first: one page of a listing.
+    pub async fn traces_page(&self, offset: i64, limit: i64) -> Result<Vec<TraceRow>> {
+        let rows = sqlx::query(
+            "select id, title, kind, started_unix_ns, ended_unix_ns, created_by
+             from traces order by started_unix_ns desc, id limit ?1 offset ?2",
+        )
+        .bind(limit)
+        .bind(offset)
+        .fetch_all(self.pool())
+        .await?;
+        Ok(rows.iter().filter_map(|row| self.readable(row)).collect())
+    }
+
+    /// How many traces are stored.
+    pub async fn trace_count(&self) -> Result<i64> {
+        Ok(sqlx::query_scalar("select count(*) from traces")
+            .fetch_one(self.pool())
+            .await?)
+    }
+
+    /// The `seq` of the newest hop stored, 0 when there is none.
+    pub async fn newest_seq(&self) -> Result<i64> {
+        let newest: Option<i64> = sqlx::query_scalar("select max(seq) from hops")
+            .fetch_one(self.pool())
+            .await?;
+        Ok(newest.unwrap_or(0))
+    }
+
+    /// The hops stored after `seq`, and the hops `ids` names however old, as marks (at most
+    /// `limit`, in arrival order): what a watcher needs to tell that a hop came, ended or moved
+    /// to another trace, without reading a body.
+    pub async fn hop_marks(&self, seq: i64, ids: &[String], limit: i64) -> Result<Vec<HopMark>> {
+        let ids = serde_json::to_string(ids).unwrap_or_else(|_| "[]".into());
+        Ok(sqlx::query_as(
+            "select seq, id, trace_id, state from hops
+             where seq > ?1 or id in (select value from json_each(?2))
+             order by seq limit ?3",
+        )
+        .bind(seq)
+        .bind(ids)
+        .bind(limit)
+        .fetch_all(self.pool())
+        .await?)
+    }
+}
+
+/// Where a hop stands, as a watcher follows it.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct HopMark {
+    /// Its place in arrival order.
+    pub seq: i64,
+    pub id: String,
+    /// Its trace, once grouping gave it one.
+    pub trace_id: Option<String>,
+    /// `in_flight`, `complete`, `failed`, ...
+    pub state: String,
 }

@@ -31,7 +31,7 @@ pub mod exports;
 // each of the impl blocks on `Store` in these files runs.
 mod body_chunks;
 mod body_pieces;
-mod browse;
+pub mod browse;
 mod chunking;
 mod hop_columns;
 mod hop_insert;

@@ -72,7 +72,8 @@ pub struct Body {
 }
 
 impl Body {
-    pub(crate) fn encode(capture: &BodyCapture) -> Self {
+    /// A recorded body as the hop log holds it (JSON embedded, else text, else base64).
+    pub fn encode(capture: &BodyCapture) -> Self {
         let mut body = Self {
             length: capture.total_len,
             truncated: capture.truncated,

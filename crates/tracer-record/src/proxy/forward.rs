@@ -223,7 +223,11 @@ pub(crate) async fn handle_at(
     let live = settings
         .live
         .clone()
-        .filter(|_| !response_parts.headers.contains_key(http::header::CONTENT_ENCODING))
+        .filter(|_| {
+            !response_parts
+                .headers
+                .contains_key(http::header::CONTENT_ENCODING)
+        })
         .map(|tap| super::live_tap::HopTap {
             tap,
             hop_id: id.clone(),

@@ -254,7 +254,8 @@ where
         if let Some(live) = &self.live
             && seen.body.bytes.len() > before
         {
-            live.tap.answer_bytes(&live.hop_id, &seen.body.bytes[before..]);
+            live.tap
+                .answer_bytes(&live.hop_id, &seen.body.bytes[before..]);
         }
         if keep < data.len() {
             seen.body.truncated = true;

@@ -57,7 +57,10 @@ struct Notebook(std::sync::Mutex<Vec<(String, Vec<u8>)>>);
 
 impl super::super::live_tap::LiveTap for Notebook {
     fn answer_bytes(&self, hop_id: &str, bytes: &[u8]) {
-        self.0.lock().unwrap().push((hop_id.to_string(), bytes.to_vec()));
+        self.0
+            .lock()
+            .unwrap()
+            .push((hop_id.to_string(), bytes.to_vec()));
     }
 }
 
