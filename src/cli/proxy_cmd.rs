@@ -56,9 +56,6 @@ pub async fn run(db: &Path, args: ProxyArgs) -> anyhow::Result<ExitCode> {
     let otlp = args.otlp.config()?;
     let store = Store::open(db).await?;
     let ui = UiBeside::start(&args.ui, &store).await?;
-    if let Some(ui) = &ui {
-        ui.say();
-    }
     settings.live = tap_of(ui.as_ref());
     let intercept = args.intercept;
     let mut proxy = Proxy::bind(routes, settings).await?;
@@ -99,6 +96,10 @@ pub async fn run(db: &Path, args: ProxyArgs) -> anyhow::Result<ExitCode> {
     }
     warn_open_listeners(&proxy.routes(), proxy.forward_addr());
     print_route_table(&proxy.routes(), proxy.forward_addr(), &intercept, db)?;
+    // Said once every route listens: what the page shows can be recorded.
+    if let Some(ui) = &ui {
+        ui.say();
+    }
     let mut recording = start_recording(&store, None)?;
     recording.add(announcing(proxy.routes()));
     let exporter = start_exporter(otlp, &store, false);

@@ -74,3 +74,5 @@ mod tui_side_call_status;
 mod tui_side_calls;
 mod tui_store;
 mod tui_timing;
+mod ui_live;
+mod ui_server;
