@@ -95,10 +95,12 @@ fn the_readme_first_screen_names_the_article_and_runs_as_printed() {
     drop(closed);
     let mut ran = Vec::new();
     for line in &lines {
-        // An agent to run and a terminal to draw on are not here; a release build and every
-        // test are the fresh machine's commands (tests/faces/demo.rs runs the demo).
+        // An agent to run, a terminal to draw on and a browser for the page are not here; a
+        // release build and every test are the fresh machine's commands (tests/faces/demo.rs
+        // runs the demo, tests/faces/ui_server.rs the page's server).
         if line.starts_with("tracer run ")
             || line.contains(" tui")
+            || line.starts_with("tracer ui")
             || line.starts_with("cargo run --release -- demo")
             || line.starts_with("bash scripts/test")
         {
