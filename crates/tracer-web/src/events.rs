@@ -192,6 +192,21 @@ impl EventHub {
 }
 
 #[cfg(test)]
+impl EventHub {
+    /// A bare subscription (the tests of what is published).
+    pub(crate) fn inner_subscribe(&self) -> broadcast::Receiver<Arc<Event>> {
+        self.inner.sender.subscribe()
+    }
+}
+
+#[cfg(test)]
+impl Event {
+    pub(crate) fn data_for_tests(&self) -> &str {
+        &self.data
+    }
+}
+
+#[cfg(test)]
 mod tests {
     use super::*;
 
@@ -234,20 +249,5 @@ mod tests {
         }
         drop(receiver);
         assert!(!hub.followed());
-    }
-}
-
-#[cfg(test)]
-impl EventHub {
-    /// A bare subscription (the tests of what is published).
-    pub(crate) fn inner_subscribe(&self) -> broadcast::Receiver<Arc<Event>> {
-        self.inner.sender.subscribe()
-    }
-}
-
-#[cfg(test)]
-impl Event {
-    pub(crate) fn data_for_tests(&self) -> &str {
-        &self.data
     }
 }

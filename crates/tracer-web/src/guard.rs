@@ -34,9 +34,9 @@ pub(crate) async fn check(
     request: Request,
     next: Next,
 ) -> Response {
-    let mut response = match guard.admit(&request) {
-        Ok(()) => next.run(request).await,
-        Err(refused) => refused,
+    let mut response = match guard.refusal(&request) {
+        None => next.run(request).await,
+        Some(refused) => refused,
     };
     let headers = response.headers_mut();
     headers.insert(
@@ -64,11 +64,11 @@ pub(crate) async fn check(
 }
 
 impl Guard {
-    /// Ok, or the answer refusing the request.
-    fn admit(&self, request: &Request) -> Result<(), Response> {
+    /// The answer refusing the request, or None when it may go on.
+    fn refusal(&self, request: &Request) -> Option<Response> {
         if request.method() != Method::GET && request.method() != Method::HEAD {
             // Nothing here changes anything: no state-changing request, so no CSRF to guard.
-            return Err(refused(
+            return Some(refused(
                 StatusCode::METHOD_NOT_ALLOWED,
                 "tracer ui only reads",
             ));
@@ -79,13 +79,13 @@ impl Guard {
             .and_then(|h| h.to_str().ok())
             .unwrap_or_default();
         if !self.host_allowed(host) {
-            return Err(refused(
+            return Some(refused(
                 StatusCode::FORBIDDEN,
                 "tracer ui answers only to its own address (Host header refused)",
             ));
         }
         let Some(token) = &self.token else {
-            return Ok(());
+            return None;
         };
         if let Some(given) = query_token(request.uri().query())
             && same(given, token)
@@ -100,12 +100,12 @@ impl Guard {
             if let Ok(cookie) = HeaderValue::from_str(&cookie) {
                 response.headers_mut().insert(header::SET_COOKIE, cookie);
             }
-            return Err(response);
+            return Some(response);
         }
         if cookie_token(request).is_some_and(|given| same(given, token)) {
-            return Ok(());
+            return None;
         }
-        Err(refused(
+        Some(refused(
             StatusCode::UNAUTHORIZED,
             "this tracer ui needs its token: open the URL it printed (…/?token=…)",
         ))

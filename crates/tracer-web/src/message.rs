@@ -186,10 +186,7 @@ mod tests {
     use super::*;
 
     fn sse_headers() -> Vec<Header> {
-        vec![Header::new(
-            "content-type".into(),
-            b"text/event-stream".as_slice(),
-        )]
+        vec![Header::new("content-type", b"text/event-stream".as_slice())]
     }
 
     #[test]
@@ -217,10 +214,7 @@ mod tests {
 
     #[test]
     fn other_bodies_have_no_events() {
-        let headers = vec![Header::new(
-            "content-type".into(),
-            b"application/json".as_slice(),
-        )];
+        let headers = vec![Header::new("content-type", b"application/json".as_slice())];
         assert_eq!(events(&headers, b"{}", None), Value::Null);
     }
 }
