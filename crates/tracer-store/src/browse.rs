@@ -45,21 +45,33 @@ impl Store {
         Ok(newest.unwrap_or(0))
     }
 
-    /// The hops stored after `seq`, and the hops `ids` names however old, as marks (at most
-    /// `limit`, in arrival order): what a watcher needs to tell that a hop came, ended or moved
+    /// The hops stored after `seq` (at most `limit`), and the hops `ids` names however old, as
+    /// marks in arrival order: what a watcher needs to tell that a hop came, ended or moved
     /// to another trace, without reading a body.
     pub async fn hop_marks(&self, seq: i64, ids: &[String], limit: i64) -> Result<Vec<HopMark>> {
-        let ids = serde_json::to_string(ids).unwrap_or_else(|_| "[]".into());
-        Ok(sqlx::query_as(
-            "select seq, id, trace_id, state from hops
-             where seq > ?1 or id in (select value from json_each(?2))
-             order by seq limit ?3",
+        // Two lookups, each by its index (the row id, the unique id): an `or` of the two
+        // would read the whole table.
+        let mut marks: Vec<HopMark> = sqlx::query_as(
+            "select seq, id, trace_id, state from hops where seq > ?1 order by seq limit ?2",
         )
         .bind(seq)
-        .bind(ids)
         .bind(limit)
         .fetch_all(self.pool())
-        .await?)
+        .await?;
+        if !ids.is_empty() {
+            let ids = serde_json::to_string(ids).unwrap_or_else(|_| "[]".into());
+            let watched: Vec<HopMark> = sqlx::query_as(
+                "select seq, id, trace_id, state from hops
+                 where id in (select value from json_each(?1)) and seq <= ?2",
+            )
+            .bind(ids)
+            .bind(seq)
+            .fetch_all(self.pool())
+            .await?;
+            marks.extend(watched);
+            marks.sort_by_key(|mark| mark.seq);
+        }
+        Ok(marks)
     }
 }
 
