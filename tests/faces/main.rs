@@ -45,6 +45,7 @@ mod interop_chromium_layout;
 mod interop_mcp;
 mod interop_phoenix;
 mod interop_tracer;
+mod interop_ui;
 mod log_lines;
 mod long_session_html;
 mod mcp_agent;

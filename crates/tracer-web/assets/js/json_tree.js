@@ -1,6 +1,6 @@
 // A collapsible JSON tree, built lazily: a node's children are made only when it is opened.
 
-import { h, on } from './dom.js';
+import { h, on, visible } from './dom.js';
 
 const CHUNK = 200;
 const LONG_STRING = 600;
@@ -18,7 +18,7 @@ function leaf(value) {
     const shown = h('span', { class: 'jt-str' }, JSON.stringify(value.slice(0, LONG_STRING)).slice(0, -1) + '…"');
     const more = h('button', { type: 'button', class: 'link' }, `show all ${value.length.toLocaleString('en-US')} characters`);
     on(more, 'click', () => {
-      shown.textContent = JSON.stringify(value);
+      shown.textContent = visible(JSON.stringify(value));
       more.remove();
     });
     return h('span', null, shown, ' ', more);

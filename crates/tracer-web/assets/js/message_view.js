@@ -1,6 +1,6 @@
 // The message pane: one message's words, context, tokens, cost, cache, changes, headers, body, events.
 
-import { h, replace, button } from './dom.js';
+import { h, replace, button, visible } from './dom.js';
 import * as api from './api.js';
 import * as fmt from './format.js';
 import { jsonTree } from './json_tree.js';
@@ -84,7 +84,7 @@ function bodyView(body) {
     if (!body.text.length) return [h('p', { class: 'muted' }, 'empty body')];
     const pre = h('pre', { class: 'mono body-text' }, body.text.slice(0, TEXT_LIMIT));
     const more = body.text.length > TEXT_LIMIT
-      ? button(`show all ${fmt.bytes(body.text.length)}`, (e) => { pre.textContent = body.text; e.target.remove(); }, { class: 'link' })
+      ? button(`show all ${fmt.bytes(body.text.length)}`, (e) => { pre.textContent = visible(body.text); e.target.remove(); }, { class: 'link' })
       : null;
     return [head, pre, more];
   }
@@ -206,7 +206,7 @@ export class MessagePane {
   appendStream(hopId, text) {
     if (!this.entry || this.entry.hop_id !== hopId || !this.stream) return false;
     this.stream.hidden = false;
-    this.stream.appendChild(document.createTextNode(text));
+    this.stream.appendChild(document.createTextNode(visible(text)));
     const max = 400000;
     if (this.stream.textContent.length > max) this.stream.textContent = this.stream.textContent.slice(-max);
     return true;

@@ -1,19 +1,24 @@
 // The "now streaming" strip: answers still streaming that the open message pane does not show.
 
 import { h, replace, routeHref } from './dom.js';
-import { shorten } from './format.js';
 
 const KEEP = 240;
 const hops = new Map(); // hop_id -> {trace, text, timer}
 const traceOf = new Map(); // hop_id -> trace id, from hop events (the newest 500)
 let strip = null;
 
+/** The end of a stream's text on one line (what came last), cut at the start with an ellipsis. */
+function tail(text, max) {
+  const line = String(text).replace(/\s+/g, ' ').trim();
+  return line.length <= max ? line : `…${line.slice(-(max - 1))}`;
+}
+
 function draw() {
   if (!strip) return;
   strip.hidden = hops.size === 0;
   replace(strip, h('span', { class: 'strip-label' }, 'now streaming'),
     [...hops.entries()].slice(-3).map(([hop, s]) => {
-      const words = [h('span', { class: 'mono muted' }, hop.slice(0, 8)), ' ', h('span', { class: 'mono' }, shorten(s.text, 120))];
+      const words = [h('span', { class: 'mono muted' }, hop.slice(0, 8)), ' ', h('span', { class: 'mono' }, tail(s.text, 120))];
       return s.trace ? h('a', { href: routeHref('trace', s.trace), class: 'strip-item' }, words) : h('span', { class: 'strip-item' }, words);
     }));
 }
