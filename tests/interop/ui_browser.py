@@ -509,6 +509,7 @@ def scenario_streaming(run):
     seen = strip_text(page)
     items = strip_items(page)
     check(rest not in seen, f"the strip shows the rest before it was sent: {seen!r}")
+    check("data:" not in seen, f"the strip shows the stream's framing, not its words: {seen!r}")
     check(len(items) == 1, f"{len(items)} items in the strip: {items!r}")
     if run.args.shots:
         Path(run.args.shots).mkdir(parents=True, exist_ok=True)

@@ -3,6 +3,7 @@
 import { startLive, bus } from './js/live.js';
 import { helpOverlay } from './js/help.js';
 import { initStrip, addStream, hopState } from './js/streaming.js';
+import { feed } from './js/stream_words.js';
 import * as listView from './js/list_view.js';
 import * as traceView from './js/trace_view.js';
 import * as diffView from './js/diff_view.js';
@@ -118,8 +119,10 @@ initStrip(document.getElementById('now-streaming'));
 bus.addEventListener('stream', (e) => {
   const d = e.detail || {};
   if (typeof d.hop_id !== 'string' || typeof d.text !== 'string') return;
-  if (current && current.acceptStream && current.acceptStream(d)) return;
-  addStream(d.hop_id, d.text);
+  // The words the stream spells (a model's text), when its events are ones tracer reads.
+  const words = feed(d.hop_id, d.text);
+  if (current && current.acceptStream && current.acceptStream({ ...d, words })) return;
+  addStream(d.hop_id, d.text, words);
 });
 bus.addEventListener('hop', (e) => hopState(e.detail || {}));
 

@@ -202,11 +202,13 @@ export class MessagePane {
       hop && hop.websocket ? wsFrames(hop.websocket, start) : null);
   }
 
-  /** Appends streamed text when it belongs to the shown message's hop; true if it did. */
-  appendStream(hopId, text) {
+  /** Shows streamed text when it belongs to the shown message's hop (the words it spells once
+   *  there are any, else its bytes as they come); true if it did. */
+  appendStream(hopId, text, words) {
     if (!this.entry || this.entry.hop_id !== hopId || !this.stream) return false;
     this.stream.hidden = false;
-    this.stream.appendChild(document.createTextNode(visible(text)));
+    if (words) this.stream.textContent = visible(words);
+    else this.stream.appendChild(document.createTextNode(visible(text)));
     const max = 400000;
     if (this.stream.textContent.length > max) this.stream.textContent = this.stream.textContent.slice(-max);
     return true;

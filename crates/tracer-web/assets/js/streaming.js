@@ -9,7 +9,8 @@ let strip = null;
 
 /** The end of a stream's text on one line (what came last), cut at the start with an ellipsis. */
 function tail(text, max) {
-  const line = String(text).replace(/\s+/g, ' ').trim();
+  // Runs of white space as one space; a word's trailing space kept (the next word comes).
+  const line = String(text).replace(/\s+/g, ' ').replace(/^ /, '');
   return line.length <= max ? line : `…${line.slice(-(max - 1))}`;
 }
 
@@ -29,9 +30,10 @@ export function initStrip(el) {
 }
 
 /** Streamed text of a hop that no open pane took. */
-export function addStream(hopId, text) {
+export function addStream(hopId, text, words) {
   const s = hops.get(hopId) || { trace: traceOf.get(hopId) || null, text: '', timer: null };
-  s.text = (s.text + text).slice(-KEEP);
+  // The words the answer spells once there are any; its bytes until then.
+  s.text = words ? words.slice(-KEEP) : (s.text + text).slice(-KEEP);
   hops.set(hopId, s);
   draw();
 }

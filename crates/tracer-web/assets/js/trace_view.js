@@ -306,7 +306,7 @@ export function mount(root, route) {
       else if (next.number !== selected) select(next.number, 'route');
     },
     acceptStream(data) {
-      return pane.appendStream(data.hop_id, data.text);
+      return pane.appendStream(data.hop_id, data.text, data.words);
     },
     onKey(e) {
       if (!model) return false;
