@@ -46,6 +46,8 @@ mod interop_mcp;
 mod interop_phoenix;
 mod interop_tracer;
 mod interop_ui;
+mod interop_ui_live;
+mod interop_ui_views;
 mod log_lines;
 mod long_session_html;
 mod mcp_agent;
