@@ -225,15 +225,17 @@ fn tracer_ui_says_its_url_first_and_serves_what_the_cli_prints() {
         .unwrap()["number"]
         .as_u64()
         .unwrap();
-    let opened = get(
+    let changes = get(
         &addr,
-        &format!("/api/trace/{BUY_MILK}/message/{second_model}"),
+        &format!("/api/trace/{BUY_MILK}/message/{second_model}/changes"),
     )
     .json();
-    assert!(
-        !opened["changes"]["lines"].as_array().unwrap().is_empty(),
-        "{opened}"
-    );
+    assert_eq!(changes["previous"], 4, "{changes}");
+    let lines = changes["lines"].as_array().unwrap();
+    assert!(!lines.is_empty(), "{changes}");
+    // Any other message has none.
+    let none = get(&addr, &format!("/api/trace/{BUY_MILK}/message/1/changes"));
+    assert_eq!(none.json(), Value::Null);
 
     // Exports, as downloads.
     let html = get(&addr, &format!("/api/trace/{BUY_MILK}/export?format=html"));

@@ -53,6 +53,21 @@ def scenario_reads(run):
         body = page.text_content(body_selector)
         opened_raw = True
     check("buy milk" in body, f"message 8's body does not show 'buy milk': {body[:500]!r}")
+    # Message 8 is the second model request: what changed since request 4, as show --changes says.
+    changes = f'{DETAIL}[data-number="8"] .changes-slot'
+    page.wait_for_function(
+        "sel => (document.querySelector(sel) || {}).textContent?.includes('changes since the previous request (request 4)')",
+        arg=changes,
+    )
+    changes_text = page.text_content(changes)
+    cli_changes = subprocess.run(
+        [run.args.tracer, "--db", run.args.db, "show", trace_id, "--changes"],
+        capture_output=True, text=True, check=True,
+    ).stdout
+    first_change = next(
+        line.strip() for line in cli_changes.split("request 8 against request 4:")[1].splitlines() if line.strip()
+    )
+    check(first_change in changes_text, f"the page's changes miss {first_change!r}: {changes_text!r}")
     return {
         "rows": ids,
         "title": shown_title,

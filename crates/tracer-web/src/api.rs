@@ -112,10 +112,14 @@ pub(crate) async fn search(
 /// `/api/trace/ID`: the hop log, bodies as lengths only, with the page's `ui` extras.
 pub(crate) async fn trace(State(api): Api, Path(id): Path<String>) -> Result<Response, ApiError> {
     let built = api.cache.get(&api.store, &id).await?;
-    Ok(Json(&built.document).into_response())
+    Ok((
+        [(header::CONTENT_TYPE, "application/json")],
+        built.document.clone(),
+    )
+        .into_response())
 }
 
-/// `/api/trace/ID/message/N`: one message with its body, events and changes.
+/// `/api/trace/ID/message/N`: one message with its body and events.
 pub(crate) async fn message(
     State(api): Api,
     Path((id, number)): Path<(String, u64)>,
@@ -123,6 +127,21 @@ pub(crate) async fn message(
     let built = api.cache.get(&api.store, &id).await?;
     match crate::message::message(&api.store, &built, number).await? {
         Some(message) => Ok(Json(message)),
+        None => Err(ApiError(
+            StatusCode::NOT_FOUND,
+            format!("trace {id} has no message {number}"),
+        )),
+    }
+}
+
+/// `/api/trace/ID/message/N/changes`: what changed since the previous model request.
+pub(crate) async fn changes(
+    State(api): Api,
+    Path((id, number)): Path<(String, u64)>,
+) -> Result<Json<Value>, ApiError> {
+    let built = api.cache.get(&api.store, &id).await?;
+    match crate::message::changes(&api.store, &built, number).await? {
+        Some(changes) => Ok(Json(changes)),
         None => Err(ApiError(
             StatusCode::NOT_FOUND,
             format!("trace {id} has no message {number}"),

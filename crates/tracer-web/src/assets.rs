@@ -44,4 +44,30 @@ mod tests {
         assert!(super::ASSETS.get_file("app.js").is_some());
         assert!(super::ASSETS.get_file("style.css").is_some());
     }
+
+    #[test]
+    fn the_page_preloads_every_module_it_has() {
+        let index = super::ASSETS
+            .get_file("index.html")
+            .and_then(|f| f.contents_utf8())
+            .unwrap_or_default();
+        let modules = super::ASSETS
+            .get_dir("js")
+            .map(|d| d.files().count())
+            .unwrap_or(0);
+        let preloaded = index.matches("rel=\"modulepreload\"").count();
+        assert!(modules > 10, "{modules} modules");
+        for file in super::ASSETS
+            .get_dir("js")
+            .into_iter()
+            .flat_map(|d| d.files())
+        {
+            let path = file.path().display().to_string();
+            assert!(
+                index.contains(&format!("href=\"/{path}\"")),
+                "{path} is not preloaded"
+            );
+        }
+        assert_eq!(preloaded, modules);
+    }
 }

@@ -1,6 +1,6 @@
 //! One message as the page opens it: its entry from the trace's hop log with its body read back
-//! (its coding undone), the events of a streamed answer with their times, and for a model
-//! request what changed since the previous request of its conversation.
+//! (its coding undone) and the events of a streamed answer with their times; apart, for a model
+//! request, what changed since the previous request of its conversation (two bodies compared).
 
 use serde_json::{Value, json};
 
@@ -8,7 +8,7 @@ use crate::trace_cache::BuiltTrace;
 use tracer_export::hop_log::Body;
 use tracer_live::load::recorded;
 use tracer_store::{Result, Store};
-use tracer_trace::read::changes_by_call::{CallChanges, changes_by_call_with};
+use tracer_trace::read::changes_by_call::CallChanges;
 use tracer_trace::read::conversation_pairs::request_json;
 use tracer_trace::read::request_changes::request_changes;
 use tracer_wire::content_encoding::readable;
@@ -23,29 +23,13 @@ pub(crate) async fn message(
     trace: &BuiltTrace,
     number: u64,
 ) -> Result<Option<Value>> {
-    let Some(mut entry) = trace.document["messages"]
-        .as_array()
-        .and_then(|messages| {
-            messages
-                .iter()
-                .find(|m| m["number"].as_u64() == Some(number))
-        })
-        .cloned()
-    else {
+    let Some(row) = trace.message(number) else {
         return Ok(None);
     };
-    let hop_id = entry["hop_id"].as_str().unwrap_or_default().to_string();
-    let request = entry["direction"].as_str() == Some("→");
-    let hop = trace.document["hops"]
-        .as_array()
-        .and_then(|hops| {
-            hops.iter()
-                .find(|h| h["id"].as_str() == Some(hop_id.as_str()))
-        })
-        .cloned()
-        .unwrap_or(Value::Null);
-    let stored = store.hop_by_id(&hop_id).await?;
-    let (headers, capture) = if request {
+    let mut entry = row.entry();
+    let hop = trace.hop(&row.hop_id);
+    let stored = store.hop_by_id(&row.hop_id).await?;
+    let (headers, capture) = if row.request {
         (&stored.start.request_headers, &stored.end.request_body)
     } else {
         (&stored.end.response_headers, &stored.end.response_body)
@@ -56,23 +40,17 @@ pub(crate) async fn message(
     if let Value::Object(map) = &mut entry {
         map.insert("body".into(), encoded);
     }
-    let events = if request {
+    let events = if row.request {
         Value::Null
     } else {
-        let chunks = (coding.is_none()).then_some(stored.end.chunks.as_slice());
+        let chunks = coding.is_none().then_some(stored.end.chunks.as_slice());
         events(headers, &body.body.bytes, chunks)
-    };
-    let changes = if request {
-        changes(store, trace, &hop_id).await?
-    } else {
-        Value::Null
     };
     Ok(Some(json!({
         "message": entry,
         "hop": hop,
         "coding": coding,
         "events": events,
-        "changes": changes,
     })))
 }
 
@@ -148,37 +126,37 @@ fn sse_fields(record: &str) -> (Option<String>, String) {
     (event, data.join("\n"))
 }
 
-/// For a model request: what changed since the previous request of its conversation, as
-/// `tracer show --changes` words it; null for any other message.
-async fn changes(store: &Store, trace: &BuiltTrace, hop_id: &str) -> Result<Value> {
-    let calls = changes_by_call_with(&trace.loaded.hops, |_| None);
-    let Some(call) = calls.into_iter().find(|c| c.hop_id == hop_id) else {
-        return Ok(Value::Null);
+/// For message `number`, a model request: what changed since the previous request of its
+/// conversation, as `tracer show --changes` words it (`{"previous", "lines"}`); null for any
+/// other message, None when the trace has no such message.
+pub(crate) async fn changes(
+    store: &Store,
+    trace: &BuiltTrace,
+    number: u64,
+) -> Result<Option<Value>> {
+    let Some(row) = trace.message(number) else {
+        return Ok(None);
     };
-    let number_of = |hop: &str| {
-        trace.document["messages"].as_array().and_then(|messages| {
-            messages
-                .iter()
-                .find(|m| m["direction"] == "→" && m["hop_id"] == hop)
-                .and_then(|m| m["number"].as_u64())
-        })
+    let Some(previous) = trace.previous_of(&row.hop_id).filter(|_| row.request) else {
+        return Ok(Some(Value::Null));
     };
     let json_of = |stored| request_json(&recorded(stored));
-    let body = json_of(store.hop_by_id(hop_id).await?);
-    let changes = match (&call.previous_hop_id, &body) {
+    let body = json_of(store.hop_by_id(&row.hop_id).await?);
+    let changes = match (previous, &body) {
         (Some(previous), Some(body)) => {
             json_of(store.hop_by_id(previous).await?).map(|was| request_changes(&was, body))
         }
         _ => None,
     };
-    let previous = call.previous_hop_id.as_deref().and_then(number_of);
+    let before = previous.and_then(|hop| trace.request_number(hop));
     let call = CallChanges {
+        hop_id: row.hop_id.clone(),
+        previous_hop_id: previous.map(str::to_string),
         changes,
         body_bytes: body.as_ref().map_or(0, |b| b.to_string().len()),
-        ..call
     };
-    let lines = call.lines(previous.and_then(|n| usize::try_from(n).ok()));
-    Ok(json!({"previous": previous, "lines": lines}))
+    let lines = call.lines(before.and_then(|n| usize::try_from(n).ok()));
+    Ok(Some(json!({"previous": before, "lines": lines})))
 }
 
 #[cfg(test)]

@@ -113,6 +113,10 @@ impl UiServer {
             .route("/api/search", get(api::search))
             .route("/api/trace/{id}", get(api::trace))
             .route("/api/trace/{id}/message/{number}", get(api::message))
+            .route(
+                "/api/trace/{id}/message/{number}/changes",
+                get(api::changes),
+            )
             .route("/api/trace/{id}/export", get(api::export))
             .route("/api/diff", get(api::diff))
             .route("/api/events", get(api::events))

@@ -1,25 +1,80 @@
-//! The hop logs of the traces lately opened, with what the page adds to them: built once per
-//! state of a trace (the store's summary key says when it changed), the last few kept.
+//! The traces lately opened, as the page reads them: built once per state of a trace (the
+//! store's summary key says when it changed), kept as the JSON sent (the document, each message
+//! and hop entry) and the few facts a message needs, never as loaded hops; the last few kept.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 
+use bytes::Bytes;
 use serde_json::{Value, json};
 use tokio::sync::Mutex;
 
 use tracer_export::hop_log::{Bodies as LogBodies, HopLog};
 use tracer_live::load::{Bodies, LoadedTrace, load_trace};
 use tracer_store::{Result, Store};
+use tracer_trace::read::changes_by_call::changes_by_call_with;
 
-/// Traces kept built (a trace with its large request bodies let go of, and its log).
+/// Traces kept built.
 const KEPT: usize = 4;
+
+/// One message's entry (its body as a length), and what finds it.
+pub(crate) struct MessageRow {
+    pub(crate) number: u64,
+    /// An answer kept for the record but never sent: it shares its request's number.
+    unsent: bool,
+    pub(crate) hop_id: String,
+    /// `→`: a request.
+    pub(crate) request: bool,
+    json: Box<str>,
+}
+
+impl MessageRow {
+    /// The entry as JSON.
+    pub(crate) fn entry(&self) -> Value {
+        serde_json::from_str(&self.json).unwrap_or(Value::Null)
+    }
+}
 
 /// One trace as the page reads it.
 pub(crate) struct BuiltTrace {
-    /// Its hops, large request bodies let go of (read back one at a time when a message opens).
-    pub(crate) loaded: LoadedTrace,
-    /// Its hop log, bodies as lengths only, with `ui` added: the page's trace document.
-    pub(crate) document: Value,
+    /// The hop log, bodies as lengths only, with `ui` added: `/api/trace/ID`, serialized once.
+    pub(crate) document: Bytes,
+    messages: Vec<MessageRow>,
+    hops: HashMap<String, Box<str>>,
+    /// Each model request's hop, and the hop of the previous request of its conversation.
+    previous: HashMap<String, Option<String>>,
+}
+
+impl BuiltTrace {
+    /// Message `number` (the one sent, when an unsent answer shares the number).
+    pub(crate) fn message(&self, number: u64) -> Option<&MessageRow> {
+        self.messages
+            .iter()
+            .find(|m| m.number == number && !m.unsent)
+            .or_else(|| self.messages.iter().find(|m| m.number == number))
+    }
+
+    /// Hop `id`'s entry of the log.
+    pub(crate) fn hop(&self, id: &str) -> Value {
+        self.hops
+            .get(id)
+            .and_then(|json| serde_json::from_str(json).ok())
+            .unwrap_or(Value::Null)
+    }
+
+    /// The number of hop `id`'s request message.
+    pub(crate) fn request_number(&self, id: &str) -> Option<u64> {
+        self.messages
+            .iter()
+            .find(|m| m.request && m.hop_id == id)
+            .map(|m| m.number)
+    }
+
+    /// For a model request's hop, the previous request's hop of its conversation (None inside
+    /// when it is the first); None for any other hop.
+    pub(crate) fn previous_of(&self, id: &str) -> Option<Option<&str>> {
+        self.previous.get(id).map(Option::as_deref)
+    }
 }
 
 /// The last [`KEPT`] traces built, by id and the key of the state they were built from.
@@ -62,10 +117,46 @@ async fn build(store: &Store, id: &str) -> Result<BuiltTrace> {
     let log = HopLog::from_loaded(&loaded, LogBodies::LengthsOnly);
     let mut document = serde_json::to_value(&log).unwrap_or(Value::Null);
     let ui = extras(&loaded, &log);
+    let previous = changes_by_call_with(&loaded.hops, |_| None)
+        .into_iter()
+        .map(|call| (call.hop_id, call.previous_hop_id))
+        .collect();
+    drop(loaded);
     if let Value::Object(map) = &mut document {
         map.insert("ui".into(), ui);
     }
-    Ok(BuiltTrace { loaded, document })
+    let messages = document["messages"]
+        .as_array()
+        .map(|all| all.iter().map(message_row).collect())
+        .unwrap_or_default();
+    let hops = document["hops"]
+        .as_array()
+        .map(|all| {
+            all.iter()
+                .map(|hop| {
+                    let id = hop["id"].as_str().unwrap_or_default().to_string();
+                    (id, hop.to_string().into_boxed_str())
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let document = Bytes::from(serde_json::to_vec(&document).unwrap_or_default());
+    Ok(BuiltTrace {
+        document,
+        messages,
+        hops,
+        previous,
+    })
+}
+
+fn message_row(entry: &Value) -> MessageRow {
+    MessageRow {
+        number: entry["number"].as_u64().unwrap_or(0),
+        unsent: entry["unsent"] == true,
+        hop_id: entry["hop_id"].as_str().unwrap_or_default().to_string(),
+        request: entry["direction"] == "→",
+        json: entry.to_string().into_boxed_str(),
+    }
 }
 
 /// What the page shows beside the log: the lanes left to right, each model answer's cache

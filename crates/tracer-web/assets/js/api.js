@@ -52,6 +52,11 @@ export function message(id, number, signal) {
   return getJson(`/api/trace/${enc(id)}/message/${enc(number)}`, signal);
 }
 
+/** What changed since the previous model request (null for any other message). */
+export function changes(id, number, signal) {
+  return getJson(`/api/trace/${enc(id)}/message/${enc(number)}/changes`, signal);
+}
+
 export function diff(a, b, signal) {
   return getJson(`/api/diff?a=${enc(a)}&b=${enc(b)}`, signal);
 }

@@ -190,16 +190,30 @@ export class MessagePane {
     if (this.number !== m.number) return;
     const body = (data.message && data.message.body) || m.body || {};
     replace(this.bodySlot, bodyView(body));
-    const lines = data.changes && Array.isArray(data.changes.lines) ? data.changes.lines : [];
-    const since = data.changes && data.changes.previous ? ` (request ${data.changes.previous})` : '';
-    replace(this.changesSlot, lines.length
-      ? section(`changes since the previous request${since}`, h('ul', { class: 'changes mono' }, lines.map((line) => h('li', null, line))))
-      : null);
     const hop = data.hop || hopOf(model, m);
     const start = hopStart(model, m);
     replace(this.extraSlot,
       Array.isArray(data.events) && data.events.length ? eventList(data.events) : null,
       hop && hop.websocket ? wsFrames(hop.websocket, start) : null);
+    // A model request's changes compare two bodies on the server: fetched after the body shows.
+    if (m.direction === '→') this.loadChanges(m, abort.signal);
+  }
+
+  async loadChanges(m, signal) {
+    let changes;
+    try {
+      changes = await api.changes(this.traceId, m.number, signal);
+    } catch (e) {
+      if (api.isAbort(e)) return;
+      replace(this.changesSlot, h('p', { class: 'error' }, `cannot compare with the previous request: ${e.message}`));
+      return;
+    }
+    if (this.number !== m.number || !changes) return;
+    const lines = Array.isArray(changes.lines) ? changes.lines : [];
+    const since = changes.previous ? ` (request ${changes.previous})` : '';
+    replace(this.changesSlot, lines.length
+      ? section(`changes since the previous request${since}`, h('ul', { class: 'changes mono' }, lines.map((line) => h('li', null, line))))
+      : null);
   }
 
   /** Shows streamed text when it belongs to the shown message's hop (the words it spells once

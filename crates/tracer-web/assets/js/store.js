@@ -3,7 +3,7 @@
 import * as api from './api.js';
 import { bus } from './live.js';
 
-const PAGE = 200;
+const PAGE = 100;
 
 /** Tells views that something here changed: 'list', 'sessions', 'search', 'picks'. */
 export const changed = new EventTarget();
