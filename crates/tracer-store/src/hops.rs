@@ -227,6 +227,19 @@ impl Store {
         }
     }
 
+    /// One hop by its whole id with its answer whole and its request body not read back (left
+    /// empty): for a reader that shows the answer alone.
+    pub async fn hop_answer_by_id(&self, id: &str) -> Result<StoredHop> {
+        let row = sqlx::query_as::<_, HopRow>("select * from hops where id = ?1")
+            .bind(id)
+            .fetch_optional(self.pool())
+            .await?;
+        match row {
+            Some(row) => super::body_pieces::stored_hop_without_request(self.pool(), row).await,
+            None => Err(StoreError::NotFound(format!("hop {id}"))),
+        }
+    }
+
     /// One hop by its id or an unambiguous prefix of it.
     pub async fn hop(&self, id: &str) -> Result<StoredHop> {
         let rows = sqlx::query_as::<_, HopRow>(

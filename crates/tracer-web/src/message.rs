@@ -28,7 +28,12 @@ pub(crate) async fn message(
     };
     let mut entry = row.entry();
     let hop = trace.hop(&row.hop_id);
-    let stored = store.hop_by_id(&row.hop_id).await?;
+    // An answer is read without its request (a long conversation's request is the big one).
+    let stored = if row.request {
+        store.hop_by_id(&row.hop_id).await?
+    } else {
+        store.hop_answer_by_id(&row.hop_id).await?
+    };
     let (headers, capture) = if row.request {
         (&stored.start.request_headers, &stored.end.request_body)
     } else {
