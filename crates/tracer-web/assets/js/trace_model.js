@@ -83,3 +83,10 @@ export function hopStart(model, m) {
   if (mt.ended_unix_ns && mt.duration_ns) return mt.ended_unix_ns - mt.duration_ns;
   return mt.started_unix_ns || m.at_unix_ns;
 }
+
+/** A subagent's message, as `show` words it (`subagent 1 (Add the note, asked in message 2): …`):
+ *  its thread's name, why it ran, and the summary after; null for the main thread's. */
+export function subagentOf(m) {
+  const found = /^(subagent \d+) \(([^)]*)\): (.*)$/s.exec(m.summary || '');
+  return found ? { name: found[1], why: found[2], rest: found[3] } : null;
+}

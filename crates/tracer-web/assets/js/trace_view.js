@@ -6,7 +6,7 @@ import * as fmt from './format.js';
 import { bus } from './live.js';
 import { search } from './store.js';
 import { VList, cssRowHeight } from './vlist.js';
-import { buildModel, displayRows, isSideCall, sidePurpose, tone, hopOf } from './trace_model.js';
+import { buildModel, displayRows, isSideCall, sidePurpose, tone, hopOf, subagentOf } from './trace_model.js';
 import { lanesHeader, laneStrip } from './lanes.js';
 import { MessagePane } from './message_view.js';
 import { waterfallHeader, waterfallRow } from './waterfall.js';
@@ -93,8 +93,9 @@ export function mount(root, route) {
     const m = row.m;
     const hits = hitsOf();
     const hit = hits && hits.has(m.number);
+    const thread = subagentOf(m);
     const el = h('div', {
-      class: `mrow${m.number === selected ? ' selected' : ''}${i === cursor ? ' cursor' : ''}${isSideCall(m) ? ' side' : ''}${hit ? ' hit' : ''} tone-${tone(m, hopOf(model, m))}`,
+      class: `mrow${m.number === selected ? ' selected' : ''}${i === cursor ? ' cursor' : ''}${isSideCall(m) ? ' side' : ''}${hit ? ' hit' : ''}${thread ? ' subagent' : ''} tone-${tone(m, hopOf(model, m))}`,
       role: 'option', 'data-testid': 'message-row', 'aria-selected': m.number === selected ? 'true' : 'false',
       dataset: { number: m.number },
     },
@@ -102,7 +103,10 @@ export function mount(root, route) {
     h('span', { class: `m-dir ${m.direction === '→' ? 'req' : 'resp'}`, title: m.direction === '→' ? 'request' : 'response' }, m.direction),
     laneStrip(model, m, height),
     h('div', { class: 'm-text' },
-      h('div', { class: 'm-line1' }, h('span', { class: 'm-route' }, `${m.from} → ${m.to}`), h('span', { class: 'm-summary' }, m.summary)),
+      h('div', { class: 'm-line1' },
+        thread ? h('span', { class: 'badge thread', title: `a subagent's thread: ${thread.why}` }, thread.name) : null,
+        h('span', { class: 'm-route' }, `${m.from} → ${m.to}`),
+        h('span', { class: 'm-summary' }, thread ? thread.rest : m.summary)),
       h('div', { class: 'm-line2', title: m.explanation }, m.explanation)));
     return on(el, 'click', () => select(m.number, 'click'));
   }
