@@ -2,16 +2,16 @@
 //! after the server restarts, and (`proxy --ui`) an answer while it streams (the harness:
 //! interop_ui.rs).
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::io::{Read, Write};
+use std::net::TcpStream;
 use std::path::{Path, PathBuf};
-use std::sync::mpsc;
 use std::time::Duration;
 
 use serde_json::Value;
 
 use crate::interop_ui::*;
 use crate::sample_db::sample_db;
+use crate::ui_live::held_upstream;
 
 /// The buy-milk sample as another trace: its trace and hop ids begin with `prefix`, its title is
 /// `title`.
@@ -115,45 +115,6 @@ fn interop_ui_shows_new_traces_live_and_comes_back_after_a_restart() {
         reconnect["states"],
         reconnect["row_seconds"]
     );
-}
-
-/// An upstream that answers one streamed chat completion: the first half at once, the rest when
-/// `release` is sent (as tests/faces/ui_live.rs's).
-fn held_upstream() -> (u16, mpsc::Sender<()>) {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let (release, released) = mpsc::channel::<()>();
-    std::thread::spawn(move || {
-        let (mut stream, _) = listener.accept().unwrap();
-        let mut reader = BufReader::new(stream.try_clone().unwrap());
-        let mut length = 0usize;
-        loop {
-            let mut line = String::new();
-            reader.read_line(&mut line).unwrap();
-            if let Some(value) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-                length = value.trim().parse().unwrap();
-            }
-            if line == "\r\n" {
-                break;
-            }
-        }
-        let mut body = vec![0; length];
-        reader.read_exact(&mut body).unwrap();
-        let chunk = |text: &str| format!("{:x}\r\n{text}\r\n", text.len());
-        let first = "data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"Added buy \"}}]}\n\n";
-        let rest = "data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"milk.\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n";
-        write!(
-            stream,
-            "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n{}",
-            chunk(first)
-        )
-        .unwrap();
-        stream.flush().unwrap();
-        let _ = released.recv_timeout(Duration::from_secs(120));
-        write!(stream, "{}0\r\n\r\n", chunk(rest)).unwrap();
-        stream.flush().unwrap();
-    });
-    (port, release)
 }
 
 #[test]

@@ -20,8 +20,8 @@ impl Drop for Killed {
 }
 
 /// An upstream that answers one streamed chat completion: the first event at once, the rest
-/// when `release` is sent.
-fn held_upstream() -> (u16, mpsc::Sender<()>) {
+/// when `release` is sent (interop_ui_live.rs uses it too).
+pub(crate) fn held_upstream() -> (u16, mpsc::Sender<()>) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     let (release, released) = mpsc::channel::<()>();
@@ -51,7 +51,7 @@ fn held_upstream() -> (u16, mpsc::Sender<()>) {
         )
         .unwrap();
         stream.flush().unwrap();
-        let _ = released.recv_timeout(Duration::from_secs(60));
+        let _ = released.recv_timeout(Duration::from_secs(120));
         write!(stream, "{}0\r\n\r\n", chunk(rest)).unwrap();
         stream.flush().unwrap();
     });
