@@ -115,48 +115,48 @@ impl TraceCache {
 async fn build(store: &Store, id: &str) -> Result<BuiltTrace> {
     let loaded = load_trace(store, id, Bodies::LetGo).await?;
     let log = HopLog::from_loaded(&loaded, LogBodies::LengthsOnly);
-    let mut document = serde_json::to_value(&log).unwrap_or(Value::Null);
     let ui = extras(&loaded, &log);
     let previous = changes_by_call_with(&loaded.hops, |_| None)
         .into_iter()
         .map(|call| (call.hop_id, call.previous_hop_id))
         .collect();
     drop(loaded);
-    if let Value::Object(map) = &mut document {
-        map.insert("ui".into(), ui);
-    }
-    let messages = document["messages"]
-        .as_array()
-        .map(|all| all.iter().map(message_row).collect())
-        .unwrap_or_default();
-    let hops = document["hops"]
-        .as_array()
-        .map(|all| {
-            all.iter()
-                .map(|hop| {
-                    let id = hop["id"].as_str().unwrap_or_default().to_string();
-                    (id, hop.to_string().into_boxed_str())
-                })
-                .collect()
+    let messages = log
+        .messages()
+        .iter()
+        .map(|entry| MessageRow {
+            number: entry.number as u64,
+            unsent: entry.is_unsent(),
+            hop_id: entry.hop_id.clone(),
+            request: entry.direction == "→",
+            json: serde_json::to_string(entry)
+                .unwrap_or_default()
+                .into_boxed_str(),
         })
-        .unwrap_or_default();
-    let document = Bytes::from(serde_json::to_vec(&document).unwrap_or_default());
+        .collect();
+    let hops = log
+        .hops()
+        .iter()
+        .map(|hop| {
+            let json = serde_json::to_string(hop).unwrap_or_default();
+            (hop.id.clone(), json.into_boxed_str())
+        })
+        .collect();
+    // The log's object with `ui` as its last key, written straight to bytes (a long trace's
+    // log is never held as a JSON tree).
+    let mut document = serde_json::to_vec(&log).unwrap_or_default();
+    if document.last() == Some(&b'}') {
+        document.pop();
+        document.extend_from_slice(b",\"ui\":");
+        document.extend_from_slice(ui.to_string().as_bytes());
+        document.push(b'}');
+    }
     Ok(BuiltTrace {
-        document,
+        document: Bytes::from(document),
         messages,
         hops,
         previous,
     })
-}
-
-fn message_row(entry: &Value) -> MessageRow {
-    MessageRow {
-        number: entry["number"].as_u64().unwrap_or(0),
-        unsent: entry["unsent"] == true,
-        hop_id: entry["hop_id"].as_str().unwrap_or_default().to_string(),
-        request: entry["direction"] == "→",
-        json: entry.to_string().into_boxed_str(),
-    }
 }
 
 /// What the page shows beside the log: the lanes left to right, each model answer's cache

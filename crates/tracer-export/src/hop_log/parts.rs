@@ -9,6 +9,11 @@ use tracer_wire::hop::{BodyCapture, HopState};
 use tracer_wire::safe_text::one_line;
 
 impl MessageEntry {
+    /// An answer kept for the record though never sent: it shares its request's number.
+    pub fn is_unsent(&self) -> bool {
+        self.unsent
+    }
+
     /// This entry as message `part` of its hop's SSE answer: its time, no headers or body.
     pub(super) fn into_part(mut self, part: Option<usize>) -> Self {
         if part.is_some() {

@@ -130,6 +130,8 @@ export class MessagePane {
     const m = model.byNumber.get(number);
     this.number = number;
     this.entry = m || null;
+    // Asked for first, drawn while it comes: the request does not wait for the pane.
+    const early = m && immediate ? this.ask(m) : null;
     if (!m) {
       replace(this.el, h('div', { class: 'detail', 'data-testid': 'message-detail' },
         h('p', { class: 'error' }, `Message ${number} is not in this trace${model.trace.status === 'in flight' ? ' yet' : ''}.`)));
@@ -171,17 +173,23 @@ export class MessagePane {
       timingsSection(model, m),
       hopSection(hop)));
     this.el.scrollTop = 0;
-    const load = () => this.load(model, m);
+    const load = () => this.load(model, m, early || this.ask(m));
     if (immediate) load();
     else this.timer = setTimeout(load, 120);
   }
 
-  async load(model, m) {
+  /** Starts fetching message m's body (the one in flight before is let go). */
+  ask(m) {
+    if (this.abort) this.abort.abort();
     const abort = new AbortController();
     this.abort = abort;
+    return { abort, answer: api.message(this.traceId, m.number, abort.signal) };
+  }
+
+  async load(model, m, { abort, answer }) {
     let data;
     try {
-      data = await api.message(this.traceId, m.number, abort.signal);
+      data = await answer;
     } catch (e) {
       if (api.isAbort(e)) return;
       replace(this.bodySlot, h('p', { class: 'error' }, `cannot load the body: ${e.message}`));

@@ -208,10 +208,11 @@ export function mount(root, route) {
     const previous = selected;
     selected = number;
     if (indexOf.has(number)) cursor = indexOf.get(number);
+    // The pane first: it asks for the body before the list is drawn again.
+    if (previous !== number || via === 'route') pane.show(model, number, { immediate: via !== 'key' });
     const p = active();
     p.vlist.refresh();
     p.vlist.scrollToIndex(cursor, via === 'route' ? 'center' : 'auto');
-    if (previous !== number || via === 'route') pane.show(model, number, { immediate: via !== 'key' });
     const target = routeHref('trace', id, number);
     if (via === 'key') history.replaceState(null, '', target);
     else if (via === 'click' && location.hash !== target) location.hash = target;
