@@ -127,6 +127,7 @@ impl UiServer {
                 guard::check,
             ));
         let watching = tokio::spawn(watch(self.shared.clone(), self.watch));
+        let warming = tokio::spawn(warm(self.shared.clone()));
         let hub = self.shared.hub.clone();
         let stopping = async move {
             shutdown.await;
@@ -138,6 +139,7 @@ impl UiServer {
             .await
             .map_err(UiError::Serve);
         watching.abort();
+        warming.abort();
         served
     }
 }
@@ -160,5 +162,16 @@ async fn watch(shared: Arc<Shared>, mode: Watch) {
         if let Err(error) = watcher.poll(&shared).await {
             tracing::debug!(%error, "tracer ui: a poll of the database failed");
         }
+    }
+}
+
+/// Builds the newest trace once at start, while the page loads its scripts: the trace a user
+/// opens `tracer ui` for, right after a run, is ready when asked for (a long one takes a while).
+async fn warm(shared: Arc<Shared>) {
+    let newest = shared.store.traces_page(0, 1).await;
+    if let Some(row) = newest.ok().and_then(|rows| rows.into_iter().next())
+        && let Err(error) = shared.cache.get(&shared.store, &row.id).await
+    {
+        tracing::debug!(%error, "tracer ui: building the newest trace ahead");
     }
 }

@@ -206,12 +206,16 @@ export function mount(root, route) {
       drawMain();
     }
     const previous = selected;
+    const wasAt = cursor;
     selected = number;
     if (indexOf.has(number)) cursor = indexOf.get(number);
     // The pane first: it asks for the body before the list is drawn again.
     if (previous !== number || via === 'route') pane.show(model, number, { immediate: via !== 'key' });
     const p = active();
-    p.vlist.refresh();
+    // Only the rows whose marks changed are drawn again (a long trace's list is not redrawn).
+    for (const index of new Set([wasAt, cursor, indexOf.get(previous)])) {
+      if (index !== undefined && index !== null) p.vlist.refreshIndex(index);
+    }
     p.vlist.scrollToIndex(cursor, via === 'route' ? 'center' : 'auto');
     const target = routeHref('trace', id, number);
     if (via === 'key') history.replaceState(null, '', target);
@@ -226,10 +230,13 @@ export function mount(root, route) {
 
   function moveCursor(to) {
     if (!rows.length) return;
+    const was = cursor;
     cursor = Math.max(0, Math.min(rows.length - 1, to));
     const row = rows[cursor];
-    if (row.kind === 'msg') select(row.m.number, 'key');
-    else {
+    if (row.kind === 'msg') {
+      select(row.m.number, 'key');
+      active().vlist.refreshIndex(was);
+    } else {
       active().vlist.refresh();
       active().vlist.scrollToIndex(cursor);
     }
