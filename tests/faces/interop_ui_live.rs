@@ -71,7 +71,6 @@ fn interop_ui_shows_new_traces_live_and_comes_back_after_a_restart() {
     );
     assert_clean(&live);
     assert_eq!(live["new_id"], live_log["trace"]["id"]);
-    assert!(live["row_seconds"].as_f64().unwrap() <= 5.0, "{live:#}");
 
     // The server goes away and comes back on its port while the page stays open.
     let later_log = renamed_log("2ec0", "Recorded after the restart");
@@ -98,10 +97,6 @@ fn interop_ui_shows_new_traces_live_and_comes_back_after_a_restart() {
     ] {
         assert_eq!(reconnect[key], Value::Array(vec![]), "{key}: {reconnect:#}");
     }
-    assert!(
-        reconnect["live_again_seconds"].as_f64().unwrap() <= 10.0,
-        "{reconnect:#}"
-    );
     let states = reconnect["states"].as_array().unwrap();
     assert!(
         states.iter().any(|s| s != "live") && states.last().unwrap() == "live",

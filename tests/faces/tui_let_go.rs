@@ -16,7 +16,7 @@ use tracer::tui::effects::Effects;
 use tracer::tui::view;
 use tracer_store::{Store, hops};
 use tracer_trace::RecordedHop;
-use tracer_trace::read::read_once::{let_go_of_request_body, read_all};
+use tracer_trace::read::recorded_hop::{let_go_of_request_body, read_all};
 use tracer_trace::read::request_changes::Change;
 
 use crate::tokens::claude_code_hops;

@@ -110,7 +110,7 @@ pub(crate) struct KeptRequest {
 impl KeptRequest {
     /// Whether a face that lets large request bodies go (`Bodies::LetGo`) can skip reading
     /// this hop's request body, unless the hop is an agent's: what
-    /// `read_once::let_go_of_request_body` would drop anyway.
+    /// `recorded_hop::let_go_of_request_body` would drop anyway.
     pub(crate) fn body_not_needed(&self) -> bool {
         self.large && self.measured
     }

@@ -114,12 +114,12 @@ pub async fn read_trace_hops(
                 match kept.remove(&hop.start.id) {
                     Some(request) => request.give_to(&hop),
                     None => {
-                        tracer_trace::read::read_once::read_into(&hop, &mut shared);
+                        tracer_trace::read::recorded_hop::read_into(&hop, &mut shared);
                         to_keep.add(&hop);
                     }
                 }
                 if bodies != Bodies::Kept {
-                    tracer_trace::read::read_once::let_go_of_request_body(&mut hop);
+                    tracer_trace::read::recorded_hop::let_go_of_request_body(&mut hop);
                 }
             }
             hops.push(hop);
@@ -131,7 +131,7 @@ pub async fn read_trace_hops(
     }
     let hops = tracer_trace::read::ws_turns::with_turns(hops);
     for hop in &hops {
-        tracer_trace::read::read_once::read_into(hop, &mut shared);
+        tracer_trace::read::recorded_hop::read_into(hop, &mut shared);
     }
     Ok(hops)
 }

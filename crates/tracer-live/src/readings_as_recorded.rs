@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 
 use super::kept_readings::{KeptTextIds, ToKeep};
 use tracer_store::{Result, Store, StoreError};
-use tracer_trace::read::read_once::{self, LET_GO_BYTES, SharedTexts};
+use tracer_trace::read::read_once::{LET_GO_BYTES, SharedTexts};
 
 /// Hops looked at in one step, at most: a step's share of a grouping pass stays small.
 const STEP_HOPS: i64 = 16;
@@ -136,7 +136,7 @@ impl RecordedReadings {
             let Some(mut with) = held.take() else { break };
             let read = self.thread.run(move || {
                 let hop = crate::load::recorded(stored);
-                read_once::read_into(&hop, &mut with.shared);
+                tracer_trace::read::recorded_hop::read_into(&hop, &mut with.shared);
                 let bytes = hop.end.as_ref().map_or(0, |e| e.request_body.bytes.len());
                 let added = with.batch.add(&hop);
                 (with, added, bytes)

@@ -18,7 +18,7 @@ pub(crate) mod numbering;
 pub(crate) mod openapi_calls;
 pub mod prompt_regions;
 pub mod read_once;
-pub(crate) mod recorded_hop;
+pub mod recorded_hop;
 pub mod request_anatomy;
 pub mod request_changes;
 pub mod request_parts;

@@ -4,9 +4,8 @@
 use std::sync::Arc;
 
 use crate::read::RecordedHop;
-use crate::read::read_once::{
-    LET_GO_BYTES, SharedTexts, let_go_of_request_body, read_all, read_into,
-};
+use crate::read::read_once::{LET_GO_BYTES, SharedTexts};
+use crate::read::recorded_hop::{let_go_of_request_body, read_all, read_into};
 use tracer_wire::dialect::{ModelRequest, Reading};
 use tracer_wire::hop::{BodyCapture, Header, HopEnd, HopStart, Role, Transport};
 

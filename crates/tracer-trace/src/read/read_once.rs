@@ -7,9 +7,7 @@ use std::hash::{Hash, Hasher};
 use std::sync::{Arc, OnceLock};
 
 use super::request_parts::RequestParts;
-use crate::RecordedHop;
 use tracer_wire::dialect::{HopReading, ModelMessage, Reading};
-use tracer_wire::hop::Role;
 
 /// What reading a hop gave, kept with the hop once made (empty until asked for). A cache: two
 /// hops are equal by their records alone.
@@ -29,6 +27,11 @@ impl ReadOnce {
     /// The hop's reading, made by `read` the first time.
     pub(crate) fn reading(&self, read: impl FnOnce() -> HopReading) -> &HopReading {
         self.reading.get_or_init(read)
+    }
+
+    /// Whether the request's parts were made (a model request read and measured).
+    pub(crate) fn has_parts(&self) -> bool {
+        self.parts.get().is_some()
     }
 
     /// Gives the hop a reading and parts made before (kept in the database): a hop read
@@ -95,39 +98,3 @@ fn digest(value: impl Hash) -> u64 {
 
 /// Request bodies at least this large are let go of once read, for the faces that print none.
 pub const LET_GO_BYTES: usize = 64 * 1024;
-
-/// Reads a hop as one of a trace's (its texts shared with the hops read before), and measures
-/// its request when it is a model request.
-pub fn read_into(hop: &RecordedHop, shared: &mut SharedTexts) {
-    hop.read.reading(|| {
-        let mut reading = super::recorded_hop::reading_of(hop);
-        shared.share(&mut reading);
-        reading
-    });
-    if matches!(hop.read_ref().request.reading, Reading::ModelRequest(_)) {
-        hop.request_parts();
-    }
-}
-
-/// Lets go of a model request's body once it is read and measured (see [`read_into`]), when it
-/// is large: what every view but the body itself needs of it is kept in the reading and parts.
-/// Hops of your requests to a host and of other kinds keep their bodies.
-pub fn let_go_of_request_body(hop: &mut RecordedHop) {
-    let is_model_request = matches!(hop.read_ref().request.reading, Reading::ModelRequest(_));
-    if hop.start.role == Role::Agent || !is_model_request || hop.read.parts.get().is_none() {
-        return;
-    }
-    if let Some(end) = hop.end.as_mut()
-        && end.request_body.bytes.len() >= LET_GO_BYTES
-    {
-        end.request_body.bytes = Vec::new();
-    }
-}
-
-/// Reads every hop of a trace, their texts shared (see [`read_into`]).
-pub fn read_all(hops: &[RecordedHop]) {
-    let mut shared = SharedTexts::default();
-    for hop in hops {
-        read_into(hop, &mut shared);
-    }
-}

@@ -8,52 +8,8 @@ use crate::RecordedHop;
 use tracer_wire::dialect::{Dialect, HopReading, ModelRequest, Reading};
 use tracer_wire::hop::HopStart;
 
-/// A call the host makes beside the user's conversation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum SideCall {
-    /// The host asks a model for a title of the conversation (Claude Code's Haiku call,
-    /// opencode's title generator).
-    Title,
-    /// The host asks for a summary (of the conversation, of a result).
-    Summary,
-    /// The host asks a model to route or classify the request (Gemini CLI's router).
-    Routing,
-    /// A token count (`count_tokens`, `:countTokens`).
-    CountTokens,
-    /// A usage or quota probe (Code Assist's `retrieveUserQuota`).
-    Quota,
-    /// The agent's own telemetry (OTLP metrics, analytics events).
-    Telemetry,
-    /// The agent's account and the settings it fetches for it (Claude Code's bootstrap and
-    /// policy limits, Code Assist's `loadCodeAssist`).
-    Account,
-    /// The agent's feature flags and experiments (Claude Code's GrowthBook `/api/eval/sdk-…`,
-    /// Code Assist's `listExperiments`).
-    FeatureFlags,
-    /// The host's own housekeeping: signing in, listing models, its settings and tool servers,
-    /// the model server's model list (open-webui's `/api/v1/…`, Ollama's `/api/tags`).
-    Housekeeping,
-    /// A model request outside every conversation of the trace, of no shape named above.
-    Aside,
-}
-
-impl SideCall {
-    /// `title generation`, `routing`, …: what the side call is, in a few words.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SideCall::Title => "title generation",
-            SideCall::Summary => "a summary",
-            SideCall::Routing => "routing",
-            SideCall::CountTokens => "a token count",
-            SideCall::Quota => "a usage or quota probe",
-            SideCall::Telemetry => "the agent's own telemetry",
-            SideCall::Account => "the agent's account and settings",
-            SideCall::FeatureFlags => "the agent's feature flags",
-            SideCall::Housekeeping => "the host's own housekeeping",
-            SideCall::Aside => "outside the conversation",
-        }
-    }
-}
+// What a side call is: defined beside the agents' own endpoints, which name most kinds.
+pub use super::agent_endpoints::SideCall;
 
 /// The path without its query, lower case.
 fn bare_path(start: &HopStart) -> String {

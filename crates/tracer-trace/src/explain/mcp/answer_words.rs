@@ -5,9 +5,9 @@
 use serde_json::Value;
 
 use super::content_words as content;
-use super::fields::{QUOTE, asked_values, field_text, mcp, names, status_message};
+use super::fields::{QUOTE, field_text, mcp, names, status_message};
 use super::lone_hop::answer_words;
-use super::pairing::Pairing;
+use super::pairing::{Pairing, asked_values};
 use crate::explain::model_notes::handoff_note;
 use crate::read::explain_context::ExplainContext;
 use crate::{explain::Case, explain::Explained, explain::McpCase, words::plural, words::shorten};

@@ -3,7 +3,6 @@
 
 use serde_json::Value;
 
-use super::pairing::Asked;
 use crate::{explain::Case, explain::Explained, explain::McpCase, words::plural, words::shorten};
 use tracer_wire::dialect::McpMessage;
 
@@ -31,19 +30,6 @@ pub(crate) fn field_text(value: Option<&Value>, key: &str) -> String {
             other => other.to_string(),
         })
         .unwrap_or_else(|| "?".into())
-}
-
-pub(crate) fn asked_values(asked: Option<&Asked>) -> [(&'static str, String); 2] {
-    [
-        (
-            "number",
-            asked.map_or_else(|| "?".into(), |a| a.number.to_string()),
-        ),
-        (
-            "method",
-            asked.map_or_else(|| "?".into(), |a| a.method.clone()),
-        ),
-    ]
 }
 
 pub(crate) fn mcp(case: McpCase, values: &[(&str, String)]) -> Explained {

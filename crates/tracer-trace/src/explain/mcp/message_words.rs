@@ -4,9 +4,9 @@
 use serde_json::Value;
 
 use super::content_words as content;
-use super::fields::{QUOTE, asked_values, field_text, mcp, param, param_text, status_message};
+use super::fields::{QUOTE, field_text, mcp, param, param_text, status_message};
 use super::lone_hop::request_words;
-use super::pairing::{Asked, Pairing, Side};
+use super::pairing::{Asked, Pairing, Side, asked_values};
 use crate::read::explain_context::ExplainContext;
 use crate::{explain::Case, explain::Explained, explain::McpCase, words::shorten};
 use tracer_wire::dialect::{JsonRpcKind, McpMessage, ToolCall, ToolCallForm};

@@ -75,3 +75,18 @@ pub(crate) fn cancelled_id(message: &McpMessage) -> Option<String> {
         other => Some(other.to_string()),
     }
 }
+
+/// The number and method of the request an answer answers, as its words' values (`?` when
+/// unknown).
+pub(crate) fn asked_values(asked: Option<&Asked>) -> [(&'static str, String); 2] {
+    [
+        (
+            "number",
+            asked.map_or_else(|| "?".into(), |a| a.number.to_string()),
+        ),
+        (
+            "method",
+            asked.map_or_else(|| "?".into(), |a| a.method.clone()),
+        ),
+    ]
+}
