@@ -3,6 +3,7 @@
 //! servers are started through `tracer wrap` for one run without touching the user's files
 //! (`agents`), and the child itself (`child`). The command (`cli/run_cmd.rs`) puts them together.
 
+pub mod agent_telemetry;
 pub mod agents;
 pub mod child;
 pub mod env;

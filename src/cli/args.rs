@@ -194,6 +194,8 @@ pub struct UpArgs {
     pub otlp: otlp_args::OtlpArgs,
     #[command(flatten)]
     pub ui: super::ui_beside::UiFlag,
+    #[command(flatten)]
+    pub otlp_listen: super::telemetry_beside::OtlpListenFlag,
 }
 
 #[derive(Debug, Args)]
@@ -248,6 +250,8 @@ pub struct ProxyArgs {
     pub otlp: otlp_args::OtlpArgs,
     #[command(flatten)]
     pub ui: super::ui_beside::UiFlag,
+    #[command(flatten)]
+    pub otlp_listen: super::telemetry_beside::OtlpListenFlag,
     /// A PEM file of CA certificates to trust for https:// upstreams, beside the system's roots
     /// (repeatable)
     #[arg(long = "upstream-ca", value_name = "FILE")]
@@ -351,6 +355,10 @@ pub struct ShowArgs {
     /// tools, system blocks, messages added, removed or edited
     #[arg(long, conflicts_with = "json")]
     pub changes: bool,
+
+    /// Say, beside each of the agent's own telemetry events, which id or rule placed it
+    #[arg(long, conflicts_with = "json")]
+    pub joins: bool,
 }
 
 #[derive(Debug, Args)]

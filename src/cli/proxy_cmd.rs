@@ -10,6 +10,7 @@ use anyhow::{Context, bail};
 use super::ProxyArgs;
 use super::keep_while_recording::start_recording;
 use super::stdout_text::{out, outln};
+use super::telemetry_beside::{Keeping, TelemetryBeside};
 use super::ui_beside::{UiBeside, tap_of};
 use tracer_export::exporter::start_configured as start_exporter;
 use tracer_record::ca::{CertAuthority, Created, ca_dir};
@@ -57,6 +58,12 @@ pub async fn run(db: &Path, args: ProxyArgs) -> anyhow::Result<ExitCode> {
     let store = Store::open(db).await?;
     let ui = UiBeside::start(&args.ui, &store).await?;
     settings.live = tap_of(ui.as_ref());
+    let keeping = Keeping {
+        redact: settings.redact,
+        max_body: settings.max_body,
+        run_id: None,
+    };
+    let telemetry = TelemetryBeside::start_if(&args.otlp_listen, &store, keeping).await?;
     let intercept = args.intercept;
     let mut proxy = Proxy::bind(routes, settings).await?;
     if let Some(listen) = args.forward {
@@ -100,6 +107,9 @@ pub async fn run(db: &Path, args: ProxyArgs) -> anyhow::Result<ExitCode> {
     if let Some(ui) = &ui {
         ui.say();
     }
+    if let Some(telemetry) = &telemetry {
+        tracer_serve::say!("{}", telemetry.line());
+    }
     let mut recording = start_recording(&store, None)?;
     recording.add(announcing(proxy.routes()));
     let exporter = start_exporter(otlp, &store, false);
@@ -118,6 +128,9 @@ pub async fn run(db: &Path, args: ProxyArgs) -> anyhow::Result<ExitCode> {
     }
     if let Some(ui) = ui {
         ui.finish().await;
+    }
+    if let Some(telemetry) = telemetry {
+        tracer_serve::say!("{}", telemetry.finish().await);
     }
     store.close().await;
     tracer_serve::say!(

@@ -15,8 +15,10 @@ use tokio::sync::oneshot;
 use super::keep_while_recording::start_recording;
 use super::otlp_args::OtlpArgs;
 use super::run_report::{Report, ReportStyle};
+use super::telemetry_beside::{Keeping, TelemetryBeside};
 use super::ui_beside::{UiBeside, tap_of};
 use super::{Redaction, parse_route};
+use crate::run::agent_telemetry::{TelemetryOn, turn_on};
 use crate::run::agents::{AgentContext, KnownAgent, Override, WrapCommand, prepare};
 use crate::run::hosts::{KNOWN_MODEL_HOSTS, hosts_in_env_and_args, url_host};
 use crate::run::{Scratch, child, env};
@@ -74,6 +76,10 @@ pub struct RunArgs {
     pub otlp: OtlpArgs,
     #[command(flatten)]
     pub ui: super::ui_beside::UiFlag,
+    /// Leave the agent's own telemetry as it is: by default a run turns Claude Code's, Codex's
+    /// and Gemini CLI's OpenTelemetry on, pointed at tracer (and passed on to your own endpoint)
+    #[arg(long)]
+    pub no_agent_telemetry: bool,
 
     /// The program to run and its arguments, after `--`
     #[arg(last = true, required = true, value_name = "COMMAND")]
@@ -143,6 +149,24 @@ pub async fn run(db: &Path, args: RunArgs) -> anyhow::Result<ExitCode> {
     };
 
     let ui = UiBeside::start(&args.ui, &store).await?;
+    let telemetry = if args.no_agent_telemetry {
+        None
+    } else {
+        let keeping = Keeping {
+            redact: args.redaction.redact(),
+            max_body: args.max_body,
+            run_id: Some(run_id.clone()),
+        };
+        let loopback = std::net::SocketAddr::from(([127, 0, 0, 1], 0));
+        Some(TelemetryBeside::start(loopback, &store, keeping).await?)
+    };
+    let telemetry_on = (telemetry.as_ref())
+        .zip(agent)
+        .and_then(|(t, agent)| turn_on(agent, t.endpoint()).map(|on| (agent, on)));
+    let child_args: Vec<String> = match &telemetry_on {
+        Some((_, on)) => on.args.iter().cloned().chain(child_args).collect(),
+        None => child_args,
+    };
     let settings = ProxySettings {
         live: tap_of(ui.as_ref()),
         max_body: args.max_body,
@@ -174,11 +198,21 @@ pub async fn run(db: &Path, args: RunArgs) -> anyhow::Result<ExitCode> {
         .map(|(k, v)| (k.to_string(), v))
         .collect();
     child_env.extend(agent_env);
+    if let Some(telemetry) = &telemetry {
+        child_env.push((
+            "TRACER_OTLP_ENDPOINT".into(),
+            telemetry.endpoint().to_string(),
+        ));
+    }
+    if let Some((_, on)) = &telemetry_on {
+        child_env.extend(on.env.iter().cloned());
+    }
     child_env.push(("TRACER_DB".into(), db.display().to_string()));
 
     tracer_serve::say!(
         "{}",
         first_line(&db, program, &intercept, &coverage, &proxy.routes())
+            + &telemetry_words(&telemetry_on, args.no_agent_telemetry)
     );
     if let Some(ui) = &ui {
         ui.say();
@@ -263,9 +297,28 @@ pub async fn run(db: &Path, args: RunArgs) -> anyhow::Result<ExitCode> {
     if let Some(ui) = ui {
         ui.finish().await;
     }
+    if let Some(telemetry) = telemetry {
+        let line = telemetry.finish().await;
+        if !args.quiet && !args.json {
+            tracer_serve::say!("{line}");
+        }
+    }
     store.close().await;
     drop(scratch);
     Ok(ExitCode::from(code))
+}
+
+/// What the first line says of the agent's own telemetry.
+fn telemetry_words(on: &Option<(KnownAgent, TelemetryOn)>, off: bool) -> String {
+    match on {
+        Some((agent, on)) => format!(
+            "; {}'s own telemetry on, to tracer ({}; --no-agent-telemetry leaves it off)",
+            agent.name(),
+            on.how
+        ),
+        None if off => "; the agent's own telemetry left as it is".to_string(),
+        None => String::new(),
+    }
 }
 
 /// Hosts named by the environment's endpoint variables, the arguments and the agent's config.

@@ -51,12 +51,14 @@ pub async fn run(db: &Path, args: ShowArgs) -> anyhow::Result<ExitCode> {
                 true => Bodies::Kept,
                 false => Bodies::LetGo,
             };
-            (load_trace(&store, &args.id, bodies).await).map(|trace| {
-                (
-                    HopLog::from_loaded(&trace, LogBodies::LengthsOnly),
-                    trace.hops,
-                )
-            })
+            match load_trace(&store, &args.id, bodies).await {
+                Ok(trace) => {
+                    let log = HopLog::from_loaded(&trace, LogBodies::LengthsOnly);
+                    let log = super::show_agent::placed(&store, &trace, log).await;
+                    Ok((log, trace.hops))
+                }
+                Err(error) => Err(error),
+            }
         };
         if let Ok((log, _)) = &loaded {
             stderr = super::show_stderr::of_trace(&store, log).await;
@@ -73,7 +75,10 @@ pub async fn run(db: &Path, args: ShowArgs) -> anyhow::Result<ExitCode> {
     } else if args.changes {
         out!("{}", super::show_changes::render_hops(&log, &hops))?;
     } else {
-        out!("{}", render_hops_with_stderr(&log, &hops, &stderr))?;
+        out!(
+            "{}",
+            render_hops_with_stderr(&log, &hops, &stderr, args.joins)
+        )?;
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -81,8 +86,13 @@ pub async fn run(db: &Path, args: ShowArgs) -> anyhow::Result<ExitCode> {
 /// `show --json` of a stored trace: its hop log, each large request body let go of once read
 /// and fetched back from the store as its message is written, so one is held at a time.
 async fn show_json(store: Store, id: &str) -> anyhow::Result<ExitCode> {
-    let loaded = (load_trace(&store, id, Bodies::LetGo).await)
-        .map(|trace| HopLog::from_loaded(&trace, LogBodies::Kept));
+    let loaded = match load_trace(&store, id, Bodies::LetGo).await {
+        Ok(trace) => {
+            let log = HopLog::from_loaded(&trace, LogBodies::Kept);
+            Ok(super::show_agent::placed(&store, &trace, log).await)
+        }
+        Err(error) => Err(error),
+    };
     let unreadable = store.unreadable_rows();
     let log = match loaded {
         Ok(log) => log,
@@ -116,7 +126,7 @@ pub fn render(log: &HopLog) -> String {
 
 /// The plain-text trace with a wrapped server's stderr lines among its messages, by time.
 pub fn render_with_stderr(log: &HopLog, stderr: &[super::show_stderr::StderrLine]) -> String {
-    render_hops_with_stderr(log, &log.recorded_hops(), stderr)
+    render_hops_with_stderr(log, &log.recorded_hops(), stderr, false)
 }
 
 /// The plain-text trace of a log and its hops (as loaded: the log's bodies are not read).
@@ -124,6 +134,7 @@ fn render_hops_with_stderr(
     log: &HopLog,
     hops: &[tracer_trace::RecordedHop],
     stderr: &[super::show_stderr::StderrLine],
+    joins: bool,
 ) -> String {
     let trace = log.trace();
     let mut out = format!("trace {}", trace.id);
@@ -168,6 +179,7 @@ fn render_hops_with_stderr(
     let caches = tracer_trace::account::cache_verdict::cache_reports(hops);
     let shares = tracer_trace::account::context_shares::context_shares(hops);
     let mut stderr = stderr.iter().peekable();
+    out.push_str(&super::show_agent::lines_after(log, None, joins));
     // A hop's note goes under its last answer (an MCP stream's answers are several messages).
     let mut last_answer: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
     for message in log.shown_messages().filter(|m| m.direction == "←") {
@@ -220,6 +232,11 @@ fn render_hops_with_stderr(
             }
             out.push_str(&frame_lines(hops, message));
         }
+        out.push_str(&super::show_agent::lines_after(
+            log,
+            Some(message.number),
+            joins,
+        ));
     }
     for line in stderr {
         out.push_str(&super::show_stderr::line_text(line, origin));

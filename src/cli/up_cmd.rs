@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use super::UpArgs;
 use super::proxy_cmd::route_table;
 use super::stdout_text::{out, outln};
+use super::telemetry_beside::{Keeping, TelemetryBeside};
 use super::ui_beside::{UiBeside, tap_of};
 use crate::demo::ollama_has_model;
 use crate::topology::{ModelUpstream, Topology, TopologySpec};
@@ -50,6 +51,12 @@ pub async fn run(db: &Path, args: UpArgs) -> anyhow::Result<ExitCode> {
         live: tap_of(ui.as_ref()),
         ..spec
     };
+    let keeping = Keeping {
+        redact: args.redaction.redact(),
+        max_body: tracer_record::proxy::ProxySettings::default().max_body,
+        run_id: None,
+    };
+    let telemetry = TelemetryBeside::start_if(&args.otlp_listen, &store, keeping).await?;
     let mut topology = Topology::start(spec, store.clone()).await?;
     topology.announce_routes();
     if tracer_serve::reachable_from_elsewhere(at(args.agent_port)) {
@@ -86,10 +93,16 @@ pub async fn run(db: &Path, args: UpArgs) -> anyhow::Result<ExitCode> {
     if let Some(ui) = &ui {
         ui.say();
     }
+    if let Some(telemetry) = &telemetry {
+        tracer_serve::say!("{}", telemetry.line());
+    }
     let exporter = start_exporter(otlp, &store, false);
     let report = topology.run_until(shutdown).await?;
     if let Some(ui) = ui {
         ui.finish().await;
+    }
+    if let Some(telemetry) = telemetry {
+        tracer_serve::say!("{}", telemetry.finish().await);
     }
     if let Some(exporter) = exporter {
         let report = exporter.finish(tracer_export::exporter::FINISH_GRACE).await;

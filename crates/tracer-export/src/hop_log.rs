@@ -4,6 +4,7 @@
 //! Described by `docs/hop-log.schema.json`; `tracer show --json` prints it, `tracer import` reads
 //! it back, and export → import → export gives the same bytes.
 
+mod agent_entry;
 mod body;
 mod context;
 mod cost;
@@ -26,6 +27,7 @@ use tracer_store::{Store, StoreError};
 use tracer_trace::{RecordedHop, TraceSummary, explain_trace, summarize};
 use tracer_wire::hop::{HopState, Role, Transport};
 
+pub use agent_entry::AgentEventEntry;
 pub use body::{Body, HeaderEntry};
 pub use context::{ContextEntry, ContextPartEntry, NewEntry};
 pub use cost::CostEntry;
@@ -38,8 +40,9 @@ const FORMAT: &str = "tracer.hop-log";
 /// The version of the hop log this build writes. Version 2 added the `tokens` objects; version
 /// 3 the messages of an SSE answer (`part`) and the answers no one sent (`unsent`); version 4
 /// the `cost` and `context` objects and the trace's `last_prompt`; version 5 the trace's
-/// `side_calls_failed` and `host_tools_used`.
-pub(crate) const VERSION: u32 = 5;
+/// `side_calls_failed` and `host_tools_used`; version 6 the agent's own telemetry
+/// (`agent_events`).
+pub(crate) const VERSION: u32 = 6;
 /// The oldest version this build still reads (a version 1 log has no `tokens`).
 const OLDEST_VERSION: u32 = 1;
 /// `created_by` of traces that `import` writes (a re-grouping leaves them alone).
@@ -72,6 +75,9 @@ pub struct HopLog {
     trace: TraceEntry,
     messages: Vec<MessageEntry>,
     hops: Vec<HopEntry>,
+    /// The agent's own telemetry placed among the messages (version 6; absent when none).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    agent_events: Vec<AgentEventEntry>,
 }
 
 /// The trace: its stored row and what `tracer ls` says about it.
@@ -311,6 +317,7 @@ impl HopLog {
             },
             messages,
             hops: hop_entries,
+            agent_events: Vec::new(),
         }
     }
 

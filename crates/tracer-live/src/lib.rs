@@ -14,7 +14,9 @@
 pub mod correlate;
 pub mod live_group;
 
-// Reading: the one loader of a trace, and the one search over the recorded text.
+// Reading: the one loader of a trace, and the one search over the recorded text; the agent's
+// own telemetry placed in a loaded trace.
+pub mod agent_account;
 pub mod load;
 pub mod search;
 

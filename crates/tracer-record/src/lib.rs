@@ -19,5 +19,8 @@ pub mod recording;
 pub mod proxy;
 pub mod wrap;
 
+// The receiver of the agent's own telemetry (OTLP/HTTP), stored beside the hops.
+pub mod agent_telemetry;
+
 // tracer's own certificate authority, for the forward proxy's interception and `tracer ca`.
 pub mod ca;

@@ -23,6 +23,9 @@ pub mod text_search;
 pub mod traces;
 pub mod ws_frames;
 
+// The agent's own telemetry, kept beside the hops.
+pub mod agent_events;
+
 // The faces' own tables: OpenTelemetry export claims, eval runs.
 pub mod eval_rows;
 pub mod exports;

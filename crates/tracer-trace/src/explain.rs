@@ -204,6 +204,7 @@ impl Case {
     ];
 }
 
+pub mod agent_words;
 pub(crate) mod describe;
 pub(crate) mod describe_hosts;
 pub(crate) mod describe_plain;

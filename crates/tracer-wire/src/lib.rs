@@ -36,5 +36,8 @@ pub mod openai;
 pub mod openapi_tools;
 pub mod trace_context;
 
+// An agent's own telemetry record (OpenTelemetry), its join keys shared with the wire.
+pub mod agent_event;
+
 // Reading a hop's bodies in its dialect (chat, MCP, agent API), over all of the above.
 pub mod dialect;

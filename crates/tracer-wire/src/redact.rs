@@ -139,7 +139,7 @@ pub(crate) fn is_secret_param(decoded_name: &str) -> bool {
 }
 
 /// Whether a JSON field (its name unescaped) holds a secret when its value is a string.
-pub(crate) fn is_secret_field(name: &str) -> bool {
+pub fn is_secret_field(name: &str) -> bool {
     listed(name, &SECRET_FIELDS)
 }
 

@@ -170,13 +170,97 @@ def qwen_code(bin_dir, home, model_url, mcp_url, work):
     return command, env
 
 
+# ---------------------------------------------------------------- the agents' own OTLP telemetry
+# For `run_agent.py --otlp-dump DIR`: each agent exports its OpenTelemetry logs, metrics and traces
+# over OTLP/HTTP to otlp_dump.py (its address in OTLP_DUMP_URL). A None value removes a variable of
+# QUIET_ENV (DISABLE_TELEMETRY, OTEL_SDK_DISABLED); DO_NOT_TRACK and
+# CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC stay (they do not switch these exporters off).
+
+
+def otlp_url():
+    return os.environ["OTLP_DUMP_URL"]
+
+
+def claude_code_otlp_env(protocol):
+    return {
+        "DISABLE_TELEMETRY": None, "OTEL_SDK_DISABLED": None,
+        "CLAUDE_CODE_ENABLE_TELEMETRY": "1",
+        "OTEL_LOGS_EXPORTER": "otlp", "OTEL_METRICS_EXPORTER": "otlp",
+        "OTEL_TRACES_EXPORTER": "otlp", "CLAUDE_CODE_ENHANCED_TELEMETRY_BETA": "1",
+        "OTEL_EXPORTER_OTLP_PROTOCOL": protocol, "OTEL_EXPORTER_OTLP_ENDPOINT": otlp_url(),
+        "OTEL_LOG_USER_PROMPTS": "1", "OTEL_LOG_TOOL_DETAILS": "1",
+        "OTEL_LOGS_EXPORT_INTERVAL": "1000", "OTEL_METRIC_EXPORT_INTERVAL": "2000",
+        "OTEL_TRACES_EXPORT_INTERVAL": "1000",
+    }
+
+
+def claude_code_otlp(bin_dir, home, model_url, mcp_url, work, protocol="http/protobuf"):
+    """Claude Code with its OTLP logs, metrics and (beta) traces on; also allowed to run `Bash(echo:*)`
+    (the upstream's --shell-first asks for `echo hello` before the append)."""
+    command, env = claude_code(bin_dir, home, model_url, mcp_url, work)
+    command[command.index("--allowedTools") + 1] = "mcp__notes__append,Bash(echo:*)"
+    env.update(claude_code_otlp_env(protocol))
+    return command, env
+
+
+def claude_code_otlp_json(bin_dir, home, model_url, mcp_url, work):
+    return claude_code_otlp(bin_dir, home, model_url, mcp_url, work, "http/json")
+
+
+def codex_otel(bin_dir, home, model_url, mcp_url, work, protocol="binary"):
+    """Codex with `[otel]` exporting logs, traces and metrics over OTLP/HTTP (endpoints are full
+    per-signal URLs; Codex does not append /v1/<signal>)."""
+    command, env = codex(bin_dir, home, model_url, mcp_url, work)
+    url = otlp_url()
+    otel = "\n[otel]\nenvironment = \"tracer-fixture\"\nlog_user_prompt = true\n" + "".join(
+        f'{key} = {{ otlp-http = {{ endpoint = "{url}/v1/{signal}", protocol = "{protocol}" }} }}\n'
+        for key, signal in (("exporter", "logs"), ("trace_exporter", "traces"), ("metrics_exporter", "metrics")))
+    path = os.path.join(home, ".codex", "config.toml")
+    with open(path, "a", encoding="utf-8") as f:
+        f.write(otel)
+    env.update({"DISABLE_TELEMETRY": None, "OTEL_SDK_DISABLED": None})
+    return command, env
+
+
+def gemini_cli_otlp(bin_dir, home, model_url, mcp_url, work):
+    """Gemini CLI with settings `telemetry` on, target local, OTLP over HTTP (its http exporters
+    send OTLP/JSON; protobuf only over gRPC), prompts logged, traces on."""
+    command, env = gemini_cli(bin_dir, home, model_url, mcp_url, work)
+    path = os.path.join(home, ".gemini", "settings.json")
+    with open(path, encoding="utf-8") as f:
+        settings = json.load(f)
+    settings["telemetry"] = {"enabled": True, "target": "local", "otlpEndpoint": otlp_url(),
+                             "otlpProtocol": "http", "logPrompts": True, "traces": True}
+    write(path, json.dumps(settings, indent=2))
+    env.update({"DISABLE_TELEMETRY": None, "OTEL_SDK_DISABLED": None})
+    return command, env
+
+
+def gemini_cli_code_assist_otlp(bin_dir, home, model_url, mcp_url, work):
+    """gemini_cli_otlp over the Code Assist API (its requests carry session_id and user_prompt_id)."""
+    command, env = gemini_cli_code_assist(bin_dir, home, model_url, mcp_url, work)
+    path = os.path.join(home, ".gemini", "settings.json")
+    with open(path, encoding="utf-8") as f:
+        settings = json.load(f)
+    settings["telemetry"] = {"enabled": True, "target": "local", "otlpEndpoint": otlp_url(),
+                             "otlpProtocol": "http", "logPrompts": True, "traces": True}
+    write(path, json.dumps(settings, indent=2))
+    env.update({"DISABLE_TELEMETRY": None, "OTEL_SDK_DISABLED": None})
+    return command, env
+
+
 AGENTS = {
     "claude-code": ("claude", claude_code),
+    "claude-code-otlp": ("claude", claude_code_otlp),
+    "claude-code-otlp-json": ("claude", claude_code_otlp_json),
     "codex": ("codex", codex),
     "codex-otlp": ("codex", codex_otlp),
+    "codex-otel": ("codex", codex_otel),
     "codex-websocket": ("codex", codex_websocket),
     "gemini-cli": ("gemini", gemini_cli),
     "gemini-cli-code-assist": ("gemini", gemini_cli_code_assist),
+    "gemini-cli-otlp": ("gemini", gemini_cli_otlp),
+    "gemini-cli-code-assist-otlp": ("gemini", gemini_cli_code_assist_otlp),
     "gemini-json-array": ("gemini", gemini_json_array),
     "opencode": ("opencode", opencode),
     "qwen-code": ("qwen", qwen_code),

@@ -154,6 +154,14 @@ def run_with(args, work, home, project, logs, deadline, upstream, upstream_log, 
     helpers.append((tracer, signal.SIGINT))
     if not (wait_port(model_port, deadline) and wait_port(mcp_port, deadline)):
         raise RuntimeError("tracer proxy did not listen")
+    if args.otlp_dump:
+        # An OTLP/HTTP dump receiver (otlp_dump.py) for the agent's own telemetry; the *-otlp
+        # setups read its address from OTLP_DUMP_URL.
+        dump = subprocess.Popen(
+            [sys.executable, os.path.join(HERE, "otlp_dump.py"), "--out", os.path.abspath(args.otlp_dump)],
+            stdout=subprocess.PIPE, stderr=open(os.path.join(logs, "otlp-dump.err"), "wb"))
+        helpers.append((dump, signal.SIGTERM))
+        os.environ["OTLP_DUMP_URL"] = read_url(dump.stdout, deadline)
     bin_name, setup = AGENTS[args.agent]
     bin_dir = os.path.join(args.agents_dir, bin_name, "node_modules", ".bin")
     model_url, mcp_url = f"http://127.0.0.1:{model_port}", f"http://127.0.0.1:{mcp_port}/mcp"
@@ -165,6 +173,7 @@ def run_with(args, work, home, project, logs, deadline, upstream, upstream_log, 
            "XDG_CONFIG_HOME": os.path.join(home, ".config"), "XDG_DATA_HOME": os.path.join(home, ".local/share"),
            "XDG_CACHE_HOME": os.path.join(home, ".cache"), "XDG_STATE_HOME": os.path.join(home, ".local/state"),
            "TMPDIR": os.path.join(work, "tmp"), **QUIET_ENV, **proxy_env, **agent_env}
+    env = {k: v for k, v in env.items() if v is not None}  # a setup's None removes a variable
     os.makedirs(env["TMPDIR"], exist_ok=True)
     started = time.time()
     timed_out = False
@@ -188,6 +197,8 @@ def run_with(args, work, home, project, logs, deadline, upstream, upstream_log, 
     stop(tracer, signal.SIGINT, 40)
     stop(notes_server)
     stop(upstream)
+    if args.otlp_dump:
+        stop(dump)
 
     def tail(name, size=4000):
         with open(os.path.join(logs, name), "rb") as f:
@@ -224,6 +235,8 @@ def main():
     parser.add_argument("--gap", type=float, default=1.5, help="seconds between runs")
     parser.add_argument("--model-host", help="with --forward: serve the upstream over TLS as this host; the "
                         "agent reaches it at https://HOST through HTTPS_PROXY (decrypted by tracer)")
+    parser.add_argument("--otlp-dump", metavar="DIR",
+                        help="run otlp_dump.py and save the agent's OTLP requests in DIR (the *-otlp agents)")
     parser.add_argument("--upstream-arg", action="append", default=[],
                         help="passed to scripted_upstream.py, e.g. --upstream-arg=--encoding=gzip")
     args = parser.parse_args()

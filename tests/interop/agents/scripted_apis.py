@@ -16,6 +16,16 @@ SUBAGENT_PROMPT = 'Add "buy milk" to the notes with the notes server\'s append t
 SUBAGENT_ARGS = {"description": "Add the note", "prompt": SUBAGENT_PROMPT,
                  "subagent_type": "general-purpose"}
 
+# With --shell-first (scripted_upstream.py), a host that offers a shell tool (Claude Code's `Bash`,
+# Codex's `exec_command` or `shell`/`shell_command`) is first asked to run `echo hello`; the turn
+# carrying that result gets the notes append call as usual.
+SHELL_FIRST = False
+SHELL_COMMAND = "echo hello"
+SHELL_TOOLS = {"Bash": {"command": SHELL_COMMAND, "description": "Print hello"},
+               "exec_command": {"cmd": SHELL_COMMAND},
+               "shell_command": {"command": SHELL_COMMAND},
+               "shell": {"command": ["bash", "-lc", SHELL_COMMAND]}}
+
 
 def first_user_text(body):
     for message in body.get("messages") or []:
@@ -33,6 +43,11 @@ def decide(body, tools, last_result):
         return "side", side_text(body)
     if last_result and last_result.endswith("append"):
         return "final", FINAL_TEXT
+    if SHELL_FIRST and last_result is None:
+        names = [name for _, name in tool_names(tools)]
+        shell = next((name for name in SHELL_TOOLS if name in names), None)
+        if shell:
+            return "call", (None, shell, SHELL_TOOLS[shell])
     if SUBAGENT and SUBAGENT_PROMPT not in first_user_text(body):
         names = [name for _, name in tool_names(tools)]
         if last_result == "Agent":
@@ -100,7 +115,8 @@ def anthropic(body):
     if kind == "call":
         _, name, args = what
         raw = dumps(args)
-        call_id = "toolu_01ScriptedAgentCall00001" if name == "Agent" else "toolu_01ScriptedAppendCall0001"
+        call_id = {"Agent": "toolu_01ScriptedAgentCall00001", "Bash": "toolu_01ScriptedBashCall000001"}.get(
+            name, "toolu_01ScriptedAppendCall0001")
         blocks.append(("tool_use", {"type": "tool_use", "id": call_id,
                                     "name": name, "input": {}},
                        [{"type": "input_json_delta", "partial_json": ""}]
@@ -197,8 +213,10 @@ def responses(body):
     if kind == "call":
         namespace, name, args = what
         raw = dumps(args)
-        fc = {"id": "fc_scripted_0001", "type": "function_call", "status": "in_progress",
-              "arguments": "", "call_id": "call_ScriptedAppend0001", "name": name}
+        shell = name in SHELL_TOOLS
+        fc = {"id": "fc_scripted_0002" if shell else "fc_scripted_0001", "type": "function_call",
+              "status": "in_progress", "arguments": "",
+              "call_id": "call_ScriptedShell0001" if shell else "call_ScriptedAppend0001", "name": name}
         if namespace:
             fc["namespace"] = namespace
         event("response.output_item.added", output_index=index, item=fc)

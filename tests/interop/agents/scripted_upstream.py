@@ -192,7 +192,10 @@ class Handler(BaseHTTPRequestHandler):
         try:
             self.send_response(status)
             self.send_header("Content-Type", ctype)
-            self.send_header("x-request-id", f"req_scripted_{int(time.time() * 1000)}")
+            request_id = f"req_scripted_{int(time.time() * 1000)}"
+            self.send_header("x-request-id", request_id)
+            if OPTIONS.request_id_header:
+                self.send_header("request-id", request_id)  # the Anthropic API's name for it
             if encoding:
                 self.send_header("Content-Encoding", encoding)
             if not streamed:
@@ -266,8 +269,13 @@ def main():
                         help="refuse permessage-deflate on the Responses WebSocket")
     parser.add_argument("--subagent", action="store_true",
                         help="ask a host offering an Agent tool to hand the task to a subagent")
+    parser.add_argument("--request-id-header", action="store_true",
+                        help="also send the request id as `request-id` (Anthropic's header; SDKs report it)")
+    parser.add_argument("--shell-first", action="store_true",
+                        help="first ask a host offering a shell tool (Bash, exec_command) to run `echo hello`")
     parser.parse_args(namespace=OPTIONS)
     scripted_apis.SUBAGENT = OPTIONS.subagent
+    scripted_apis.SHELL_FIRST = OPTIONS.shell_first
     server = ThreadingHTTPServer((OPTIONS.listen, OPTIONS.port), Handler)
     server.daemon_threads = True
     scheme = "http"

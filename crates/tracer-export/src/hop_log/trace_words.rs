@@ -1,7 +1,7 @@
 //! The trace's status and tools in words (`ok · 3 side calls failed`, `append (mcp) · Bash
 //! (host)`), and the version a log is written as.
 
-use super::{MessageEntry, TraceEntry, VERSION};
+use super::{MessageEntry, TraceEntry};
 use tracer_trace::TraceSummary;
 
 pub(super) fn is_zero(count: &usize) -> bool {
@@ -29,7 +29,7 @@ impl TraceEntry {
 /// else 2, as it always was.
 pub(super) fn version_of(messages: &[MessageEntry], summary: &TraceSummary) -> u32 {
     if summary.side_calls_failed > 0 || !summary.host_tools_used.is_empty() {
-        VERSION
+        5
     } else if messages
         .iter()
         .any(|m| m.cost.is_some() || m.context.is_some())

@@ -1,0 +1,101 @@
+//! The agent's own account in the hop log (version 6): each telemetry event placed in the trace,
+//! after the message it follows, with its sentence, the rule that placed it and the attributes
+//! the agent sent.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use tracer_live::agent_account::PlacedEvent;
+use tracer_trace::explain::agent_words;
+
+use super::{HopLog, MessageEntry};
+
+/// One event of the agent's own telemetry, at its place.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AgentEventEntry {
+    /// Its row in `agent_events`.
+    pub id: i64,
+    /// The name the agent gave it (`claude_code.tool_decision`, `codex.tool_result`).
+    pub name: String,
+    /// `log`, `span` or `metric`.
+    pub signal: String,
+    /// The agent, for people (`Claude Code`).
+    pub agent: String,
+    /// When the agent says it happened.
+    pub at_unix_ns: i64,
+    /// It happened after this message (the last one before it); null: before the first.
+    pub after_message: Option<usize>,
+    /// The hop it is the agent's own account of, when it is one call's (`api_request`).
+    pub of_hop_id: Option<String>,
+    /// What placed it: `request id`, `tool call id`, `token tuple`, `prompt id`, `session and
+    /// time`, `run and time`.
+    pub rule: String,
+    /// What it says, in plain words.
+    pub sentence: String,
+    /// The agent's own cost of the call beside tracer's estimate, when it gave one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_check: Option<String>,
+    /// Its attributes as the agent sent them (redacted; long strings bounded).
+    pub attributes: Map<String, Value>,
+}
+
+impl HopLog {
+    /// The log with the agent's own account placed in it (from `tracer_live::agent_account`).
+    pub fn with_agent_events(mut self, placed: &[PlacedEvent], hop_ids: &[String]) -> HopLog {
+        let entries: Vec<AgentEventEntry> = (placed.iter())
+            .map(|p| entry(p, hop_ids, &self.messages))
+            .collect();
+        if !entries.is_empty() {
+            self.version = self.version.max(6);
+        }
+        self.agent_events = entries;
+        self
+    }
+
+    /// The agent's own account, in the order of its places.
+    pub fn agent_events(&self) -> &[AgentEventEntry] {
+        &self.agent_events
+    }
+}
+
+fn entry(placed: &PlacedEvent, hop_ids: &[String], messages: &[MessageEntry]) -> AgentEventEntry {
+    let event = &placed.stored.event;
+    let after_hop = placed.after.and_then(|i| hop_ids.get(i));
+    // After the hop's last message that is not later than the event (its answer, or its
+    // request while the answer still streamed).
+    let after_message = after_hop.and_then(|hop| {
+        (messages.iter())
+            .filter(|m| !m.unsent && &m.hop_id == hop && m.at_unix_ns <= event.time_unix_ns.max(0))
+            .map(|m| m.number)
+            .max()
+            .or_else(|| {
+                messages
+                    .iter()
+                    .filter(|m| &m.hop_id == hop)
+                    .map(|m| m.number)
+                    .min()
+            })
+    });
+    let of_hop_id = placed.of_hop.and_then(|i| hop_ids.get(i)).cloned();
+    let tracer_cost = of_hop_id.as_ref().and_then(|hop| {
+        (messages.iter())
+            .filter(|m| &m.hop_id == hop)
+            .find_map(|m| m.cost.as_ref().and_then(|c| c.usd))
+    });
+    let cost_check = (agent_words::agent_cost(event))
+        .filter(|_| of_hop_id.is_some())
+        .map(|usd| agent_words::cost_check(usd, tracer_cost));
+    AgentEventEntry {
+        id: placed.stored.id,
+        name: event.name.clone(),
+        signal: event.signal.as_str().to_string(),
+        agent: agent_words::agent_name(event),
+        at_unix_ns: event.time_unix_ns,
+        after_message,
+        of_hop_id,
+        rule: placed.rule.as_str().to_string(),
+        sentence: agent_words::sentence(event),
+        cost_check,
+        attributes: event.attributes(),
+    }
+}
