@@ -270,6 +270,13 @@ pub async fn run(db: &Path, args: RunArgs) -> anyhow::Result<ExitCode> {
         let done = exporter.finish(tracer_export::exporter::FINISH_GRACE).await;
         tracer_serve::say!("tracer: {}", done.line());
     }
+    // The agent has exited: what it flushed as it went is in.
+    if let Some(telemetry) = telemetry {
+        let line = telemetry.finish().await;
+        if !args.quiet {
+            tracer_serve::say!("{line}");
+        }
+    }
     let style = if args.json {
         ReportStyle::Json
     } else if args.show {
@@ -296,12 +303,6 @@ pub async fn run(db: &Path, args: RunArgs) -> anyhow::Result<ExitCode> {
     .await?;
     if let Some(ui) = ui {
         ui.finish().await;
-    }
-    if let Some(telemetry) = telemetry {
-        let line = telemetry.finish().await;
-        if !args.quiet && !args.json {
-            tracer_serve::say!("{line}");
-        }
     }
     store.close().await;
     drop(scratch);

@@ -111,8 +111,9 @@ impl TelemetryBeside {
             c.stored.load(Ordering::Relaxed),
         );
         let refused = c.refused.load(Ordering::Relaxed);
+        let requests = c.requests.load(Ordering::Relaxed);
         let mut line = format!(
-            "tracer: the agent's own telemetry: {received} records received, {stored} stored"
+            "tracer: the agent's own telemetry: {received} records received in {requests} requests, {stored} stored"
         );
         if refused > 0 {
             line.push_str(&format!(", {refused} requests refused"));

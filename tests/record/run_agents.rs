@@ -18,24 +18,24 @@ use super::https_support::TestPki;
 const DRIVER: &str = "tests/interop/agents/run_traced.py";
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
-struct Agent {
+pub(super) struct Agent {
     bin: &'static str,
     host: &'static str,
     /// The model request's path, without its query.
     model_path: &'static str,
 }
 
-const CLAUDE: Agent = Agent {
+pub(super) const CLAUDE: Agent = Agent {
     bin: "claude",
     host: "api.anthropic.com",
     model_path: "/v1/messages",
 };
-const CODEX: Agent = Agent {
+pub(super) const CODEX: Agent = Agent {
     bin: "codex",
     host: "api.openai.com",
     model_path: "/v1/responses",
 };
-const GEMINI: Agent = Agent {
+pub(super) const GEMINI: Agent = Agent {
     bin: "gemini",
     host: "generativelanguage.googleapis.com",
     model_path: ":streamGenerateContent",
@@ -92,14 +92,14 @@ fn pem(label: &str, der: &[u8]) -> String {
     )
 }
 
-struct Traced {
-    _work: tempfile::TempDir,
-    summary: Value,
-    db: PathBuf,
+pub(super) struct Traced {
+    pub(super) _work: tempfile::TempDir,
+    pub(super) summary: Value,
+    pub(super) db: PathBuf,
 }
 
 impl Traced {
-    fn tracer(&self, args: &[&str]) -> Value {
+    pub(super) fn tracer(&self, args: &[&str]) -> Value {
         let output = Command::new(env!("CARGO_BIN_EXE_tracer"))
             .args(args)
             .arg("--db")
@@ -112,7 +112,7 @@ impl Traced {
     }
 }
 
-fn run(agent: &Agent, driver_flags: &[&str]) -> Option<Traced> {
+pub(super) fn run(agent: &Agent, driver_flags: &[&str]) -> Option<Traced> {
     if !installed(agent) {
         return None;
     }

@@ -192,9 +192,10 @@ def run(args):
         os.makedirs(d, exist_ok=True)
     deadline = time.time() + 60
     upstream_log = os.path.join(work, "upstream-requests.jsonl")
+    shell_first = ["--shell-first", "--request-id-header"] if args.shell_first else []
     upstream = subprocess.Popen(
         [sys.executable, os.path.join(HERE, "scripted_upstream.py"), "--log", upstream_log,
-         "--tls-cert", args.tls_cert, "--tls-key", args.tls_key],
+         "--tls-cert", args.tls_cert, "--tls-key", args.tls_key, *shell_first],
         stdout=subprocess.PIPE, stderr=open(os.path.join(logs, "upstream.err"), "wb"))
     try:
         port = read_url(upstream.stdout, deadline, "https://").rsplit(":", 1)[1]
@@ -202,6 +203,15 @@ def run(args):
         bin_dir = os.path.join(args.agents_dir, args.agent, "node_modules", ".bin")
         command, agent_env, configs = setup(args.agent, bin_dir, home, project,
                                             [args.notes_server, "--stdio", "--file", notes])
+        if args.shell_first and args.agent == "claude":
+            command[command.index("--allowedTools") + 1] = "mcp__notes__append,Bash(echo:*)"
+        user_otlp = None
+        if args.user_otlp_dump:
+            # The user's own collector: tracer must pass the agent's telemetry on to it.
+            user_otlp = subprocess.Popen(
+                [sys.executable, os.path.join(HERE, "otlp_dump.py"), "--out", args.user_otlp_dump],
+                stdout=subprocess.PIPE, stderr=open(os.path.join(logs, "user-otlp.err"), "wb"))
+            agent_env["OTEL_EXPORTER_OTLP_ENDPOINT"] = read_url(user_otlp.stdout, deadline, "http://")
         before = {p: digest(p) for p in configs}
         db = os.path.join(work, "tracer.db")
         host = HOSTS[args.agent]
@@ -250,6 +260,9 @@ def run(args):
     finally:
         upstream.terminate()
         upstream.wait(10)
+        if args.user_otlp_dump and user_otlp is not None:
+            user_otlp.terminate()
+            user_otlp.wait(10)
 
     def tail(name, size=6000):
         with open(os.path.join(logs, name), "rb") as f:
@@ -281,6 +294,9 @@ def main():
     parser.add_argument("--kill-after-first-request", action="store_true")
     parser.add_argument("--netns", action="store_true")
     parser.add_argument("--interactive", action="store_true", help="Claude Code's own screen, in tmux")
+    parser.add_argument("--shell-first", action="store_true",
+                        help="the model asks for a shell `echo hello` first (Claude Code: Bash allowed)")
+    parser.add_argument("--user-otlp-dump", help="a user's own OTLP collector (otlp_dump.py) writing here")
     args = parser.parse_args()
     for name in ("agents_dir", "tracer", "notes_server", "tls_cert", "tls_key", "upstream_ca"):
         setattr(args, name, os.path.abspath(getattr(args, name)))

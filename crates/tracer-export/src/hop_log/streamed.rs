@@ -47,12 +47,20 @@ fn let_go(message: &MessageEntry) -> bool {
 impl<F: FnMut(&str) -> Option<BodyCapture>> Serialize for StreamedLog<'_, F> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         // The fields of `HopLog`, in its order.
-        let mut log = serializer.serialize_struct("HopLog", 5)?;
+        let fields = if self.log.agent_events.is_empty() {
+            5
+        } else {
+            6
+        };
+        let mut log = serializer.serialize_struct("HopLog", fields)?;
         log.serialize_field("format", &self.log.format)?;
         log.serialize_field("version", &self.log.version)?;
         log.serialize_field("trace", &self.log.trace)?;
         log.serialize_field("messages", &Messages(self))?;
         log.serialize_field("hops", &self.log.hops)?;
+        if !self.log.agent_events.is_empty() {
+            log.serialize_field("agent_events", &self.log.agent_events)?;
+        }
         log.end()
     }
 }

@@ -70,6 +70,18 @@ impl Attrs {
         })
     }
 
+    /// An attribute, or the same key inside the JSON of `tool_parameters` (where Claude Code
+    /// names an MCP tool's server).
+    fn param(&self, name: &str) -> Option<String> {
+        self.text(&[name]).or_else(|| {
+            let Some(Value::String(json)) = self.0.get("tool_parameters") else {
+                return None;
+            };
+            let value: Value = serde_json::from_str(json).ok()?;
+            value.get(name)?.as_str().map(str::to_string)
+        })
+    }
+
     fn duration(&self) -> Option<String> {
         let ms = self.number(&["duration_ms", "duration"])?;
         Some(human_duration((ms * 1e6) as i64))
@@ -79,8 +91,8 @@ impl Attrs {
     fn tool(&self) -> String {
         let name = self.text(&["tool_name", "function_name", "tool.name", "name"]);
         let name = name.unwrap_or_else(|| "a tool".into());
-        let server = self.text(&["mcp_server_name"]);
-        let mut out = match (server, self.text(&["mcp_tool_name"])) {
+        let server = self.param("mcp_server_name");
+        let mut out = match (server, self.param("mcp_tool_name")) {
             (Some(server), Some(tool)) => {
                 format!("{}'s {}", shorten(&server, 40), shorten(&tool, 40))
             }
@@ -198,14 +210,27 @@ pub fn sentence(event: &AgentEvent) -> String {
             let server = a
                 .text(&["server_name", "mcp_server_name"])
                 .unwrap_or_else(|| "an MCP server".into());
-            let status = a
-                .text(&["status", "connection_status"])
-                .unwrap_or_else(|| "connected".into());
-            format!(
-                "{agent} connected to MCP server {}: {}",
-                shorten(&server, 40),
-                shorten(&status, 40)
-            )
+            let how: Vec<String> = [a.text(&["transport_type", "transport"]), a.duration()]
+                .into_iter()
+                .flatten()
+                .map(|t| shorten(&t, 20))
+                .collect();
+            let how = match how.is_empty() {
+                true => String::new(),
+                false => format!(" ({})", how.join(", ")),
+            };
+            let server = shorten(&server, 40);
+            match a.text(&["status", "connection_status"]).as_deref() {
+                None | Some("connected") => {
+                    format!("{agent} connected to MCP server {server}{how}")
+                }
+                Some(status) => {
+                    format!(
+                        "{agent}'s MCP server {server}: {}{how}",
+                        shorten(status, 40)
+                    )
+                }
+            }
         }
         "sse_event" => {
             let kind = a.text(&["event.kind"]).unwrap_or_else(|| "an event".into());
@@ -286,7 +311,7 @@ fn decision(agent: &str, a: &Attrs) -> String {
 fn ran(agent: &str, a: &Attrs) -> String {
     let tool = a.tool();
     let mcp =
-        a.text(&["mcp_server_name"]).is_some() || a.text(&["tool_type"]).as_deref() == Some("mcp");
+        a.param("mcp_server_name").is_some() || a.text(&["tool_type"]).as_deref() == Some("mcp");
     let mut out = if mcp {
         format!("{agent} called {tool} over MCP")
     } else {
