@@ -60,6 +60,15 @@ fn claude_codes_own_account_is_joined_to_the_wire() {
         .unwrap_or_else(|| panic!("{traces:#}"));
     let id = trace["id"].as_str().unwrap();
     let log = run.tracer(&["show", id]);
+    let errors: Vec<String> = super::hop_log::schema_validator()
+        .iter_errors(&log)
+        .map(|e| format!("{} at {}", e, e.instance_path()))
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "the hop log breaks its schema: {errors:#?}"
+    );
+    assert_eq!(log["version"], 6);
     let events = log["agent_events"].as_array().unwrap_or_else(|| {
         let rows = sqlite_rows(&run.db, "select signal, name, time_unix_ns, session_key, tool_call_key, request_key, run_id from agent_events");
         let hops = sqlite_rows(&run.db, "select id, request_started_unix_ns, trace_id, run_id from hops order by request_started_unix_ns");

@@ -190,15 +190,16 @@ fn logs(request: ExportLogsServiceRequest, now: i64) -> Vec<AgentEvent> {
     out
 }
 
-/// An event's name: the record's own `event_name`, else its `event.name` attribute, else its body
-/// when that is a short string (Claude Code's `claude_code.tool_decision`), else its severity.
+/// An event's name: its `event.name` attribute (all three agents set it; Codex fills the
+/// record's own `event_name` with a source location), else the record's `event_name`, else its
+/// body when that is a short string (`claude_code.tool_decision`), else its severity.
 fn log_name(log: &opentelemetry_proto::tonic::logs::v1::LogRecord, record: &Value) -> String {
-    if !log.event_name.is_empty() {
-        return log.event_name.clone();
-    }
     let attributes = record_attributes(record);
     if let Some(name) = attributes.get("event.name").and_then(Value::as_str) {
         return name.to_string();
+    }
+    if !log.event_name.is_empty() {
+        return log.event_name.clone();
     }
     let body = record
         .pointer("/log/body/stringValue")
@@ -275,3 +276,7 @@ fn metric_points(data: Option<&Data>) -> (&'static str, Vec<(Value, u64)>) {
         None => ("none", Vec::new()),
     }
 }
+
+#[cfg(test)]
+#[path = "decode_tests.rs"]
+mod tests;
