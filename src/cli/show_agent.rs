@@ -23,14 +23,12 @@ pub async fn placed(store: &Store, trace: &LoadedTrace, log: HopLog) -> HopLog {
 }
 
 /// The lines of the events that follow message `after` (None: those before the first message);
-/// with `joins`, each says the rule that placed it.
+/// with `joins`, each says the rule that placed it. Log events only: spans and metric points are
+/// in the hop log (`--json`).
 pub fn lines_after(log: &HopLog, after: Option<usize>, joins: bool) -> String {
     let mut out = String::new();
-    for event in log
-        .agent_events()
-        .iter()
-        .filter(|e| e.after_message == after)
-    {
+    let here = |e: &&AgentEventEntry| e.after_message == after && e.signal == "log";
+    for event in log.agent_events().iter().filter(here) {
         out.push_str(&line(event, joins));
     }
     out

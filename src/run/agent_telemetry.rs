@@ -63,6 +63,8 @@ pub fn turn_on(agent: KnownAgent, endpoint: &str) -> Option<TelemetryOn> {
                 ("GEMINI_TELEMETRY_OTLP_PROTOCOL", "http"),
                 ("GEMINI_TELEMETRY_LOG_PROMPTS", "true"),
                 ("GEMINI_TELEMETRY_USE_COLLECTOR", "false"),
+                // Gemini CLI runs the OpenTelemetry NodeSDK, which this switches off.
+                ("OTEL_SDK_DISABLED", "false"),
             ]));
             Some(TelemetryOn {
                 env,
@@ -77,8 +79,6 @@ pub fn turn_on(agent: KnownAgent, endpoint: &str) -> Option<TelemetryOn> {
                 "-c".to_string(),
                 format!("otel.exporter={}", exporter(&logs)),
                 "-c".to_string(),
-                format!("otel.trace_exporter={}", exporter(&traces)),
-                "-c".to_string(),
                 "otel.log_user_prompt=true".to_string(),
                 "-c".to_string(),
                 "otel.environment=\"tracer\"".to_string(),
@@ -86,7 +86,7 @@ pub fn turn_on(agent: KnownAgent, endpoint: &str) -> Option<TelemetryOn> {
             Some(TelemetryOn {
                 env: Vec::new(),
                 args,
-                how: "-c otel.* overrides",
+                how: "-c otel.exporter and otel.log_user_prompt overrides",
             })
         }
         KnownAgent::Opencode | KnownAgent::QwenCode => None,

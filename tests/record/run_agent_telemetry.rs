@@ -6,7 +6,7 @@
 
 use serde_json::Value;
 
-use super::run_agents::{CLAUDE, run};
+use super::run_agents::{Agent, CLAUDE, CODEX, GEMINI, Traced, run};
 
 #[test]
 fn claude_codes_own_account_is_joined_to_the_wire() {
@@ -276,4 +276,113 @@ fn sqlite_rows(db: &std::path::Path, sql: &str) -> String {
         .output()
         .expect("sqlite3");
     String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// The run's telemetry line: (received, requests, stored), every record stored.
+fn telemetry_counts(run: &Traced) -> (u64, u64, u64) {
+    let stderr = run.summary["stderr"].as_str().unwrap();
+    let line = stderr
+        .lines()
+        .find(|l| l.contains("the agent's own telemetry:"))
+        .unwrap_or_else(|| panic!("no telemetry line: {stderr}"));
+    let n: Vec<u64> = line
+        .split(|c: char| !c.is_ascii_digit())
+        .filter_map(|w| w.parse().ok())
+        .collect();
+    assert_eq!(n[0], n[2], "{line}");
+    assert_eq!(
+        rusqlite_count(&run.db, "select count(*) from agent_events"),
+        n[2],
+        "{line}"
+    );
+    (n[0], n[1], n[2])
+}
+
+/// The buy-milk trace's hop log, checked against the schema.
+fn buy_milk_log(run: &Traced) -> Value {
+    let traces = run.tracer(&["ls"]);
+    let trace = traces
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["tools_used"].as_array().is_some_and(|t| !t.is_empty()))
+        .unwrap_or_else(|| panic!("{traces:#}"));
+    let log = run.tracer(&["show", trace["id"].as_str().unwrap()]);
+    let errors: Vec<String> = super::hop_log::schema_validator()
+        .iter_errors(&log)
+        .map(|e| format!("{} at {}", e, e.instance_path()))
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "the hop log breaks its schema: {errors:#?}"
+    );
+    log
+}
+
+fn other_agent_account(agent: &Agent, name: &str, tool_event: &str) -> Option<Vec<Value>> {
+    let run = run(agent, &["--shell-first"])?;
+    let s = &run.summary;
+    assert_eq!(s["exit_code"], 0, "{s:#}");
+    assert_eq!(s["notes"], "buy milk\n", "{s:#}");
+    let stderr = s["stderr"].as_str().unwrap();
+    assert!(
+        stderr.contains(&format!("{name}'s own telemetry on, to tracer")),
+        "{stderr}"
+    );
+    let (received, _, _) = telemetry_counts(&run);
+    assert!(received > 0);
+    let log = buy_milk_log(&run);
+    let events = log["agent_events"].as_array().cloned().unwrap_or_default();
+    let tool = events
+        .iter()
+        .find(|e| e["name"] == tool_event)
+        .unwrap_or_else(|| panic!("no {tool_event} placed: {events:#?}"));
+    assert!(tool["after_message"].is_u64(), "{tool:#}");
+    Some(events)
+}
+
+#[test]
+fn codexs_own_account_is_joined_by_call_id_and_session() {
+    let Some(events) = other_agent_account(&CODEX, "Codex CLI", "codex.tool_result") else {
+        return;
+    };
+    let rule_of = |name: &str| {
+        let event = events.iter().find(|e| e["name"] == name);
+        event.map(|e| e["rule"].as_str().unwrap().to_string())
+    };
+    assert_eq!(
+        rule_of("codex.tool_result").as_deref(),
+        Some("tool call id")
+    );
+    // Its conversation.id is the wire's session-id header.
+    assert_eq!(
+        rule_of("codex.user_prompt").as_deref(),
+        Some("session and time")
+    );
+    let ran = events.iter().find(|e| {
+        e["name"] == "codex.tool_result" && e["attributes"]["tool_name"] == "exec_command"
+    });
+    let ran = ran.unwrap_or_else(|| panic!("{events:#?}"));
+    assert!(
+        ran["sentence"]
+            .as_str()
+            .unwrap()
+            .contains("ran exec_command `echo hello` itself"),
+        "{ran:#}"
+    );
+}
+
+#[test]
+fn gemini_clis_own_account_is_joined_by_prompt_and_run() {
+    let Some(events) = other_agent_account(&GEMINI, "Gemini CLI", "gemini_cli.tool_call") else {
+        return;
+    };
+    let call = events
+        .iter()
+        .find(|e| e["name"] == "gemini_cli.tool_call")
+        .unwrap();
+    assert!(
+        call["sentence"].as_str().unwrap().contains("over MCP"),
+        "{call:#}"
+    );
 }

@@ -52,7 +52,12 @@ const SESSION_KEYS: [&str; 4] = [
     "conversation_id",
 ];
 const PROMPT_KEYS: [&str; 3] = ["prompt.id", "prompt_id", "user_prompt_id"];
-const REQUEST_KEYS: [&str; 3] = ["request_id", "request.id", "response_id"];
+const REQUEST_KEYS: [&str; 4] = [
+    "request_id",
+    "request.id",
+    "response_id",
+    "gen_ai.response.id",
+];
 const TOOL_CALL_KEYS: [&str; 4] = ["tool_use_id", "call_id", "tool_call_id", "function_call_id"];
 
 impl JoinKeys {

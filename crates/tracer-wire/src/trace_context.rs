@@ -78,7 +78,7 @@ impl TraceParent {
     }
 
     /// The parent id as 16 lowercase hex digits.
-    fn parent_id_hex(&self) -> String {
+    pub fn parent_id_hex(&self) -> String {
         to_hex(&self.parent_id)
     }
 

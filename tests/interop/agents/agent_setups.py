@@ -207,6 +207,17 @@ def claude_code_otlp_json(bin_dir, home, model_url, mcp_url, work):
     return claude_code_otlp(bin_dir, home, model_url, mcp_url, work, "http/json")
 
 
+def claude_code_raw_bodies(bin_dir, home, model_url, mcp_url, work):
+    """claude_code_otlp_json plus `OTEL_LOG_RAW_API_BODIES=file:WORK/raw-bodies`: Claude Code writes
+    each Messages request body (`<uuid>.request.json`) and each assembled response
+    (`<request-id>.response.json`) into that folder, and logs `api_request_body` /
+    `api_response_body` events (with `body_ref`) over OTLP. Its session transcript stays under
+    HOME/.claude/projects/."""
+    command, env = claude_code_otlp(bin_dir, home, model_url, mcp_url, work, "http/json")
+    env["OTEL_LOG_RAW_API_BODIES"] = "file:" + os.path.join(work, "raw-bodies")
+    return command, env
+
+
 def codex_otel(bin_dir, home, model_url, mcp_url, work, protocol="binary"):
     """Codex with `[otel]` exporting logs, traces and metrics over OTLP/HTTP (endpoints are full
     per-signal URLs; Codex does not append /v1/<signal>)."""
@@ -253,6 +264,7 @@ AGENTS = {
     "claude-code": ("claude", claude_code),
     "claude-code-otlp": ("claude", claude_code_otlp),
     "claude-code-otlp-json": ("claude", claude_code_otlp_json),
+    "claude-code-raw-bodies": ("claude", claude_code_raw_bodies),
     "codex": ("codex", codex),
     "codex-otlp": ("codex", codex_otlp),
     "codex-otel": ("codex", codex_otel),

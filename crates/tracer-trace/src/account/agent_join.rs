@@ -15,8 +15,11 @@ use crate::read::recorded_hop::RecordedHop;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum JoinRule {
-    /// Its `request_id` is the `request-id` the API answered this hop with.
+    /// Its `request_id` is the `request-id` the API answered this hop with (or its response id
+    /// the answer's own `responseId`).
     RequestId,
+    /// Its span is the one the hop's `traceparent` header names (Codex).
+    TraceContext,
     /// Its tool call id is one the model asked for in this trace.
     ToolCallId,
     /// Its input and output tokens are exactly one answer's in this trace.
@@ -33,6 +36,7 @@ impl JoinRule {
     pub fn as_str(self) -> &'static str {
         match self {
             JoinRule::RequestId => "request id",
+            JoinRule::TraceContext => "trace context",
             JoinRule::ToolCallId => "tool call id",
             JoinRule::TokenTuple => "token tuple",
             JoinRule::PromptId => "prompt id",
@@ -86,9 +90,13 @@ pub fn place(
             .tool_call
             .as_deref()
             .and_then(|t| ids.tool_calls.get(t).copied());
+        let by_span = span_of(event).and_then(|s| ids.spans.get(&s).copied());
         let by_tokens = tokens_of(event).and_then(|t| ids.unique_tokens.get(&t).copied());
-        let found = match (by_request, by_tool, by_tokens) {
-            (Some(hop), _, _) => Some((JoinRule::RequestId, Some(hop), hop)),
+        let found = match (by_request.or(by_span), by_tool, by_tokens) {
+            (Some(hop), _, _) if by_request.is_some() => {
+                Some((JoinRule::RequestId, Some(hop), hop))
+            }
+            (Some(hop), _, _) => Some((JoinRule::TraceContext, Some(hop), hop)),
             (None, Some(asked), _) => {
                 Some((JoinRule::ToolCallId, None, after_time(hops, event, asked)))
             }
@@ -156,6 +164,8 @@ pub fn place(
 struct WireIds {
     /// An answer's `request-id` (Anthropic) or `x-request-id` (OpenAI) header.
     requests: HashMap<String, usize>,
+    /// The span id of a request's `traceparent` header.
+    spans: HashMap<String, usize>,
     /// A tool call the model asked for, to the hop whose answer asked.
     tool_calls: HashMap<String, usize>,
     /// (input, output) tokens found on one answer only.
@@ -167,7 +177,18 @@ impl WireIds {
         let mut ids = WireIds::default();
         let mut tokens: HashMap<(u64, u64), Option<usize>> = HashMap::new();
         for (index, hop) in hops.iter().enumerate() {
+            for header in &hop.start.request_headers {
+                if header.name.eq_ignore_ascii_case("traceparent")
+                    && let Ok(text) = std::str::from_utf8(&header.value)
+                    && let Ok(parent) = tracer_wire::trace_context::TraceParent::parse(text)
+                {
+                    ids.spans.insert(parent.parent_id_hex(), index);
+                }
+            }
             let Some(end) = &hop.end else { continue };
+            if let Some(id) = response_id(&end.response_body.bytes) {
+                ids.requests.entry(id).or_insert(index);
+            }
             for header in &end.response_headers {
                 let name = header.name.to_ascii_lowercase();
                 if matches!(name.as_str(), "request-id" | "x-request-id")
@@ -201,6 +222,24 @@ impl WireIds {
             .collect();
         ids
     }
+}
+
+/// The span a log record was made in (OTLP/JSON `spanId`, hex).
+fn span_of(event: &AgentEvent) -> Option<String> {
+    let span = event.record.pointer("/log/spanId")?.as_str()?;
+    (!span.is_empty() && span.bytes().any(|b| b != b'0')).then(|| span.to_ascii_lowercase())
+}
+
+/// A Gemini answer's `responseId` (the first in its stream).
+fn response_id(body: &[u8]) -> Option<String> {
+    const KEY: &[u8] = b"\"responseId\"";
+    let at = body.windows(KEY.len()).position(|w| w == KEY)? + KEY.len();
+    let rest = &body[at..];
+    let open = rest.iter().position(|&b| b == b'"')?;
+    let rest = &rest[open + 1..];
+    let close = rest.iter().position(|&b| b == b'"')?;
+    let id = std::str::from_utf8(&rest[..close]).ok()?;
+    (!id.is_empty() && id.len() <= 200).then(|| id.to_string())
 }
 
 /// An API event's (input, output) tokens, as the agents name them.
