@@ -218,6 +218,13 @@ def claude_code_raw_bodies(bin_dir, home, model_url, mcp_url, work):
     return command, env
 
 
+def claude_code_raw_bodies_subagent(bin_dir, home, model_url, mcp_url, work):
+    """claude_code_raw_bodies with the Agent tool allowed instead of Bash (upstream --subagent)."""
+    command, env = claude_code_raw_bodies(bin_dir, home, model_url, mcp_url, work)
+    command[command.index("--allowedTools") + 1] = "mcp__notes__append,Agent"
+    return command, env
+
+
 def codex_otel(bin_dir, home, model_url, mcp_url, work, protocol="binary"):
     """Codex with `[otel]` exporting logs, traces and metrics over OTLP/HTTP (endpoints are full
     per-signal URLs; Codex does not append /v1/<signal>)."""
@@ -265,6 +272,7 @@ AGENTS = {
     "claude-code-otlp": ("claude", claude_code_otlp),
     "claude-code-otlp-json": ("claude", claude_code_otlp_json),
     "claude-code-raw-bodies": ("claude", claude_code_raw_bodies),
+    "claude-code-raw-bodies-subagent": ("claude", claude_code_raw_bodies_subagent),
     "codex": ("codex", codex),
     "codex-otlp": ("codex", codex_otlp),
     "codex-otel": ("codex", codex_otel),

@@ -266,3 +266,7 @@ fn after_time(hops: &[RecordedHop], event: &AgentEvent, asked: usize) -> usize {
 fn last_started_before(hops: &[RecordedHop], ns: i64) -> Option<usize> {
     hops.iter().rposition(|h| h.start.started_unix_ns <= ns)
 }
+
+#[cfg(test)]
+#[path = "agent_join_tests.rs"]
+mod tests;
