@@ -29,6 +29,7 @@ mod scripted_model;
 mod scripted_replies;
 
 mod agent_samples;
+mod agent_telemetry;
 mod closed_stdout;
 mod compare;
 mod cost;

@@ -35,6 +35,7 @@ SCENARIOS = {
     "reconnect": scenario_reconnect,
     "streaming": scenario_streaming,
     "screens": scenario_screens,
+    "agent": scenario_agent,
 }
 
 

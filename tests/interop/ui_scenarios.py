@@ -313,6 +313,38 @@ def scenario_streaming(run):
     return {**result, **run.clean()}
 
 
+def scenario_agent(run):
+    """The agent's own events are rows among the messages, each right after the message
+    `show --json` places it after (before the first when it follows none), as text."""
+    page = run.page
+    trace_id = run.args.trace
+    check(trace_id, "agent needs --trace ID")
+    show = run.cli_json("show", trace_id, "--json")
+    events = [e for e in show.get("agent_events", []) if e["signal"] == "log"]
+    check(events, "show --json placed no agent events")
+    run.goto(f"#/trace/{trace_id}")
+    page.wait_for_selector("[data-testid=agent-row]")
+    rows = page.eval_on_selector_all(
+        ".tab-body .panel:not([hidden]) [data-testid=message-row], "
+        ".tab-body .panel:not([hidden]) [data-testid=agent-row]",
+        "els => els.map(e => [e.getBoundingClientRect().top, e.dataset.testid,"
+        " e.dataset.number ? Number(e.dataset.number) : null,"
+        " (e.querySelector('.m-summary') || e).textContent])"
+        ".sort((a, b) => a[0] - b[0])",
+    )
+    last = None
+    seen = []
+    for _, kind, number, text in rows:
+        if kind == "message-row":
+            last = number
+            continue
+        after = [e["sentence"] for e in events if e.get("after_message") == last]
+        check(text in after, f"agent row {text!r} after message {last} is not one show places there: {after}")
+        seen.append([last, text])
+    check(seen, f"no agent rows among {rows}")
+    return {"agent_rows": seen, **run.clean()}
+
+
 def scenario_screens(run):
     """Screenshots of the list, a trace and an open message, 1280x800."""
     page = run.page

@@ -119,6 +119,15 @@ impl Store {
         self.event_rows(sql, None, None).await
     }
 
+    /// The newest record's id (0 when none): what a reader compares to see that more came.
+    pub async fn newest_agent_event_id(&self) -> Result<i64> {
+        Ok(
+            sqlx::query_scalar("select coalesce(max(id), 0) from agent_events")
+                .fetch_one(self.pool())
+                .await?,
+        )
+    }
+
     /// How many records are stored.
     pub async fn agent_event_count(&self) -> Result<i64> {
         Ok(sqlx::query_scalar("select count(*) from agent_events")

@@ -87,7 +87,9 @@ impl TraceCache {
     /// Trace `id_or_prefix` as it is now: kept, or built again when it changed since.
     pub(crate) async fn get(&self, store: &Store, id_or_prefix: &str) -> Result<Arc<BuiltTrace>> {
         let id = store.trace(id_or_prefix).await?.id;
-        let key = store.kept_summary(&id).await?.key;
+        // The agent's own events come apart from the hops: a new one rebuilds what shows them.
+        let events = store.newest_agent_event_id().await?;
+        let key = format!("{}#{events}", store.kept_summary(&id).await?.key);
         let mut built = self.built.lock().await;
         if let Some(index) = built.iter().position(|(i, _, _)| *i == id)
             && let Some(entry) = built.remove(index)
@@ -115,6 +117,9 @@ impl TraceCache {
 async fn build(store: &Store, id: &str) -> Result<BuiltTrace> {
     let loaded = load_trace(store, id, Bodies::LetGo).await?;
     let log = HopLog::from_loaded(&loaded, LogBodies::LengthsOnly);
+    let placed = tracer_live::agent_account::for_trace(store, &loaded).await?;
+    let hop_ids: Vec<String> = loaded.hops.iter().map(|h| h.start.id.clone()).collect();
+    let log = log.with_agent_events(&placed, &hop_ids);
     let ui = extras(&loaded, &log);
     let previous = changes_by_call_with(&loaded.hops, |_| None)
         .into_iter()

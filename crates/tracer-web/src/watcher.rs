@@ -37,6 +37,8 @@ struct Seen {
 pub(crate) struct Watcher {
     mode: Watch,
     last_seq: i64,
+    /// The newest agent event seen: more published as one `agent` event per poll.
+    last_agent_event: i64,
     seen: HashMap<String, Seen>,
     /// Traces changed whose entry waits for `ENTRY_EVERY` to pass, and when each was last sent.
     due: HashSet<String>,
@@ -48,9 +50,11 @@ impl Watcher {
     /// A watcher that starts from what is stored now (history is the listing's, not events).
     pub(crate) async fn start(shared: &Shared, mode: Watch) -> Result<Watcher> {
         let last_seq = shared.store.newest_seq().await?;
+        let last_agent_event = shared.store.newest_agent_event_id().await?;
         Ok(Watcher {
             mode,
             last_seq,
+            last_agent_event,
             seen: HashMap::new(),
             due: HashSet::new(),
             sent: HashMap::new(),
@@ -76,6 +80,12 @@ impl Watcher {
             self.note(shared, mark, now);
         }
         self.let_go(now);
+        let newest = shared.store.newest_agent_event_id().await?;
+        if newest > self.last_agent_event {
+            let data = json!({"from": self.last_agent_event + 1, "to": newest});
+            shared.hub.publish("agent", data.to_string());
+            self.last_agent_event = newest;
+        }
         self.send_due(shared, now).await
     }
 

@@ -45,6 +45,11 @@ export function diagramRow(model, geo, row, height, { selected, cursor, hits }) 
   const svg = s('svg', { width, height, viewBox: `0 0 ${width} ${height}`, 'aria-hidden': 'true' });
   if (selected || cursor) svg.appendChild(s('rect', { class: selected ? 'sel-band' : 'cursor-band', x: 0, y: 0, width, height }));
   lifelines(svg, model, geo, height);
+  if (row.kind === 'agent') {
+    svg.appendChild(s('text', { class: 'agent-label', x: PAD + 4, y: height / 2 + 4 },
+      `⋯ ${row.e.sentence.length > 140 ? `${row.e.sentence.slice(0, 139)}…` : row.e.sentence}`));
+    return h('div', { class: `drow agent${cursor ? ' cursor' : ''}`, 'data-testid': 'agent-row' }, svg);
+  }
   if (row.kind === 'fold') {
     svg.appendChild(s('rect', { class: 'fold-band', x: PAD, y: 4, width: width - PAD * 2, height: height - 8, rx: 4 }));
     svg.appendChild(s('text', { class: 'fold-label', x: width / 2, y: height / 2 + 4, 'text-anchor': 'middle' },

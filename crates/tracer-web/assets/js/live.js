@@ -1,6 +1,6 @@
 // The live connection (/api/events, Server-Sent Events): its state in #live, its events on a bus.
 
-/** Views listen here: 'trace', 'hop', 'stream', 'reset' (detail = the parsed data). */
+/** Views listen here: 'trace', 'hop', 'stream', 'reset', 'agent' (detail = the parsed data). */
 export const bus = new EventTarget();
 
 let source = null;
@@ -50,7 +50,7 @@ function connect() {
       setState(failures >= 2 ? 'offline' : 'connecting');
     }
   });
-  for (const type of ['trace', 'hop', 'stream', 'reset']) {
+  for (const type of ['trace', 'hop', 'stream', 'reset', 'agent']) {
     source.addEventListener(type, (e) => emit(type, e.data));
   }
 }

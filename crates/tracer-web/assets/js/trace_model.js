@@ -42,8 +42,17 @@ export function buildModel(log) {
     end = Math.max(end, t.ended_unix_ns || 0, t.head_unix_ns || 0, m.at_unix_ns || 0);
   }
   const start = trace.started_unix_ns || (messages[0] && messages[0].at_unix_ns) || 0;
+  // The agent's own account (its log events; spans and metric points stay in the log), by the
+  // message each follows (null: before the first).
+  const agentAfter = new Map();
+  for (const e of log.agent_events || []) {
+    if (e.signal !== 'log') continue;
+    const key = e.after_message ?? null;
+    if (!agentAfter.has(key)) agentAfter.set(key, []);
+    agentAfter.get(key).push(e);
+  }
   return {
-    log, trace, ui, messages, lanes, laneIndex, hopsById, byNumber, requestOf,
+    log, trace, ui, messages, lanes, laneIndex, hopsById, byNumber, requestOf, agentAfter,
     start, end: Math.max(end, start + 1),
     cache: ui.cache || {},
     sideCount: messages.filter(isSideCall).length,
@@ -54,19 +63,31 @@ export function buildModel(log) {
 export function displayRows(model, showSide) {
   const rows = [];
   let run = [];
+  let held = [];
+  const agentRows = (key) => (model.agentAfter.get(key) || []).map((e) => ({ kind: 'agent', e }));
   const flush = () => {
     if (run.length) rows.push({ kind: 'fold', members: run });
     run = [];
+    rows.push(...held);
+    held = [];
   };
+  rows.push(...agentRows(null));
   for (const m of model.messages) {
-    if (!showSide && isSideCall(m)) run.push(m);
-    else {
+    if (!showSide && isSideCall(m)) {
+      run.push(m);
+      held.push(...agentRows(m.number));
+    } else {
       flush();
-      rows.push({ kind: 'msg', m });
+      rows.push({ kind: 'msg', m }, ...agentRows(m.number));
     }
   }
   flush();
   return rows;
+}
+
+/** An agent event's second line: its name, what placed it, its cost beside tracer's. */
+export function agentDetail(e) {
+  return `${e.agent} · ${e.name} · placed by ${e.rule}${e.cost_check ? ` · ${e.cost_check}` : ''}`;
 }
 
 /** The hop of a message (from the log's hops), if listed. */

@@ -6,7 +6,7 @@ import * as fmt from './format.js';
 import { bus } from './live.js';
 import { search } from './store.js';
 import { VList, cssRowHeight } from './vlist.js';
-import { buildModel, displayRows, isSideCall, sidePurpose, tone, hopOf, subagentOf } from './trace_model.js';
+import { buildModel, displayRows, isSideCall, sidePurpose, tone, hopOf, subagentOf, agentDetail } from './trace_model.js';
 import { lanesHeader, laneStrip } from './lanes.js';
 import { MessagePane } from './message_view.js';
 import { waterfallHeader, waterfallRow } from './waterfall.js';
@@ -70,7 +70,7 @@ export function mount(root, route) {
     indexOf = new Map();
     rows.forEach((r, i) => {
       if (r.kind === 'msg') indexOf.set(r.m.number, i);
-      else for (const m of r.members) indexOf.set(m.number, i);
+      else if (r.members) for (const m of r.members) indexOf.set(m.number, i);
     });
     cursor = Math.min(cursor, Math.max(0, rows.length - 1));
   }
@@ -89,6 +89,14 @@ export function mount(root, route) {
           h('div', { class: 'm-line1' }, `${sideWords(row.members.length)} folded (${first}–${last})${purposes ? `: ${purposes}` : ''}`),
           h('div', { class: 'm-line2' }, 'the host asking the model for itself, beside the conversation · click or s to show'))),
       'click', () => toggleSide());
+    }
+    if (row.kind === 'agent') {
+      return h('div', { class: `mrow agent${i === cursor ? ' cursor' : ''}`, 'data-testid': 'agent-row', role: 'option', 'aria-selected': 'false', title: JSON.stringify(row.e.attributes, null, 1) },
+        h('span', { class: 'm-num' }, '⋯'), h('span', { class: 'm-dir' }, ''),
+        laneStrip(model, null, height),
+        h('div', { class: 'm-text' },
+          h('div', { class: 'm-line1' }, h('span', { class: 'badge agent-badge' }, 'agent'), h('span', { class: 'm-summary' }, row.e.sentence)),
+          h('div', { class: 'm-line2' }, agentDetail(row.e))));
     }
     const m = row.m;
     const hits = hitsOf();
@@ -115,7 +123,10 @@ export function mount(root, route) {
     const row = rows[i];
     const opts = { selected: row.kind === 'msg' && row.m.number === selected, cursor: i === cursor, hits: row.kind === 'msg' && hitsOf() && hitsOf().has(row.m.number) };
     const el = kind === 'timing' ? waterfallRow(model, row, opts) : diagramRow(model, panels.diagram.geo, row, panels.diagram.vlist.rowHeight, opts);
-    return on(el, 'click', () => (row.kind === 'fold' ? toggleSide() : select(row.m.number, 'click')));
+    return on(el, 'click', () => {
+      if (row.kind === 'fold') toggleSide();
+      else if (row.kind === 'msg') select(row.m.number, 'click');
+    });
   }
 
   function makePanel(kind) {
@@ -292,6 +303,9 @@ export function mount(root, route) {
     if (d.trace_id === id || (model && model.hopsById.has(d.hop_id))) refetchSoon();
   };
   const onReset = () => refetchSoon();
+  // The agent's own events arrive apart from the hops (Claude Code sends them as it exits).
+  const onAgent = () => refetchSoon();
+  bus.addEventListener('agent', onAgent);
   bus.addEventListener('trace', onTrace);
   bus.addEventListener('hop', onHop);
   bus.addEventListener('reset', onReset);
@@ -336,7 +350,7 @@ export function mount(root, route) {
         const row = rows[cursor];
         if (!row) return true;
         if (row.kind === 'fold') toggleSide();
-        else select(row.m.number, 'click');
+        else if (row.kind === 'msg') select(row.m.number, 'click');
       } else if (k === 's') toggleSide();
       else if (k === '1' || k === '2' || k === '3') setTab(TABS[Number(k) - 1][0]);
       else if (k === 't') setTab(tab === 'timing' ? 'messages' : 'timing');
@@ -355,6 +369,7 @@ export function mount(root, route) {
       bus.removeEventListener('trace', onTrace);
       bus.removeEventListener('hop', onHop);
       bus.removeEventListener('reset', onReset);
+      bus.removeEventListener('agent', onAgent);
       window.removeEventListener('resize', onResize);
       for (const p of Object.values(panels)) if (p) p.vlist.destroy();
       clear(root);

@@ -55,6 +55,15 @@ export function waterfallHeader(model) {
 
 /** One timing row (a message, or a fold of side calls). */
 export function waterfallRow(model, row, { selected, cursor, hits }) {
+  if (row.kind === 'agent') {
+    const at = row.e.at_unix_ns - model.start;
+    const span = Math.max(1, model.end - model.start);
+    const tick = h('span', { class: 'w-agent-tick' });
+    tick.style.left = `${Math.max(0, Math.min(1, at / span)) * 100}%`;
+    return h('div', { class: `wrow agent${cursor ? ' cursor' : ''}`, 'data-testid': 'agent-row' },
+      h('span', { class: 'w-label muted', title: row.e.sentence }, `⋯ ${fmt.shorten(row.e.sentence, 80)}`),
+      h('div', { class: 'w-track' }, tick), h('span', { class: 'w-dur' }, ''));
+  }
   if (row.kind === 'fold') {
     const first = row.members[0];
     const last = row.members[row.members.length - 1];

@@ -1,0 +1,269 @@
+//! The agent's own telemetry received and shown: Claude Code's recorded OTLP exports (protobuf
+//! and OTLP/JSON, tests/fixtures/agents/claude-code/otlp) sent to `tracer proxy --otlp-listen`
+//! over the wire recording of the same run; every record stored, bad requests refused with a
+//! reason and nothing stored, each event placed at its step in `show`, the hop log and the web
+//! UI in Chromium.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+
+use serde_json::Value;
+
+use crate::interop_ui::*;
+use crate::sample_db::TRACER;
+
+const FIXTURES: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/fixtures/agents/claude-code/otlp"
+);
+
+/// The fixture's wire database, unzipped into `dir`.
+fn wire_db(dir: &Path, folder: &str) -> PathBuf {
+    let zipped = std::fs::read(format!("{FIXTURES}/{folder}/wire.db.gz")).unwrap();
+    let mut bytes = Vec::new();
+    flate2::read::GzDecoder::new(zipped.as_slice())
+        .read_to_end(&mut bytes)
+        .unwrap();
+    let db = dir.join("wire.db");
+    std::fs::write(&db, bytes).unwrap();
+    db
+}
+
+/// `tracer proxy --otlp-listen` over `db`, and the receiver's address.
+fn receiver(db: &Path) -> (Child, String, std::thread::JoinHandle<String>) {
+    let mut child = Command::new(TRACER)
+        .args(["--db"])
+        .arg(db)
+        .args([
+            "proxy",
+            "--route",
+            "model=127.0.0.1:0=http://127.0.0.1:9",
+            "--otlp-listen",
+            "127.0.0.1:0",
+        ])
+        .env("RUST_LOG", "off")
+        .env_remove("OTEL_EXPORTER_OTLP_ENDPOINT")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let mut said = String::new();
+    let addr = loop {
+        let line = lines
+            .next()
+            .unwrap_or_else(|| panic!("no receiver line: {said}"))
+            .unwrap();
+        said.push_str(&line);
+        said.push('\n');
+        if let Some(rest) = line.split("telemetry on http://").nth(1) {
+            break rest.split_whitespace().next().unwrap().to_string();
+        }
+    };
+    let rest = std::thread::spawn(move || {
+        lines.map_while(Result::ok).fold(said, |mut all, line| {
+            all.push_str(&line);
+            all.push('\n');
+            all
+        })
+    });
+    (child, addr, rest)
+}
+
+/// POSTs a body; the status and the answer's body.
+fn post(addr: &str, path: &str, content_type: &str, body: &[u8]) -> (u16, Vec<u8>) {
+    let mut stream = TcpStream::connect(addr).unwrap();
+    write!(
+        stream,
+        "POST {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    )
+    .unwrap();
+    stream.write_all(body).unwrap();
+    let mut answer = Vec::new();
+    stream.read_to_end(&mut answer).unwrap();
+    let text = String::from_utf8_lossy(&answer);
+    let status = text.split_whitespace().nth(1).unwrap().parse().unwrap();
+    let at = answer.windows(4).position(|w| w == b"\r\n\r\n").unwrap() + 4;
+    (status, answer[at..].to_vec())
+}
+
+fn stop(mut child: Child, rest: std::thread::JoinHandle<String>) -> String {
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    child.wait().unwrap();
+    rest.join().unwrap()
+}
+
+fn tracer_json(db: &Path, args: &[&str]) -> Value {
+    let out = Command::new(TRACER)
+        .arg("--db")
+        .arg(db)
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "tracer {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// The recorded exports of `folder` received over its wire; the database and the buy-milk trace.
+fn received(dir: &Path, folder: &str) -> (PathBuf, String) {
+    let db = wire_db(dir, folder);
+    let (child, addr, rest) = receiver(&db);
+    let index: Value =
+        serde_json::from_slice(&std::fs::read(format!("{FIXTURES}/{folder}/index.json")).unwrap())
+            .unwrap();
+    let mut records = 0;
+    for request in index["requests"].as_array().unwrap() {
+        let body = std::fs::read(format!(
+            "{FIXTURES}/{folder}/{}",
+            request["file"].as_str().unwrap()
+        ))
+        .unwrap();
+        let content_type = request["content_type"].as_str().unwrap();
+        let (status, answer) = post(
+            &addr,
+            request["path"].as_str().unwrap(),
+            content_type,
+            &body,
+        );
+        assert_eq!(
+            status,
+            200,
+            "{request}: {}",
+            String::from_utf8_lossy(&answer)
+        );
+        if content_type.contains("json") {
+            assert_eq!(answer, b"{}");
+        } else {
+            assert!(answer.is_empty(), "an empty ExportLogsServiceResponse");
+        }
+        records += 1;
+    }
+    assert!(records >= 3);
+    // Bad requests: refused with a reason, nothing stored.
+    let (status, answer) = post(
+        &addr,
+        "/v1/logs",
+        "application/x-protobuf",
+        b"\xff\xff\xff\xff",
+    );
+    assert_eq!(status, 400, "{}", String::from_utf8_lossy(&answer));
+    let (status, answer) = post(&addr, "/v1/logs", "text/plain", b"hello");
+    assert_eq!(status, 415);
+    assert!(String::from_utf8_lossy(&answer).contains("application/x-protobuf"));
+    let (status, _) = post(&addr, "/v1/other", "application/json", b"{}");
+    assert_eq!(status, 404);
+    let said = stop(child, rest);
+    let line = said
+        .lines()
+        .find(|l| l.contains("records received"))
+        .unwrap_or_else(|| panic!("{said}"));
+    assert!(line.ends_with("stored, 2 requests refused"), "{line}");
+    let n: Vec<u64> = line
+        .split(|c: char| !c.is_ascii_digit())
+        .filter_map(|w| w.parse().ok())
+        .collect();
+    assert_eq!(n[0], n[2], "{line}");
+    let traces = tracer_json(&db, &["ls", "--json"]);
+    let trace = traces
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["title"] == "Add buy milk to my notes")
+        .unwrap();
+    (db, trace["id"].as_str().unwrap().to_string())
+}
+
+fn placed(db: &Path, trace: &str) -> Vec<Value> {
+    let log = tracer_json(db, &["show", trace, "--json"]);
+    assert_eq!(log["version"], 6);
+    log["agent_events"]
+        .as_array()
+        .cloned()
+        .unwrap_or_else(|| panic!("{log:#}"))
+}
+
+#[test]
+fn recorded_protobuf_exports_are_stored_and_placed() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, trace) = received(dir.path(), "protobuf");
+    let events = placed(&db, &trace);
+    let rule = |name: &str| {
+        events
+            .iter()
+            .find(|e| e["name"] == name)
+            .map(|e| e["rule"].as_str().unwrap().to_string())
+    };
+    assert_eq!(rule("tool_decision").as_deref(), Some("tool call id"));
+    assert_eq!(rule("api_request").as_deref(), Some("request id"));
+    assert_eq!(rule("user_prompt").as_deref(), Some("prompt id"));
+    let spans = events.iter().filter(|e| e["signal"] == "span").count();
+    assert!(spans > 0, "the beta traces are placed too: {events:#?}");
+    let text = Command::new(TRACER)
+        .arg("--db")
+        .arg(&db)
+        .args(["show", &trace])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(text.stdout).unwrap();
+    assert!(
+        text.contains("⋯ agent  Claude Code ran Bash `echo hello` itself: success"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("claude_code.token.usage"),
+        "metric points stay in the hop log: {text}"
+    );
+}
+
+#[test]
+fn recorded_json_exports_are_stored_and_placed() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, trace) = received(dir.path(), "json");
+    let events = placed(&db, &trace);
+    let cost = events
+        .iter()
+        .find(|e| e["cost_check"].is_string())
+        .unwrap_or_else(|| panic!("{events:#?}"));
+    assert!(
+        cost["cost_check"].as_str().unwrap().contains("they agree"),
+        "{cost:#}"
+    );
+}
+
+#[test]
+fn interop_ui_shows_the_agents_own_events_among_the_messages() {
+    let Some(peers) = peers() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let (db, trace) = received(dir.path(), "protobuf");
+    let server = ui(&db, crate::free_ports::free_port());
+    let db_arg = db.to_str().unwrap();
+    let result = run(
+        &peers,
+        &server.url,
+        "agent",
+        &["--db", db_arg, "--trace", &trace],
+    );
+    assert_clean(&result);
+    let rows = result["agent_rows"].as_array().unwrap();
+    assert!(
+        rows.iter().any(|r| r[1]
+            .as_str()
+            .unwrap()
+            .contains("ran Bash `echo hello` itself")),
+        "{rows:#?}"
+    );
+}
