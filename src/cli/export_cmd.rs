@@ -65,9 +65,11 @@ struct Exported {
 }
 
 impl Exported {
-    /// The trace and the log of it, its entries carrying the bodies or their lengths only.
-    fn of(trace: LoadedTrace, bodies: LogBodies) -> Exported {
+    /// The trace and the log of it, its entries carrying the bodies or their lengths only, the
+    /// agent's own events placed in it.
+    async fn of(store: &Store, trace: LoadedTrace, bodies: LogBodies) -> Exported {
         let log = HopLog::from_loaded(&trace, bodies);
+        let log = super::show_agent::placed(store, &trace, log).await;
         Exported { log, trace }
     }
 
@@ -78,6 +80,7 @@ impl Exported {
             title: self.log.title(),
             hops: &self.trace.hops,
             session: self.log.session(),
+            agent_events: self.log.agent_events(),
         }
     }
 }
@@ -109,8 +112,8 @@ pub fn render(
 async fn load(store: &Store, id: &str, format: ExportFormat) -> anyhow::Result<Exported> {
     let trace = load_trace(store, id, Bodies::Kept).await?;
     Ok(match format {
-        ExportFormat::Json => Exported::of(trace, LogBodies::Kept),
-        _ => Exported::of(trace, LogBodies::LengthsOnly),
+        ExportFormat::Json => Exported::of(store, trace, LogBodies::Kept).await,
+        _ => Exported::of(store, trace, LogBodies::LengthsOnly).await,
     })
 }
 
@@ -122,10 +125,8 @@ async fn handout(
     args: &ExportArgs,
     spans: SpanOptions,
 ) -> anyhow::Result<ExitCode> {
-    let trace = Exported::of(
-        load_trace(store, id, Bodies::LetGo).await?,
-        LogBodies::LengthsOnly,
-    );
+    let loaded = load_trace(store, id, Bodies::LetGo).await?;
+    let trace = Exported::of(store, loaded, LogBodies::LengthsOnly).await;
     let (fetching, format) = (store.clone(), args.format);
     let text = tokio::task::spawn_blocking(move || {
         let runtime = tokio::runtime::Handle::current();

@@ -225,6 +225,49 @@ fn recorded_protobuf_exports_are_stored_and_placed() {
         !text.contains("claude_code.token.usage"),
         "metric points stay in the hop log: {text}"
     );
+    // The handouts put them under the message they follow.
+    let ran = events.iter().find(|e| e["name"] == "tool_result").unwrap();
+    let after = ran["after_message"].as_u64().unwrap();
+    let export = |format: &str| {
+        let out = Command::new(TRACER)
+            .arg("--db")
+            .arg(&db)
+            .args(["export", &trace, "--format", format])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let md = export("md");
+    let line = md
+        .find("Claude Code ran Bash \\`echo hello\\` itself")
+        .unwrap_or_else(|| panic!("{md}"));
+    let heading = md.find(&format!("\n### {after}. ")).unwrap();
+    let next = md.find(&format!("\n### {}. ", after + 1)).unwrap();
+    assert!(heading < line && line < next, "under message {after}");
+    let html = export("html");
+    assert!(
+        html.contains(&format!("<p class=\"agent-event\" data-after=\"{after}\">")),
+        "{html}"
+    );
+    assert!(html.contains("ran Bash `echo hello` itself"));
+    // A hop-log file carries them: `show FILE` prints them without the database.
+    let file = db.with_file_name("log.json");
+    std::fs::write(&file, export("json")).unwrap();
+    let from_file = Command::new(TRACER)
+        .args(["show"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    let from_file = String::from_utf8(from_file.stdout).unwrap();
+    assert!(
+        from_file.contains("⋯ agent  Claude Code ran Bash `echo hello` itself"),
+        "{from_file}"
+    );
 }
 
 #[test]

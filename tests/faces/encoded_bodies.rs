@@ -93,6 +93,7 @@ fn the_handouts_show_the_decoded_body_and_name_a_binary_one() {
         id: "0000000000000000000000000000e001",
         title: Some("buy milk"),
         hops: &hops,
+        agent_events: &[],
     };
     let named = format!("{} bytes of application/x-protobuf (zstd)", zstd.len());
     let markdown = markdown_handout(&trace);

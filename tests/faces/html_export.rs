@@ -189,6 +189,7 @@ fn a_failed_hop_is_red_and_model_tool_and_host_time_add_up() {
         id: "0123456789abcdef",
         title: Some("Add <eggs> to my notes"),
         hops: &broken,
+        agent_events: &[],
     });
     assert!(page.contains("<title>Trace: Add &lt;eggs&gt; to my notes</title>"));
     assert!(

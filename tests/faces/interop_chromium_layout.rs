@@ -125,6 +125,7 @@ fn interop_chromium_the_handout_fits_a_1400_px_window() {
         hops: &hops,
         session: None,
         fetch: None,
+        agent_events: &[],
     });
     let m = measured(&chromium, dir.path(), "nine-lanes", &wide);
     assert_eq!(m["lanes"].as_array().unwrap().len(), 9, "{m}");

@@ -319,6 +319,7 @@ fn the_handout_and_show_give_the_users_words_whatever_the_bodys_length() {
         id: "codex-run",
         title: None,
         hops: &hops,
+        agent_events: &[],
     };
     let handout = markdown_handout(&trace);
     let first_request = handout

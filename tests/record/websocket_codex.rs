@@ -304,6 +304,7 @@ async fn har_has_the_messages_as_devtools_write_them_and_otlp_has_them_as_span_e
         title: row.title.as_deref(),
         hops: &hops,
         session: None,
+        agent_events: &[],
     };
     let har = tracer_export::har::har_document(std::slice::from_ref(&trace));
     let entries = har["log"]["entries"].as_array().unwrap();

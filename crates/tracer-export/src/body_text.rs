@@ -17,6 +17,9 @@ pub struct TraceToExport<'a> {
     /// Where request bodies let go of once read (`Bodies::LetGo`) are fetched back, one at a
     /// time as the export writes them; None when the hops keep their bodies.
     pub fetch: Option<FetchBody<'a>>,
+    /// The agent's own events placed in the trace (`HopLog::with_agent_events`), shown among
+    /// the messages by the handouts; empty when there are none.
+    pub agent_events: &'a [crate::hop_log::AgentEventEntry],
 }
 
 /// Fetches a hop's request body back by the hop's id.

@@ -242,11 +242,13 @@ impl HopLog {
     /// exported (`tracer show FILE`, `tracer export FILE`): the same document `import` then
     /// `export` would give, without a database.
     pub fn from_file(bytes: &[u8]) -> Result<HopLog, HopLogError> {
-        let mut trace = HopLog::from_json(bytes)?.loaded_checked()?;
+        let read = HopLog::from_json(bytes)?;
+        let mut trace = read.loaded_checked()?;
         for end in trace.hops.iter_mut().filter_map(|hop| hop.end.as_mut()) {
             tracer_trace::settle_old_record(end);
         }
-        Ok(HopLog::from_loaded(&trace, Bodies::Kept))
+        // The agent's own events as the file places them (no database to place them again).
+        Ok(HopLog::from_loaded(&trace, Bodies::Kept).with_entries(read.agent_events))
     }
 
     /// The hop log of a trace row and its hops, each message explained.

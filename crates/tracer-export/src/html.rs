@@ -157,6 +157,7 @@ pub fn html_page(trace: &TraceToExport<'_>) -> String {
     // The last request sent on each route, with its headers: the next with the same headers
     // says so instead of listing them again.
     let mut sent_on: std::collections::HashMap<&str, (usize, &[Header])> = Default::default();
+    body.push_str(&crate::agent_lines::html(trace.agent_events, None));
     for (message, arrow) in messages.iter().zip(&lanes.arrows) {
         let hop = &trace.hops[message.hop_index];
         let bar = timing
@@ -189,6 +190,10 @@ pub fn html_page(trace: &TraceToExport<'_>) -> String {
             same_headers_as,
         };
         body.push_str(&message_html(message, arrow.tone, shown, bar, start, new));
+        body.push_str(&crate::agent_lines::html(
+            trace.agent_events,
+            Some(message.number),
+        ));
     }
     body.push_str(&growth.blob_html());
     body.push_str("</section>\n");

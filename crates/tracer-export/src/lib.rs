@@ -25,6 +25,7 @@ pub mod mermaid;
 pub mod otlp;
 
 // What the file exports share: a trace to export, its bodies as text, UTC times.
+mod agent_lines;
 pub mod body_text;
 
 // The live OpenTelemetry exporter (`--otlp`), and `tracer export --push` of what it missed.

@@ -35,7 +35,7 @@ fn mermaid_text(text: &str) -> String {
 /// every character that Markdown or HTML could read as markup backslash-escaped (inline: `\`,
 /// backticks, emphasis, links, HTML, entities, tables, strike-through; at the start of the line:
 /// headings, lists, rules), so a CommonMark renderer shows it as the text it is.
-fn markdown_text(text: &str) -> String {
+pub(crate) fn markdown_text(text: &str) -> String {
     let line = text.split_whitespace().collect::<Vec<_>>().join(" ");
     let mut out = String::new();
     let mut digits_so_far = true;
@@ -208,6 +208,7 @@ pub fn markdown_handout(trace: &TraceToExport<'_>) -> String {
     out.push_str("```mermaid\n");
     out.push_str(&sequence_diagram(&messages));
     out.push_str("```\n\n## The messages\n\n");
+    out.push_str(&crate::agent_lines::markdown(trace.agent_events, None));
     let views = request_views(trace.hops);
     for message in &messages {
         out.push_str(&format!(
@@ -276,6 +277,10 @@ pub fn markdown_handout(trace: &TraceToExport<'_>) -> String {
             let fence = fence_for(&text);
             out.push_str(&format!("{fence}{language}\n{text}\n{fence}\n\n"));
         }
+        out.push_str(&crate::agent_lines::markdown(
+            trace.agent_events,
+            Some(message.number),
+        ));
     }
     out
 }

@@ -212,6 +212,7 @@ pub(crate) async fn export(
         title: log.title(),
         hops: &trace.hops,
         session: log.session(),
+        agent_events: &[],
     };
     let text = match format.as_str() {
         "json" => log.to_json_pretty(),

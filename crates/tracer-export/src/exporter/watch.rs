@@ -114,6 +114,7 @@ impl Watcher {
             title: title.as_deref(),
             hops: &hops,
             session: session.as_ref(),
+            agent_events: &[],
         };
         let spans = ended_spans(trace_spans(&view, self.options), &hops);
         let keys: Vec<SpanKey> = spans.iter().map(|s| key_of(s, trace_id)).collect();

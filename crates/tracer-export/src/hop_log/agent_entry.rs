@@ -41,10 +41,15 @@ pub struct AgentEventEntry {
 
 impl HopLog {
     /// The log with the agent's own account placed in it (from `tracer_live::agent_account`).
-    pub fn with_agent_events(mut self, placed: &[PlacedEvent], hop_ids: &[String]) -> HopLog {
+    pub fn with_agent_events(self, placed: &[PlacedEvent], hop_ids: &[String]) -> HopLog {
         let entries: Vec<AgentEventEntry> = (placed.iter())
             .map(|p| entry(p, hop_ids, &self.messages))
             .collect();
+        self.with_entries(entries)
+    }
+
+    /// The log with these entries as its agent events (read from a hop-log file).
+    pub(crate) fn with_entries(mut self, entries: Vec<AgentEventEntry>) -> HopLog {
         if !entries.is_empty() {
             self.version = self.version.max(6);
         }

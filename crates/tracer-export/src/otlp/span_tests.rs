@@ -83,6 +83,7 @@ fn a_trace_without_an_agent_hop_gets_a_synthesized_root() {
         id: "0af7651916cd43dd8448eb211c80319c",
         title: Some("buy milk"),
         hops: &hops,
+        agent_events: &[],
     };
     let spans = trace_spans(&trace, SpanOptions::default());
     assert_eq!(spans.len(), 3);
@@ -130,6 +131,7 @@ fn contents_come_only_when_asked() {
         id: "t-1",
         title: Some("buy milk"),
         hops: &hops,
+        agent_events: &[],
     };
     let spans = trace_spans(&trace, SpanOptions { content: true });
     assert_eq!(
@@ -169,6 +171,7 @@ fn mcp_targets_name_prompts_and_resources() {
         id: "t-2",
         title: None,
         hops: &hops,
+        agent_events: &[],
     };
     let spans = trace_spans(&trace, SpanOptions::default());
     assert_eq!(spans.len(), 2, "one hop under its synthesized root");
@@ -196,6 +199,7 @@ fn a_trace_that_grows_keeps_its_root_and_every_parent() {
             id,
             title: None,
             hops: &all[..1],
+            agent_events: &[],
         },
         SpanOptions::default(),
     );
@@ -220,6 +224,7 @@ fn a_trace_that_grows_keeps_its_root_and_every_parent() {
             id,
             title: None,
             hops: &grown,
+            agent_events: &[],
         },
         SpanOptions::default(),
     );
@@ -252,6 +257,7 @@ fn every_span_names_the_session_by_the_hosts_own_id() {
             id: "0af7651916cd43dd8448eb211c80319c",
             title: None,
             hops: &all,
+            agent_events: &[],
         },
         SpanOptions::default(),
     );
