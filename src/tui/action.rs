@@ -88,6 +88,11 @@ pub enum Action {
         hops: Vec<RecordedHop>,
     },
     /// The stderr lines a wrapped server wrote while the trace lasted: (route, when, line).
+    /// The agent's own events placed in the trace (its telemetry), for the view it opened.
+    AgentEventsLoaded {
+        trace_id: String,
+        notes: Vec<super::app::AgentNote>,
+    },
     StderrLoaded {
         trace_id: String,
         lines: Vec<(String, i64, String)>,

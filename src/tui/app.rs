@@ -1,11 +1,13 @@
 //! The TUI's state and its one update function: `App::update(action) -> Vec<Effect>`. Plain data
 //! (no terminal, no channels, no store), so every key can be tested without a runtime.
 
+mod agent_notes;
 mod commands;
 mod fetched;
 mod trace_list;
 mod trace_view;
 
+pub use agent_notes::{AgentNote, AgentNotes};
 pub use fetched::{Fetched, let_go};
 pub use trace_list::{FACTS_WINDOW, TraceList};
 pub use trace_view::{Arrow, DetailPane, Tone, TraceView};
@@ -170,6 +172,12 @@ impl App {
                 hops,
             } => {
                 self.show_trace(trace_id, title, hops);
+                Vec::new()
+            }
+            Action::AgentEventsLoaded { trace_id, notes } => {
+                if let Some(view) = self.view.as_mut().filter(|v| v.trace_id == trace_id) {
+                    view.agent = AgentNotes::placed(notes, &view.messages);
+                }
                 Vec::new()
             }
             Action::StderrLoaded { trace_id, lines } => {

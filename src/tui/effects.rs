@@ -175,6 +175,7 @@ async fn run(
         Effect::LoadTrace(id) => match source::from_store_with(store, &id, Bodies::LetGo).await {
             Ok(trace) => {
                 let lines = server_stderr(store, &trace.hops).await;
+                let notes = agent_notes(store, &trace).await;
                 let (trace_id, loaded) = (
                     trace.row.id.clone(),
                     Action::TraceLoaded {
@@ -183,11 +184,22 @@ async fn run(
                         hops: trace.hops,
                     },
                 );
-                if lines.is_empty() {
+                if lines.is_empty() && notes.is_empty() {
                     return Some(loaded);
                 }
-                // The trace first, then its servers' stderr for the view it opened.
+                // The trace first, then the agent's own events and its servers' stderr for the
+                // view it opened.
                 let _ = results.send(loaded);
+                if !notes.is_empty() {
+                    let agent = Action::AgentEventsLoaded {
+                        trace_id: trace_id.clone(),
+                        notes,
+                    };
+                    if lines.is_empty() {
+                        return Some(agent);
+                    }
+                    let _ = results.send(agent);
+                }
                 Some(Action::StderrLoaded { trace_id, lines })
             }
             Err(error) => failed("reading the trace", &error),
@@ -306,4 +318,27 @@ async fn server_stderr(
     }
     out.sort_by_key(|(_, at, _)| *at);
     out
+}
+
+/// The agent's own log events placed in a loaded trace, as the view shows them (none when the
+/// store has none, or cannot be read: the trace still opens).
+async fn agent_notes(
+    store: &tracer_store::Store,
+    trace: &tracer_live::load::LoadedTrace,
+) -> Vec<crate::tui::app::AgentNote> {
+    let placed = (tracer_live::agent_account::for_trace(store, trace).await).unwrap_or_default();
+    let hop_id = |i: usize| trace.hops.get(i).map(|h| h.start.id.clone());
+    placed
+        .into_iter()
+        .filter(|p| p.stored.event.signal == tracer_wire::agent_event::Signal::Log)
+        .map(|p| {
+            let event = &p.stored.event;
+            crate::tui::app::AgentNote {
+                after_hop_id: p.after.and_then(hop_id),
+                at_unix_ns: event.time_unix_ns,
+                sentence: tracer_trace::explain::agent_words::sentence(event),
+                detail: format!("{} · placed by {}", event.name, p.rule.as_str()),
+            }
+        })
+        .collect()
 }

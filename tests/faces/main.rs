@@ -71,6 +71,7 @@ mod tokens;
 mod topology;
 mod trace_cli;
 mod tui;
+mod tui_agent;
 mod tui_context;
 mod tui_let_go;
 mod tui_search;

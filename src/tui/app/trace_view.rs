@@ -33,6 +33,8 @@ pub struct TraceView {
     pub show_timing: bool,
     /// What the trace's wrapped servers wrote to stderr: (route, when, line), oldest first.
     pub stderr: Vec<(String, i64, String)>,
+    /// The agent's own events, by the message each follows.
+    pub agent: super::agent_notes::AgentNotes,
     /// The prompt cache's report of each model call that reported cache counts.
     pub caches: Vec<tracer_trace::account::cache_verdict::CacheReport>,
     /// Side calls (a title, routing, telemetry…) are drawn too; folded by default (`s`).
@@ -144,6 +146,7 @@ impl TraceView {
             replay: None,
             show_timing: false,
             stderr: Vec::new(),
+            agent: Default::default(),
             caches,
             side_calls_shown: false,
             side_calls_failed,
@@ -260,6 +263,7 @@ impl TraceView {
         view.side_calls_shown = self.side_calls_shown;
         view.pane = self.pane;
         view.stderr = self.stderr.clone();
+        view.agent = self.agent.again(&view.messages);
         view.fetched = self.fetched.carried(view.fetched.changes_wanted.clone());
         view.replay = self.replay.clone().map(|mut replay| {
             replay.total = view.messages.len();

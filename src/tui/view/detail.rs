@@ -62,6 +62,13 @@ pub fn render(view: &TraceView, frame: &mut Frame, area: Rect) {
                 .map(|line| Line::styled(format!("  {line}"), Style::default().fg(Color::Gray))),
         );
     }
+    // The agent's own account goes above the timing, headers and body, where it is seen.
+    let agent = agent_lines(view, message.number);
+    if !agent.is_empty() {
+        let at = (all.iter().position(|l| l.to_string() == "timing"))
+            .map_or(all.len(), |i| i.saturating_sub(1));
+        all.splice(at..at, agent);
+    }
     // Recorded text (the stderr lines too) is made safe before it reaches the terminal.
     let shown: Vec<Line<'static>> = all.into_iter().map(clean).collect();
     let paragraph = Paragraph::new(shown)
@@ -69,6 +76,36 @@ pub fn render(view: &TraceView, frame: &mut Frame, area: Rect) {
         .wrap(Wrap { trim: false })
         .scroll((view.detail_scroll, 0));
     frame.render_widget(paragraph, area);
+}
+
+/// The agent's own events around message `number`: those before the first message (on the
+/// first), then those that follow it.
+fn agent_lines(view: &TraceView, number: usize) -> Vec<Line<'static>> {
+    let first = view.messages.first().is_some_and(|m| m.number == number);
+    let before: Vec<_> = match first {
+        true => view.agent.after(None).collect(),
+        false => Vec::new(),
+    };
+    let after: Vec<_> = view.agent.after(Some(number)).collect();
+    let mut out = Vec::new();
+    for (title, notes) in [
+        ("the agent's own account, before this message", before),
+        ("the agent's own account, after this message", after),
+    ] {
+        if notes.is_empty() {
+            continue;
+        }
+        out.push(Line::from(""));
+        out.push(section(title));
+        for note in notes {
+            out.push(Line::from(format!("  ⋯ {}", note.sentence)));
+            out.push(Line::styled(
+                format!("    {}", note.detail),
+                Style::default().fg(Color::Gray),
+            ));
+        }
+    }
+    out
 }
 
 fn section(title: &str) -> Line<'static> {

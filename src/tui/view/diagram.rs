@@ -71,7 +71,13 @@ pub fn render(view: &TraceView, frame: &mut Frame, area: Rect) {
             style = style.add_modifier(Modifier::REVERSED | Modifier::BOLD);
         }
         buf.set_string(area.x, y, format!("{:>3}", message.number), style);
-        draw_arrow(buf, y, arrow, &lanes, &message.summary, style);
+        // A message the agent's own events follow says how many (its detail lists them).
+        let notes = view.agent.after(Some(message.number)).count();
+        let label = match notes {
+            0 => std::borrow::Cow::Borrowed(message.summary.as_str()),
+            n => std::borrow::Cow::Owned(format!("{} ⋯{n} agent", message.summary)),
+        };
+        draw_arrow(buf, y, arrow, &lanes, &label, style);
     }
 }
 

@@ -66,21 +66,11 @@ impl HopLog {
 fn entry(placed: &PlacedEvent, hop_ids: &[String], messages: &[MessageEntry]) -> AgentEventEntry {
     let event = &placed.stored.event;
     let after_hop = placed.after.and_then(|i| hop_ids.get(i));
-    // After the hop's last message that is not later than the event (its answer, or its
-    // request while the answer still streamed).
-    let after_message = after_hop.and_then(|hop| {
-        (messages.iter())
-            .filter(|m| !m.unsent && &m.hop_id == hop && m.at_unix_ns <= event.time_unix_ns.max(0))
-            .map(|m| m.number)
-            .max()
-            .or_else(|| {
-                messages
-                    .iter()
-                    .filter(|m| &m.hop_id == hop)
-                    .map(|m| m.number)
-                    .min()
-            })
-    });
+    let shown = (messages.iter())
+        .filter(|m| !m.unsent)
+        .map(|m| (m.number, m.hop_id.as_str(), m.at_unix_ns));
+    let after_message =
+        agent_words::message_after(shown, after_hop.map(String::as_str), event.time_unix_ns);
     let of_hop_id = placed.of_hop.and_then(|i| hop_ids.get(i)).cloned();
     let tracer_cost = of_hop_id.as_ref().and_then(|hop| {
         (messages.iter())

@@ -367,6 +367,23 @@ fn api(agent: &str, a: &Attrs) -> String {
     }
 }
 
+/// The number of the message an event placed after hop `after_hop` follows: that hop's last
+/// message not later than the event (its answer, or its request while the answer still
+/// streamed), else its first. `messages` are (number, hop id, time) of the shown messages.
+pub fn message_after<'m>(
+    messages: impl Iterator<Item = (usize, &'m str, i64)> + Clone,
+    after_hop: Option<&str>,
+    at_unix_ns: i64,
+) -> Option<usize> {
+    let hop = after_hop?;
+    let of_hop = messages.filter(|(_, id, _)| *id == hop);
+    (of_hop.clone())
+        .filter(|(_, _, at)| *at <= at_unix_ns.max(0))
+        .map(|(number, _, _)| number)
+        .max()
+        .or_else(|| of_hop.map(|(number, _, _)| number).min())
+}
+
 /// The agent's own cost of a call (`cost_usd`), if it gave one.
 pub fn agent_cost(event: &AgentEvent) -> Option<f64> {
     Attrs(event.attributes()).number(&["cost_usd"])
