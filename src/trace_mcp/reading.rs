@@ -5,7 +5,7 @@ use serde_json::{Value, json};
 
 use super::args::Args;
 use super::{TraceServer, answer, lookup_error};
-use tracer_export::hop_log::{Bodies as LogBodies, HopLog, TraceEntry};
+use tracer_export::hop_log::{AgentEventEntry, Bodies as LogBodies, HopLog, TraceEntry};
 use tracer_live::load::{Bodies, LoadedTrace, load_trace};
 use tracer_trace::words::{human_duration, plural};
 use tracer_trace::{Direction, ExplainedMessage, explain_trace};
@@ -21,20 +21,30 @@ struct Loaded {
     trace: LoadedTrace,
     entry: TraceEntry,
     messages: Vec<ExplainedMessage>,
+    /// The agent's own log events placed in the trace.
+    agent: Vec<AgentEventEntry>,
 }
 
 impl TraceServer {
     async fn load(&self, id: &str) -> Result<Loaded, String> {
         let trace = (load_trace(&self.store, id, Bodies::Kept).await)
             .map_err(|error| lookup_error(id, error))?;
-        let entry = HopLog::from_loaded(&trace, LogBodies::LengthsOnly)
-            .trace()
-            .clone();
+        let placed = (tracer_live::agent_account::for_trace(&self.store, &trace).await)
+            .map_err(|error| lookup_error(id, error))?;
+        let hop_ids: Vec<String> = trace.hops.iter().map(|h| h.start.id.clone()).collect();
+        let log = HopLog::from_loaded(&trace, LogBodies::LengthsOnly)
+            .with_agent_events(&placed, &hop_ids);
+        let entry = log.trace().clone();
+        let agent = (log.agent_events().iter())
+            .filter(|e| e.signal == "log")
+            .cloned()
+            .collect();
         let messages = explain_trace(&trace.hops);
         Ok(Loaded {
             trace,
             entry,
             messages,
+            agent,
         })
     }
 
@@ -66,6 +76,7 @@ impl TraceServer {
             trace.tools_words(", ").unwrap_or_else(|| "none".to_owned()),
         );
         let mut messages = Vec::new();
+        text.push_str(&agent_text(&loaded.agent, None));
         for message in &loaded.messages {
             let at = message.at_unix_ns - start;
             text.push_str(&format!(
@@ -93,6 +104,7 @@ impl TraceServer {
                 entry["explanation"] = json!(message.explanation);
             }
             messages.push(entry);
+            text.push_str(&agent_text(&loaded.agent, Some(message.number)));
         }
         text.push_str(&format!(
             "Next: get_message with trace {} and a number for that message's headers and body{}.",
@@ -103,7 +115,16 @@ impl TraceServer {
                 "; get_trace with detail=messages explains each message"
             }
         ));
-        let structured = json!({ "trace": trace, "messages": messages });
+        let agent_events: Vec<Value> = (loaded.agent.iter())
+            .map(|e| {
+                json!({"after_message": e.after_message, "name": e.name, "sentence": e.sentence,
+                       "placed_by": e.rule, "cost_check": e.cost_check})
+            })
+            .collect();
+        let mut structured = json!({ "trace": trace, "messages": messages });
+        if !agent_events.is_empty() {
+            structured["agent_events"] = json!(agent_events);
+        }
         Ok(answer(text, structured))
     }
 
@@ -281,4 +302,17 @@ mod tests {
         assert_eq!(cut_at("héllo", 2), ("h".to_owned(), true));
         assert_eq!(cut_at("hello", 10), ("hello".to_owned(), false));
     }
+}
+
+/// The agent's own events that follow message `after` (None: before the first), one line each.
+fn agent_text(events: &[AgentEventEntry], after: Option<usize>) -> String {
+    (events.iter())
+        .filter(|e| e.after_message == after)
+        .map(|e| {
+            format!(
+                "   ⋯ the agent's own account: {}\n",
+                tracer_wire::safe_text::one_line(&e.sentence)
+            )
+        })
+        .collect()
 }

@@ -255,6 +255,31 @@ fn recorded_protobuf_exports_are_stored_and_placed() {
         "{html}"
     );
     assert!(html.contains("ran Bash `echo hello` itself"));
+    // The OpenTelemetry export hangs them on the spans of the hops they follow.
+    let otlp: Value = serde_json::from_str(&export("otlp")).unwrap();
+    let span_events: Vec<(String, String)> = otlp["resourceSpans"][0]["scopeSpans"][0]["spans"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|span| {
+            let name = span["name"].as_str().unwrap().to_string();
+            let events = span["events"].as_array().cloned().unwrap_or_default();
+            events
+                .into_iter()
+                .map(move |e| (name.clone(), e["name"].as_str().unwrap().to_string()))
+        })
+        .collect();
+    assert!(
+        span_events
+            .iter()
+            .any(|(span, event)| span.starts_with("chat ") && event == "agent.tool_result"),
+        "{span_events:?}"
+    );
+    assert!(
+        span_events
+            .iter()
+            .any(|(span, event)| span.starts_with("execute_tool") && event == "agent.tool_result")
+    );
     // A hop-log file carries them: `show FILE` prints them without the database.
     let file = db.with_file_name("log.json");
     std::fs::write(&file, export("json")).unwrap();
@@ -308,5 +333,28 @@ fn interop_ui_shows_the_agents_own_events_among_the_messages() {
             .unwrap()
             .contains("ran Bash `echo hello` itself")),
         "{rows:#?}"
+    );
+}
+
+#[test]
+fn tracer_mcp_tells_an_assistant_the_agents_own_account() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, trace) = received(dir.path(), "protobuf");
+    let initialize = serde_json::json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
+    let get = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "get_trace", "arguments": {"id": trace}}});
+    let answers = crate::mcp_server::stdio_session(&db, &[initialize, get]);
+    let text = answers[1]["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.contains("⋯ the agent's own account: Claude Code ran Bash `echo hello` itself"),
+        "{text}"
+    );
+    let events = answers[1]["result"]["structuredContent"]["agent_events"]
+        .as_array()
+        .unwrap();
+    assert!(
+        events.iter().any(|e| e["placed_by"] == "tool call id"),
+        "{events:#?}"
     );
 }

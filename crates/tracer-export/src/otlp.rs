@@ -2,6 +2,7 @@
 //! OTLP/JSON (`json`, the file export and the `http/json` protocol) or protobuf (`proto`,
 //! `--protobuf` and the live exporter). One span per hop under the recorded trace id.
 
+mod agent_events;
 mod content;
 pub(crate) mod json;
 pub mod model;

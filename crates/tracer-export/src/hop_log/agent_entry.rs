@@ -25,6 +25,8 @@ pub struct AgentEventEntry {
     pub at_unix_ns: i64,
     /// It happened after this message (the last one before it); null: before the first.
     pub after_message: Option<usize>,
+    /// The hop it was placed after; null: before the trace's first hop.
+    pub after_hop_id: Option<String>,
     /// The hop it is the agent's own account of, when it is one call's (`api_request`).
     pub of_hop_id: Option<String>,
     /// What placed it: `request id`, `tool call id`, `token tuple`, `prompt id`, `session and
@@ -87,6 +89,7 @@ fn entry(placed: &PlacedEvent, hop_ids: &[String], messages: &[MessageEntry]) ->
         agent: agent_words::agent_name(event),
         at_unix_ns: event.time_unix_ns,
         after_message,
+        after_hop_id: after_hop.cloned(),
         of_hop_id,
         rule: placed.rule.as_str().to_string(),
         sentence: agent_words::sentence(event),

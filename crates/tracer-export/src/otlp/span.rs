@@ -83,6 +83,7 @@ pub(crate) fn trace_spans(trace: &TraceToExport<'_>, options: SpanOptions) -> Ve
         }
         spans.push(span);
     }
+    super::agent_events::add(&mut spans, trace.agent_events);
     spans
 }
 
