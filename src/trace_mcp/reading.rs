@@ -285,6 +285,19 @@ fn cut_at(text: &str, max: usize) -> (String, bool) {
     (text[..end].to_owned(), true)
 }
 
+/// The agent's own events that follow message `after` (None: before the first), one line each.
+fn agent_text(events: &[AgentEventEntry], after: Option<usize>) -> String {
+    (events.iter())
+        .filter(|e| e.after_message == after)
+        .map(|e| {
+            format!(
+                "   ⋯ the agent's own account: {}\n",
+                tracer_wire::safe_text::one_line(&e.sentence)
+            )
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -302,17 +315,4 @@ mod tests {
         assert_eq!(cut_at("héllo", 2), ("h".to_owned(), true));
         assert_eq!(cut_at("hello", 10), ("hello".to_owned(), false));
     }
-}
-
-/// The agent's own events that follow message `after` (None: before the first), one line each.
-fn agent_text(events: &[AgentEventEntry], after: Option<usize>) -> String {
-    (events.iter())
-        .filter(|e| e.after_message == after)
-        .map(|e| {
-            format!(
-                "   ⋯ the agent's own account: {}\n",
-                tracer_wire::safe_text::one_line(&e.sentence)
-            )
-        })
-        .collect()
 }
