@@ -9,6 +9,7 @@ mod demo_cmd;
 mod diff_cmd;
 pub mod error_line;
 mod eval_cmd;
+mod events_cmd;
 pub mod export_cmd;
 mod import;
 mod keep_while_recording;
@@ -120,6 +121,12 @@ pub enum Command {
     Search(SearchArgs),
     /// Read a JSON hop log (from `tracer show ID --json`) into the database
     Import(ImportArgs),
+    /// List the agents' own telemetry events by session: where each was placed, or unplaced
+    ///
+    /// Coding agents export what the wire cannot see (permission decisions, the commands the
+    /// host runs itself, hooks, retries, their own cost) over OpenTelemetry; `tracer run` turns
+    /// it on and `--otlp-listen` receives it (docs/agent-telemetry.md).
+    Events(events_cmd::EventsArgs),
     /// Group recorded hops into traces (the proxy does this as it runs)
     Correlate(CorrelateArgs),
     /// Run a stdio MCP server and record the JSON-RPC on its stdin and stdout
@@ -207,6 +214,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Show(args) => show::run(&db, args).await,
         Command::Search(args) => search_cmd::run(&db, args).await,
         Command::Import(args) => import::run(&db, args).await,
+        Command::Events(args) => events_cmd::run(&db, args).await,
         Command::Correlate(args) => correlate_cmd::run(&db, args).await,
         Command::Wrap(args) => wrap_cmd::run(db, args).await,
         Command::Export(args) => export_cmd::run(&db, args).await,

@@ -151,6 +151,20 @@ fn received(dir: &Path, folder: &str) -> (PathBuf, String) {
         records += 1;
     }
     assert!(records >= 3);
+    // An event of a session no trace has: kept, and listed as unplaced.
+    let stray = serde_json::json!({"resourceLogs": [{"resource": {"attributes": [
+        {"key": "service.name", "value": {"stringValue": "claude-code"}}]},
+        "scopeLogs": [{"logRecords": [{"timeUnixNano": "1000", "attributes": [
+            {"key": "event.name", "value": {"stringValue": "hook_execution_complete"}},
+            {"key": "session.id", "value": {"stringValue": "a-session-no-trace-has"}},
+            {"key": "hook_event_name", "value": {"stringValue": "PreToolUse"}}]}]}]}]});
+    let (status, _) = post(
+        &addr,
+        "/v1/logs",
+        "application/json",
+        stray.to_string().as_bytes(),
+    );
+    assert_eq!(status, 200);
     // Bad requests: refused with a reason, nothing stored.
     let (status, answer) = post(
         &addr,
@@ -225,6 +239,23 @@ fn recorded_protobuf_exports_are_stored_and_placed() {
         !text.contains("claude_code.token.usage"),
         "metric points stay in the hop log: {text}"
     );
+    // `tracer events` lists each by session with its place, the stray one unplaced.
+    let listed = tracer_json(&db, &["events", "--json"]);
+    let listed = listed.as_array().unwrap();
+    let stray = listed
+        .iter()
+        .find(|e| e["session"] == "a-session-no-trace-has")
+        .unwrap();
+    assert_eq!(stray["trace_id"], Value::Null, "{stray:#}");
+    assert_eq!(stray["sentence"], "PreToolUse hook ran");
+    let bash = listed
+        .iter()
+        .find(|e| e["name"] == "tool_result" && e["attributes"]["tool_name"] == "Bash")
+        .unwrap();
+    assert_eq!(bash["trace_id"], trace.as_str());
+    assert_eq!(bash["placed_by"], "tool call id");
+    let unplaced = tracer_json(&db, &["events", "--unplaced", "--json"]);
+    assert_eq!(unplaced.as_array().unwrap().len(), 1, "{unplaced:#}");
     // The handouts put them under the message they follow.
     let ran = events.iter().find(|e| e["name"] == "tool_result").unwrap();
     let after = ran["after_message"].as_u64().unwrap();

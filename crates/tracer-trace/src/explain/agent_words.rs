@@ -94,7 +94,7 @@ impl Attrs {
         let server = self.param("mcp_server_name");
         let mut out = match (server, self.param("mcp_tool_name")) {
             (Some(server), Some(tool)) => {
-                format!("{}'s {}", shorten(&server, 40), shorten(&tool, 40))
+                format!("{} on {}", shorten(&tool, 40), shorten(&server, 40))
             }
             _ => shorten(&name, 40),
         };

@@ -66,7 +66,7 @@ fn a_local_run_says_its_outcome_and_an_mcp_call_its_server() {
     );
     assert_eq!(
         sentence(&mcp),
-        "Claude Code called notes's append over MCP: failed: boom"
+        "Claude Code called append on notes over MCP: failed: boom"
     );
 }
 
