@@ -12,6 +12,7 @@ mod eval_cmd;
 mod events_cmd;
 pub mod export_cmd;
 mod import;
+mod import_claude;
 mod keep_while_recording;
 mod ls;
 mod ls_sessions;

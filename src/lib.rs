@@ -21,6 +21,7 @@
 //! - `topology`: the article's processes with tracer in the middle (`tracer up`); `demo`: the
 //!   article end to end (`tracer demo`).
 
+pub mod claude_sources;
 pub mod cli;
 pub mod compare;
 pub mod demo;

@@ -379,8 +379,20 @@ pub struct SearchArgs {
 #[derive(Debug, Args)]
 pub struct ImportArgs {
     /// JSON hop logs, as `tracer show ID --json` prints them (e.g. `sample-traces/agents/*.json`)
-    #[arg(required = true, value_name = "FILE")]
+    #[arg(value_name = "FILE", required_unless_present_any = ["claude_transcript", "claude_bodies"])]
     pub files: Vec<PathBuf>,
+    /// A Claude Code session transcript (`~/.claude/projects/…/SESSION.jsonl`): its model calls
+    /// as hops, the tools it ran itself as events; calls the wire already holds are joined, not
+    /// added (repeatable)
+    #[arg(long, value_name = "FILE.jsonl")]
+    pub claude_transcript: Vec<PathBuf>,
+    /// A folder of Claude Code's raw API bodies (`OTEL_LOG_RAW_API_BODIES=file:DIR`): each
+    /// request and answer as a hop (repeatable)
+    #[arg(long, value_name = "DIR")]
+    pub claude_bodies: Vec<PathBuf>,
+    /// Keep secrets in what is read from the Claude Code sources (redacted by default)
+    #[arg(long)]
+    pub no_redact: bool,
 }
 
 #[derive(Debug, Args)]

@@ -12,6 +12,12 @@ use tracer_store::Store;
 use tracer_wire::safe_text::one_line;
 
 pub async fn run(db: &Path, args: ImportArgs) -> anyhow::Result<ExitCode> {
+    if !args.claude_transcript.is_empty() || !args.claude_bodies.is_empty() {
+        super::import_claude::run(db, &args).await?;
+        if args.files.is_empty() {
+            return Ok(ExitCode::SUCCESS);
+        }
+    }
     // Every file is read and checked whole before the database is even opened: a file that is
     // not a hop log stops the command with nothing written.
     let mut logs = Vec::with_capacity(args.files.len());

@@ -130,7 +130,7 @@ pub async fn run(db: &Path, args: ProxyArgs) -> anyhow::Result<ExitCode> {
         ui.finish().await;
     }
     if let Some(telemetry) = telemetry {
-        tracer_serve::say!("{}", telemetry.finish().await);
+        tracer_serve::say!("{}", telemetry.finish().await.0);
     }
     store.close().await;
     tracer_serve::say!(

@@ -272,8 +272,9 @@ pub async fn run(db: &Path, args: RunArgs) -> anyhow::Result<ExitCode> {
     }
     // The agent has exited: what it flushed as it went is in.
     if let Some(telemetry) = telemetry {
-        let line = telemetry.finish().await;
-        if !args.quiet {
+        let (line, received) = telemetry.finish().await;
+        // Said when the agent's telemetry was turned on or anything arrived.
+        if !args.quiet && (telemetry_on.is_some() || received > 0) {
             tracer_serve::say!("{line}");
         }
     }

@@ -99,8 +99,9 @@ impl TelemetryBeside {
         )
     }
 
-    /// Stops receiving (requests in flight are finished) and says what was taken in.
-    pub async fn finish(self) -> String {
+    /// Stops receiving (requests in flight are finished) and says what was taken in: the line,
+    /// and how many records were received.
+    pub async fn finish(self) -> (String, u64) {
         let _ = self.stop.send(());
         if let Ok(Err(error)) = self.served.await {
             tracer_serve::say!("tracer: {error}");
@@ -118,6 +119,6 @@ impl TelemetryBeside {
         if refused > 0 {
             line.push_str(&format!(", {refused} requests refused"));
         }
-        line
+        (line, received)
     }
 }

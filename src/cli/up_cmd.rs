@@ -102,7 +102,7 @@ pub async fn run(db: &Path, args: UpArgs) -> anyhow::Result<ExitCode> {
         ui.finish().await;
     }
     if let Some(telemetry) = telemetry {
-        tracer_serve::say!("{}", telemetry.finish().await);
+        tracer_serve::say!("{}", telemetry.finish().await.0);
     }
     if let Some(exporter) = exporter {
         let report = exporter.finish(tracer_export::exporter::FINISH_GRACE).await;

@@ -30,6 +30,7 @@ mod scripted_replies;
 
 mod agent_samples;
 mod agent_telemetry;
+mod claude_import;
 mod closed_stdout;
 mod compare;
 mod cost;

@@ -296,10 +296,10 @@ fn a_version_1_hop_log_still_reads_and_is_written_again_with_its_tokens() {
         std::fs::read_to_string(&file).unwrap()
     );
     let mut future: Value = serde_json::from_slice(&old).unwrap();
-    future["version"] = 6.into();
+    future["version"] = 7.into();
     let refused = HopLog::from_json(&serde_json::to_vec(&future).unwrap()).unwrap_err();
     assert!(
-        refused.to_string().contains("reads versions 1 to 5"),
+        refused.to_string().contains("reads versions 1 to 6"),
         "{refused}"
     );
 }

@@ -103,23 +103,38 @@ fn codex_gets_c_overrides_before_its_subcommand() {
     );
     let (out, first) = run_stand_in(dir.path(), &codex, &["exec", "hi"]);
     let lines: Vec<&str> = out.lines().collect();
+    // The agent's own telemetry pointed at tracer first (docs/agent-telemetry.md), then the
+    // stdio servers wrapped, then the user's arguments.
     assert_eq!(lines[0], "-c");
+    assert!(
+        lines[1].starts_with("otel.exporter={otlp-http={endpoint=\"http://127.0.0.1:"),
+        "{out}"
+    );
+    let at = lines
+        .iter()
+        .position(|l| l.starts_with("mcp_servers.notes.command="))
+        .unwrap_or_else(|| panic!("{out}"));
+    assert_eq!(lines[at - 1], "-c");
     assert_eq!(
-        lines[1],
+        lines[at],
         format!(
             "mcp_servers.notes.command=\"{}\"",
             env!("CARGO_BIN_EXE_tracer")
         )
     );
     assert!(
-        lines[3].starts_with("mcp_servers.notes.args=[\"--db\""),
+        lines[at + 2].starts_with("mcp_servers.notes.args=[\"--db\""),
         "{out}"
     );
     assert!(
-        lines[3].ends_with("\"--\", \"notes-server\", \"--stdio\"]"),
+        lines[at + 2].ends_with("\"--\", \"notes-server\", \"--stdio\"]"),
         "{out}"
     );
-    assert_eq!(&lines[4..], ["exec", "hi"]);
+    assert_eq!(&lines[at + 3..], ["exec", "hi"]);
+    assert!(
+        first.contains("Codex CLI's own telemetry on, to tracer"),
+        "{first}"
+    );
     assert!(first.contains("Codex CLI's stdio MCP servers recorded through tracer wrap: notes"));
     assert_eq!(std::fs::read_to_string(&path).unwrap(), config);
 }

@@ -25,6 +25,17 @@ use tracer_wire::agent_event::Signal;
 
 pub use forward::{FORWARDED, ForwardTo, NOT_FORWARDED};
 
+/// An event as stored: redacted when asked, each string bounded (for events read from other
+/// sources than the receiver, such as a transcript).
+pub fn kept_event(
+    event: tracer_wire::agent_event::AgentEvent,
+    redact: bool,
+    max_value: usize,
+    received_unix_ns: i64,
+) -> tracer_store::agent_events::NewAgentEvent {
+    keep::keep(event, redact, max_value, received_unix_ns, None)
+}
+
 use decode::Encoding;
 
 /// The largest export request taken (compressed as sent).

@@ -128,6 +128,18 @@ impl Store {
         )
     }
 
+    /// The hop the API answered with this `request-id` (the join of a source read without the
+    /// wire, such as a transcript, to the wire's own record of the same call).
+    pub async fn hop_with_request_id(&self, request_id: &str) -> Result<Option<String>> {
+        let needle = serde_json::json!({"name": "request-id", "value": request_id}).to_string();
+        Ok(sqlx::query_scalar(
+            "select id from hops where instr(response_headers, ?1) > 0 order by seq limit 1",
+        )
+        .bind(needle)
+        .fetch_optional(self.pool())
+        .await?)
+    }
+
     /// How many records are stored.
     pub async fn agent_event_count(&self) -> Result<i64> {
         Ok(sqlx::query_scalar("select count(*) from agent_events")

@@ -257,9 +257,14 @@ fn tokens_of(event: &AgentEvent) -> Option<(u64, u64)> {
     (input > 0 || output > 0).then_some((input, output))
 }
 
-/// After the hop that asked for a tool call, or a later one that started before the event.
+/// After the hop that asked for a tool call, or a later one that started before the event (a
+/// request that starts the moment the tool's result is written carries that result: it comes
+/// after the event).
 fn after_time(hops: &[RecordedHop], event: &AgentEvent, asked: usize) -> usize {
-    last_started_before(hops, event.time_unix_ns).map_or(asked, |last| last.max(asked))
+    let before = hops
+        .iter()
+        .rposition(|h| h.start.started_unix_ns < event.time_unix_ns);
+    before.map_or(asked, |last| last.max(asked))
 }
 
 /// The last hop that started at or before `ns`.
