@@ -389,3 +389,64 @@ fn tracer_mcp_tells_an_assistant_the_agents_own_account() {
         "{events:#?}"
     );
 }
+
+#[test]
+fn hostile_event_content_is_text_in_every_face() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, trace) = received(dir.path(), "protobuf");
+    // A local tool whose command and output are hostile, placed by the Bash call's id.
+    let (child, addr, rest) = receiver(&db);
+    let command = "echo \u{1b}]0;pwned\u{7} <script>alert(1)</script> \u{202e}txt.exe";
+    let hostile = serde_json::json!({"resourceLogs": [{"resource": {"attributes": [
+        {"key": "service.name", "value": {"stringValue": "claude-code"}}]},
+        "scopeLogs": [{"logRecords": [{"timeUnixNano": "1796657269200000000", "attributes": [
+            {"key": "event.name", "value": {"stringValue": "tool_result"}},
+            {"key": "tool_use_id", "value": {"stringValue": "toolu_01ScriptedBashCall000001"}},
+            {"key": "tool_name", "value": {"stringValue": "Bash<img src=x onerror=alert(2)>"}},
+            {"key": "tool_input", "value": {"stringValue": serde_json::json!({"command": command}).to_string()}},
+            {"key": "api_key", "value": {"stringValue": "sk-live-secret-0000"}},
+            {"key": "success", "value": {"stringValue": "true"}}]}]}]}]});
+    let (status, _) = post(
+        &addr,
+        "/v1/logs",
+        "application/json",
+        hostile.to_string().as_bytes(),
+    );
+    assert_eq!(status, 200);
+    stop(child, rest);
+    let show = Command::new(TRACER)
+        .arg("--db")
+        .arg(&db)
+        .args(["show", &trace])
+        .output()
+        .unwrap();
+    let show = String::from_utf8(show.stdout).unwrap();
+    assert!(show.contains("ran Bash<img"), "{show}");
+    assert!(
+        !show.contains('\u{1b}') && !show.contains('\u{202e}') && !show.contains('\u{7}'),
+        "{show}"
+    );
+    let export = |format: &str| {
+        let out = Command::new(TRACER)
+            .arg("--db")
+            .arg(&db)
+            .args(["export", &trace, "--format", format])
+            .output()
+            .unwrap();
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let html = export("html");
+    assert!(
+        !html.contains("<script>alert(1)") && !html.contains("<img src=x"),
+        "raw markup in the handout"
+    );
+    assert!(html.contains("&lt;script&gt;alert(1)"));
+    let md = export("md");
+    assert!(
+        !md.contains("<script>alert(1)"),
+        "raw markup in the Markdown"
+    );
+    // The secret the event carried is not kept.
+    let log = export("json");
+    assert!(!log.contains("sk-live-secret-0000") && log.contains("[redacted]"));
+}

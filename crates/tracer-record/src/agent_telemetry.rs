@@ -317,3 +317,7 @@ fn status_bytes(code: i32, message: &str) -> RpcStatus {
         message: message.to_string(),
     }
 }
+
+#[cfg(test)]
+#[path = "agent_telemetry/intake_tests.rs"]
+mod intake_tests;
