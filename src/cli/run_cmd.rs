@@ -18,7 +18,7 @@ use super::run_report::{Report, ReportStyle};
 use super::telemetry_beside::{Keeping, TelemetryBeside};
 use super::ui_beside::{UiBeside, tap_of};
 use super::{Redaction, parse_route};
-use crate::run::agent_telemetry::{TelemetryOn, turn_on};
+use crate::run::agent_telemetry::turn_on;
 use crate::run::agents::{AgentContext, KnownAgent, Override, WrapCommand, prepare};
 use crate::run::hosts::{KNOWN_MODEL_HOSTS, hosts_in_env_and_args, url_host};
 use crate::run::{Scratch, child, env};
@@ -212,7 +212,10 @@ pub async fn run(db: &Path, args: RunArgs) -> anyhow::Result<ExitCode> {
     tracer_serve::say!(
         "{}",
         first_line(&db, program, &intercept, &coverage, &proxy.routes())
-            + &telemetry_words(&telemetry_on, args.no_agent_telemetry)
+            + &crate::run::agent_telemetry::first_line_words(
+                &telemetry_on,
+                args.no_agent_telemetry
+            )
     );
     if let Some(ui) = &ui {
         ui.say();
@@ -308,19 +311,6 @@ pub async fn run(db: &Path, args: RunArgs) -> anyhow::Result<ExitCode> {
     store.close().await;
     drop(scratch);
     Ok(ExitCode::from(code))
-}
-
-/// What the first line says of the agent's own telemetry.
-fn telemetry_words(on: &Option<(KnownAgent, TelemetryOn)>, off: bool) -> String {
-    match on {
-        Some((agent, on)) => format!(
-            "; {}'s own telemetry on, to tracer ({}; --no-agent-telemetry leaves it off)",
-            agent.name(),
-            on.how
-        ),
-        None if off => "; the agent's own telemetry left as it is".to_string(),
-        None => String::new(),
-    }
 }
 
 /// Hosts named by the environment's endpoint variables, the arguments and the agent's config.

@@ -93,6 +93,19 @@ pub fn turn_on(agent: KnownAgent, endpoint: &str) -> Option<TelemetryOn> {
     }
 }
 
+/// What the first line says of the agent's own telemetry.
+pub fn first_line_words(on: &Option<(KnownAgent, TelemetryOn)>, off: bool) -> String {
+    match on {
+        Some((agent, on)) => format!(
+            "; {}'s own telemetry on, to tracer ({}; --no-agent-telemetry leaves it off)",
+            agent.name(),
+            on.how
+        ),
+        None if off => "; the agent's own telemetry left as it is".to_string(),
+        None => String::new(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -204,6 +204,7 @@ impl Case {
     ];
 }
 
+mod agent_attrs;
 pub mod agent_words;
 pub(crate) mod describe;
 pub(crate) mod describe_hosts;

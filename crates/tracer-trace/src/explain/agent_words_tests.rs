@@ -1,7 +1,7 @@
 //! The sentences of the agent's own account.
 
 use super::*;
-use serde_json::json;
+use serde_json::{Value, json};
 use tracer_wire::agent_event::{JoinKeys, Signal};
 
 fn event(name: &str, attributes: Value) -> AgentEvent {
