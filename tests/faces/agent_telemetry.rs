@@ -21,7 +21,12 @@ const FIXTURES: &str = concat!(
 
 /// The fixture's wire database, unzipped into `dir`.
 fn wire_db(dir: &Path, folder: &str) -> PathBuf {
-    let zipped = std::fs::read(format!("{FIXTURES}/{folder}/wire.db.gz")).unwrap();
+    unzipped_db(&format!("{FIXTURES}/{folder}/wire.db.gz"), dir)
+}
+
+/// A gzipped database fixture, unzipped into `dir` as `wire.db`.
+pub(crate) fn unzipped_db(gz: &str, dir: &Path) -> PathBuf {
+    let zipped = std::fs::read(gz).unwrap();
     let mut bytes = Vec::new();
     flate2::read::GzDecoder::new(zipped.as_slice())
         .read_to_end(&mut bytes)
@@ -29,6 +34,18 @@ fn wire_db(dir: &Path, folder: &str) -> PathBuf {
     let db = dir.join("wire.db");
     std::fs::write(&db, bytes).unwrap();
     db
+}
+
+/// One OTLP/JSON logs request of one record of Claude Code's with these string attributes.
+fn one_log(at_unix_ns: &str, attributes: &[(&str, &str)]) -> Vec<u8> {
+    let list: Vec<Value> = (attributes.iter())
+        .map(|(k, v)| serde_json::json!({"key": k, "value": {"stringValue": v}}))
+        .collect();
+    serde_json::json!({"resourceLogs": [{"resource": {"attributes": [
+        {"key": "service.name", "value": {"stringValue": "claude-code"}}]},
+        "scopeLogs": [{"logRecords": [{"timeUnixNano": at_unix_ns, "attributes": list}]}]}]})
+    .to_string()
+    .into_bytes()
 }
 
 /// `tracer proxy --otlp-listen` over `db`, and the receiver's address.
@@ -152,18 +169,15 @@ fn received(dir: &Path, folder: &str) -> (PathBuf, String) {
     }
     assert!(records >= 3);
     // An event of a session no trace has: kept, and listed as unplaced.
-    let stray = serde_json::json!({"resourceLogs": [{"resource": {"attributes": [
-        {"key": "service.name", "value": {"stringValue": "claude-code"}}]},
-        "scopeLogs": [{"logRecords": [{"timeUnixNano": "1000", "attributes": [
-            {"key": "event.name", "value": {"stringValue": "hook_execution_complete"}},
-            {"key": "session.id", "value": {"stringValue": "a-session-no-trace-has"}},
-            {"key": "hook_event_name", "value": {"stringValue": "PreToolUse"}}]}]}]}]});
-    let (status, _) = post(
-        &addr,
-        "/v1/logs",
-        "application/json",
-        stray.to_string().as_bytes(),
+    let stray = one_log(
+        "1000",
+        &[
+            ("event.name", "hook_execution_complete"),
+            ("session.id", "a-session-no-trace-has"),
+            ("hook_event_name", "PreToolUse"),
+        ],
     );
+    let (status, _) = post(&addr, "/v1/logs", "application/json", &stray);
     assert_eq!(status, 200);
     // Bad requests: refused with a reason, nothing stored.
     let (status, answer) = post(
@@ -397,21 +411,19 @@ fn hostile_event_content_is_text_in_every_face() {
     // A local tool whose command and output are hostile, placed by the Bash call's id.
     let (child, addr, rest) = receiver(&db);
     let command = "echo \u{1b}]0;pwned\u{7} <script>alert(1)</script> \u{202e}txt.exe";
-    let hostile = serde_json::json!({"resourceLogs": [{"resource": {"attributes": [
-        {"key": "service.name", "value": {"stringValue": "claude-code"}}]},
-        "scopeLogs": [{"logRecords": [{"timeUnixNano": "1796657269200000000", "attributes": [
-            {"key": "event.name", "value": {"stringValue": "tool_result"}},
-            {"key": "tool_use_id", "value": {"stringValue": "toolu_01ScriptedBashCall000001"}},
-            {"key": "tool_name", "value": {"stringValue": "Bash<img src=x onerror=alert(2)>"}},
-            {"key": "tool_input", "value": {"stringValue": serde_json::json!({"command": command}).to_string()}},
-            {"key": "api_key", "value": {"stringValue": "sk-live-secret-0000"}},
-            {"key": "success", "value": {"stringValue": "true"}}]}]}]}]});
-    let (status, _) = post(
-        &addr,
-        "/v1/logs",
-        "application/json",
-        hostile.to_string().as_bytes(),
+    let input = serde_json::json!({ "command": command }).to_string();
+    let hostile = one_log(
+        "1796657269200000000",
+        &[
+            ("event.name", "tool_result"),
+            ("tool_use_id", "toolu_01ScriptedBashCall000001"),
+            ("tool_name", "Bash<img src=x onerror=alert(2)>"),
+            ("tool_input", &input),
+            ("api_key", "sk-live-secret-0000"),
+            ("success", "true"),
+        ],
     );
+    let (status, _) = post(&addr, "/v1/logs", "application/json", &hostile);
     assert_eq!(status, 200);
     stop(child, rest);
     let show = Command::new(TRACER)

@@ -5,7 +5,6 @@
 //! answer that asked for it, the limits of each source said; into the wire's own database the
 //! calls are joined by request id, not added again.
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -43,14 +42,7 @@ fn tracer(db: &Path, args: &[&str]) -> String {
 }
 
 fn wire_db(dir: &Path) -> PathBuf {
-    let zipped = std::fs::read(format!("{FIXTURES}/sources-wire/wire.db.gz")).unwrap();
-    let mut bytes = Vec::new();
-    flate2::read::GzDecoder::new(zipped.as_slice())
-        .read_to_end(&mut bytes)
-        .unwrap();
-    let db = dir.join("wire.db");
-    std::fs::write(&db, bytes).unwrap();
-    db
+    crate::agent_telemetry::unzipped_db(&format!("{FIXTURES}/sources-wire/wire.db.gz"), dir)
 }
 
 /// The buy-milk trace's shape: its model calls, the tools the model asked for in order, the
