@@ -9,8 +9,8 @@ mod clock;
 pub mod store;
 pub mod transcript;
 
-use serde_json::{Value, json};
-use tracer_wire::agent_event::{AgentEvent, JoinKeys, Signal};
+use serde_json::Value;
+use tracer_wire::agent_event::{AgentEvent, JoinKeys};
 use tracer_wire::hop::{BodyCapture, Header, HopEnd, HopStart, HopState, Role, Transport};
 
 /// One model call read from a source.
@@ -78,7 +78,8 @@ impl SourceCall {
 }
 
 /// An agent event read from a source (a tool the host ran, the user's prompt), in the shape
-/// the receiver stores (OTLP/JSON attributes), so it is placed and explained like any other.
+/// the receiver stores, so it is placed and explained like any other; `keys` add to those the
+/// attributes carry (the session, the prompt).
 pub fn source_event(
     name: &str,
     service: &str,
@@ -86,28 +87,17 @@ pub fn source_event(
     keys: JoinKeys,
     attributes: &[(&str, Value)],
 ) -> AgentEvent {
-    let list: Vec<Value> = (attributes.iter())
-        .map(|(key, value)| {
-            let any = match value {
-                Value::Bool(b) => json!({"boolValue": b}),
-                Value::Number(n) if n.is_i64() => json!({"intValue": n.to_string()}),
-                Value::Number(n) => json!({"doubleValue": n}),
-                Value::String(s) => json!({"stringValue": s}),
-                other => json!({"stringValue": other.to_string()}),
-            };
-            json!({"key": key, "value": any})
-        })
+    let mut flat: serde_json::Map<String, Value> = (attributes.iter())
+        .map(|(k, v)| (k.to_string(), v.clone()))
         .collect();
-    AgentEvent {
-        signal: Signal::Log,
-        service: Some(service.to_string()),
-        name: name.to_string(),
-        time_unix_ns: at_unix_ns,
-        end_unix_ns: None,
-        keys,
-        record: json!({
-            "resource": {"attributes": [{"key": "service.name", "value": {"stringValue": service}}]},
-            "log": {"timeUnixNano": at_unix_ns.to_string(), "attributes": list},
-        }),
+    if let Some(session) = keys.session {
+        flat.entry("session.id").or_insert(Value::String(session));
     }
+    if let Some(prompt) = keys.prompt {
+        flat.entry("prompt.id").or_insert(Value::String(prompt));
+    }
+    if let Some(call) = keys.tool_call {
+        flat.entry("tool_use_id").or_insert(Value::String(call));
+    }
+    AgentEvent::from_attributes(service, name, at_unix_ns, &flat)
 }

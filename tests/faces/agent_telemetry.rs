@@ -462,3 +462,50 @@ fn hostile_event_content_is_text_in_every_face() {
     let log = export("json");
     assert!(!log.contains("sk-live-secret-0000") && log.contains("[redacted]"));
 }
+
+#[test]
+fn a_hop_log_carries_the_agents_own_events_into_another_database() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, trace) = received(dir.path(), "protobuf");
+    let log = dir.path().join("trace.json");
+    let out = Command::new(TRACER)
+        .arg("--db")
+        .arg(&db)
+        .args(["export", &trace, "--format", "json", "-o"])
+        .arg(&log)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let other = dir.path().join("other.db");
+    let out = Command::new(TRACER)
+        .arg("--db")
+        .arg(&other)
+        .arg("import")
+        .arg(&log)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let before = placed(&db, &trace);
+    let after = placed(&other, &trace);
+    let seen = |events: &[Value]| -> Vec<(String, String, Value)> {
+        events
+            .iter()
+            .map(|e| {
+                (
+                    e["name"].as_str().unwrap().to_string(),
+                    e["rule"].as_str().unwrap().to_string(),
+                    e["after_message"].clone(),
+                )
+            })
+            .collect()
+    };
+    assert_eq!(seen(&after), seen(&before));
+}

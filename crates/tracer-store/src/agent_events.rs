@@ -59,36 +59,9 @@ impl Store {
     /// Stores records in one transaction; gives how many were stored.
     pub async fn insert_agent_events(&self, events: &[NewAgentEvent]) -> Result<usize> {
         let mut tx = self.pool().begin().await?;
-        for new in events {
-            let event = &new.event;
-            let record = serde_json::to_string(&event.record)
-                .map_err(|e| super::StoreError::Malformed(e.to_string()))?;
-            sqlx::query(
-                "insert into agent_events (received_unix_ns, signal, service, name, time_unix_ns,
-                    end_unix_ns, session_key, prompt_key, request_key, tool_call_key, sequence,
-                    run_id, record, record_bytes, cut)
-                 values (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
-            )
-            .bind(new.received_unix_ns)
-            .bind(event.signal.as_str())
-            .bind(&event.service)
-            .bind(&event.name)
-            .bind(event.time_unix_ns)
-            .bind(event.end_unix_ns)
-            .bind(&event.keys.session)
-            .bind(&event.keys.prompt)
-            .bind(&event.keys.request)
-            .bind(&event.keys.tool_call)
-            .bind(event.keys.sequence)
-            .bind(&new.run_id)
-            .bind(record)
-            .bind(i64::try_from(new.record_bytes).unwrap_or(i64::MAX))
-            .bind(new.cut)
-            .execute(&mut *tx)
-            .await?;
-        }
+        let stored = insert_in(&mut tx, events).await?;
         tx.commit().await?;
-        Ok(events.len())
+        Ok(stored)
     }
 
     /// The records a query names, in the agent's time order (then arrival).
@@ -170,6 +143,42 @@ impl Store {
         }
         Ok(out)
     }
+}
+
+/// Stores records inside the caller's transaction (a hop log's import); gives how many.
+pub async fn insert_in(
+    conn: &mut sqlx::SqliteConnection,
+    events: &[NewAgentEvent],
+) -> Result<usize> {
+    for new in events {
+        let event = &new.event;
+        let record = serde_json::to_string(&event.record)
+            .map_err(|e| super::StoreError::Malformed(e.to_string()))?;
+        sqlx::query(
+            "insert into agent_events (received_unix_ns, signal, service, name, time_unix_ns,
+                    end_unix_ns, session_key, prompt_key, request_key, tool_call_key, sequence,
+                    run_id, record, record_bytes, cut)
+                 values (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+        )
+        .bind(new.received_unix_ns)
+        .bind(event.signal.as_str())
+        .bind(&event.service)
+        .bind(&event.name)
+        .bind(event.time_unix_ns)
+        .bind(event.end_unix_ns)
+        .bind(&event.keys.session)
+        .bind(&event.keys.prompt)
+        .bind(&event.keys.request)
+        .bind(&event.keys.tool_call)
+        .bind(event.keys.sequence)
+        .bind(&new.run_id)
+        .bind(record)
+        .bind(i64::try_from(new.record_bytes).unwrap_or(i64::MAX))
+        .bind(new.cut)
+        .execute(&mut *conn)
+        .await?;
+    }
+    Ok(events.len())
 }
 
 fn read_row(row: &sqlx::sqlite::SqliteRow) -> Option<StoredAgentEvent> {

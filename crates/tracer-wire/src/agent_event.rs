@@ -112,6 +112,34 @@ pub struct AgentEvent {
 }
 
 impl AgentEvent {
+    /// An event from flat attributes (as the hop log and Claude Code's transcript carry them):
+    /// its record written as an OTLP/JSON log record, its keys read from the attributes.
+    pub fn from_attributes(
+        service: &str,
+        name: &str,
+        time_unix_ns: i64,
+        attributes: &Map<String, Value>,
+    ) -> AgentEvent {
+        let list: Vec<Value> = (attributes.iter())
+            .map(|(key, value)| serde_json::json!({"key": key, "value": otlp_value(value)}))
+            .collect();
+        let resource = [("service.name".to_string(), Value::from(service))]
+            .into_iter()
+            .collect();
+        AgentEvent {
+            signal: Signal::Log,
+            service: Some(service.to_string()),
+            name: name.to_string(),
+            time_unix_ns,
+            end_unix_ns: None,
+            keys: JoinKeys::read(attributes, &resource),
+            record: serde_json::json!({
+                "resource": {"attributes": [{"key": "service.name", "value": {"stringValue": service}}]},
+                "log": {"timeUnixNano": time_unix_ns.to_string(), "attributes": list},
+            }),
+        }
+    }
+
     /// The record's own attributes, flat (`{"tool_name": "Bash", …}`).
     pub fn attributes(&self) -> Map<String, Value> {
         record_attributes(&self.record)
@@ -145,6 +173,23 @@ pub fn flat_attributes(list: &Value) -> Map<String, Value> {
         }
     }
     out
+}
+
+/// Plain JSON as an OTLP/JSON `AnyValue` (the inverse of [`any_value`]).
+pub fn otlp_value(value: &Value) -> Value {
+    use serde_json::json;
+    match value {
+        Value::Null => json!({}),
+        Value::Bool(b) => json!({"boolValue": b}),
+        Value::Number(n) if n.is_i64() || n.is_u64() => json!({"intValue": n.to_string()}),
+        Value::Number(n) => json!({"doubleValue": n}),
+        Value::String(s) => json!({"stringValue": s}),
+        Value::Array(items) => {
+            json!({"arrayValue": {"values": items.iter().map(otlp_value).collect::<Vec<_>>()}})
+        }
+        Value::Object(map) => json!({"kvlistValue": {"values": map.iter()
+            .map(|(k, v)| json!({"key": k, "value": otlp_value(v)})).collect::<Vec<_>>()}}),
+    }
 }
 
 /// An OTLP/JSON `AnyValue` as plain JSON (`{"intValue": "3"}` is `3`).
@@ -207,5 +252,20 @@ mod tests {
         assert_eq!(any_value(Some(&json!({}))), Value::Null);
         assert_eq!(any_value(Some(&json!("bare"))), Value::Null);
         assert_eq!(flat_attributes(&json!({"not": "a list"})), Map::new());
+    }
+
+    #[test]
+    fn flat_attributes_make_a_record_that_reads_back_the_same() {
+        let attributes = json!({"tool_use_id": "toolu_9", "session.id": "s", "n": 3, "ok": true,
+            "x": 1.5, "list": ["a", 2], "map": {"k": "v"}});
+        let attributes = attributes.as_object().expect("object").clone();
+        let event = AgentEvent::from_attributes("claude-code", "tool_result", 7, &attributes);
+        assert_eq!(event.attributes(), attributes);
+        assert_eq!(event.keys.tool_call.as_deref(), Some("toolu_9"));
+        assert_eq!(event.keys.session.as_deref(), Some("s"));
+        assert_eq!(
+            resource_attributes(&event.record)["service.name"],
+            "claude-code"
+        );
     }
 }

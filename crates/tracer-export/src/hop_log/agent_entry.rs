@@ -97,3 +97,38 @@ fn entry(placed: &PlacedEvent, hop_ids: &[String], messages: &[MessageEntry]) ->
         attributes: event.attributes(),
     }
 }
+
+/// Entries as rows of `agent_events` again (a hop log's import): each event rebuilt from its
+/// name, time and attributes, its keys read from them.
+pub(super) fn to_store(
+    entries: &[AgentEventEntry],
+) -> Vec<tracer_store::agent_events::NewAgentEvent> {
+    let now = tracer_wire::hop::now_unix_ns();
+    (entries.iter())
+        .map(|entry| {
+            let service = match entry.agent.as_str() {
+                "Claude Code" => "claude-code".to_string(),
+                "Codex" => "codex".to_string(),
+                "Gemini CLI" => "gemini-cli".to_string(),
+                other => other.to_string(),
+            };
+            let mut event = tracer_wire::agent_event::AgentEvent::from_attributes(
+                &service,
+                &entry.name,
+                entry.at_unix_ns,
+                &entry.attributes,
+            );
+            if let Some(signal) = tracer_wire::agent_event::Signal::parse(&entry.signal) {
+                event.signal = signal;
+            }
+            let record_bytes = event.record.to_string().len();
+            tracer_store::agent_events::NewAgentEvent {
+                event,
+                received_unix_ns: now,
+                run_id: None,
+                record_bytes,
+                cut: false,
+            }
+        })
+        .collect()
+}

@@ -221,6 +221,9 @@ pub(super) async fn import(log: &HopLog, store: &Store) -> Result<String, HopLog
         }
         set_hop_trace(&mut tx, id, &trace.id).await?;
     }
+    // The agent's own events the log placed: stored again, placed again when read.
+    let events = super::agent_entry::to_store(&log.agent_events);
+    tracer_store::agent_events::insert_in(&mut tx, &events).await?;
     tx.commit().await?;
     Ok(trace.id)
 }
