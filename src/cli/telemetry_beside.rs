@@ -31,6 +31,8 @@ pub struct Keeping {
 pub struct TelemetryBeside {
     endpoint: String,
     forwards: bool,
+    /// It listens beyond loopback.
+    open: bool,
     counts: Arc<IntakeCounts>,
     stop: tokio::sync::oneshot::Sender<()>,
     served: tokio::task::JoinHandle<Result<(), tracer_record::agent_telemetry::IntakeError>>,
@@ -54,6 +56,7 @@ impl TelemetryBeside {
         };
         let intake = TelemetryIntake::bind(store.clone(), settings).await?;
         let endpoint = intake.endpoint();
+        let open = tracer_serve::reachable_from_elsewhere(intake.local_addr());
         let forwards = intake.forwards();
         let counts = intake.counts();
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
@@ -63,6 +66,7 @@ impl TelemetryBeside {
         Ok(TelemetryBeside {
             endpoint,
             forwards,
+            open,
             counts,
             stop,
             served,
@@ -93,8 +97,13 @@ impl TelemetryBeside {
         } else {
             ""
         };
+        let open = if self.open {
+            "; warning: not a loopback address: anyone who can reach it can add events"
+        } else {
+            ""
+        };
         format!(
-            "tracer: receiving agents' own telemetry on {} (OTLP/HTTP){passed}",
+            "tracer: receiving agents' own telemetry on {} (OTLP/HTTP){passed}{open}",
             self.endpoint
         )
     }

@@ -509,3 +509,32 @@ fn a_hop_log_carries_the_agents_own_events_into_another_database() {
     };
     assert_eq!(seen(&after), seen(&before));
 }
+
+#[test]
+fn a_receiver_beyond_loopback_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = Command::new(TRACER)
+        .arg("--db")
+        .arg(dir.path().join("t.db"))
+        .args([
+            "proxy",
+            "--route",
+            "model=127.0.0.1:0=http://127.0.0.1:9",
+            "--otlp-listen",
+            "0.0.0.0:0",
+        ])
+        .env("RUST_LOG", "off")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let line = BufReader::new(child.stderr.take().unwrap())
+        .lines()
+        .map_while(Result::ok)
+        .find(|l| l.contains("receiving agents' own telemetry"))
+        .unwrap();
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(line.contains("warning: not a loopback address"), "{line}");
+}
