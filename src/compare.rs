@@ -21,6 +21,7 @@ pub mod question_set;
 pub mod rerun_agent;
 pub mod rerun_step;
 pub mod send;
+pub mod step_edits;
 pub mod step_types;
 pub mod steps;
 pub mod tally;

@@ -21,7 +21,7 @@ use crate::compare::rerun_agent::{
 use crate::compare::rerun_step::{
     answer_tally, fetch_tools, resend, step_request, target_url, tools_for,
 };
-use crate::compare::tally;
+use crate::compare::{step_edits, tally};
 use crate::replay::source;
 use tracer_live::correlate::group_new_hops;
 use tracer_live::load::LoadedTrace;
@@ -50,6 +50,16 @@ pub struct RerunArgs {
     /// With --step: replace the recorded tool list with the one this MCP server gives now
     #[arg(long, value_name = "MCP_URL", requires = "step")]
     pub tools_from: Option<String>,
+    /// With --step: set what a JSON Pointer names in the request before it is sent
+    /// (`/messages/0/content="Add eggs to my notes"`; repeatable, applied in order)
+    #[arg(long = "set", value_name = "POINTER=JSON", requires = "step")]
+    pub set: Vec<crate::compare::step_edits::SetEdit>,
+    /// With --step: send this JSON body instead of the recorded one
+    #[arg(long, value_name = "FILE", requires = "step")]
+    pub body: Option<std::path::PathBuf>,
+    /// With --step: open the request in $VISUAL or $EDITOR before it is sent
+    #[arg(long, requires = "step")]
+    pub edit: bool,
     /// Seconds to wait for each answer
     #[arg(long, value_name = "SECONDS", default_value = "600", value_parser = parse_seconds)]
     pub timeout: Duration,
@@ -187,6 +197,11 @@ async fn rerun_one_step(
 ) -> anyhow::Result<ExitCode> {
     let view = view_of(original);
     let mut request = step_request(original, &view, step)?;
+    let mut edits: Vec<String> = Vec::new();
+    if let Some(path) = &args.body {
+        request.body = step_edits::body_from(path)?;
+        edits.push(format!("body from {}", path.display()));
+    }
     if let Some(model) = &args.model {
         request.set_model(model);
     }
@@ -197,6 +212,13 @@ async fn rerun_one_step(
         request
             .body
             .insert("tools".into(), tools_for(request.dialect, &tools));
+    }
+    step_edits::apply(&mut request.body, &args.set)?;
+    edits.extend(args.set.iter().map(|e| format!("{} set", e.pointer)));
+    if args.edit {
+        let scratch = tempfile_dir()?;
+        request.body = step_edits::edit(&request.body, scratch.path())?;
+        edits.push("edited in the editor".into());
     }
     let url = target_url(model_url, &request.path);
     let answers = resend(&request, &url, args.times, args.timeout, stop).await;
@@ -210,6 +232,7 @@ async fn rerun_one_step(
             "url": url,
             "model": model,
             "tools_from": args.tools_from,
+            "edits": edits,
             "tools": tool_names,
             "tool_calls_recorded": request.recorded,
             "runs": answers.iter().map(|a| json!({
@@ -232,6 +255,10 @@ async fn rerun_one_step(
     if let Some(mcp) = &args.tools_from {
         text.push_str(&format!("tools from {mcp}: {}\n", tool_names.join(", ")));
     }
+    if !edits.is_empty() {
+        let edits = tracer_wire::safe_text::one_line(&edits.join(", ")).into_owned();
+        text.push_str(&format!("edits: {edits}\n"));
+    }
     text.push_str(&format!(
         "recorded: {}\n\n",
         if recorded.is_empty() {
@@ -249,4 +276,10 @@ async fn rerun_one_step(
     text.push_str(&stopped_early(answers.len(), args.times));
     emit(&text)?;
     Ok(finished(answers.len(), args.times))
+}
+
+/// A folder for the editor's file, removed when dropped.
+fn tempfile_dir() -> anyhow::Result<crate::run::Scratch> {
+    crate::run::Scratch::create()
+        .map_err(|e| anyhow::anyhow!("a scratch folder for the editor: {e}"))
 }

@@ -8,3 +8,4 @@ mod diff;
 mod eval;
 mod eval_compare;
 mod rerun;
+mod rerun_edits;
