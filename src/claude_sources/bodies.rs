@@ -99,18 +99,33 @@ pub fn read(dir: &Path) -> Result<(Vec<SourceCall>, usize), BodiesError> {
     for (request, _) in requests.iter().zip(&taken).filter(|(_, taken)| !**taken) {
         calls.push(call(Some(request), None));
     }
-    // In the order they were written, and within a write time by the conversation's length;
-    // a copied folder's equal times are spread a millisecond apart so the calls keep that order.
-    calls.sort_by_key(|c| (c.started_unix_ns, messages(&c.request).len()));
-    let mut previous = i64::MIN;
-    for call in &mut calls {
-        if call.started_unix_ns <= previous {
-            call.started_unix_ns = previous + 1_000_000;
-        }
-        call.ended_unix_ns = call.ended_unix_ns.max(call.started_unix_ns);
-        previous = call.started_unix_ns;
-    }
+    // In the order of the conversation (a call carries every message of the one before it).
+    calls.sort_by_key(|c| (messages(&c.request).len(), c.started_unix_ns));
+    keep_or_remake_times(&mut calls);
     Ok((calls, unreadable))
+}
+
+/// The files' times are kept when they follow the calls' order (each call written after the one
+/// before it, the whole within an hour); a copy or a checkout keeps no such times, and then each
+/// call is given one a millisecond after the one before, from the earliest, and its note says so.
+fn keep_or_remake_times(calls: &mut [SourceCall]) {
+    const HOUR_NS: i64 = 3_600_000_000_000;
+    let starts: Vec<i64> = calls.iter().map(|c| c.started_unix_ns).collect();
+    let ordered = starts.windows(2).all(|w| w[0] <= w[1]);
+    let span = starts
+        .last()
+        .zip(starts.first())
+        .map_or(0, |(last, first)| last - first);
+    let answered_after = calls.iter().all(|c| c.ended_unix_ns >= c.started_unix_ns);
+    if ordered && span <= HOUR_NS && answered_after {
+        return;
+    }
+    let base = starts.iter().copied().min().unwrap_or(0);
+    for (index, call) in calls.iter_mut().enumerate() {
+        call.started_unix_ns = base + index as i64 * 1_000_000;
+        call.ended_unix_ns = call.started_unix_ns + 500_000;
+        call.note.push_str("; the files' times did not follow the calls' order (a copy?), so these times are made up: only the order is the source's");
+    }
 }
 
 fn messages(body: &Value) -> &[Value] {

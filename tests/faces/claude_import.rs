@@ -123,6 +123,27 @@ fn a_transcript_and_raw_bodies_give_the_wires_trace_shape() {
     assert!(said.contains("3 as hops"), "{said}");
     let read = shape(&from_bodies);
     assert_eq!((read.0, &read.1, &read.2), (wire.0, &wire.1, &wire.2));
+    // Copied with the files' times scrambled (as a checkout leaves them): the same shape.
+    let copy = dir.path().join("copied");
+    std::fs::create_dir(&copy).unwrap();
+    for (i, entry) in std::fs::read_dir(&bodies).unwrap().flatten().enumerate() {
+        let to = copy.join(entry.file_name());
+        std::fs::copy(entry.path(), &to).unwrap();
+        let when = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_000_000 - 7 * i as u64);
+        std::fs::File::options()
+            .write(true)
+            .open(&to)
+            .unwrap()
+            .set_modified(when)
+            .unwrap();
+    }
+    let scrambled = dir.path().join("scrambled.db");
+    tracer(
+        &scrambled,
+        &["import", "--claude-bodies", copy.to_str().unwrap()],
+    );
+    let again = shape(&scrambled);
+    assert_eq!((again.0, &again.1, &again.2), (wire.0, &wire.1, &wire.2));
     // The raw bodies are the requests as sent: the tools are there.
     let first = &read.3["messages"][0];
     assert!(
