@@ -5,7 +5,6 @@
 //! whose request id the database already holds from the wire is not added again, only joined.
 
 pub mod bodies;
-mod clock;
 pub mod store;
 pub mod transcript;
 

@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use serde_json::{Value, json};
 use tracer_wire::agent_event::{AgentEvent, JoinKeys};
 
-use super::{SourceCall, clock, source_event};
+use super::{SourceCall, source_event};
 
 /// What a transcript cannot tell, said on every hop made from one.
 pub const NOTE: &str = "read from a Claude Code transcript, not the wire: the request holds the \
@@ -72,7 +72,9 @@ fn text_at(line: &Value, pointer: &str) -> Option<String> {
 }
 
 fn time_of(line: &Value) -> Option<i64> {
-    line.get("timestamp")?.as_str().and_then(clock::unix_ns)
+    line.get("timestamp")?
+        .as_str()
+        .and_then(tracer_wire::rfc3339::unix_ns)
 }
 
 /// One request: its conversation (the chain above its first line) and its answer.

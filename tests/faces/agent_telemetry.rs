@@ -213,6 +213,22 @@ fn received(dir: &Path, folder: &str) -> (PathBuf, String) {
     (db, trace["id"].as_str().unwrap().to_string())
 }
 
+/// `tracer export TRACE --format FORMAT` over `db`, which must succeed.
+fn export(db: &Path, trace: &str, format: &str) -> String {
+    let out = Command::new(TRACER)
+        .arg("--db")
+        .arg(db)
+        .args(["export", trace, "--format", format])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
 fn placed(db: &Path, trace: &str) -> Vec<Value> {
     let log = tracer_json(db, &["show", trace, "--json"]);
     assert_eq!(log["version"], 6);
@@ -273,20 +289,7 @@ fn recorded_protobuf_exports_are_stored_and_placed() {
     // The handouts put them under the message they follow.
     let ran = events.iter().find(|e| e["name"] == "tool_result").unwrap();
     let after = ran["after_message"].as_u64().unwrap();
-    let export = |format: &str| {
-        let out = Command::new(TRACER)
-            .arg("--db")
-            .arg(&db)
-            .args(["export", &trace, "--format", format])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).unwrap()
-    };
+    let export = |format: &str| export(&db, &trace, format);
     let md = export("md");
     let line = md
         .find("Claude Code ran Bash \\`echo hello\\` itself")
@@ -438,15 +441,7 @@ fn hostile_event_content_is_text_in_every_face() {
         !show.contains('\u{1b}') && !show.contains('\u{202e}') && !show.contains('\u{7}'),
         "{show}"
     );
-    let export = |format: &str| {
-        let out = Command::new(TRACER)
-            .arg("--db")
-            .arg(&db)
-            .args(["export", &trace, "--format", format])
-            .output()
-            .unwrap();
-        String::from_utf8(out.stdout).unwrap()
-    };
+    let export = |format: &str| export(&db, &trace, format);
     let html = export("html");
     assert!(
         !html.contains("<script>alert(1)") && !html.contains("<img src=x"),

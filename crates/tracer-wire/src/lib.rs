@@ -21,6 +21,9 @@ pub mod content_encoding;
 pub mod redact;
 pub mod safe_text;
 
+// Times as the agents write them.
+pub mod rfc3339;
+
 // Framings on the wire: SSE and NDJSON streams, their ends, WebSocket frames.
 pub mod stream;
 pub mod stream_end;

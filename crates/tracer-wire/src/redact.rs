@@ -308,7 +308,7 @@ pub fn redact_json_bytes(bytes: &[u8]) -> Vec<u8> {
 }
 
 /// Percent-decodes text (`+` is a space when `plus_is_space`, as in forms).
-fn percent_decoded(raw: &[u8], plus_is_space: bool) -> String {
+pub fn percent_decoded(raw: &[u8], plus_is_space: bool) -> String {
     let mut out = Vec::with_capacity(raw.len());
     let mut i = 0;
     while i < raw.len() {

@@ -230,32 +230,10 @@ fn parse_pairs(what: &str, list: &str) -> Result<Vec<(String, String)>, ConfigEr
                 entry: entry.into(),
             });
         };
-        out.push((percent_decode(key.trim()), percent_decode(value.trim())));
+        let decoded = |t: &str| tracer_wire::redact::percent_decoded(t.as_bytes(), false);
+        out.push((decoded(key.trim()), decoded(value.trim())));
     }
     Ok(out)
-}
-
-fn percent_decode(text: &str) -> String {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let hex = bytes
-            .get(i + 1..i + 3)
-            .and_then(|h| std::str::from_utf8(h).ok())
-            .and_then(|h| u8::from_str_radix(h, 16).ok());
-        match (bytes[i], hex) {
-            (b'%', Some(byte)) => {
-                out.push(byte);
-                i += 3;
-            }
-            (byte, _) => {
-                out.push(byte);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// Adds a header, replacing one of the same name set earlier (later sources win).

@@ -12,6 +12,7 @@ use hyper_util::rt::TokioExecutor;
 use tokio::sync::mpsc;
 use tracer_store::Store;
 use tracer_wire::agent_event::Signal;
+use tracer_wire::redact::percent_decoded;
 
 /// Requests waiting to be passed on; more than this and the newest is not passed on (counted).
 const QUEUE: usize = 256;
@@ -77,33 +78,13 @@ fn parse_headers(text: &str) -> Vec<(String, String)> {
     text.split(',')
         .filter_map(|pair| {
             let (k, v) = pair.split_once('=')?;
-            Some((k.trim().to_string(), percent_decode(v.trim())))
+            Some((
+                k.trim().to_string(),
+                percent_decoded(v.trim().as_bytes(), false),
+            ))
         })
         .filter(|(k, _)| !k.is_empty())
         .collect()
-}
-
-fn percent_decode(text: &str) -> String {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let hex = (bytes[i] == b'%' && i + 2 < bytes.len())
-            .then(|| text.get(i + 1..i + 3))
-            .flatten()
-            .and_then(|h| u8::from_str_radix(h, 16).ok());
-        match hex {
-            Some(byte) => {
-                out.push(byte);
-                i += 3;
-            }
-            None => {
-                out.push(bytes[i]);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// One received request to pass on.

@@ -110,12 +110,7 @@ impl Attrs {
     }
 }
 
+/// A size in bytes for people (`5 B`, `1.3 KB`), as the request anatomy says sizes.
 pub(crate) fn bytes_text(n: f64) -> String {
-    if n < 1024.0 {
-        format!("{n:.0} B")
-    } else if n < 1024.0 * 1024.0 {
-        format!("{:.1} KB", n / 1024.0)
-    } else {
-        format!("{:.1} MB", n / 1024.0 / 1024.0)
-    }
+    crate::read::request_anatomy::human_bytes(n.max(0.0) as usize)
 }
