@@ -11,6 +11,7 @@ pub mod error_line;
 mod eval_cmd;
 mod events_cmd;
 pub mod export_cmd;
+mod fork_cmd;
 mod import;
 mod import_claude;
 mod keep_while_recording;
@@ -165,6 +166,15 @@ pub enum Command {
     /// notes file, a ticket) changes again; it says so on stderr. --step sends only the model
     /// request and runs no tool.
     Rerun(rerun_cmd::RerunArgs),
+    /// Run a trace again from a message on: before N answered from the recording, N edited, live after
+    ///
+    /// Messages before N (model calls and MCP calls alike) are answered from the recording, so
+    /// nothing before N reaches a model or acts on the world again; at N the edits are made
+    /// (--set, --body, --edit, --model, --tool-description, --result/--error, --upstream) and
+    /// from N on everything goes live. A request before N that matches no recording ends the
+    /// replay there, and says why. The fork is a trace of its own, linked to the original, and
+    /// the diff of the two is printed.
+    Fork(fork_cmd::ForkArgs),
     /// Ask an agent a TOML question set and judge each answer from its recorded trace
     ///
     /// Questions go through a tracer proxy's agent route (--agent); what counts is the tool calls
@@ -225,6 +235,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Replay(args) => replay_cmd::run(&db, args).await,
         Command::Diff(args) => diff_cmd::run(&db, args).await,
         Command::Rerun(args) => rerun_cmd::run(&db, args).await,
+        Command::Fork(args) => fork_cmd::run(&db, args).await,
         Command::Eval(args) => eval_cmd::run(&db, args).await,
         Command::Completions(args) => completions_cmd::run(args),
         Command::Mcp(args) => mcp_cmd::run(&db, args).await,

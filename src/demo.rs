@@ -74,6 +74,8 @@ pub async fn run(
         notes_file: notes.clone(),
         redact,
         live: None,
+        steer: None,
+        run_id: None,
     };
     let topology = Topology::start(spec, store.clone()).await?;
     let reply = ask(&topology.agent_url(), BUY_MILK_MESSAGE).await;

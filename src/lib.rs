@@ -25,6 +25,7 @@ pub mod claude_sources;
 pub mod cli;
 pub mod compare;
 pub mod demo;
+pub mod fork;
 pub mod recording_beside;
 pub mod replay;
 pub mod replay_server;

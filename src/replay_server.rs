@@ -62,11 +62,57 @@ pub struct Recording {
     pub method: String,
     pub path: String,
     pub key: RequestKey,
+    /// The request as recorded.
+    pub request: Vec<u8>,
     pub status: u16,
     pub headers: Vec<Header>,
     pub body: Vec<u8>,
     /// Response chunks: offset after the response head, and size.
     pub chunks: Vec<Chunk>,
+}
+
+impl Recording {
+    /// A hop as a recording numbered `number`: None when it is not HTTP or got no response.
+    pub fn of(hop: &RecordedHop, number: usize) -> Option<Recording> {
+        let start = &hop.start;
+        let end = hop.end.as_ref()?;
+        let status = end.status?;
+        if start.transport != Transport::Http {
+            return None;
+        }
+        let head_offset = end
+            .response_head_unix_ns
+            .map_or(0, |at| at - start.started_unix_ns);
+        Some(Recording {
+            number,
+            method: start.method.clone(),
+            path: bare_path(&start.path).to_string(),
+            key: request_key(
+                start.role,
+                &start.method,
+                &start.path,
+                &start.request_headers,
+                &end.request_body.bytes,
+            ),
+            request: end.request_body.bytes.clone(),
+            status,
+            headers: end.response_headers.clone(),
+            body: end.response_body.bytes.clone(),
+            chunks: end
+                .chunks
+                .iter()
+                .map(|c| Chunk {
+                    offset_ns: (c.offset_ns - head_offset).max(0),
+                    size: c.size,
+                })
+                .collect(),
+        })
+    }
+
+    /// The recorded answer to `request_body` (its JSON-RPC id set to the request's).
+    pub fn reply(&self, trace_id: &str, request_body: &[u8]) -> Reply {
+        respond::recorded(trace_id, self, MatchKind::Exact, request_body)
+    }
 }
 
 /// How a request was matched.
@@ -89,7 +135,7 @@ pub struct ReplayServer {
 }
 
 /// A path without its query and trailing slash.
-fn bare_path(path: &str) -> &str {
+pub fn bare_path(path: &str) -> &str {
     let path = path.split('?').next().unwrap_or(path);
     match path.trim_end_matches('/') {
         "" => "/",
@@ -114,44 +160,14 @@ impl ReplayServer {
         ordered.sort_by_key(|(_, hop)| hop.start.started_unix_ns);
         let mut recordings = Vec::new();
         for (index, hop) in ordered {
-            let start = &hop.start;
-            let Some(end) = hop.end.as_ref() else {
-                continue;
-            };
-            let Some(status) = end.status else { continue };
-            if start.role != role || start.transport != Transport::Http {
+            if hop.start.role != role {
                 continue;
             }
             let number = messages
                 .iter()
                 .find(|m| m.hop_index == index)
                 .map_or(0, |m| m.hop_number);
-            let head_offset = end
-                .response_head_unix_ns
-                .map_or(0, |at| at - start.started_unix_ns);
-            recordings.push(Recording {
-                number,
-                method: start.method.clone(),
-                path: bare_path(&start.path).to_string(),
-                key: request_key(
-                    role,
-                    &start.method,
-                    &start.path,
-                    &start.request_headers,
-                    &end.request_body.bytes,
-                ),
-                status,
-                headers: end.response_headers.clone(),
-                body: end.response_body.bytes.clone(),
-                chunks: end
-                    .chunks
-                    .iter()
-                    .map(|c| Chunk {
-                        offset_ns: (c.offset_ns - head_offset).max(0),
-                        size: c.size,
-                    })
-                    .collect(),
-            });
+            recordings.extend(Recording::of(hop, number));
         }
         if recordings.is_empty() {
             let mut roles: Vec<&str> = hops.iter().map(|h| h.start.role.as_str()).collect();
@@ -249,7 +265,7 @@ impl ReplayServer {
             Err(_) => 0,
         };
         let index = group[turn % group.len()];
-        respond::recorded(self, &self.recordings[index], kind, request_body)
+        respond::recorded(&self.trace_id, &self.recordings[index], kind, request_body)
     }
 
     /// Serves on `listener` until `shutdown` asks, then lets open answers finish (5 s).

@@ -42,6 +42,10 @@ pub struct TopologySpec {
     pub redact: bool,
     /// Told of each answer as it passes (the web UI's streaming view, `tracer up --ui`).
     pub live: Option<std::sync::Arc<dyn tracer_record::proxy::LiveTap>>,
+    /// Fork mode: every request steered (`tracer fork`); None forwards as is.
+    pub steer: Option<Arc<dyn tracer_record::proxy::steer::Steer>>,
+    /// The run id every hop carries (a fork's), so its hops group apart.
+    pub run_id: Option<String>,
 }
 
 /// What the model route forwards to.
@@ -142,6 +146,7 @@ impl Topology {
         let settings = ProxySettings {
             redact: spec.redact,
             live: spec.live.clone(),
+            steer: spec.steer.clone(),
             ..ProxySettings::default()
         };
         let outer_proxy = Proxy::bind(vec![agent_route], settings.clone())
@@ -187,7 +192,8 @@ impl Topology {
             }
         }));
 
-        let recording = Recording::start(store, None)?.beside(grouping(GROUPING_INTERVAL));
+        let recording =
+            Recording::start(store, spec.run_id.clone())?.beside(grouping(GROUPING_INTERVAL));
         let outer_run = outer_proxy.run(recording.recorder(), outer_stop.shutdown());
         outer.tasks.push(tokio::spawn(async move {
             outer_run.await;

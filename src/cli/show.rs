@@ -13,6 +13,7 @@ use super::stdout_text::{emit_json_streamed, out};
 use super::tables::clock_time;
 use crate::replay::plain::wrap;
 use crate::replay::source::is_file;
+use tracer_export::hop_log::ForkEntry;
 use tracer_export::hop_log::{Bodies as LogBodies, HopLog, MessageEntry};
 use tracer_live::correlate::group_new_hops;
 use tracer_live::load::{Bodies, load_trace};
@@ -55,6 +56,8 @@ pub async fn run(db: &Path, args: ShowArgs) -> anyhow::Result<ExitCode> {
                 Ok(trace) => {
                     let log = HopLog::from_loaded(&trace, LogBodies::LengthsOnly);
                     let log = super::show_agent::placed(&store, &trace, log).await;
+                    let fork = store.fork_of_trace(trace.id()).await.ok().flatten();
+                    let log = log.with_fork(fork.as_ref().map(ForkEntry::of));
                     Ok((log, trace.hops))
                 }
                 Err(error) => Err(error),
@@ -147,6 +150,9 @@ fn render_hops_with_stderr(
         }
     }
     out.push('\n');
+    if let Some(fork) = &trace.fork {
+        out.push_str(&format!("  {}\n", crate::fork::report::fork_line(fork)));
+    }
     let mut facts = vec![
         format!("started {} UTC", clock_time(trace.started_unix_ns)),
         plural(trace.hop_count, "hop"),

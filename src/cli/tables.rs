@@ -48,6 +48,15 @@ pub fn trace_table_at(traces: &[TraceEntry], now: i64) -> String {
             (Some(title), _) => format!("\"{}\"", shorten(&title_line(title), 60)),
             (None, kind) => trace_name(None, Some(kind), &[]).unwrap_or_else(|| "-".to_string()),
         };
+        let title = match &trace.fork {
+            Some(fork) => format!(
+                "fork of {} at {}: {} · {title}",
+                fork.of.get(..8).unwrap_or(&fork.of),
+                fork.at,
+                shorten(&one_line(&crate::fork::edits::words_of(&fork.edits)), 50)
+            ),
+            None => title,
+        };
         let tools = trace
             .tools_words(",")
             .map_or_else(|| "-".to_string(), |tools| one_line(&tools).into_owned());

@@ -41,6 +41,8 @@ pub async fn run(db: &Path, args: UpArgs) -> anyhow::Result<ExitCode> {
         notes_file: args.notes.clone(),
         redact: args.redaction.redact(),
         live: None,
+        steer: None,
+        run_id: None,
     };
     // Heard from before anything listens: a signal never finds the default action.
     let shutdown = tracer_serve::stop_signal::shutdown_on_signals("tracer up");

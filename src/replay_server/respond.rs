@@ -190,7 +190,7 @@ fn describe_key(key: &RequestKey) -> String {
 
 /// The recorded response to a matched request.
 pub(super) fn recorded(
-    server: &ReplayServer,
+    trace_id: &str,
     recording: &Recording,
     kind: MatchKind,
     request_body: &[u8],
@@ -203,7 +203,7 @@ pub(super) fn recorded(
         .collect();
     headers.push((
         "x-tracer-replay".into(),
-        format!("trace {} hop {}", server.trace_id, recording.number).into_bytes(),
+        format!("trace {trace_id} hop {}", recording.number).into_bytes(),
     ));
     let kind_text = match kind {
         MatchKind::Exact => "exact",

@@ -7,5 +7,6 @@ mod system;
 mod diff;
 mod eval;
 mod eval_compare;
+mod fork;
 mod rerun;
 mod rerun_edits;

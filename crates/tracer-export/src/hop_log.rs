@@ -116,6 +116,42 @@ pub struct TraceEntry {
     /// The session (run of a host) it belongs to (absent when grouping named none).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session: Option<SessionEntry>,
+    /// The trace it was forked from, when `tracer fork` made it (listings only: a hop log never
+    /// carries it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fork: Option<ForkEntry>,
+}
+
+/// A fork's link to its original: where it was forked, with which edits, where it went live.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ForkEntry {
+    /// The original trace.
+    pub of: String,
+    /// The message the edits were made at.
+    pub at: i64,
+    /// The edits, as `tracer fork` stored them.
+    pub edits: serde_json::Value,
+    /// How many requests were answered from the recording.
+    pub replayed: i64,
+    /// Where it went live, and why.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub live_at: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub live_reason: Option<String>,
+}
+
+impl ForkEntry {
+    pub fn of(row: &tracer_store::forks::ForkRow) -> ForkEntry {
+        ForkEntry {
+            of: row.fork_of.clone(),
+            at: row.at_message,
+            edits: serde_json::from_str(&row.edits).unwrap_or(serde_json::Value::Null),
+            replayed: row.replayed,
+            live_at: row.live_at_message,
+            live_reason: row.live_reason.clone(),
+        }
+    }
 }
 
 /// A trace's session: one run of a host, above its traces.
@@ -162,6 +198,7 @@ impl TraceEntry {
             cost: CostEntry::of_sum(&summary.cost),
             last_prompt: summary.last_prompt,
             session: None,
+            fork: None,
         }
     }
 }
@@ -380,6 +417,12 @@ impl HopLog {
 
     pub fn trace(&self) -> &TraceEntry {
         &self.trace
+    }
+
+    /// Names the trace a fork, for the text faces (`show`); a hop log written keeps no fork.
+    pub fn with_fork(mut self, fork: Option<ForkEntry>) -> HopLog {
+        self.trace.fork = fork;
+        self
     }
 
     /// Every entry, the unsent answers included (they rebuild their hops).

@@ -7,7 +7,7 @@ use serde::Serialize;
 use serde_json::json;
 
 use crate::body_text::iso8601_utc;
-use crate::hop_log::{CostEntry, SessionEntry, TokenEntry, TraceEntry};
+use crate::hop_log::{CostEntry, ForkEntry, SessionEntry, TokenEntry, TraceEntry};
 use tracer_live::load::{Bodies, read_trace_hops};
 use tracer_live::search::SearchReport;
 use tracer_store::traces::TraceRow;
@@ -77,11 +77,16 @@ pub async fn with_sessions(store: &Store, entries: &mut [TraceEntry]) -> Result<
         .into_iter()
         .map(|row| (row.id.clone(), row))
         .collect();
+    let forks: HashMap<String, tracer_store::forks::ForkRow> = (store.fork_traces().await?)
+        .into_iter()
+        .filter_map(|row| Some((row.trace_id.clone()?, row)))
+        .collect();
     for entry in entries {
         entry.session = sessions
             .get(&entry.id)
             .and_then(|id| rows.get(id))
             .map(SessionEntry::of);
+        entry.fork = forks.get(&entry.id).map(ForkEntry::of);
     }
     Ok(())
 }

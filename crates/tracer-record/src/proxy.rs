@@ -18,6 +18,7 @@ mod live_tap;
 mod loop_guard;
 mod prefixed;
 mod server;
+pub mod steer;
 mod tee;
 mod tee_pieces;
 pub mod tls;
@@ -156,6 +157,8 @@ pub struct ProxySettings {
     /// Told of each answer's kept bytes as they pass (`tracer ui`'s streaming view); answers
     /// with a Content-Encoding are not told (their kept bytes are compressed).
     pub live: Option<std::sync::Arc<dyn LiveTap>>,
+    /// Fork mode: every request read whole and steered (`tracer fork`); None forwards as is.
+    pub steer: Option<std::sync::Arc<dyn steer::Steer>>,
 }
 
 impl std::fmt::Debug for ProxySettings {
@@ -168,6 +171,7 @@ impl std::fmt::Debug for ProxySettings {
             .field("shutdown_grace", &self.shutdown_grace)
             .field("upstream_tls", &self.upstream_tls)
             .field("live", &self.live.is_some())
+            .field("steer", &self.steer.is_some())
             .finish()
     }
 }
@@ -182,6 +186,7 @@ impl Default for ProxySettings {
             shutdown_grace: Duration::from_secs(30),
             upstream_tls: tls::UpstreamTls::default(),
             live: None,
+            steer: None,
         }
     }
 }

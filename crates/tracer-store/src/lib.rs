@@ -29,6 +29,7 @@ pub mod agent_events;
 // The faces' own tables: OpenTelemetry export claims, eval runs.
 pub mod eval_rows;
 pub mod exports;
+pub mod forks;
 
 // Inside the store: opening, the journal, chunked bodies, batches and transactions, the SQL
 // each of the impl blocks on `Store` in these files runs.

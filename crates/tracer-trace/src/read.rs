@@ -11,7 +11,7 @@ pub mod dates;
 pub(crate) mod explain_context;
 pub(crate) mod failed_hop;
 pub(crate) mod host_patterns;
-pub(crate) mod host_tools;
+pub mod host_tools;
 pub(crate) mod mcp_outcome;
 pub(crate) mod message_notes;
 pub(crate) mod numbering;

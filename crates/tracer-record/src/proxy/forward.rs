@@ -20,7 +20,7 @@ use super::headers::{
     strip_for_upstream, strip_hop_by_hop,
 };
 use super::tee::{BodyOutcome, Captured, HopClock, PieceOut, TeeBody, settle_unpolled};
-use super::{Route, loop_guard, upgrade};
+use super::{Route, loop_guard, steer, upgrade};
 use tracer_wire::hop::Sink;
 use tracer_wire::hop::{BodyCapture, BodySide, HopEnd, HopStart, HopState, Role, Transport};
 use tracer_wire::ids::random_hex_id;
@@ -88,6 +88,21 @@ pub(crate) async fn handle_at(
         // Not recorded: the hop that sent it here is, and gets this answer as its response.
         return Ok(loop_guard::refusal(&ctx.route));
     }
+    let (body, steered_upstream) = match &settings.steer {
+        Some(steer) if upgrade.is_none() => {
+            match steer::steered(steer, &ctx.route, &mut parts, body, steer::MAX_STEERED).await {
+                Ok(steered) => steered,
+                Err(message) => {
+                    return Ok(error_response(
+                        &ctx.route,
+                        StatusCode::PAYLOAD_TOO_LARGE,
+                        &message,
+                    ));
+                }
+            }
+        }
+        _ => (body, None),
+    };
     let body_of_unknown_length = !body.is_end_stream() && body.size_hint().exact().is_none();
     let id = match ctx.route.role {
         Role::Agent => ensure_traceparent(&mut parts.headers),
@@ -97,7 +112,10 @@ pub(crate) async fn handle_at(
         .uri
         .path_and_query()
         .map_or_else(|| "/".to_string(), |pq| pq.as_str().to_string());
-    let upstream_uri = join_upstream(&ctx.route.upstream, &path);
+    let upstream_uri = join_upstream(
+        steered_upstream.as_ref().unwrap_or(&ctx.route.upstream),
+        &path,
+    );
     let recorded = ctx.recorder.start(HopStart {
         id: id.clone(),
         route: ctx.route.name.clone(),

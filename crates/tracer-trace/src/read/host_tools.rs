@@ -12,6 +12,33 @@ use tracer_wire::dialect::{HopReading, Reading, ToolCallForm};
 /// of the trace runs and that is not an OpenAPI tool server's route (open-webui's
 /// `tool_get_phonenumber_post`). `readings[i]` is the reading of `hops[i]`.
 pub(crate) fn host_tools_used(hops: &[RecordedHop], readings: &[HopReading]) -> Vec<String> {
+    let mut used: Vec<String> = Vec::new();
+    for call in host_calls(hops, readings) {
+        if !used.contains(&call.name) {
+            used.push(call.name);
+        }
+    }
+    used
+}
+
+/// One call of a host's own tool: the model hop whose answer asked for it, the tool, its
+/// arguments.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HostToolCall {
+    /// The index, in the hops given, of the model hop whose answer asked for it.
+    pub hop_index: usize,
+    pub name: String,
+    pub arguments: serde_json::Value,
+}
+
+/// Every call of a host's own tool in a trace, in the order asked (`tracer fork` lists those a
+/// replay would make the host run again).
+pub fn host_tool_calls(hops: &[RecordedHop]) -> Vec<HostToolCall> {
+    let readings: Vec<HopReading> = hops.iter().map(RecordedHop::reading).collect();
+    host_calls(hops, &readings)
+}
+
+fn host_calls(hops: &[RecordedHop], readings: &[HopReading]) -> Vec<HostToolCall> {
     let routes: Vec<&str> = hops.iter().map(|hop| hop.start.route.as_str()).collect();
     let origins = ToolOrigins::of_trace(readings, &routes);
     let names = ToolNames::of_readings(readings, &routes);
@@ -27,7 +54,7 @@ pub(crate) fn host_tools_used(hops: &[RecordedHop], readings: &[HopReading]) -> 
         .collect();
     let mut order: Vec<usize> = (0..hops.len().min(readings.len())).collect();
     order.sort_by_key(|&i| hops[i].start.started_unix_ns);
-    let mut used: Vec<String> = Vec::new();
+    let mut calls = Vec::new();
     for index in order {
         let reading = &readings[index];
         let Reading::ModelRequest(request) = &reading.request.reading else {
@@ -49,10 +76,14 @@ pub(crate) fn host_tools_used(hops: &[RecordedHop], readings: &[HopReading]) -> 
                 && host_offered(name)
                 && !called.iter().any(|tool| names.runs(name, tool))
                 && openapi_operation_tool(name).is_none();
-            if host && !used.iter().any(|u| u == name) {
-                used.push(name.to_string());
+            if host {
+                calls.push(HostToolCall {
+                    hop_index: index,
+                    name: name.to_string(),
+                    arguments: call.arguments.clone(),
+                });
             }
         }
     }
-    used
+    calls
 }

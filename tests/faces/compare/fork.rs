@@ -1,0 +1,303 @@
+//! `tracer fork`: the reference stack's buy-milk trace run again from a message on, the messages
+//! before it answered from the recording, the edit made, the rest live, linked and diffed.
+
+use serde_json::{Value, json};
+
+use super::doubles::{description_reading_model, serve};
+
+/// A model server answering with the last tool message it was sent.
+fn tool_message_echo(body: &Value) -> Value {
+    let said = (body["messages"].as_array().into_iter().flatten())
+        .filter(|m| m["role"] == "tool")
+        .filter_map(|m| m["content"].as_str())
+        .next_back()
+        .unwrap_or("(no tool message)");
+    json!({"model": body["model"], "done": true,
+           "message": {"role": "assistant", "content": format!("the tool said: {said}")}})
+}
+use super::system::{Setup, System, json, stdout, tracer_in};
+use crate::scripted_model::{Dialect, Reply, ScriptedModel};
+
+fn answer(tool: &str, content: &str) -> Vec<Reply> {
+    vec![
+        Reply::call(tool, json!({ "content": content })),
+        Reply::text("Done."),
+    ]
+}
+
+fn start(model: &str) -> System {
+    System::start(Setup {
+        model: model.to_string(),
+        mcp: None,
+        max_steps: 5,
+    })
+}
+
+/// `tracer fork ARGS…` on the system's notes file, as JSON.
+async fn fork(system: &System, args: &[&str]) -> Value {
+    let notes = system.dir.path().join("notes");
+    let mut all = vec!["fork"];
+    all.extend_from_slice(args);
+    all.extend(["--notes", notes.to_str().unwrap(), "--json"]);
+    let out = system.tracer(&all).await;
+    assert!(
+        out.status.success(),
+        "{}\n{}",
+        stdout(&out),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    json(&out)
+}
+
+fn notes_of(system: &System) -> String {
+    std::fs::read_to_string(system.dir.path().join("notes")).unwrap()
+}
+
+/// The fork's hops, as `show --json` gives them.
+async fn hops_of(system: &System, trace: &str) -> Vec<Value> {
+    let shown = json(&system.tracer(&["show", trace, "--json"]).await);
+    shown["hops"].as_array().cloned().unwrap_or_default()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_fork_at_the_first_model_request_adds_eggs_and_nothing_before_it_is_sent_again() {
+    let replies = [answer("append", "buy milk"), answer("append", "eggs")].concat();
+    let model = ScriptedModel::start(Dialect::Ollama, replies).await;
+    let system = start(&model.base_url);
+    let original = system.ask("Add buy milk to my notes").await;
+    assert_eq!(model.received().len(), 2);
+
+    // Message 4 is the first model request (1 you → agent, 2-3 tools/list).
+    let done = fork(
+        &system,
+        &[
+            &original,
+            "--at",
+            "4",
+            "--set",
+            "/messages/1/content=\"Add eggs to my notes\"",
+        ],
+    )
+    .await;
+    let forked = done["trace"].as_str().unwrap().to_string();
+    assert_ne!(forked, original);
+    assert_eq!(done["replayed"], 1, "{done}");
+    assert_eq!(done["live_at"], 4, "{done}");
+    assert_eq!(done["went_live_early"], false);
+
+    // The notes: eggs once, no second buy milk.
+    let notes = notes_of(&system);
+    assert_eq!(notes.matches("eggs").count(), 1, "{notes}");
+    assert_eq!(notes.matches("buy milk").count(), 1, "{notes}");
+    // The model saw the fork's live requests only: the edited one first, then the next step,
+    // carrying the edit in its history.
+    let received = model.received();
+    assert_eq!(received.len(), 4);
+    assert_eq!(
+        received[2].body["messages"][1]["content"],
+        "Add eggs to my notes"
+    );
+    assert_eq!(
+        received[3].body["messages"][1]["content"],
+        "Add eggs to my notes"
+    );
+    // tools/list (before N) was answered by the fork's gate from the recording; the tools/call
+    // after N went to the live server.
+    let hops = hops_of(&system, &forked).await;
+    let urls: Vec<&str> = hops.iter().filter_map(|h| h["url"].as_str()).collect();
+    assert!(urls.iter().any(|u| u.contains("/r/0/mcp")), "{urls:?}");
+    assert_eq!(
+        urls.iter().filter(|u| u.contains("/r/")).count(),
+        1,
+        "{urls:?}"
+    );
+    // Hop N stores the edited body as sent; the original is unchanged.
+    let exported =
+        async |trace: &str| stdout(&system.tracer(&["export", trace, "--format", "json"]).await);
+    assert!(exported(&forked).await.contains("Add eggs to my notes"));
+    assert!(!exported(&original).await.contains("Add eggs"));
+
+    // Linked: ls marks the fork, show names the edit, the diff names step 1.
+    let listed = json(&system.tracer(&["ls", "--json"]).await);
+    let row = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["id"] == forked.as_str())
+        .unwrap()
+        .clone();
+    assert_eq!(row["fork"]["of"], original.as_str(), "{row}");
+    assert_eq!(row["fork"]["at"], 4);
+    assert_eq!(row["fork"]["replayed"], 1);
+    let text = stdout(&system.tracer(&["ls"]).await);
+    assert!(
+        text.contains(&format!("fork of {} at 4", &original[..8])),
+        "{text}"
+    );
+    let shown = stdout(&system.tracer(&["show", &forked]).await);
+    assert!(
+        shown.contains(&format!("fork of trace {original} at message 4"))
+            && shown.contains("/messages/1/content = \"Add eggs to my notes\""),
+        "{shown}"
+    );
+    let steps = done["diff"]["steps"].as_array().unwrap().clone();
+    assert_eq!(
+        steps[0]["same_tool_calls"], false,
+        "step 1 is where the runs part"
+    );
+    assert_eq!(steps[1]["same_tool_calls"], true);
+    let out = system
+        .tracer(&[
+            "fork",
+            &original,
+            "--at",
+            "4",
+            "--set",
+            "/messages/9/content=\"x\"",
+        ])
+        .await;
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("message 4: --set /messages/9/content"),
+        "{out:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_fork_at_the_tool_result_with_error_hands_the_model_the_error() {
+    let model = ScriptedModel::start(Dialect::Ollama, answer("append", "buy milk")).await;
+    let system = start(&model.base_url);
+    let original = system.ask("Add buy milk to my notes").await;
+    // The live part goes to another model server (--upstream), which says what the tool
+    // message it was sent carries.
+    let live = format!("http://{}", serve(tool_message_echo).await);
+    // Message 7 is append's result.
+    let done = fork(
+        &system,
+        &[
+            &original,
+            "--at",
+            "7",
+            "--error",
+            "disk full",
+            "--upstream",
+            &live,
+        ],
+    )
+    .await;
+    assert_eq!(done["replayed"], 2, "{done}");
+    assert_eq!(
+        model.received().len(),
+        2,
+        "the recorded model saw nothing of the fork"
+    );
+    assert_eq!(
+        done["diff"]["reply_b"], "the tool said: Error from tool append: disk full",
+        "{done}"
+    );
+    let step = &done["diff"]["steps"][0]["b"]["calls"][0]["outcome"];
+    assert_eq!(step["text"], "disk full", "{step}");
+    // The replayed tools/call did not run again, and the failed one never ran.
+    assert_eq!(notes_of(&system).matches("buy milk").count(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_tool_description_edit_changes_which_tool_the_model_picks() {
+    let model = description_reading_model().await;
+    let system = start(&model);
+    let original = system.ask("Add buy milk to my notes").await;
+    let recorded = json(&system.tracer(&["show", &original, "--json"]).await);
+    assert!(
+        recorded.to_string().contains("append"),
+        "the model picks append first"
+    );
+    let done = fork(
+        &system,
+        &[
+            &original,
+            "--at",
+            "4",
+            "--tool-description",
+            "append=Appends text.",
+            "--tool-description",
+            "write=Add the note by writing the whole file.",
+        ],
+    )
+    .await;
+    let summary = done["diff"]["summary"].as_str().unwrap_or("");
+    assert!(summary.contains("different tools"), "{summary}");
+    let calls = done["diff"]["tool_calls_b"].to_string();
+    assert!(calls.contains("write"), "{}", done["diff"]);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_request_before_n_that_matches_no_recording_goes_live_there_and_says_why() {
+    let replies = [answer("append", "buy milk"), answer("append", "buy milk")].concat();
+    let model = ScriptedModel::start(Dialect::Ollama, replies).await;
+    let system = start(&model.base_url);
+    let original = system.ask("Add buy milk to my notes").await;
+    // The recording's world changed: its first model request asked about bread. Imported into
+    // another database, it is forked at the second model request (message 8).
+    let log = system.dir.path().join("trace.json");
+    let out = system
+        .tracer(&[
+            "export",
+            &original,
+            "--format",
+            "json",
+            "-o",
+            log.to_str().unwrap(),
+        ])
+        .await;
+    assert!(out.status.success(), "{out:?}");
+    let mut doc: Value = serde_json::from_str(&std::fs::read_to_string(&log).unwrap()).unwrap();
+    let message = doc["messages"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .find(|m| m["number"] == 4)
+        .unwrap();
+    assert_eq!(
+        message["body"]["json"]["messages"][1]["content"],
+        "Add buy milk to my notes"
+    );
+    message["body"]["json"]["messages"][1]["content"] = json!("Add bread to my notes");
+    std::fs::write(&log, doc.to_string()).unwrap();
+    let other = system.dir.path().join("other.db");
+    let imported = tracer_in(&other, &["import", log.to_str().unwrap()]).await;
+    assert!(imported.status.success(), "{imported:?}");
+    let notes = system.dir.path().join("notes");
+    let out = tracer_in(
+        &other,
+        &[
+            "fork",
+            &original,
+            "--at",
+            "8",
+            "--model",
+            "m2",
+            "--notes",
+            notes.to_str().unwrap(),
+        ],
+    )
+    .await;
+    let said = stdout(&out);
+    assert!(
+        out.status.success(),
+        "{said}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        said.contains("the replay ended early, live from message 4: the model request sent at message 4 differs from the recording"),
+        "{said}"
+    );
+    assert!(said.contains("bread"), "{said}");
+    assert!(
+        said.contains("the edit at message 8 was not made"),
+        "{said}"
+    );
+    // From there on it is live: the model was asked (with the recorded model name: no edit).
+    let received = model.received();
+    assert_eq!(received.len(), 4);
+    assert_ne!(received[2].body["model"], "m2");
+}
