@@ -23,12 +23,3 @@ create table forks (
 create index forks_by_original on forks (fork_of);
 create index forks_by_trace on forks (trace_id) where trace_id is not null;
 
--- The command each `tracer run` ran (issue 48: a fork of a run's trace runs it again).
-create table run_commands (
-    run_id text primary key,
-    -- JSON array of the arguments, the program first.
-    argv text not null,
-    -- The working folder it ran in.
-    cwd text not null,
-    started_unix_ns integer not null
-);

@@ -301,3 +301,67 @@ async fn a_request_before_n_that_matches_no_recording_goes_live_there_and_says_w
     assert_eq!(received.len(), 4);
     assert_ne!(received[2].body["model"], "m2");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_fork_after_a_host_run_tool_is_refused_listing_the_calls_it_would_repeat() {
+    // A real Claude Code 2.1.197 run: it asked for Bash `echo hello` (run by the host itself),
+    // then for the MCP append, then answered.
+    let dir = tempfile::tempdir().unwrap();
+    let db = crate::agent_telemetry::unzipped_db(
+        concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/agents/claude-code/sources-wire/wire.db.gz"
+        ),
+        dir.path(),
+    );
+    let listed = json(&tracer_in(&db, &["ls", "--json"]).await);
+    let trace = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["host_tools_used"].to_string().contains("Bash"))
+        .unwrap_or_else(|| panic!("{listed}"))["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let shown = json(&tracer_in(&db, &["show", &trace, "--json"]).await);
+    let last_model_request = shown["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| {
+            m["case"]
+                .as_str()
+                .is_some_and(|c| c.starts_with("model_request"))
+        })
+        .filter_map(|m| m["number"].as_u64())
+        .max()
+        .unwrap()
+        .to_string();
+    let out = tracer_in(&db, &["fork", &trace, "--at", &last_model_request]).await;
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains("not started. The host runs these tools itself")
+            && said.contains("Bash {\"command\":\"echo hello\"")
+            && said.contains("--allow-local-tools"),
+        "{said}"
+    );
+    // Nothing was written: no fork, no new trace.
+    let after = json(&tracer_in(&db, &["ls", "--json"]).await);
+    assert_eq!(
+        after.as_array().unwrap().len(),
+        listed.as_array().unwrap().len()
+    );
+    // A fork at the first model request repeats no host-run call, and is not refused for it.
+    let first_model_request = shown["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["case"] == "model_request")
+        .and_then(|m| m["number"].as_u64())
+        .unwrap()
+        .to_string();
+    let out = tracer_in(&db, &["fork", &trace, "--at", &first_model_request]).await;
+    assert_ne!(out.status.code(), Some(2), "{out:?}");
+}
