@@ -23,3 +23,16 @@ create table forks (
 create index forks_by_original on forks (fork_of);
 create index forks_by_trace on forks (trace_id) where trace_id is not null;
 
+
+-- The command each `tracer run` ran (issue 48: a fork of a run's trace runs it again).
+create table run_commands (
+    run_id text primary key,
+    -- JSON array of the command's arguments, the program first.
+    argv text not null,
+    -- JSON array of the `tracer run` options it ran with (`--resolve`, `--upstream-ca`, …), so a
+    -- fork runs it the same way.
+    options text not null,
+    -- The working folder it ran in.
+    cwd text not null,
+    started_unix_ns integer not null
+);

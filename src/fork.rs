@@ -6,4 +6,5 @@ pub mod gate;
 pub mod plan;
 pub mod reference;
 pub mod report;
+pub mod sandbox;
 pub mod steer;

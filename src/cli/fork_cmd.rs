@@ -6,10 +6,13 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
+use std::io::IsTerminal;
+
 use clap::Args;
 use serde_json::json;
 
 use super::eval_cmd::parse_seconds;
+use super::run_cmd::{RunArgs, RunFork};
 use super::stdout_text::{emit, emit_json};
 use crate::compare::diff::Diff;
 use crate::compare::diff_text::render;
@@ -64,12 +67,22 @@ pub struct ForkArgs {
     /// Run even though the replayed answers make the host run its own tools again
     #[arg(long)]
     pub allow_local_tools: bool,
+    /// Run the command in a throwaway copy of its working folder (a git worktree where it is a
+    /// repository, a copy otherwise), so the host's own tools change the copy
+    #[arg(long)]
+    pub sandbox: bool,
+    /// Run the recorded command of a `tracer run` trace without asking first
+    #[arg(long, short = 'y')]
+    pub yes: bool,
     /// Seconds to wait for the agent's answer
     #[arg(long, value_name = "SECONDS", default_value = "600", value_parser = parse_seconds)]
     pub timeout: Duration,
     /// Print one JSON document instead of text
     #[arg(long)]
     pub json: bool,
+    /// The command to run instead of the recorded one (for a host tracer does not start), after `--`
+    #[arg(last = true, value_name = "COMMAND")]
+    pub command: Vec<String>,
 }
 
 fn parse_described(text: &str) -> Result<(String, String), String> {
@@ -111,35 +124,163 @@ impl ForkArgs {
 
 pub async fn run(db: &Path, args: ForkArgs) -> anyhow::Result<ExitCode> {
     let store = Store::open_existing(db).await?;
-    let outcome = fork(&store, &args).await;
+    let outcome = fork(db, &store, &args).await;
     store.close().await;
     outcome
 }
 
-async fn fork(store: &Store, args: &ForkArgs) -> anyhow::Result<ExitCode> {
+/// Who drives the fork: the reference processes tracer starts, or a command run again.
+enum Host {
+    Reference,
+    Command(RunCommandLine),
+}
+
+/// A command to run again, where, and with which `tracer run` options.
+struct RunCommandLine {
+    argv: Vec<String>,
+    cwd: PathBuf,
+    options: Vec<String>,
+}
+
+/// The `tracer run` that recorded a trace, if one did (not a forward-proxy client's id).
+fn run_id_of(trace: &tracer_live::load::LoadedTrace) -> Option<String> {
+    (trace.hops.iter())
+        .filter_map(|hop| hop.start.run_id.clone())
+        .find(|id| !id.starts_with("process:"))
+}
+
+/// The hops of the trace's run outside the trace (its side calls and start-up).
+async fn run_siblings(
+    store: &Store,
+    trace: &tracer_live::load::LoadedTrace,
+    run_id: Option<&str>,
+) -> anyhow::Result<Vec<tracer_trace::RecordedHop>> {
+    let Some(run_id) = run_id else {
+        return Ok(Vec::new());
+    };
+    let mut traces: Vec<String> = (store.run_hops(run_id).await?)
+        .into_iter()
+        .filter_map(|hop| hop.trace_id)
+        .filter(|id| id != trace.id())
+        .collect();
+    traces.sort();
+    traces.dedup();
+    let mut hops = Vec::new();
+    for id in traces {
+        hops.extend(source::from_store(store, &id).await?.hops);
+    }
+    Ok(hops)
+}
+
+async fn host_of(
+    store: &Store,
+    args: &ForkArgs,
+    original: &tracer_live::load::LoadedTrace,
+    plan: &ForkPlan,
+    run_id: Option<&str>,
+) -> anyhow::Result<Host> {
+    let recorded = match run_id {
+        Some(id) => store.run_command(id).await?,
+        None => None,
+    };
+    let options: Vec<String> = recorded
+        .as_ref()
+        .and_then(|r| serde_json::from_str(&r.options).ok())
+        .unwrap_or_default();
+    if !args.command.is_empty() {
+        return Ok(Host::Command(RunCommandLine {
+            argv: args.command.clone(),
+            cwd: std::env::current_dir()?,
+            options,
+        }));
+    }
+    if reference::is_reference(original, plan) {
+        return Ok(Host::Reference);
+    }
+    match recorded {
+        Some(recorded) => Ok(Host::Command(RunCommandLine {
+            argv: serde_json::from_str(&recorded.argv)?,
+            cwd: PathBuf::from(recorded.cwd),
+            options,
+        })),
+        None => anyhow::bail!(
+            "trace {} was recorded neither by `tracer run` (whose command tracer fork runs again) \
+             nor from notes-agent behind an agent route (which it starts itself): give the command \
+             that makes its requests after --, and point it at the addresses it prints",
+            plan.original
+        ),
+    }
+}
+
+/// Says what will run, and asks (unless --yes).
+fn confirmed(line: &RunCommandLine, sandbox: bool, yes: bool) -> anyhow::Result<bool> {
+    let shown: Vec<String> = line.argv.iter().map(|a| shell_word(a)).collect();
+    tracer_serve::say!(
+        "tracer fork runs again, in {}{}:\n  {}",
+        line.cwd.display(),
+        if sandbox {
+            " (a sandbox copy of it)"
+        } else {
+            ""
+        },
+        shown.join(" ")
+    );
+    if yes {
+        return Ok(true);
+    }
+    if !std::io::stdin().is_terminal() {
+        anyhow::bail!("not run: add --yes to run it without being asked");
+    }
+    eprint!("Run it? [y/N] ");
+    let mut answer = String::new();
+    std::io::stdin().read_line(&mut answer)?;
+    Ok(matches!(answer.trim(), "y" | "Y" | "yes"))
+}
+
+fn shell_word(word: &str) -> String {
+    if !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./=:,@%+".contains(c))
+    {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
+}
+
+async fn fork(db: &Path, store: &Store, args: &ForkArgs) -> anyhow::Result<ExitCode> {
     group_new_hops(store).await?;
     let original = source::from_store(store, &args.trace).await?;
+    let run_id = run_id_of(&original);
+    let others = run_siblings(store, &original, run_id.as_deref()).await?;
     let mut edits = args.edits()?;
     if args.edit {
         edits.body = Some(edit_in_editor(&original, args.at, &edits)?);
     }
-    let plan = ForkPlan::new(&original, args.at, edits)?;
-    if !plan.local_calls.is_empty() && !args.allow_local_tools {
+    let plan = ForkPlan::new(&original, args.at, edits, &others)?;
+    if !plan.local_calls.is_empty() && !args.allow_local_tools && !args.sandbox {
         tracer_serve::say!("{}", local_refusal(&plan));
         return Ok(ExitCode::from(2));
     }
-    if !reference::is_reference(&original, &plan) {
-        anyhow::bail!(
-            "trace {} was not made by notes-agent behind an agent route, the one host tracer fork \
-             can start itself here",
-            plan.original
-        );
+    let mut host = host_of(store, args, &original, &plan, run_id.as_deref()).await?;
+    let mut sandbox_words = None;
+    if let Host::Command(line) = &mut host {
+        if !confirmed(line, args.sandbox, args.yes)? {
+            tracer_serve::say!("tracer fork: not run");
+            return Ok(ExitCode::from(2));
+        }
+        if args.sandbox {
+            let sandbox = crate::fork::sandbox::make(&line.cwd)?;
+            line.cwd = sandbox.folder;
+            sandbox_words = Some(sandbox.words);
+        }
     }
-    let run_id = format!("fork-{}", tracer_wire::ids::random_hex_id(8));
+    let fork_id = format!("fork-{}", tracer_wire::ids::random_hex_id(8));
     let started = tracer_wire::hop::now_unix_ns();
     store
         .insert_fork(&ForkRow {
-            run_id: run_id.clone(),
+            run_id: fork_id.clone(),
             fork_of: plan.original.clone(),
             at_message: i64::try_from(plan.at).unwrap_or(i64::MAX),
             edits: plan.edits.to_json().to_string(),
@@ -163,26 +304,31 @@ async fn fork(store: &Store, args: &ForkArgs) -> anyhow::Result<ExitCode> {
         }),
     ));
     let steer = Arc::new(ForkSteer::new(Arc::clone(&plan), &gate_url));
-    let fork = reference::ReferenceFork {
-        notes_file: args.notes.clone(),
-        run_id: run_id.clone(),
-        timeout: args.timeout,
+    let driven = match host {
+        Host::Reference => {
+            let fork = reference::ReferenceFork {
+                notes_file: args.notes.clone(),
+                run_id: fork_id.clone(),
+                timeout: args.timeout,
+            };
+            reference::drive(store, &plan, steer.clone(), &fork)
+                .await
+                .map(|d| (Some(d.trace), d.error))
+        }
+        Host::Command(line) => run_again(db, line, steer.clone(), &fork_id).await,
     };
-    let driven = reference::drive(store, &plan, steer.clone(), &fork).await;
     let _ = stop_gate.send(());
     let _ = gate_task.await;
-    let driven = driven?;
+    let (driven_trace, answer_error) = driven?;
     group_new_hops(store).await?;
     let outcome = steer.outcome();
-    let trace = store
-        .run_hops(&run_id)
-        .await?
-        .into_iter()
-        .find_map(|hop| hop.trace_id);
-    let trace = trace.or_else(|| Some(driven.trace.clone()));
+    let trace = match driven_trace {
+        Some(trace) => Some(trace),
+        None => fork_trace(store, &fork_id).await?,
+    };
     store
         .end_fork(
-            &run_id,
+            &fork_id,
             &ForkEnd {
                 trace_id: trace.clone(),
                 replayed: i64::try_from(outcome.replayed).unwrap_or(0),
@@ -204,7 +350,8 @@ async fn fork(store: &Store, args: &ForkArgs) -> anyhow::Result<ExitCode> {
         plan: &plan,
         trace: trace.as_deref(),
         outcome: &outcome,
-        answer_error: driven.error.as_deref(),
+        answer_error: answer_error.as_deref(),
+        sandbox: sandbox_words.as_deref(),
     };
     if args.json {
         let mut doc = report.to_json();
@@ -218,11 +365,53 @@ async fn fork(store: &Store, args: &ForkArgs) -> anyhow::Result<ExitCode> {
         }
         emit(&text)?;
     }
-    Ok(if trace.is_some() && driven.error.is_none() {
+    Ok(if trace.is_some() && answer_error.is_none() {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
     })
+}
+
+/// The command run again under `tracer run` with the fork's steer; (None, why it failed).
+async fn run_again(
+    db: &Path,
+    line: RunCommandLine,
+    steer: Arc<ForkSteer>,
+    fork_id: &str,
+) -> anyhow::Result<(Option<String>, Option<String>)> {
+    #[derive(clap::Parser)]
+    struct RunLine {
+        #[command(flatten)]
+        run: RunArgs,
+    }
+    let argv = ["run".to_string()]
+        .into_iter()
+        .chain(line.options.iter().cloned())
+        .chain(["--quiet".to_string(), "--".to_string()])
+        .chain(line.argv.iter().cloned());
+    let mut run = <RunLine as clap::Parser>::try_parse_from(argv)
+        .map_err(|e| anyhow::anyhow!("the recorded run options: {e}"))?
+        .run;
+    run.fork = Some(RunFork {
+        steer,
+        run_id: fork_id.to_string(),
+        cwd: line.cwd,
+        options: line.options,
+    });
+    let code = super::run_cmd::run(db, run).await?;
+    let failed = (code != ExitCode::SUCCESS).then(|| format!("the command exited with {code:?}"));
+    Ok((None, failed))
+}
+
+/// The fork's trace: of the traces its hops are in, the one with the most.
+async fn fork_trace(store: &Store, fork_id: &str) -> anyhow::Result<Option<String>> {
+    let mut counts: std::collections::BTreeMap<String, usize> = Default::default();
+    for hop in store.run_hops(fork_id).await? {
+        if let Some(trace) = hop.trace_id {
+            *counts.entry(trace).or_default() += 1;
+        }
+    }
+    Ok(counts.into_iter().max_by_key(|(_, n)| *n).map(|(t, _)| t))
 }
 
 /// `--edit`: message N's body (after any --body and --set) opened in the editor.
@@ -231,7 +420,7 @@ fn edit_in_editor(
     at: usize,
     edits: &ForkEdits,
 ) -> anyhow::Result<serde_json::Map<String, serde_json::Value>> {
-    let plan = ForkPlan::new(original, at, ForkEdits::default())?;
+    let plan = ForkPlan::new(original, at, ForkEdits::default(), &[])?;
     let recorded: Vec<u8> = match plan.target {
         Target::Entry => plan.entry.map(|e| e.body).unwrap_or_default(),
         Target::Request(i) => plan.exchanges[i].recording.request.clone(),

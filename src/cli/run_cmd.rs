@@ -84,6 +84,51 @@ pub struct RunArgs {
     /// The program to run and its arguments, after `--`
     #[arg(last = true, required = true, value_name = "COMMAND")]
     pub command: Vec<String>,
+
+    /// Set by `tracer fork`: the run is a fork's (never on the command line).
+    #[arg(skip)]
+    pub fork: Option<RunFork>,
+}
+
+/// A run made by `tracer fork`: its proxy steered, its hops under the fork's id, the command run
+/// in the fork's folder, the options it was recorded with.
+#[derive(Clone)]
+pub struct RunFork {
+    pub steer: Arc<dyn tracer_record::proxy::steer::Steer>,
+    pub run_id: String,
+    pub cwd: PathBuf,
+    pub options: Vec<String>,
+}
+
+impl std::fmt::Debug for RunFork {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RunFork")
+            .field("run_id", &self.run_id)
+            .field("cwd", &self.cwd)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The `tracer run` options of a command line (after `run`, before `--`), without those that
+/// only say where to record or what to print (`--db`, `--json`, `--show`, `--quiet`).
+pub fn run_options_of(argv: &[String]) -> Vec<String> {
+    let Some(at) = argv.iter().position(|a| a == "run") else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    let mut rest = argv[at + 1..].iter().take_while(|a| *a != "--");
+    while let Some(arg) = rest.next() {
+        match arg.as_str() {
+            "--db" | "--prices" => {
+                rest.next();
+            }
+            "--json" | "--show" | "--quiet" | "-q" | "--verbose" => {}
+            _ if arg.starts_with("--db=") || arg.starts_with("--prices=") => {}
+            _ if arg.starts_with("-v") && arg[1..].chars().all(|c| c == 'v') => {}
+            _ => out.push(arg.clone()),
+        }
+    }
+    out
 }
 
 pub async fn run(db: &Path, args: RunArgs) -> anyhow::Result<ExitCode> {
@@ -93,8 +138,13 @@ pub async fn run(db: &Path, args: RunArgs) -> anyhow::Result<ExitCode> {
     let Some((program, program_args)) = args.command.split_first() else {
         anyhow::bail!("no command: use tracer run -- COMMAND [ARGS...]");
     };
-    let cwd = std::env::current_dir().context("the working directory")?;
-    let db = cwd.join(db);
+    let here = std::env::current_dir().context("the working directory")?;
+    let db = here.join(db);
+    // A fork runs the command in its own folder (a sandbox's copy, or the recorded one).
+    let cwd = args
+        .fork
+        .as_ref()
+        .map_or_else(|| here.clone(), |f| f.cwd.clone());
     let otlp = args.otlp.config()?;
     let store = Store::open(&db).await?;
     let ca_home = ca_dir(args.ca_dir.as_deref())?;
@@ -109,7 +159,21 @@ pub async fn run(db: &Path, args: RunArgs) -> anyhow::Result<ExitCode> {
     let scratch = Scratch::create().context("tracer's scratch directory for the run")?;
     let inherited: HashMap<String, String> = std::env::vars().collect();
     // Every hop of this run, the proxy's and the wrapped servers', carries it.
-    let run_id = tracer_wire::ids::random_hex_id(8);
+    let run_id = (args.fork.as_ref())
+        .map_or_else(|| tracer_wire::ids::random_hex_id(8), |f| f.run_id.clone());
+    let options = match &args.fork {
+        Some(fork) => fork.options.clone(),
+        None => run_options_of(&std::env::args().collect::<Vec<_>>()),
+    };
+    store
+        .insert_run_command(&tracer_store::forks::RunCommand {
+            run_id: run_id.clone(),
+            argv: serde_json::to_string(&args.command)?,
+            options: serde_json::to_string(&options)?,
+            cwd: cwd.display().to_string(),
+            started_unix_ns: started,
+        })
+        .await?;
     let wrap = WrapCommand {
         tracer: std::env::current_exe().context("tracer's own path")?,
         db: db.clone(),
@@ -168,6 +232,7 @@ pub async fn run(db: &Path, args: RunArgs) -> anyhow::Result<ExitCode> {
         None => child_args,
     };
     let settings = ProxySettings {
+        steer: args.fork.as_ref().map(|f| Arc::clone(&f.steer)),
         live: tap_of(ui.as_ref()),
         max_body: args.max_body,
         redact: args.redaction.redact(),
@@ -235,7 +300,7 @@ pub async fn run(db: &Path, args: RunArgs) -> anyhow::Result<ExitCode> {
     });
     let proxy_task = tokio::spawn(proxy.run(recording.recorder(), shutdown));
 
-    let status = match child::spawn(program, &child_args, &child_env) {
+    let status = match child::spawn(program, &child_args, &child_env, &cwd) {
         Ok(mut running) => Some(child::wait_passing_signals(&mut running, &mut signals).await),
         Err(error) => {
             tracer_serve::say!("tracer run: cannot start `{program}`: {error}");
@@ -281,7 +346,10 @@ pub async fn run(db: &Path, args: RunArgs) -> anyhow::Result<ExitCode> {
             tracer_serve::say!("{line}");
         }
     }
-    let style = if args.json {
+    let style = if args.fork.is_some() {
+        // `tracer fork` says what the fork did.
+        ReportStyle::Quiet
+    } else if args.json {
         ReportStyle::Json
     } else if args.show {
         ReportStyle::Full

@@ -7,10 +7,12 @@ use serde_json::Value;
 use super::edits::ForkEdits;
 use crate::compare::rerun_agent::{EntryRequest, entry_request};
 use crate::replay_server::Recording;
+use crate::replay_server::matching::{RequestKey, request_key};
 use tracer_live::load::LoadedTrace;
 use tracer_trace::Direction;
+use tracer_trace::RecordedHop;
 use tracer_trace::read::host_tools::host_tool_calls;
-use tracer_wire::hop::Role;
+use tracer_wire::hop::{Role, Transport};
 
 /// One recorded model or MCP exchange.
 #[derive(Debug, Clone)]
@@ -88,7 +90,14 @@ pub struct ForkPlan {
 
 impl ForkPlan {
     /// The plan for forking `trace` at message `at` with `edits` (checked against N's body).
-    pub fn new(trace: &LoadedTrace, at: usize, edits: ForkEdits) -> Result<ForkPlan, PlanError> {
+    /// `others` are the hops of the same run outside the trace (a host's side calls, its
+    /// start-up): answered from the recording too when they come before N.
+    pub fn new(
+        trace: &LoadedTrace,
+        at: usize,
+        edits: ForkEdits,
+        others: &[RecordedHop],
+    ) -> Result<ForkPlan, PlanError> {
         let hops = &trace.hops;
         let messages = tracer_trace::explain_trace(hops);
         let last = messages.iter().map(|m| m.number).max().unwrap_or(0);
@@ -102,25 +111,30 @@ impl ForkPlan {
                 .find(|m| m.hop_index == index && m.direction == direction)
                 .map_or(0, |m| m.number)
         };
-        let mut order: Vec<usize> = (0..hops.len()).collect();
-        order.sort_by_key(|&i| hops[i].start.started_unix_ns);
+        // The trace's hops (Some(index)) and the run's others (None), by when they started.
+        let mut order: Vec<(Option<usize>, &RecordedHop)> = (hops.iter().enumerate())
+            .map(|(i, hop)| (Some(i), hop))
+            .chain(others.iter().map(|hop| (None, hop)))
+            .collect();
+        order.sort_by_key(|(_, hop)| hop.start.started_unix_ns);
         let mut exchanges = Vec::new();
         let mut index_of_hop = vec![None; hops.len()];
-        for &i in &order {
-            let hop = &hops[i];
+        for (in_trace, hop) in order {
             if hop.start.role == Role::Agent {
                 continue;
             }
-            let number = number_of(i, Direction::Request);
+            let number = in_trace.map_or(0, |i| number_of(i, Direction::Request));
             let Some(recording) = Recording::of(hop, number) else {
                 continue;
             };
-            index_of_hop[i] = Some(exchanges.len());
+            if let Some(i) = in_trace {
+                index_of_hop[i] = Some(exchanges.len());
+            }
             exchanges.push(Exchange {
                 role: hop.start.role,
                 route: hop.start.route.clone(),
                 number,
-                answer_number: number_of(i, Direction::Response),
+                answer_number: in_trace.map_or(0, |i| number_of(i, Direction::Response)),
                 upstream: upstream_base(&hop.start.url, &hop.start.path),
                 handshake: is_handshake(hop.start.role, &recording),
                 recording,
@@ -146,7 +160,7 @@ impl ForkPlan {
             Target::Entry => false,
             Target::Request(n) | Target::Answer(n) => index < n,
         };
-        let local_calls = host_tool_calls(hops)
+        let mut local_calls: Vec<LocalCall> = host_tool_calls(hops)
             .into_iter()
             .filter(|call| index_of_hop[call.hop_index].is_some_and(before))
             .map(|call| LocalCall {
@@ -155,6 +169,32 @@ impl ForkPlan {
                 arguments: call.arguments,
             })
             .collect();
+        // MCP over stdio is not behind the proxy: its calls before N run again, live.
+        let n_started = hops[message.hop_index].start.started_unix_ns;
+        for (i, hop) in hops.iter().enumerate() {
+            if hop.start.transport != Transport::Stdio || hop.start.started_unix_ns >= n_started {
+                continue;
+            }
+            let body = hop
+                .end
+                .as_ref()
+                .map_or(&[][..], |end| &end.request_body.bytes);
+            let key = request_key(Role::Mcp, &hop.start.method, &hop.start.path, &[], body);
+            if let RequestKey::Mcp {
+                method: Some(method),
+                tool: Some(tool),
+                arguments,
+            } = key
+                && method == "tools/call"
+            {
+                local_calls.push(LocalCall {
+                    message: number_of(i, Direction::Request),
+                    name: format!("{tool} (MCP over stdio: not behind the proxy, so not replayed)"),
+                    arguments: arguments.unwrap_or(Value::Null),
+                });
+            }
+        }
+        local_calls.sort_by_key(|call| call.message);
         Ok(ForkPlan {
             original: trace.row.id.clone(),
             at,
@@ -196,7 +236,7 @@ fn edited_body(
     if edits.tool_return.is_some() {
         let tool = match target {
             Target::Answer(i) => match &exchanges[*i].recording.key {
-                crate::replay_server::matching::RequestKey::Mcp { method, .. } => method.clone(),
+                RequestKey::Mcp { method, .. } => method.clone(),
                 _ => None,
             },
             _ => None,
@@ -267,7 +307,7 @@ fn is_handshake(role: Role, recording: &Recording) -> bool {
         return true;
     }
     match &recording.key {
-        crate::replay_server::matching::RequestKey::Mcp { method, .. } => method
+        RequestKey::Mcp { method, .. } => method
             .as_deref()
             .is_none_or(|m| m == "initialize" || m.starts_with("notifications/")),
         _ => false,

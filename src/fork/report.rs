@@ -52,8 +52,10 @@ pub struct ForkReport<'a> {
     pub plan: &'a ForkPlan,
     pub trace: Option<&'a str>,
     pub outcome: &'a SteerOutcome,
-    /// Why the re-driven request got no answer, if it did not.
+    /// Why the re-driven request got no answer (or the command failed), if it did.
     pub answer_error: Option<&'a str>,
+    /// The sandbox the command ran in, in words.
+    pub sandbox: Option<&'a str>,
 }
 
 impl ForkReport<'_> {
@@ -111,6 +113,9 @@ impl ForkReport<'_> {
         if let Some(error) = self.answer_error {
             text.push_str(&format!("  the agent's answer: {}\n", one_line(error)));
         }
+        if let Some(sandbox) = self.sandbox {
+            text.push_str(&format!("  ran in {}\n", one_line(sandbox)));
+        }
         if let Some(trace) = self.trace {
             text.push_str(&format!("  tracer diff {} {trace}\n", plan.original));
         }
@@ -131,6 +136,7 @@ impl ForkReport<'_> {
             "not_asked": self.outcome.not_asked,
             "notes": self.outcome.notes,
             "answer_error": self.answer_error,
+            "sandbox": self.sandbox,
         })
     }
 }

@@ -89,6 +89,7 @@ impl ForkSteer {
         outcome.not_asked = (0..end)
             .filter(|&i| !state.served[i] && !self.plan.exchanges[i].handshake)
             .map(|i| self.plan.exchanges[i].number)
+            .filter(|&number| number > 0)
             .collect();
         if outcome.live.is_some() {
             outcome.not_asked.clear();
@@ -234,7 +235,10 @@ impl Steer for ForkSteer {
             }
             None => {
                 let expected = (0..=at)
-                    .find(|&i| !state.served[i] && !self.plan.exchanges[i].handshake)
+                    .find(|&i| {
+                        let exchange = &self.plan.exchanges[i];
+                        !state.served[i] && !exchange.handshake && exchange.number > 0
+                    })
                     .map(|i| &self.plan.exchanges[i]);
                 state.outcome.live = Some(mismatch(request, &key, expected, &open, &self.plan));
                 Steering::default()
@@ -288,9 +292,8 @@ fn mismatch(
     open: &[usize],
     plan: &ForkPlan,
 ) -> Live {
-    let closest = open
-        .first()
-        .map(|&i| &plan.exchanges[i])
+    let closest = (open.iter().map(|&i| &plan.exchanges[i]))
+        .find(|e| e.number > 0)
         .or(expected.filter(|e| e.role == request.role));
     let message = expected.or(closest).map_or(plan.at, |e| e.number);
     let reason = match closest {

@@ -8,10 +8,16 @@ use tokio::signal::unix::SignalKind;
 
 use tracer_serve::stop_signal::StopSignals;
 
-/// Starts `program args` with the run's environment on top of tracer's own.
-pub fn spawn(program: &str, args: &[String], env: &[(String, String)]) -> std::io::Result<Child> {
+/// Starts `program args` in `cwd` with the run's environment on top of tracer's own.
+pub fn spawn(
+    program: &str,
+    args: &[String],
+    env: &[(String, String)],
+    cwd: &std::path::Path,
+) -> std::io::Result<Child> {
     Command::new(program)
         .args(args)
+        .current_dir(cwd)
         .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
         .kill_on_drop(false)
         .spawn()

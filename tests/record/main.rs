@@ -77,6 +77,7 @@ mod open_webui_replay;
 mod openai_double;
 mod preconnect_grouping;
 mod proxy;
+mod run_agent_fork;
 mod run_agent_telemetry;
 mod run_agents;
 mod run_boundaries;

@@ -1,4 +1,5 @@
-//! SQL for `forks`: a fork's link to the trace it came from, where it went live and why.
+//! SQL for `forks` and `run_commands`: a fork's link to the trace it came from (where it went live
+//! and why), and the command each `tracer run` ran, so a fork can run it again.
 
 use super::{Result, Store};
 
@@ -26,6 +27,18 @@ pub struct ForkEnd {
     pub live_at_message: Option<i64>,
     pub live_reason: Option<String>,
     pub ended_unix_ns: i64,
+}
+
+/// The command a `tracer run` ran, and how.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct RunCommand {
+    pub run_id: String,
+    /// JSON array of strings: the program and its arguments.
+    pub argv: String,
+    /// JSON array of strings: the `tracer run` options it ran with.
+    pub options: String,
+    pub cwd: String,
+    pub started_unix_ns: i64,
 }
 
 impl Store {
@@ -96,6 +109,32 @@ impl Store {
         .fetch_all(self.pool())
         .await?)
     }
+
+    /// Writes the command a `tracer run` runs, as it starts.
+    pub async fn insert_run_command(&self, command: &RunCommand) -> Result<()> {
+        sqlx::query(
+            "insert or replace into run_commands (run_id, argv, options, cwd, started_unix_ns)
+             values (?1, ?2, ?3, ?4, ?5)",
+        )
+        .bind(&command.run_id)
+        .bind(&command.argv)
+        .bind(&command.options)
+        .bind(&command.cwd)
+        .bind(command.started_unix_ns)
+        .execute(self.pool())
+        .await?;
+        Ok(())
+    }
+
+    /// The command run `run_id` ran, if it was written.
+    pub async fn run_command(&self, run_id: &str) -> Result<Option<RunCommand>> {
+        Ok(
+            sqlx::query_as::<_, RunCommand>("select * from run_commands where run_id = ?1")
+                .bind(run_id)
+                .fetch_optional(self.pool())
+                .await?,
+        )
+    }
 }
 
 #[cfg(test)]
@@ -131,5 +170,15 @@ mod tests {
         let found = store.fork_of_trace("bbbb").await.expect("q").expect("one");
         assert_eq!((found.replayed, found.live_at_message), (1, Some(2)));
         assert_eq!(store.forks_of("aaaa").await.expect("q").len(), 1);
+        let command = RunCommand {
+            run_id: "r1".into(),
+            argv: r#"["claude","-p","hi"]"#.into(),
+            options: r#"["--no-redact"]"#.into(),
+            cwd: "/tmp".into(),
+            started_unix_ns: 1,
+        };
+        store.insert_run_command(&command).await.expect("run");
+        assert_eq!(store.run_command("r1").await.expect("q"), Some(command));
+        assert_eq!(store.run_command("r2").await.expect("q"), None);
     }
 }

@@ -180,6 +180,44 @@ def interactive(args, work, project, env, tracer, command, notes):
     return code, shown
 
 
+def tree_digest(folder):
+    """One SHA-256 over every file's path and bytes under folder (symlinks by their target)."""
+    h = hashlib.sha256()
+    for root, dirs, files in os.walk(folder):
+        dirs.sort()
+        for name in sorted(files):
+            path = os.path.join(root, name)
+            h.update(os.path.relpath(path, folder).encode())
+            h.update(os.readlink(path).encode() if os.path.islink(path) else open(path, "rb").read())
+    return h.hexdigest()
+
+
+def lines_in(path):
+    return sum(1 for _ in open(path, "rb")) if os.path.exists(path) else 0
+
+
+def run_forks(args, db, project, env, upstream_log):
+    """After the run, with the upstream still up: `tracer fork` of its trace at --fork-at, first
+    as asked (refused when a host-run tool comes before N), then with --sandbox."""
+    with sqlite3.connect(db) as conn:
+        row = conn.execute("SELECT id FROM traces WHERE title LIKE '%buy milk%' ORDER BY started_unix_ns"
+                           " LIMIT 1").fetchone()
+    if row is None:
+        return {"error": "no buy-milk trace"}
+    trace = row[0]
+    out = []
+    for extra in ([], ["--sandbox"]):
+        before = {"project": tree_digest(project), "upstream_requests": lines_in(upstream_log)}
+        argv = [args.tracer, "--db", db, "fork", trace, "--at", str(args.fork_at), "--yes", *extra]
+        done = subprocess.run(argv, cwd=project, env=env, stdin=subprocess.DEVNULL,
+                              capture_output=True, timeout=args.timeout)
+        out.append({"argv": argv[3:], "exit_code": done.returncode,
+                    "stdout": done.stdout.decode(errors="replace")[-8000:],
+                    "stderr": done.stderr.decode(errors="replace")[-8000:], "before": before,
+                    "after": {"project": tree_digest(project), "upstream_requests": lines_in(upstream_log)}})
+    return {"trace": trace, "runs": out}
+
+
 def digest(path):
     with open(path, "rb") as f:
         return hashlib.sha256(f.read()).hexdigest()
@@ -257,6 +295,7 @@ def run(args):
             process.wait()
         seconds = time.time() - started
         scratch_left = [n for n in os.listdir(os.path.join(work, "tmp")) if n.startswith("tracer-run-")]
+        forks = run_forks(args, db, project, env, upstream_log) if args.fork_at else None
     finally:
         upstream.terminate()
         upstream.wait(10)
@@ -274,6 +313,7 @@ def run(args):
         "notes": open(notes, encoding="utf-8").read() if os.path.exists(notes) else None,
         "configs_before": before, "configs_after": {p: digest(p) for p in configs},
         "scratch_left": scratch_left, "db": db, "upstream_log": upstream_log, "screen": screen,
+        "forks": forks,
     }
     with open(os.path.join(work, "summary.json"), "w", encoding="utf-8") as f:
         json.dump(summary, f, indent=2)
@@ -297,6 +337,7 @@ def main():
     parser.add_argument("--shell-first", action="store_true",
                         help="the model asks for a shell `echo hello` first (Claude Code: Bash allowed)")
     parser.add_argument("--user-otlp-dump", help="a user's own OTLP collector (otlp_dump.py) writing here")
+    parser.add_argument("--fork-at", type=int, help="then `tracer fork` the trace at this message")
     args = parser.parse_args()
     for name in ("agents_dir", "tracer", "notes_server", "tls_cert", "tls_key", "upstream_ca"):
         setattr(args, name, os.path.abspath(getattr(args, name)))
