@@ -352,6 +352,7 @@ async fn fork(db: &Path, store: &Store, args: &ForkArgs) -> anyhow::Result<ExitC
         outcome: &outcome,
         answer_error: answer_error.as_deref(),
         sandbox: sandbox_words.as_deref(),
+        parts_at: diff.as_ref().and_then(Diff::parts_at),
     };
     if args.json {
         let mut doc = report.to_json();

@@ -55,6 +55,41 @@ impl Diff {
             .collect()
     }
 
+    /// Where the runs part: the first step whose tool calls, tool results, text or error differ
+    /// (or that one run lacks), with what differs there; None when every step is the same.
+    pub fn parts_at(&self) -> Option<(usize, &'static str)> {
+        self.steps().iter().find_map(|pair| {
+            let what = match (pair.a, pair.b) {
+                (Some(a), Some(b)) => {
+                    let outcomes = |s: &Step| {
+                        (s.calls.iter())
+                            .map(|c| {
+                                c.outcome
+                                    .as_ref()
+                                    .map(|o| (o.text.clone(), o.error.clone()))
+                            })
+                            .collect::<Vec<_>>()
+                    };
+                    if !pair.same_tool_calls {
+                        "the tool calls differ"
+                    } else if outcomes(a) != outcomes(b) {
+                        "a tool result differs"
+                    } else if a.error != b.error {
+                        "the model call's error differs"
+                    } else if a.content != b.content {
+                        "the model's text differs"
+                    } else {
+                        return None;
+                    }
+                }
+                (Some(_), None) => "only A has it",
+                (None, Some(_)) => "only B has it",
+                (None, None) => return None,
+            };
+            Some((pair.step, what))
+        })
+    }
+
     /// `{"a", "b", "summary", "same_tool_calls", "tool_calls_a", "tool_calls_b", "reply_a",
     /// "reply_b", "steps"}`.
     pub fn to_json(&self) -> Value {

@@ -56,6 +56,8 @@ pub struct ForkReport<'a> {
     pub answer_error: Option<&'a str>,
     /// The sandbox the command ran in, in words.
     pub sandbox: Option<&'a str>,
+    /// Where the fork and the original part: the step, and what differs there.
+    pub parts_at: Option<(usize, &'static str)>,
 }
 
 impl ForkReport<'_> {
@@ -116,6 +118,12 @@ impl ForkReport<'_> {
         if let Some(sandbox) = self.sandbox {
             text.push_str(&format!("  ran in {}\n", one_line(sandbox)));
         }
+        if self.trace.is_some() {
+            text.push_str(&match self.parts_at {
+                Some((step, what)) => format!("  the runs part at step {step}: {what}\n"),
+                None => "  the runs do not part: every step is the same\n".to_string(),
+            });
+        }
         if let Some(trace) = self.trace {
             text.push_str(&format!("  tracer diff {} {trace}\n", plan.original));
         }
@@ -137,6 +145,7 @@ impl ForkReport<'_> {
             "notes": self.outcome.notes,
             "answer_error": self.answer_error,
             "sandbox": self.sandbox,
+            "parts_at": self.parts_at.map(|(step, what)| json!({"step": step, "what": what})),
         })
     }
 }

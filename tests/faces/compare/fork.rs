@@ -140,6 +140,8 @@ async fn a_fork_at_the_first_model_request_adds_eggs_and_nothing_before_it_is_se
             && shown.contains("/messages/1/content = \"Add eggs to my notes\""),
         "{shown}"
     );
+    assert_eq!(done["parts_at"]["step"], 1, "the diff names step 1: {done}");
+    assert_eq!(done["parts_at"]["what"], "the tool calls differ");
     let steps = done["diff"]["steps"].as_array().unwrap().clone();
     assert_eq!(
         steps[0]["same_tool_calls"], false,
@@ -195,6 +197,7 @@ async fn a_fork_at_the_tool_result_with_error_hands_the_model_the_error() {
         done["diff"]["reply_b"], "the tool said: Error from tool append: disk full",
         "{done}"
     );
+    assert_eq!(done["parts_at"]["what"], "a tool result differs", "{done}");
     let step = &done["diff"]["steps"][0]["b"]["calls"][0]["outcome"];
     assert_eq!(step["text"], "disk full", "{step}");
     // The replayed tools/call did not run again, and the failed one never ran.
