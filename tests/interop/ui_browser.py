@@ -36,6 +36,7 @@ SCENARIOS = {
     "streaming": scenario_streaming,
     "screens": scenario_screens,
     "agent": scenario_agent,
+    "fork": scenario_fork,
 }
 
 
@@ -47,6 +48,7 @@ def main():
     parser.add_argument("--db")
     parser.add_argument("--tracer")
     parser.add_argument("--trace", help="the trace the scenario opens")
+    parser.add_argument("--original", help="fork: the trace the fork was made of")
     parser.add_argument("--import", dest="import_file", help="a hop log to import while the page is open")
     parser.add_argument("--shots", help="where screens writes its PNGs")
     parser.add_argument("--title", help="streaming: the title of the trace whose row must appear")

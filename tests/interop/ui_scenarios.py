@@ -345,6 +345,36 @@ def scenario_agent(run):
     return {"agent_rows": seen, **run.clean()}
 
 
+def scenario_fork(run):
+    """A fork's row is badged with its original; its page names the edit; "fork from here" under
+    a message builds the `tracer fork` command from what is typed."""
+    page = run.page
+    fork_id, original = run.args.trace, run.args.original
+    check(fork_id and original, "fork needs --trace FORK and --original ID")
+    run.goto()
+    page.wait_for_selector(f"[data-testid=trace-row][data-id='{fork_id}'] [data-testid=fork-badge]")
+    badge = page.text_content(f"[data-testid=trace-row][data-id='{fork_id}'] [data-testid=fork-badge]")
+    others = page.eval_on_selector_all(
+        f"[data-testid=trace-row]:not([data-id='{fork_id}']) [data-testid=fork-badge]", "els => els.length")
+    run.goto(f"#/trace/{fork_id}")
+    page.wait_for_selector("[data-testid=fork-line]")
+    line = page.text_content("[data-testid=fork-line]")
+    run.goto(f"#/trace/{original}/7")
+    page.wait_for_selector("[data-testid=fork-here]")
+    page.click("[data-testid=fork-here] summary")
+    page.fill("[data-testid=fork-returns]", "disk's full")
+    page.check("[data-testid=fork-fails]")
+    page.fill("[data-testid=fork-model]", "qwen3:8b")
+    command = page.text_content("[data-testid=fork-command]")
+    shots = []
+    if run.args.shots:
+        Path(run.args.shots).mkdir(parents=True, exist_ok=True)
+        shot = Path(run.args.shots) / "ui-fork.png"
+        page.screenshot(path=str(shot))
+        shots.append(str(shot))
+    return {"shots": shots, "badge": badge, "other_badges": others, "line": line, "command": command, **run.clean()}
+
+
 def scenario_screens(run):
     """Screenshots of the list, a trace and an open message, 1280x800."""
     page = run.page

@@ -116,7 +116,9 @@ impl TraceCache {
 
 async fn build(store: &Store, id: &str) -> Result<BuiltTrace> {
     let loaded = load_trace(store, id, Bodies::LetGo).await?;
-    let log = HopLog::from_loaded(&loaded, LogBodies::LengthsOnly);
+    let fork = store.fork_of_trace(loaded.id()).await?;
+    let log = HopLog::from_loaded(&loaded, LogBodies::LengthsOnly)
+        .with_fork(fork.as_ref().map(tracer_export::hop_log::ForkEntry::of));
     let placed = tracer_live::agent_account::for_trace(store, &loaded).await?;
     let hop_ids: Vec<String> = loaded.hops.iter().map(|h| h.start.id.clone()).collect();
     let log = log.with_agent_events(&placed, &hop_ids);

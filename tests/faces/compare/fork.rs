@@ -368,3 +368,67 @@ async fn a_fork_after_a_host_run_tool_is_refused_listing_the_calls_it_would_repe
     let out = tracer_in(&db, &["fork", &trace, "--at", &first_model_request]).await;
     assert_ne!(out.status.code(), Some(2), "{out:?}");
 }
+
+#[test]
+fn interop_ui_badges_a_fork_names_its_edit_and_builds_the_fork_command() {
+    let Some(peers) = crate::interop_ui::peers() else {
+        return;
+    };
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let (system, original, forked, _model) = runtime.block_on(async {
+        let replies = [answer("append", "buy milk"), answer("append", "eggs")].concat();
+        let model = ScriptedModel::start(Dialect::Ollama, replies).await;
+        let system = start(&model.base_url);
+        let original = system.ask("Add buy milk to my notes").await;
+        let done = fork(
+            &system,
+            &[
+                &original,
+                "--at",
+                "4",
+                "--set",
+                "/messages/1/content=\"Add eggs to my notes\"",
+            ],
+        )
+        .await;
+        let forked = done["trace"].as_str().unwrap().to_string();
+        (system, original, forked, model)
+    });
+    let server = crate::interop_ui::ui(&system.db, crate::free_ports::free_port());
+    let shots = system.dir.path().join("shots");
+    let result = crate::interop_ui::run(
+        &peers,
+        &server.url,
+        "fork",
+        &[
+            "--db",
+            system.db.to_str().unwrap(),
+            "--trace",
+            &forked,
+            "--original",
+            &original,
+            "--shots",
+            shots.to_str().unwrap(),
+        ],
+    );
+    // The page with "fork from here" open, kept where docs/ui-fork.png is made from.
+    let shot = shots.join("ui-fork.png");
+    assert!(std::fs::metadata(&shot).unwrap().len() > 10_000);
+    let kept = concat!(env!("CARGO_MANIFEST_DIR"), "/target/ui-fork.png");
+    let _ = std::fs::copy(&shot, kept);
+    crate::interop_ui::assert_clean(&result);
+    assert_eq!(result["badge"], format!("fork of {} at 4", &original[..8]));
+    assert_eq!(result["other_badges"], 0, "only the fork is badged");
+    let line = result["line"].as_str().unwrap();
+    assert!(
+        line.starts_with(&format!(
+            "fork of {} at message 4: /messages/1/content = \"Add eggs to my notes\"",
+            &original[..8]
+        )) && line.contains("1 from the recording, live from message 4"),
+        "{line}"
+    );
+    assert_eq!(
+        result["command"],
+        format!("tracer fork {original} --at 7 --model qwen3:8b --error 'disk'\\''s full'")
+    );
+}

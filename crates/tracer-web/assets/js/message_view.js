@@ -6,6 +6,7 @@ import * as fmt from './format.js';
 import { jsonTree } from './json_tree.js';
 import { hopOf, hopStart, isSideCall } from './trace_model.js';
 import { wsFrames, eventList } from './frames.js';
+import { forkSection } from './fork_form.js';
 
 const TEXT_LIMIT = 200000;
 
@@ -171,7 +172,8 @@ export class MessagePane {
       this.extraSlot,
       headersSection(m.headers),
       timingsSection(model, m),
-      hopSection(hop)));
+      hopSection(hop),
+      forkSection(this.traceId, m)));
     this.el.scrollTop = 0;
     const load = () => this.load(model, m, early || this.ask(m));
     if (immediate) load();

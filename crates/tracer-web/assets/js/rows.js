@@ -9,6 +9,36 @@ export function titleOf(t) {
   return t && t.title ? t.title : '(untitled)';
 }
 
+/** A fork's edits (as `tracer fork` stored them) in one line, as `tracer show` says them. */
+export function forkWords(edits) {
+  const short = (text, n = 60) => fmt.shorten(text, n);
+  const words = (edits || []).map((e) => {
+    switch (e.kind) {
+      case 'body': return 'the whole body replaced';
+      case 'set': return short(`${e.pointer} = ${JSON.stringify(e.value)}`);
+      case 'model': return `model ${e.model}`;
+      case 'tool-description': return short(`${e.tool}'s description "${e.description}"`);
+      case 'result': return short(`the tool returns "${e.text}"`);
+      case 'error': return short(`the tool fails: "${e.text}"`);
+      case 'upstream': return `live to ${e.upstream}`;
+      default: return String(e.kind);
+    }
+  });
+  return words.length ? words.join('; ') : 'no edit';
+}
+
+/** The badge of a fork in a list: what it was forked from and where. */
+export function forkBadge(t) {
+  if (!t || !t.fork) return null;
+  return h('a', {
+    class: 'badge fork',
+    href: routeHref('trace', t.fork.of),
+    title: `forked from ${t.fork.of} at message ${t.fork.at}: ${forkWords(t.fork.edits)}`,
+    'data-testid': 'fork-badge',
+    tabindex: '-1',
+  }, `fork of ${t.fork.of.slice(0, 8)} at ${t.fork.at}`);
+}
+
 function toolsOf(t) {
   const tools = [...(t.tools_used || [])];
   for (const host of t.host_tools_used || []) tools.push(`${host} (host)`);
@@ -43,6 +73,7 @@ export function traceRow(t, { selected = false, index = 0 } = {}) {
   h('span', { class: 'c-cost num', title: fmt.costText(t.cost) }, fmt.costShort(t.cost)),
   h('span', { class: 'c-tools', title: toolsOf(t) }, toolsOf(t)),
   h('span', { class: 'c-title' },
+    forkBadge(t),
     h('a', { href: routeHref('trace', t.id), tabindex: '-1' }, fmt.shorten(titleOf(t), 300)),
     hits ? h('span', { class: 'badge hit-badge', title: 'matches the search' }, hits.size ? `${hits.size} match${hits.size === 1 ? '' : 'es'}` : 'title') : null));
   on(row, 'click', (e) => {

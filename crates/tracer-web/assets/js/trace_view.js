@@ -11,7 +11,7 @@ import { lanesHeader, laneStrip } from './lanes.js';
 import { MessagePane } from './message_view.js';
 import { waterfallHeader, waterfallRow } from './waterfall.js';
 import { diagramHeader, diagramRow, diagramGeometry } from './diagram.js';
-import { titleOf } from './rows.js';
+import { titleOf, forkWords } from './rows.js';
 
 const FORMATS = ['html', 'md', 'json', 'har'];
 const TABS = [['messages', 'Messages', '1'], ['diagram', 'Diagram', '2'], ['timing', 'Timing', '3']];
@@ -26,6 +26,10 @@ function header(model, id) {
       session ? h('a', { href: routeHref('session', session) }, `session ${session.slice(0, 8)}`) : null,
       h('span', { class: 'muted mono' }, id)),
     h('h1', { 'data-testid': 'trace-title' }, titleOf(t)),
+    t.fork ? h('p', { class: 'fork-line', 'data-testid': 'fork-line' },
+      'fork of ', h('a', { href: routeHref('trace', t.fork.of) }, t.fork.of.slice(0, 8)),
+      ` at message ${t.fork.at}: ${forkWords(t.fork.edits)} · ${t.fork.replayed} from the recording`,
+      t.fork.live_at ? `, live from message ${t.fork.live_at} (${t.fork.live_reason})` : '') : null,
     h('div', { class: 'trace-facts' },
       h('span', { class: `chip ${fmt.statusClass(t.status)}` }, t.side_calls_failed ? `${t.status} · ${t.side_calls_failed} side calls failed` : t.status),
       h('span', null, `${fmt.dateTime(t.started_unix_ns)} UTC`),
