@@ -47,6 +47,8 @@ pub enum KeyCommand {
     Context,
     /// Show what changed since the previous request of the conversation (and back).
     Changes,
+    /// Say the `tracer fork` command for the selected message.
+    ForkHere,
 }
 
 /// How the database looked at the last poll; a change means the list must be read again.

@@ -75,6 +75,7 @@ pub const KEYMAP: &[Binding] = &[
     b(&[Trace], &[Char('s')], "s", C::SideCalls, "side (show or fold the side calls; folded by default)", true),
     b(&[Trace, Replay], &[Char('c')], "c", C::Context, "context of the selected model request: its parts, bytes, ≈ tokens (on/off)", false),
     b(&[Trace, Replay], &[Char('d')], "d", C::Changes, "changes since the previous request of the conversation (on/off)", false),
+    b(&[Trace, Replay], &[Char('F')], "F", C::ForkHere, "fork from here: the tracer fork command for the selected message", false),
     b(&[Trace, Replay], &[Char('J'), PageDown], "J/PgDn", C::DetailDown, "scroll the message down", false),
     b(&[Trace, Replay], &[Char('K'), PageUp], "K/PgUp", C::DetailUp, "scroll the message up", false),
     b(&[Trace, Replay], &[Esc], "esc", C::Back, "back", true),

@@ -61,6 +61,8 @@ impl App {
     pub(super) fn view_command(&mut self, command: KeyCommand) -> Vec<Effect> {
         let now = self.now_ns;
         let replay_only = self.replay_only;
+        let source = self.source.clone();
+        let has_store = self.has_store;
         let Some(view) = self.view.as_mut() else {
             self.mode = Screen::List;
             return Vec::new();
@@ -99,6 +101,22 @@ impl App {
                 self.mode = Screen::Replay;
             }
             (KeyCommand::Export, _) => return vec![Effect::Export(view.trace_id.clone())],
+            (KeyCommand::ForkHere, replay) => {
+                let at = replay.map_or(view.selected, |r| r.step);
+                self.note = Some(match view.messages.get(at) {
+                    Some(message) if !has_store => format!(
+                        "fork from here needs the trace in a database: tracer import {source}, \
+                         then tracer fork ID --at {}",
+                        message.number
+                    ),
+                    Some(message) => format!(
+                        "fork from here: tracer --db {source} fork {} --at {} (add the edits: \
+                         --set, --model, --tool-description, --result/--error; run it in a shell)",
+                        view.trace_id, message.number
+                    ),
+                    None => "no message selected".into(),
+                });
+            }
             (KeyCommand::Timing, _) => view.show_timing = !view.show_timing,
             (KeyCommand::Context, _) => view.toggle_pane(DetailPane::Context),
             (KeyCommand::Changes, _) => view.toggle_pane(DetailPane::Changes),

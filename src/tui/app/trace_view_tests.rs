@@ -121,3 +121,22 @@ fn stepping_and_jumping_reach_every_drawn_message_in_order() {
     assert_eq!(view.selected, 0);
     assert_eq!(view.folded(), 0);
 }
+
+#[test]
+fn fork_here_says_the_fork_command_for_the_selected_message() {
+    let mut app = opened(3);
+    app.update(key(KeyCode::Down));
+    app.update(key(KeyCode::Char('F')));
+    let note = app.note.clone().unwrap_or_default();
+    assert!(
+        note.starts_with("fork from here: tracer --db tracer.db fork t --at 2 "),
+        "{note}"
+    );
+    let mut replayed = opened(3);
+    replayed.update(key(KeyCode::Char('r')));
+    replayed.update(key(KeyCode::Char(' ')));
+    replayed.update(key(KeyCode::Char(' ')));
+    replayed.update(key(KeyCode::Char('F')));
+    let note = replayed.note.clone().unwrap_or_default();
+    assert!(note.contains("fork t --at 3 "), "{note}");
+}
