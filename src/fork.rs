@@ -6,5 +6,6 @@ pub mod gate;
 pub mod plan;
 pub mod reference;
 pub mod report;
+pub mod routes;
 pub mod sandbox;
 pub mod steer;

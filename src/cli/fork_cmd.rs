@@ -132,6 +132,8 @@ pub async fn run(db: &Path, args: ForkArgs) -> anyhow::Result<ExitCode> {
 /// Who drives the fork: the reference processes tracer starts, or a command run again.
 enum Host {
     Reference,
+    /// The agent still runs behind routes no proxy serves now: a fork proxy takes them.
+    Routes(Vec<tracer_store::proxy_routes::ServedRoute>),
     Command(RunCommandLine),
 }
 
@@ -194,7 +196,20 @@ async fn host_of(
             options,
         }));
     }
-    if reference::is_reference(original, plan) {
+    let reference = reference::is_reference(original, plan);
+    if plan.entry.is_some()
+        && let Some(served) = crate::fork::routes::recorded_routes(store, original).await?
+        && crate::fork::routes::agent_is_up(original).await
+    {
+        // The agent runs behind routes no proxy serves now: the fork takes them. While the
+        // recording proxy still serves them, notes-agent is started anew instead.
+        match crate::fork::routes::still_served(&served) {
+            None => return Ok(Host::Routes(served)),
+            Some(_) if reference => return Ok(Host::Reference),
+            Some(_) => return Ok(Host::Routes(served)),
+        }
+    }
+    if reference {
         return Ok(Host::Reference);
     }
     match recorded {
@@ -304,6 +319,11 @@ async fn fork(db: &Path, store: &Store, args: &ForkArgs) -> anyhow::Result<ExitC
         }),
     ));
     let steer = Arc::new(ForkSteer::new(Arc::clone(&plan), &gate_url));
+    let host_name = match &host {
+        Host::Reference => "reference",
+        Host::Routes(_) => "routes",
+        Host::Command(_) => "command",
+    };
     let driven = match host {
         Host::Reference => {
             let fork = reference::ReferenceFork {
@@ -312,6 +332,11 @@ async fn fork(db: &Path, store: &Store, args: &ForkArgs) -> anyhow::Result<ExitC
                 timeout: args.timeout,
             };
             reference::drive(store, &plan, steer.clone(), &fork)
+                .await
+                .map(|d| (Some(d.trace), d.error))
+        }
+        Host::Routes(served) => {
+            crate::fork::routes::drive(store, &plan, steer.clone(), &served, &fork_id, args.timeout)
                 .await
                 .map(|d| (Some(d.trace), d.error))
         }
@@ -353,6 +378,7 @@ async fn fork(db: &Path, store: &Store, args: &ForkArgs) -> anyhow::Result<ExitC
         answer_error: answer_error.as_deref(),
         sandbox: sandbox_words.as_deref(),
         parts_at: diff.as_ref().and_then(Diff::parts_at),
+        host: host_name,
     };
     if args.json {
         let mut doc = report.to_json();

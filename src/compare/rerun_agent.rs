@@ -73,7 +73,8 @@ pub async fn live_route(store: &Store, route: &str) -> anyhow::Result<Option<Str
     Ok(None)
 }
 
-fn process_alive(pid: i64) -> bool {
+/// True when process `pid` runs (or exists under another user).
+pub fn process_alive(pid: i64) -> bool {
     let Ok(pid) = i32::try_from(pid) else {
         return false;
     };

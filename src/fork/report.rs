@@ -47,6 +47,18 @@ pub fn fork_line(fork: &ForkEntry) -> String {
     line
 }
 
+fn host_words(host: &str) -> &'static str {
+    match host {
+        "reference" => {
+            "the host: notes-agent and notes-server started by tracer fork on free ports"
+        }
+        "routes" => {
+            "the host: the running agent, through the recorded routes' addresses (taken by the fork)"
+        }
+        _ => "the host: the command run again under tracer run",
+    }
+}
+
 /// A fork as it ended.
 pub struct ForkReport<'a> {
     pub plan: &'a ForkPlan,
@@ -58,6 +70,8 @@ pub struct ForkReport<'a> {
     pub sandbox: Option<&'a str>,
     /// Where the fork and the original part: the step, and what differs there.
     pub parts_at: Option<(usize, &'static str)>,
+    /// How the host was driven: `reference`, `routes` or `command`.
+    pub host: &'static str,
 }
 
 impl ForkReport<'_> {
@@ -75,6 +89,7 @@ impl ForkReport<'_> {
                 plan.original, plan.at
             ),
         };
+        text.push_str(&format!("  {}\n", host_words(self.host)));
         text.push_str(&format!(
             "  {} answered from the recording (nothing before message {} reached a model or a tool server)\n",
             plural(self.outcome.replayed, "request"),
@@ -145,6 +160,7 @@ impl ForkReport<'_> {
             "notes": self.outcome.notes,
             "answer_error": self.answer_error,
             "sandbox": self.sandbox,
+            "host": self.host,
             "parts_at": self.parts_at.map(|(step, what)| json!({"step": step, "what": what})),
         })
     }

@@ -74,4 +74,15 @@ impl Store {
         .fetch_all(self.pool())
         .await?)
     }
+
+    /// Every announcement of routes named `name`, served or stopped, newest first (`tracer fork`
+    /// takes a stopped proxy's addresses).
+    pub async fn routes_named(&self, name: &str) -> Result<Vec<ServedRoute>> {
+        Ok(sqlx::query_as::<_, ServedRoute>(
+            "select * from proxy_routes where name = ?1 order by started_unix_ns desc, seq desc",
+        )
+        .bind(name)
+        .fetch_all(self.pool())
+        .await?)
+    }
 }

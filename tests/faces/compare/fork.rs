@@ -81,6 +81,10 @@ async fn a_fork_at_the_first_model_request_adds_eggs_and_nothing_before_it_is_se
     .await;
     let forked = done["trace"].as_str().unwrap().to_string();
     assert_ne!(forked, original);
+    assert_eq!(
+        done["host"], "reference",
+        "the recording proxy still runs: {done}"
+    );
     assert_eq!(done["replayed"], 1, "{done}");
     assert_eq!(done["live_at"], 4, "{done}");
     assert_eq!(done["went_live_early"], false);
@@ -430,5 +434,39 @@ fn interop_ui_badges_a_fork_names_its_edit_and_builds_the_fork_command() {
     assert_eq!(
         result["command"],
         format!("tracer fork {original} --at 7 --model qwen3:8b --error 'disk'\\''s full'")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_running_agent_is_forked_through_the_recorded_routes_once_their_proxy_stopped() {
+    let replies = [answer("append", "buy milk"), answer("append", "eggs")].concat();
+    let model = ScriptedModel::start(Dialect::Ollama, replies).await;
+    let mut system = start(&model.base_url);
+    let original = system.ask("Add buy milk to my notes").await;
+    system.stop_proxy();
+    // notes-agent and notes-server still run, pointed at the stopped proxy's addresses.
+    let done = fork(
+        &system,
+        &[
+            &original,
+            "--at",
+            "4",
+            "--set",
+            "/messages/1/content=\"Add eggs to my notes\"",
+        ],
+    )
+    .await;
+    assert_eq!(done["host"], "routes", "{done}");
+    assert_eq!(done["replayed"], 1, "{done}");
+    assert_eq!(done["parts_at"]["step"], 1, "{done}");
+    // The running notes-server wrote eggs; the model saw the fork's live requests only.
+    let notes = notes_of(&system);
+    assert_eq!(notes.matches("eggs").count(), 1, "{notes}");
+    assert_eq!(notes.matches("buy milk").count(), 1, "{notes}");
+    let received = model.received();
+    assert_eq!(received.len(), 4);
+    assert_eq!(
+        received[2].body["messages"][1]["content"],
+        "Add eggs to my notes"
     );
 }

@@ -174,6 +174,15 @@ impl System {
         id
     }
 
+    /// Stops the recording proxy (Ctrl-C: it says its routes stopped) and waits for it; the
+    /// agent and notes-server keep running.
+    pub fn stop_proxy(&mut self) {
+        let proxy = &mut self._children[1].0;
+        let pid = nix::unistd::Pid::from_raw(i32::try_from(proxy.id()).unwrap());
+        nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
+        let _ = proxy.wait();
+    }
+
     /// Runs `tracer --db DB ARGS…` to the end.
     pub async fn tracer(&self, args: &[&str]) -> Output {
         tracer_in(&self.db, args).await
