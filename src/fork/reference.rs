@@ -41,6 +41,24 @@ pub struct Driven {
     pub error: Option<String>,
 }
 
+impl Driven {
+    /// The trace `parent` opened, and what its request got.
+    pub fn of(
+        parent: &TraceParent,
+        answer: Result<crate::compare::send::Answer, crate::compare::send::SendError>,
+    ) -> Driven {
+        let (status, error) = match answer {
+            Ok(answer) => (Some(answer.status), None),
+            Err(error) => (None, Some(error.to_string())),
+        };
+        Driven {
+            trace: parent.trace_id_hex(),
+            status,
+            error,
+        }
+    }
+}
+
 /// Starts the reference processes behind a fork-mode proxy, sends the user's request (edited
 /// when N is that request), and stops everything once it is answered and recorded.
 pub async fn drive(
@@ -84,13 +102,5 @@ pub async fn drive(
     let url = format!("http://{}{}", topology.routes[0].listen, entry.path);
     let answer = post_json(&url, body, Some(&parent), fork.timeout).await;
     topology.stop().await?;
-    let (status, error) = match answer {
-        Ok(answer) => (Some(answer.status), None),
-        Err(error) => (None, Some(error.to_string())),
-    };
-    Ok(Driven {
-        trace: parent.trace_id_hex(),
-        status,
-        error,
-    })
+    Ok(Driven::of(&parent, answer))
 }

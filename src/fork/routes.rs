@@ -131,13 +131,5 @@ pub async fn drive(
     let _ = stop.send(());
     let _ = run.await;
     recording.finish(Finish::until_drained()).await.writer?;
-    let (status, error) = match answer {
-        Ok(answer) => (Some(answer.status), None),
-        Err(error) => (None, Some(error.to_string())),
-    };
-    Ok(Driven {
-        trace: parent.trace_id_hex(),
-        status,
-        error,
-    })
+    Ok(Driven::of(&parent, answer))
 }

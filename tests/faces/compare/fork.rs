@@ -49,6 +49,23 @@ async fn fork(system: &System, args: &[&str]) -> Value {
     json(&out)
 }
 
+const EGGS: &str = "/messages/1/content=\"Add eggs to my notes\"";
+
+/// The buy-milk trace recorded (the model scripted to append buy milk, then eggs), the proxy
+/// stopped first when `stop_proxy`, then forked at its first model request with "Add eggs".
+async fn eggs_fork(stop_proxy: bool) -> (System, ScriptedModel, String, Value) {
+    let replies = [answer("append", "buy milk"), answer("append", "eggs")].concat();
+    let model = ScriptedModel::start(Dialect::Ollama, replies).await;
+    let mut system = start(&model.base_url);
+    let original = system.ask("Add buy milk to my notes").await;
+    if stop_proxy {
+        system.stop_proxy();
+    }
+    // Message 4 is the first model request (1 you → agent, 2-3 tools/list).
+    let done = fork(&system, &[&original, "--at", "4", "--set", EGGS]).await;
+    (system, model, original, done)
+}
+
 fn notes_of(system: &System) -> String {
     std::fs::read_to_string(system.dir.path().join("notes")).unwrap()
 }
@@ -61,24 +78,7 @@ async fn hops_of(system: &System, trace: &str) -> Vec<Value> {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_fork_at_the_first_model_request_adds_eggs_and_nothing_before_it_is_sent_again() {
-    let replies = [answer("append", "buy milk"), answer("append", "eggs")].concat();
-    let model = ScriptedModel::start(Dialect::Ollama, replies).await;
-    let system = start(&model.base_url);
-    let original = system.ask("Add buy milk to my notes").await;
-    assert_eq!(model.received().len(), 2);
-
-    // Message 4 is the first model request (1 you → agent, 2-3 tools/list).
-    let done = fork(
-        &system,
-        &[
-            &original,
-            "--at",
-            "4",
-            "--set",
-            "/messages/1/content=\"Add eggs to my notes\"",
-        ],
-    )
-    .await;
+    let (system, model, original, done) = eggs_fork(false).await;
     let forked = done["trace"].as_str().unwrap().to_string();
     assert_ne!(forked, original);
     assert_eq!(
@@ -379,25 +379,8 @@ fn interop_ui_badges_a_fork_names_its_edit_and_builds_the_fork_command() {
         return;
     };
     let runtime = tokio::runtime::Runtime::new().unwrap();
-    let (system, original, forked, _model) = runtime.block_on(async {
-        let replies = [answer("append", "buy milk"), answer("append", "eggs")].concat();
-        let model = ScriptedModel::start(Dialect::Ollama, replies).await;
-        let system = start(&model.base_url);
-        let original = system.ask("Add buy milk to my notes").await;
-        let done = fork(
-            &system,
-            &[
-                &original,
-                "--at",
-                "4",
-                "--set",
-                "/messages/1/content=\"Add eggs to my notes\"",
-            ],
-        )
-        .await;
-        let forked = done["trace"].as_str().unwrap().to_string();
-        (system, original, forked, model)
-    });
+    let (system, _model, original, done) = runtime.block_on(eggs_fork(false));
+    let forked = done["trace"].as_str().unwrap().to_string();
     let server = crate::interop_ui::ui(&system.db, crate::free_ports::free_port());
     let shots = system.dir.path().join("shots");
     let result = crate::interop_ui::run(
@@ -439,23 +422,8 @@ fn interop_ui_badges_a_fork_names_its_edit_and_builds_the_fork_command() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_running_agent_is_forked_through_the_recorded_routes_once_their_proxy_stopped() {
-    let replies = [answer("append", "buy milk"), answer("append", "eggs")].concat();
-    let model = ScriptedModel::start(Dialect::Ollama, replies).await;
-    let mut system = start(&model.base_url);
-    let original = system.ask("Add buy milk to my notes").await;
-    system.stop_proxy();
     // notes-agent and notes-server still run, pointed at the stopped proxy's addresses.
-    let done = fork(
-        &system,
-        &[
-            &original,
-            "--at",
-            "4",
-            "--set",
-            "/messages/1/content=\"Add eggs to my notes\"",
-        ],
-    )
-    .await;
+    let (system, model, _original, done) = eggs_fork(true).await;
     assert_eq!(done["host"], "routes", "{done}");
     assert_eq!(done["replayed"], 1, "{done}");
     assert_eq!(done["parts_at"]["step"], 1, "{done}");
