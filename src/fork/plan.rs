@@ -124,7 +124,11 @@ impl ForkPlan {
                 continue;
             }
             let number = in_trace.map_or(0, |i| number_of(i, Direction::Request));
-            let Some(recording) = Recording::of(hop, number) else {
+            // A WebSocket session and the turns read from it are passed through, never answered.
+            let passed_through = tracer_trace::read::ws_turns::is_turn(&hop.start);
+            let Some(recording) =
+                Recording::of(hop, number).filter(|r| r.status != 101 && !passed_through)
+            else {
                 continue;
             };
             if let Some(i) = in_trace {
@@ -169,8 +173,23 @@ impl ForkPlan {
                 arguments: call.arguments,
             })
             .collect();
-        // MCP over stdio is not behind the proxy: its calls before N run again, live.
         let n_started = hops[message.hop_index].start.started_unix_ns;
+        // A WebSocket session is passed through live (its turns are not answered from the
+        // recording): one that opened before N reaches the model again.
+        for (i, hop) in hops.iter().enumerate() {
+            let upgraded = hop.end.as_ref().and_then(|end| end.status) == Some(101);
+            if upgraded && hop.start.started_unix_ns < n_started {
+                local_calls.push(LocalCall {
+                    message: number_of(i, Direction::Request),
+                    name: format!(
+                        "a WebSocket session ({} {}): not replayed, its turns reach the model again",
+                        hop.start.method, hop.start.path
+                    ),
+                    arguments: Value::Null,
+                });
+            }
+        }
+        // MCP over stdio is not behind the proxy: its calls before N run again, live.
         for (i, hop) in hops.iter().enumerate() {
             if hop.start.transport != Transport::Stdio || hop.start.started_unix_ns >= n_started {
                 continue;

@@ -12,14 +12,18 @@ use tracer_wire::safe_text::one_line;
 /// Why a fork does not start: the host-run tool calls its replay would run again.
 pub fn local_refusal(plan: &ForkPlan) -> String {
     let mut text = format!(
-        "tracer fork: not started. The host runs these tools itself, and the answers replayed \
-         before message {} ask for them, so they would run again, for real:\n",
+        "tracer fork: not started. Before message {} these would run again, for real: the host \
+         runs these tools itself (the answers replayed ask for them), or they are not behind the \
+         proxy:\n",
         plan.at
     );
     for call in &plan.local_calls {
-        let arguments = shorten(&one_line(&call.arguments.to_string()), 100);
+        let arguments = match &call.arguments {
+            Value::Null => String::new(),
+            other => format!(" {}", shorten(&one_line(&other.to_string()), 100)),
+        };
         text.push_str(&format!(
-            "  message {}: {} {arguments}\n",
+            "  message {}: {}{arguments}\n",
             call.message,
             one_line(&call.name)
         ));

@@ -349,7 +349,8 @@ async fn a_fork_after_a_host_run_tool_is_refused_listing_the_calls_it_would_repe
     assert_eq!(out.status.code(), Some(2), "{out:?}");
     let said = String::from_utf8_lossy(&out.stderr);
     assert!(
-        said.contains("not started. The host runs these tools itself")
+        said.contains("not started. Before message")
+            && said.contains("the host runs these tools itself")
             && said.contains("Bash {\"command\":\"echo hello\"")
             && said.contains("--allow-local-tools"),
         "{said}"
@@ -436,5 +437,36 @@ async fn a_running_agent_is_forked_through_the_recorded_routes_once_their_proxy_
     assert_eq!(
         received[2].body["messages"][1]["content"],
         "Add eggs to my notes"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_websocket_session_before_n_is_named_as_not_replayed() {
+    // Codex over WebSocket (a real run's sample): its Responses turns travel in one upgraded
+    // connection, passed through live, so a fork after it would reach the model again.
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("t.db");
+    let sample = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/sample-traces/agents/codex-websocket.json"
+    );
+    let imported = tracer_in(&db, &["import", sample]).await;
+    assert!(imported.status.success(), "{imported:?}");
+    let listed = json(&tracer_in(&db, &["ls", "--json"]).await);
+    let trace = listed[0]["id"].as_str().unwrap().to_string();
+    // Message 10 is append's tools/call, after the session opened at message 1.
+    let out = tracer_in(&db, &["fork", &trace, "--at", "10"]).await;
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains("message 1: a WebSocket session (GET /v1/responses)")
+            && said.contains("its turns reach the model again"),
+        "{said}"
+    );
+    // A turn inside the session cannot be N.
+    let out = tracer_in(&db, &["fork", &trace, "--at", "8"]).await;
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("message 8 is not an HTTP exchange"),
+        "{out:?}"
     );
 }
