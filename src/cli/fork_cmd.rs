@@ -6,13 +6,11 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use std::io::IsTerminal;
-
 use clap::Args;
 use serde_json::json;
 
 use super::eval_cmd::parse_seconds;
-use super::run_cmd::{RunArgs, RunFork};
+use super::fork_host::{Host, confirmed, fork_trace, host_of, run_again, run_id_of, run_siblings};
 use super::stdout_text::{emit, emit_json};
 use crate::compare::diff::Diff;
 use crate::compare::diff_text::render;
@@ -129,141 +127,6 @@ pub async fn run(db: &Path, args: ForkArgs) -> anyhow::Result<ExitCode> {
     outcome
 }
 
-/// Who drives the fork: the reference processes tracer starts, or a command run again.
-enum Host {
-    Reference,
-    /// The agent still runs behind routes no proxy serves now: a fork proxy takes them.
-    Routes(Vec<tracer_store::proxy_routes::ServedRoute>),
-    Command(RunCommandLine),
-}
-
-/// A command to run again, where, and with which `tracer run` options.
-struct RunCommandLine {
-    argv: Vec<String>,
-    cwd: PathBuf,
-    options: Vec<String>,
-}
-
-/// The `tracer run` that recorded a trace, if one did (not a forward-proxy client's id).
-fn run_id_of(trace: &tracer_live::load::LoadedTrace) -> Option<String> {
-    (trace.hops.iter())
-        .filter_map(|hop| hop.start.run_id.clone())
-        .find(|id| !id.starts_with("process:"))
-}
-
-/// The hops of the trace's run outside the trace (its side calls and start-up).
-async fn run_siblings(
-    store: &Store,
-    trace: &tracer_live::load::LoadedTrace,
-    run_id: Option<&str>,
-) -> anyhow::Result<Vec<tracer_trace::RecordedHop>> {
-    let Some(run_id) = run_id else {
-        return Ok(Vec::new());
-    };
-    let mut traces: Vec<String> = (store.run_hops(run_id).await?)
-        .into_iter()
-        .filter_map(|hop| hop.trace_id)
-        .filter(|id| id != trace.id())
-        .collect();
-    traces.sort();
-    traces.dedup();
-    let mut hops = Vec::new();
-    for id in traces {
-        hops.extend(source::from_store(store, &id).await?.hops);
-    }
-    Ok(hops)
-}
-
-async fn host_of(
-    store: &Store,
-    args: &ForkArgs,
-    original: &tracer_live::load::LoadedTrace,
-    plan: &ForkPlan,
-    run_id: Option<&str>,
-) -> anyhow::Result<Host> {
-    let recorded = match run_id {
-        Some(id) => store.run_command(id).await?,
-        None => None,
-    };
-    let options: Vec<String> = recorded
-        .as_ref()
-        .and_then(|r| serde_json::from_str(&r.options).ok())
-        .unwrap_or_default();
-    if !args.command.is_empty() {
-        return Ok(Host::Command(RunCommandLine {
-            argv: args.command.clone(),
-            cwd: std::env::current_dir()?,
-            options,
-        }));
-    }
-    let reference = reference::is_reference(original, plan);
-    if plan.entry.is_some()
-        && let Some(served) = crate::fork::routes::recorded_routes(store, original).await?
-        && crate::fork::routes::agent_is_up(original).await
-    {
-        // The agent runs behind routes no proxy serves now: the fork takes them. While the
-        // recording proxy still serves them, notes-agent is started anew instead.
-        match crate::fork::routes::still_served(&served) {
-            None => return Ok(Host::Routes(served)),
-            Some(_) if reference => return Ok(Host::Reference),
-            Some(_) => return Ok(Host::Routes(served)),
-        }
-    }
-    if reference {
-        return Ok(Host::Reference);
-    }
-    match recorded {
-        Some(recorded) => Ok(Host::Command(RunCommandLine {
-            argv: serde_json::from_str(&recorded.argv)?,
-            cwd: PathBuf::from(recorded.cwd),
-            options,
-        })),
-        None => anyhow::bail!(
-            "trace {} was recorded neither by `tracer run` (whose command tracer fork runs again) \
-             nor from notes-agent behind an agent route (which it starts itself): give the command \
-             that makes its requests after --, and point it at the addresses it prints",
-            plan.original
-        ),
-    }
-}
-
-/// Says what will run, and asks (unless --yes).
-fn confirmed(line: &RunCommandLine, sandbox: bool, yes: bool) -> anyhow::Result<bool> {
-    let shown: Vec<String> = line.argv.iter().map(|a| shell_word(a)).collect();
-    tracer_serve::say!(
-        "tracer fork runs again, in {}{}:\n  {}",
-        line.cwd.display(),
-        if sandbox {
-            " (a sandbox copy of it)"
-        } else {
-            ""
-        },
-        shown.join(" ")
-    );
-    if yes {
-        return Ok(true);
-    }
-    if !std::io::stdin().is_terminal() {
-        anyhow::bail!("not run: add --yes to run it without being asked");
-    }
-    eprint!("Run it? [y/N] ");
-    let mut answer = String::new();
-    std::io::stdin().read_line(&mut answer)?;
-    Ok(matches!(answer.trim(), "y" | "Y" | "yes"))
-}
-
-fn shell_word(word: &str) -> String {
-    if !word.is_empty()
-        && word
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_./=:,@%+".contains(c))
-    {
-        word.to_string()
-    } else {
-        format!("'{}'", word.replace('\'', "'\\''"))
-    }
-}
-
 async fn fork(db: &Path, store: &Store, args: &ForkArgs) -> anyhow::Result<ExitCode> {
     group_new_hops(store).await?;
     let original = source::from_store(store, &args.trace).await?;
@@ -278,7 +141,7 @@ async fn fork(db: &Path, store: &Store, args: &ForkArgs) -> anyhow::Result<ExitC
         tracer_serve::say!("{}", local_refusal(&plan));
         return Ok(ExitCode::from(2));
     }
-    let mut host = host_of(store, args, &original, &plan, run_id.as_deref()).await?;
+    let mut host = host_of(store, &args.command, &original, &plan, run_id.as_deref()).await?;
     let mut sandbox_words = None;
     if let Host::Command(line) = &mut host {
         if !confirmed(line, args.sandbox, args.yes)? {
@@ -397,48 +260,6 @@ async fn fork(db: &Path, store: &Store, args: &ForkArgs) -> anyhow::Result<ExitC
     } else {
         ExitCode::FAILURE
     })
-}
-
-/// The command run again under `tracer run` with the fork's steer; (None, why it failed).
-async fn run_again(
-    db: &Path,
-    line: RunCommandLine,
-    steer: Arc<ForkSteer>,
-    fork_id: &str,
-) -> anyhow::Result<(Option<String>, Option<String>)> {
-    #[derive(clap::Parser)]
-    struct RunLine {
-        #[command(flatten)]
-        run: RunArgs,
-    }
-    let argv = ["run".to_string()]
-        .into_iter()
-        .chain(line.options.iter().cloned())
-        .chain(["--quiet".to_string(), "--".to_string()])
-        .chain(line.argv.iter().cloned());
-    let mut run = <RunLine as clap::Parser>::try_parse_from(argv)
-        .map_err(|e| anyhow::anyhow!("the recorded run options: {e}"))?
-        .run;
-    run.fork = Some(RunFork {
-        steer,
-        run_id: fork_id.to_string(),
-        cwd: line.cwd,
-        options: line.options,
-    });
-    let code = super::run_cmd::run(db, run).await?;
-    let failed = (code != ExitCode::SUCCESS).then(|| format!("the command exited with {code:?}"));
-    Ok((None, failed))
-}
-
-/// The fork's trace: of the traces its hops are in, the one with the most.
-async fn fork_trace(store: &Store, fork_id: &str) -> anyhow::Result<Option<String>> {
-    let mut counts: std::collections::BTreeMap<String, usize> = Default::default();
-    for hop in store.run_hops(fork_id).await? {
-        if let Some(trace) = hop.trace_id {
-            *counts.entry(trace).or_default() += 1;
-        }
-    }
-    Ok(counts.into_iter().max_by_key(|(_, n)| *n).map(|(t, _)| t))
 }
 
 /// `--edit`: message N's body (after any --body and --set) opened in the editor.

@@ -14,6 +14,7 @@ use tokio::sync::oneshot;
 
 use super::keep_while_recording::start_recording;
 use super::otlp_args::OtlpArgs;
+use super::run_fork::{RunFork, keep_command};
 use super::run_report::{Report, ReportStyle};
 use super::telemetry_beside::{Keeping, TelemetryBeside};
 use super::ui_beside::{UiBeside, tap_of};
@@ -90,47 +91,6 @@ pub struct RunArgs {
     pub fork: Option<RunFork>,
 }
 
-/// A run made by `tracer fork`: its proxy steered, its hops under the fork's id, the command run
-/// in the fork's folder, the options it was recorded with.
-#[derive(Clone)]
-pub struct RunFork {
-    pub steer: Arc<dyn tracer_record::proxy::steer::Steer>,
-    pub run_id: String,
-    pub cwd: PathBuf,
-    pub options: Vec<String>,
-}
-
-impl std::fmt::Debug for RunFork {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RunFork")
-            .field("run_id", &self.run_id)
-            .field("cwd", &self.cwd)
-            .finish_non_exhaustive()
-    }
-}
-
-/// The `tracer run` options of a command line (after `run`, before `--`), without those that
-/// only say where to record or what to print (`--db`, `--json`, `--show`, `--quiet`).
-pub fn run_options_of(argv: &[String]) -> Vec<String> {
-    let Some(at) = argv.iter().position(|a| a == "run") else {
-        return Vec::new();
-    };
-    let mut out = Vec::new();
-    let mut rest = argv[at + 1..].iter().take_while(|a| *a != "--");
-    while let Some(arg) = rest.next() {
-        match arg.as_str() {
-            "--db" | "--prices" => {
-                rest.next();
-            }
-            "--json" | "--show" | "--quiet" | "-q" | "--verbose" => {}
-            _ if arg.starts_with("--db=") || arg.starts_with("--prices=") => {}
-            _ if arg.starts_with("-v") && arg[1..].chars().all(|c| c == 'v') => {}
-            _ => out.push(arg.clone()),
-        }
-    }
-    out
-}
-
 pub async fn run(db: &Path, args: RunArgs) -> anyhow::Result<ExitCode> {
     let started = tracer_wire::hop::now_unix_ns();
     // Heard from before anything starts: a signal never finds the default action.
@@ -161,19 +121,15 @@ pub async fn run(db: &Path, args: RunArgs) -> anyhow::Result<ExitCode> {
     // Every hop of this run, the proxy's and the wrapped servers', carries it.
     let run_id = (args.fork.as_ref())
         .map_or_else(|| tracer_wire::ids::random_hex_id(8), |f| f.run_id.clone());
-    let options = match &args.fork {
-        Some(fork) => fork.options.clone(),
-        None => run_options_of(&std::env::args().collect::<Vec<_>>()),
-    };
-    store
-        .insert_run_command(&tracer_store::forks::RunCommand {
-            run_id: run_id.clone(),
-            argv: serde_json::to_string(&args.command)?,
-            options: serde_json::to_string(&options)?,
-            cwd: cwd.display().to_string(),
-            started_unix_ns: started,
-        })
-        .await?;
+    keep_command(
+        &store,
+        &run_id,
+        &args.command,
+        args.fork.as_ref(),
+        &cwd,
+        started,
+    )
+    .await?;
     let wrap = WrapCommand {
         tracer: std::env::current_exe().context("tracer's own path")?,
         db: db.clone(),
