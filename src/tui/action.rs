@@ -93,7 +93,7 @@ pub enum Action {
     /// The agent's own events placed in the trace (its telemetry), for the view it opened.
     AgentEventsLoaded {
         trace_id: String,
-        notes: Vec<super::app::AgentNote>,
+        notes: Vec<AgentNote>,
     },
     StderrLoaded {
         trace_id: String,
@@ -149,4 +149,16 @@ pub enum Effect {
     Export(String),
     /// Leave the program.
     Quit,
+}
+
+/// One event as the view shows it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AgentNote {
+    /// The hop it was placed after (None: before the trace's first hop).
+    pub after_hop_id: Option<String>,
+    pub at_unix_ns: i64,
+    /// What it says.
+    pub sentence: String,
+    /// Its name, the rule that placed it, the cost beside tracer's.
+    pub detail: String,
 }

@@ -7,7 +7,8 @@ mod fetched;
 mod trace_list;
 mod trace_view;
 
-pub use agent_notes::{AgentNote, AgentNotes};
+pub use crate::tui::action::AgentNote;
+pub use agent_notes::AgentNotes;
 pub use fetched::{Fetched, let_go};
 pub use trace_list::{FACTS_WINDOW, TraceList};
 pub use trace_view::{Arrow, DetailPane, Tone, TraceView};

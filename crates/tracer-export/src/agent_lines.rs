@@ -14,32 +14,36 @@ fn after(
         .filter(move |e| e.after_message == after && e.signal == "log")
 }
 
-/// `> ⋯ agent: …` lines, one paragraph each.
-pub(crate) fn markdown(events: &[AgentEventEntry], at: Option<usize>) -> String {
+/// `> ⋯ agent: …` lines, one paragraph each, their text made Markdown-safe by `text`.
+pub(crate) fn markdown(
+    events: &[AgentEventEntry],
+    at: Option<usize>,
+    text: fn(&str) -> String,
+) -> String {
     let mut out = String::new();
     for event in after(events, at) {
         out.push_str(&format!(
             "> ⋯ **the agent's own account:** {} *({}, placed by {})*\n",
-            crate::mermaid::markdown_text(&event.sentence),
-            crate::mermaid::markdown_text(&event.name),
-            crate::mermaid::markdown_text(&event.rule)
+            text(&event.sentence),
+            text(&event.name),
+            text(&event.rule)
         ));
         if let Some(check) = &event.cost_check {
-            out.push_str(&format!(
-                ">\n> Cost: {}\n",
-                crate::mermaid::markdown_text(check)
-            ));
+            out.push_str(&format!(">\n> Cost: {}\n", text(check)));
         }
         out.push('\n');
     }
     out
 }
 
-/// `<p class="agent-event">` notes.
-pub(crate) fn html(events: &[AgentEventEntry], at: Option<usize>) -> String {
+/// `<p class="agent-event">` notes, their text escaped by `escape`.
+pub(crate) fn html(
+    events: &[AgentEventEntry],
+    at: Option<usize>,
+    escape: fn(&str) -> String,
+) -> String {
     let mut out = String::new();
     for event in after(events, at) {
-        let escape = crate::html::escape;
         out.push_str(&format!(
             "<p class=\"agent-event\" data-after=\"{}\"><span class=\"badge\">agent</span> {} <span class=\"muted\">({}, placed by {}){}</span></p>\n",
             at.map_or_else(String::new, |n| n.to_string()),

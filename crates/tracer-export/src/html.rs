@@ -157,7 +157,7 @@ pub fn html_page(trace: &TraceToExport<'_>) -> String {
     // The last request sent on each route, with its headers: the next with the same headers
     // says so instead of listing them again.
     let mut sent_on: std::collections::HashMap<&str, (usize, &[Header])> = Default::default();
-    body.push_str(&crate::agent_lines::html(trace.agent_events, None));
+    body.push_str(&crate::agent_lines::html(trace.agent_events, None, escape));
     for (message, arrow) in messages.iter().zip(&lanes.arrows) {
         let hop = &trace.hops[message.hop_index];
         let bar = timing
@@ -193,6 +193,7 @@ pub fn html_page(trace: &TraceToExport<'_>) -> String {
         body.push_str(&crate::agent_lines::html(
             trace.agent_events,
             Some(message.number),
+            escape,
         ));
     }
     body.push_str(&growth.blob_html());

@@ -208,7 +208,11 @@ pub fn markdown_handout(trace: &TraceToExport<'_>) -> String {
     out.push_str("```mermaid\n");
     out.push_str(&sequence_diagram(&messages));
     out.push_str("```\n\n## The messages\n\n");
-    out.push_str(&crate::agent_lines::markdown(trace.agent_events, None));
+    out.push_str(&crate::agent_lines::markdown(
+        trace.agent_events,
+        None,
+        markdown_text,
+    ));
     let views = request_views(trace.hops);
     for message in &messages {
         out.push_str(&format!(
@@ -280,6 +284,7 @@ pub fn markdown_handout(trace: &TraceToExport<'_>) -> String {
         out.push_str(&crate::agent_lines::markdown(
             trace.agent_events,
             Some(message.number),
+            markdown_text,
         ));
     }
     out

@@ -7,17 +7,7 @@ use std::collections::HashMap;
 use tracer_trace::ExplainedMessage;
 use tracer_trace::explain::agent_words::message_after;
 
-/// One event as the view shows it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct AgentNote {
-    /// The hop it was placed after (None: before the trace's first hop).
-    pub after_hop_id: Option<String>,
-    pub at_unix_ns: i64,
-    /// What it says.
-    pub sentence: String,
-    /// Its name, the rule that placed it, the cost beside tracer's.
-    pub detail: String,
-}
+use crate::tui::action::AgentNote;
 
 /// The notes of a trace by the number of the message they follow (None: before the first).
 #[derive(Debug, Clone, Default, PartialEq)]

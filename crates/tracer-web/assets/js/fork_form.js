@@ -4,7 +4,9 @@ import { h, on, button } from './dom.js';
 
 /** A word as the shell reads it: bare when safe, else in single quotes. */
 export function shellWord(word) {
-  return /^[A-Za-z0-9_\-./=:,@%+]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
+  const quote = String.fromCharCode(39);
+  const safe = /^[A-Za-z0-9_\-./=:,@%+]+$/;
+  return safe.test(word) ? word : quote + word.split(quote).join(quote + '\\' + quote + quote) + quote;
 }
 
 /** The command line for forking trace `traceId` at message `number` with `edits`. */
