@@ -62,7 +62,8 @@ pub struct ForkArgs {
     /// The notes file notes-server owns, for a trace of the reference agent
     #[arg(long, value_name = "FILE", default_value = "notes.md")]
     pub notes: PathBuf,
-    /// Run even though the replayed answers make the host run its own tools again
+    /// Run even though calls before N would run again for real (the host's own tools that the
+    /// replayed answers ask for, MCP over stdio, a WebSocket session)
     #[arg(long)]
     pub allow_local_tools: bool,
     /// Run the command in a throwaway copy of its working folder (a git worktree where it is a
