@@ -66,6 +66,20 @@ async fn eggs_fork(stop_proxy: bool) -> (System, ScriptedModel, String, Value) {
     (system, model, original, done)
 }
 
+/// The eggs fork's effects: the notes hold eggs once and no second buy milk, and the model saw
+/// the original's 2 requests and the fork's 2 live ones, the edited one first.
+fn assert_eggs_added_once(system: &System, model: &ScriptedModel) {
+    let notes = notes_of(system);
+    assert_eq!(notes.matches("eggs").count(), 1, "{notes}");
+    assert_eq!(notes.matches("buy milk").count(), 1, "{notes}");
+    let received = model.received();
+    assert_eq!(received.len(), 4);
+    assert_eq!(
+        received[2].body["messages"][1]["content"],
+        "Add eggs to my notes"
+    );
+}
+
 fn notes_of(system: &System) -> String {
     std::fs::read_to_string(system.dir.path().join("notes")).unwrap()
 }
@@ -90,17 +104,9 @@ async fn a_fork_at_the_first_model_request_adds_eggs_and_nothing_before_it_is_se
     assert_eq!(done["went_live_early"], false);
 
     // The notes: eggs once, no second buy milk.
-    let notes = notes_of(&system);
-    assert_eq!(notes.matches("eggs").count(), 1, "{notes}");
-    assert_eq!(notes.matches("buy milk").count(), 1, "{notes}");
-    // The model saw the fork's live requests only: the edited one first, then the next step,
-    // carrying the edit in its history.
+    assert_eggs_added_once(&system, &model);
+    // The next step carries the edit in its history.
     let received = model.received();
-    assert_eq!(received.len(), 4);
-    assert_eq!(
-        received[2].body["messages"][1]["content"],
-        "Add eggs to my notes"
-    );
     assert_eq!(
         received[3].body["messages"][1]["content"],
         "Add eggs to my notes"
@@ -429,15 +435,7 @@ async fn a_running_agent_is_forked_through_the_recorded_routes_once_their_proxy_
     assert_eq!(done["replayed"], 1, "{done}");
     assert_eq!(done["parts_at"]["step"], 1, "{done}");
     // The running notes-server wrote eggs; the model saw the fork's live requests only.
-    let notes = notes_of(&system);
-    assert_eq!(notes.matches("eggs").count(), 1, "{notes}");
-    assert_eq!(notes.matches("buy milk").count(), 1, "{notes}");
-    let received = model.received();
-    assert_eq!(received.len(), 4);
-    assert_eq!(
-        received[2].body["messages"][1]["content"],
-        "Add eggs to my notes"
-    );
+    assert_eggs_added_once(&system, &model);
 }
 
 #[tokio::test(flavor = "multi_thread")]
