@@ -1,15 +1,22 @@
 //! `cargo run --release --example bench_proxy`: the recording proxy against a direct connection,
 //! nginx and mitmdump, in one run, on loopback, with the bench's own upstream.
 //!
-//! Measures req/s at concurrency 1 and 50 for a small JSON POST, first-byte latency at c=1,
-//! inter-chunk jitter of a 20-chunk NDJSON stream (10 ms apart), hops sent vs hops written,
-//! and each proxy's peak RSS. Tracer runs in its own process: this example re-executes itself
-//! with a hidden child flag and runs the proxy through the library.
+//! Measures req/s at concurrency 1 and 50 for a small JSON POST, first-byte latency at c=1, 8
+//! and 32, inter-chunk jitter of a 20-chunk NDJSON stream (10 ms apart), hops sent vs hops
+//! written, and each proxy's peak RSS; then a sustained c=50 phase (tracer's whole-run CPU per
+//! hop until every row is in a trace, against hyper alone) and a 14 MiB SSE answer through the
+//! `tracer proxy` binary. Tracer runs in its own process: this example re-executes itself with a
+//! hidden child flag and runs the proxy through the library; so does hyper alone, the floor
+//! issue 49's goals are stated against.
 
 #[path = "bench_proxy/big_body.rs"]
 mod big_body;
+#[path = "bench_proxy/database.rs"]
+mod database;
 #[path = "bench_proxy/floors.rs"]
 mod floors;
+#[path = "bench_proxy/goals.rs"]
+mod goals;
 #[path = "bench_proxy/https.rs"]
 mod https;
 #[path = "bench_proxy/https_load.rs"]
@@ -22,6 +29,12 @@ mod procfs;
 mod report;
 #[path = "bench_proxy/rounds.rs"]
 mod rounds;
+#[path = "bench_proxy/sse_proxy.rs"]
+mod sse_proxy;
+#[path = "bench_proxy/sse_stream.rs"]
+mod sse_stream;
+#[path = "bench_proxy/sustained.rs"]
+mod sustained;
 #[path = "bench_proxy/targets.rs"]
 mod targets;
 #[path = "bench_proxy/upstream.rs"]
@@ -35,7 +48,6 @@ use std::time::Instant;
 
 use anyhow::Context;
 use clap::Parser;
-use sqlx::Row;
 
 use report::HopCheck;
 
@@ -63,12 +75,22 @@ struct Options {
     mitmdump: Option<PathBuf>,
     /// Add diagnostic columns: tracer with its store writer stopped, so no hop reaches SQLite
     /// (the proxy path's and the journal's own cost), tracer handing hops to a sink that keeps
-    /// nothing (the capture's own cost), tracer with live grouping off (what
-    /// grouping costs), tracer with its main runtime (accept loop, writer, grouping) on one thread, and
-    /// hyper alone: hyper's server and pooled client forwarding with nothing recorded (the
-    /// stack's own floor)
+    /// nothing (the capture's own cost), tracer with live grouping off (what grouping costs) and
+    /// tracer with its main runtime (accept loop, writer, grouping) on one thread. (hyper alone,
+    /// hyper's server and pooled client forwarding with nothing recorded, is always a column.)
     #[arg(long)]
     diagnose: bool,
+    /// Seconds of the sustained phase after the rounds: c=50 through tracer, then through hyper
+    /// alone, each alone on the machine; tracer's CPU is counted until every row is in a trace
+    /// (0 skips it)
+    #[arg(long, default_value_t = 10.0, value_name = "SECONDS")]
+    sustained: f64,
+    /// Skip the 14 MiB SSE answer through the `tracer proxy` binary
+    #[arg(long)]
+    no_sse: bool,
+    /// The `tracer` binary the 14 MiB SSE answer goes through
+    #[arg(long, value_name = "PATH", default_value_os_t = sse_proxy::default_tracer())]
+    tracer: PathBuf,
     /// Skip the HTTPS columns (TLS upstream, forward proxy intercepting, mitmdump regular)
     #[arg(long, conflicts_with = "https_only")]
     no_https: bool,
@@ -110,6 +132,10 @@ async fn bench(options: Options) -> anyhow::Result<()> {
         (1..=1000).contains(&options.streams) && (1..=20).contains(&options.rounds),
         "--streams must be 1..=1000 and --rounds 1..=20"
     );
+    anyhow::ensure!(
+        (0.0..=600.0).contains(&options.sustained),
+        "--sustained must be in [0, 600]"
+    );
     let clock = Instant::now();
     let mitmdump_binary = options
         .mitmdump
@@ -129,8 +155,13 @@ async fn bench(options: Options) -> anyhow::Result<()> {
         .await
         .context("starting the upstream")?;
     println!(
-        "upstream on {upstream}; per path: {} s warm-up, {} NDJSON streams, {} s at c=1 and {} s at c=50 in {} interleaved rounds",
-        options.warmup, options.streams, options.seconds, options.seconds, options.rounds
+        "upstream on {upstream}; per path: {} s warm-up, {} NDJSON streams, {} s at c=1, {:.2} s at c=8 and at c=32, {} s at c=50 in {} interleaved rounds",
+        options.warmup,
+        options.streams,
+        options.seconds,
+        options.seconds / 3.0,
+        options.seconds,
+        options.rounds
     );
     println!("load average at start: {}", load_average());
 
@@ -147,6 +178,14 @@ async fn bench(options: Options) -> anyhow::Result<()> {
         tracer.addr,
         rounds::Process::Tracer(tracer),
     ));
+    let floor =
+        targets::TracerChild::start_with(&[floors::CHILD_FLAG.to_string(), upstream.to_string()])
+            .await?;
+    subjects.push(rounds::Subject::new(
+        "hyper alone",
+        floor.addr,
+        rounds::Process::Tracer(floor),
+    ));
     if options.diagnose {
         for (name, variant) in floors::tracer_variants() {
             let db = dir.path().join(format!("diagnostic-{}.db", subjects.len()));
@@ -157,16 +196,6 @@ async fn bench(options: Options) -> anyhow::Result<()> {
                 rounds::Process::Tracer(tracer),
             ));
         }
-        let floor = targets::TracerChild::start_with(&[
-            floors::CHILD_FLAG.to_string(),
-            upstream.to_string(),
-        ])
-        .await?;
-        subjects.push(rounds::Subject::new(
-            "hyper alone",
-            floor.addr,
-            rounds::Process::Tracer(floor),
-        ));
     }
     let nginx = options
         .nginx
@@ -209,8 +238,24 @@ async fn bench(options: Options) -> anyhow::Result<()> {
     };
     rounds::measure_all(&mut subjects, &plan, clock).await;
     tokio::time::sleep(std::time::Duration::from_secs(2)).await;
-    let after_load = backlog(&db).await?;
+    let after_load = database::backlog(&db).await?;
+    let sustained = if options.sustained > 0.0 {
+        Some(sustained::run(&mut subjects, &db, options.sustained).await?)
+    } else {
+        None
+    };
     let big = big_body_through_tracer(&mut subjects).await?;
+    let sse = if options.no_sse {
+        None
+    } else {
+        match sse_proxy::run_or_skip(&options.tracer, upstream).await {
+            Ok(run) => Some(run),
+            Err(note) => {
+                println!("{note}");
+                None
+            }
+        }
+    };
 
     let mut columns = Vec::new();
     let mut tracer_threads = Vec::new();
@@ -231,9 +276,9 @@ async fn bench(options: Options) -> anyhow::Result<()> {
                 let said = child.stop().await?;
                 if is_main {
                     // The two 1 GiB exchanges are hops too.
-                    hops = count_hops(&db, sent + 2, said).await?;
+                    hops = database::count_hops(&db, sent + 2, said).await?;
                     hops.after_load = Some(after_load);
-                } else {
+                } else if subject.name != "hyper alone" {
                     println!("diagnostic `{}` child at exit: {said}", subject.name);
                 }
             }
@@ -271,7 +316,12 @@ async fn bench(options: Options) -> anyhow::Result<()> {
         .map(|(name, seconds)| format!("{name} {seconds:.2} s"))
         .collect();
     println!("store writer alone, CPU by thread: {}", threads.join(", "));
-    print!("{}", report::targets(&columns, &hops));
+    if let Some(sustained) = &sustained {
+        print!("{}", sustained::describe(sustained));
+    }
+    if let Some(sse) = &sse {
+        print!("{}", sse_proxy::describe(sse));
+    }
     println!(
         "1 GiB through tracer: upload {:.1} s ({} bytes arrived), download {:.1} s ({} bytes); \
          tracer peak RSS {:.1} MiB before, {:.1} MiB after (the table's figure is after)",
@@ -281,6 +331,16 @@ async fn bench(options: Options) -> anyhow::Result<()> {
         big.body.downloaded,
         big.rss_before_kib as f64 / 1024.0,
         big.rss_after_kib as f64 / 1024.0,
+    );
+    println!();
+    print!(
+        "{}",
+        goals::lines(&goals::Inputs {
+            columns: &columns,
+            hops: &hops,
+            sustained: sustained.as_ref(),
+            sse: sse.as_ref(),
+        })
     );
     if !options.no_https {
         println!();
@@ -332,49 +392,4 @@ fn load_average() -> String {
                 .join(" ")
         })
         .unwrap_or_else(|_| "unknown".into())
-}
-
-/// Reads the tracer child's database after its clean stop.
-/// Rows the running tracer child has written, and those not yet in a trace.
-async fn backlog(db: &std::path::Path) -> anyhow::Result<report::Backlog> {
-    let options = sqlx::sqlite::SqliteConnectOptions::new()
-        .filename(db)
-        .read_only(true);
-    let mut conn = sqlx::ConnectOptions::connect(&options).await?;
-    let row = sqlx::query(
-        "select count(*) as rows, count(*) filter (where trace_id is null) as ungrouped from hops",
-    )
-    .fetch_one(&mut conn)
-    .await?;
-    Ok(report::Backlog {
-        rows: row.try_get("rows")?,
-        ungrouped: row.try_get("ungrouped")?,
-    })
-}
-
-async fn count_hops(
-    db: &std::path::Path,
-    sent: u64,
-    child_said: String,
-) -> anyhow::Result<HopCheck> {
-    let store = tracer_store::Store::open(db).await?;
-    let mut check = HopCheck {
-        sent,
-        child_said,
-        ..HopCheck::default()
-    };
-    for row in sqlx::query("select state, count(*) as n from hops group by state")
-        .fetch_all(store.pool())
-        .await?
-    {
-        let state: String = row.try_get("state")?;
-        let n: i64 = row.try_get("n")?;
-        check.rows += n;
-        if state == tracer_wire::hop::HopState::Complete.as_str() {
-            check.complete += n;
-        }
-    }
-    check.not_written_counter = store.counter(tracer_store::HOPS_NOT_WRITTEN).await?;
-    store.close().await;
-    Ok(check)
 }

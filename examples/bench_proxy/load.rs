@@ -37,9 +37,9 @@ impl LoadCell {
     }
 }
 
-type Sender = SendRequest<Full<Bytes>>;
+pub type Sender = SendRequest<Full<Bytes>>;
 
-async fn connect(addr: SocketAddr) -> anyhow::Result<Sender> {
+pub async fn connect(addr: SocketAddr) -> anyhow::Result<Sender> {
     let stream = TcpStream::connect(addr).await?;
     stream.set_nodelay(true)?;
     let (sender, connection) = http1::handshake(TokioIo::new(stream)).await?;

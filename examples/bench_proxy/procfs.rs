@@ -1,5 +1,6 @@
-//! What /proc says about a process: peak RSS (VmHWM) and CPU time, for a process with its
-//! direct children (nginx's workers) and per thread name (tracer's runtime vs its SQLite thread).
+//! What /proc says about a process: peak and current RSS (VmHWM, VmRSS) and CPU time, for a
+//! process with its direct children (nginx's workers) and per thread name (tracer's runtime vs
+//! its SQLite thread).
 
 /// VmHWM of a process plus its direct children (nginx's workers), in KiB.
 pub fn tree_peak_rss_kib(pid: u32) -> Option<u64> {
@@ -14,10 +15,20 @@ pub fn tree_peak_rss_kib(pid: u32) -> Option<u64> {
 }
 
 fn peak_rss_of(pid: u32) -> Option<u64> {
+    status_kib(pid, "VmHWM:")
+}
+
+/// VmRSS of one process (its resident memory now), in KiB.
+pub fn rss_kib(pid: u32) -> Option<u64> {
+    status_kib(pid, "VmRSS:")
+}
+
+/// A `kB` field of /proc/PID/status.
+fn status_kib(pid: u32, field: &str) -> Option<u64> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
     status
         .lines()
-        .find(|line| line.starts_with("VmHWM:"))?
+        .find(|line| line.starts_with(field))?
         .split_whitespace()
         .nth(1)?
         .parse()

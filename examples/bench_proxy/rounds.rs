@@ -1,13 +1,14 @@
 //! Every path (direct, tracer, nginx, mitmdump) runs at once and is measured in interleaved
 //! rounds, each round in a rotated order, so a noisy shared machine slows every column alike.
-//! Streams come first in a round, long after that path's c=50 slice of the round before.
+//! Streams come first in a round, long after that path's c=50 slice of the round before; then
+//! JSON cells at c=1, 8, 32 (first byte) and 50 (throughput, CPU).
 
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use crate::load::{self, LoadCell, StreamCell};
 use crate::procfs;
-use crate::report::Column;
+use crate::report::{Column, FirstByte};
 use crate::targets::{External, TracerChild};
 
 /// Pause after every cell, so a proxy that queued work (tracer's writer) does not slow the
@@ -29,6 +30,8 @@ pub struct Subject {
     sent: u64,
     errors: u64,
     c1: LoadCell,
+    c8: LoadCell,
+    c32: LoadCell,
     c50: LoadCell,
     cpu_c50: Option<f64>,
     streams: StreamCell,
@@ -43,6 +46,8 @@ impl Subject {
             sent: 0,
             errors: 0,
             c1: LoadCell::default(),
+            c8: LoadCell::default(),
+            c32: LoadCell::default(),
             c50: LoadCell::default(),
             cpu_c50: None,
             streams: StreamCell::default(),
@@ -62,9 +67,20 @@ impl Subject {
         self.sent
     }
 
-    fn add(&mut self, cell: &LoadCell) {
+    /// Counts a cell's requests and errors (a cell run outside the rounds included).
+    pub fn add(&mut self, cell: &LoadCell) {
         self.sent += cell.sent;
         self.errors += cell.errors;
+    }
+
+    /// The running total of the cells at `concurrency` (c=1, 8, 32 or 50).
+    fn total_at(&mut self, concurrency: usize) -> &mut LoadCell {
+        match concurrency {
+            1 => &mut self.c1,
+            8 => &mut self.c8,
+            32 => &mut self.c32,
+            _ => &mut self.c50,
+        }
     }
 
     /// The figures so far, with the process's peak RSS now.
@@ -78,8 +94,14 @@ impl Subject {
             name: self.name,
             rps_c1: self.c1.per_second(),
             rps_c50: self.c50.per_second(),
-            first_byte_p50: load::percentile(&mut self.c1.first_byte, 0.50),
-            first_byte_p99: load::percentile(&mut self.c1.first_byte, 0.99),
+            first_byte: [(1, &mut self.c1), (8, &mut self.c8), (32, &mut self.c32)]
+                .into_iter()
+                .map(|(concurrency, cell)| FirstByte {
+                    concurrency,
+                    p50: load::percentile(&mut cell.first_byte, 0.50),
+                    p99: load::percentile(&mut cell.first_byte, 0.99),
+                })
+                .collect(),
             jitter_p50: load::percentile(&mut self.streams.gap_deviation, 0.50),
             jitter_p99: load::percentile(&mut self.streams.gap_deviation, 0.99),
             delivery_p50: load::percentile(&mut self.streams.delivery, 0.50),
@@ -133,30 +155,40 @@ pub async fn measure_all(subjects: &mut [Subject], plan: &Plan, clock: Instant) 
             subject.streams.delivery.extend(cell.delivery);
             tokio::time::sleep(SETTLE).await;
         }
-        for concurrency in [1, 50] {
+        for (concurrency, duration) in cells(slice) {
             for i in 0..count {
                 let Some(subject) = subjects.get_mut((i + round as usize) % count) else {
                     continue;
                 };
                 let pid = subject.pid();
                 let cpu_before = pid.and_then(procfs::tree_cpu_seconds);
+                let keep_first_byte = concurrency != 50;
                 let cell =
-                    load::json_load(subject.addr, concurrency, slice, concurrency == 1).await;
+                    load::json_load(subject.addr, concurrency, duration, keep_first_byte).await;
                 let cpu_after = pid.and_then(procfs::tree_cpu_seconds);
                 subject.add(&cell);
-                let total = if concurrency == 1 {
-                    &mut subject.c1
-                } else {
-                    if let Some(used) = cpu_before.zip(cpu_after).map(|(b, a)| a - b) {
-                        subject.cpu_c50 = Some(subject.cpu_c50.unwrap_or(0.0) + used);
-                    }
-                    &mut subject.c50
-                };
+                if concurrency == 50
+                    && let Some(used) = cpu_before.zip(cpu_after).map(|(b, a)| a - b)
+                {
+                    subject.cpu_c50 = Some(subject.cpu_c50.unwrap_or(0.0) + used);
+                }
+                let total = subject.total_at(concurrency);
                 total.ok += cell.ok;
                 total.elapsed += cell.elapsed;
                 total.first_byte.extend(cell.first_byte);
-                tokio::time::sleep(if concurrency == 1 { SETTLE } else { SETTLE * 2 }).await;
+                tokio::time::sleep(if concurrency == 50 {
+                    SETTLE * 2
+                } else {
+                    SETTLE
+                })
+                .await;
             }
         }
     }
+}
+
+/// A round's JSON cells after its streams: (concurrency, duration). c=1 and c=50 get the whole
+/// slice (throughput, CPU), c=8 and c=32 a third of it (first byte only, so the run stays short).
+fn cells(slice: Duration) -> [(usize, Duration); 4] {
+    [(1, slice), (8, slice / 3), (32, slice / 3), (50, slice)]
 }

@@ -1,5 +1,6 @@
-//! The bench's own upstream on 127.0.0.1:0: a small JSON answer to `POST /v1/chat` and a timed
-//! NDJSON stream on `GET /stream` whose chunks carry the time the upstream sent them.
+//! The bench's own upstream on 127.0.0.1:0: a small JSON answer to `POST /v1/chat`, a timed
+//! NDJSON stream on `GET /stream` whose chunks carry the time the upstream sent them, and a
+//! 14 MiB model stream (SSE) on `POST /v1/chat/completions`.
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -25,7 +26,7 @@ pub const CHAT_REQUEST: &str =
     r#"{"model":"bench","messages":[{"role":"user","content":"buy milk"}],"stream":false}"#;
 const CHAT_RESPONSE: &str = r#"{"model":"bench","message":{"role":"assistant","content":"Added milk to your list."},"done":true}"#;
 
-type UpstreamBody = BoxBody<Bytes, Infallible>;
+pub type UpstreamBody = BoxBody<Bytes, Infallible>;
 
 /// Serves until the process ends. `clock` is the bench's shared time base: stream chunks say
 /// when they were sent as nanoseconds since it, so the client can compare gaps exactly.
@@ -100,6 +101,7 @@ async fn answer(
             );
             response
         }
+        (true, crate::sse_stream::PATH) => crate::sse_stream::response(),
         (true, "/stream") => {
             let mut response = Response::new(ndjson_stream(clock));
             response.headers_mut().insert(
