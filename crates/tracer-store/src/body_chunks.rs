@@ -5,7 +5,6 @@
 //! A conversation re-sends its history on every turn, so consecutive bodies share almost all
 //! their chunks: what a hop repeats costs a row of ids, not the bytes again.
 
-use std::sync::LazyLock;
 
 use sqlx::SqliteConnection;
 
@@ -143,49 +142,6 @@ async fn chunk_id(conn: &mut SqliteConnection, chunk: &[u8]) -> Result<i64> {
             .bind(chunk)
             .fetch_one(&mut *conn)
             .await?,
-    )
-}
-
-/// A select of one hop's (`?1`) whole bodies (`request_bytes`, `response_bytes`), of the sides
-/// in `sides` (bits as `side_bit`; the other side is read as the empty blob, never assembled).
-pub(crate) fn whole_bodies_of_hop_sql(sides: i64) -> &'static str {
-    static QUERIES: LazyLock<[String; 4]> = LazyLock::new(|| {
-        [0, 1, 2, 3].map(|sides: i64| {
-            let side = |side: BodySide| {
-                if sides & side_bit(side) != 0 {
-                    body_sql(side)
-                } else {
-                    "x''".to_string()
-                }
-            };
-            format!(
-                "select {} as request_bytes, {} as response_bytes from hops h where h.id = ?1",
-                side(BodySide::Request),
-                side(BodySide::Response)
-            )
-        })
-    });
-    let at = usize::try_from(sides & 3).unwrap_or(0);
-    QUERIES[at].as_str()
-}
-
-fn body_sql(side: BodySide) -> String {
-    let (code, bit) = (side.code(), side_bit(side));
-    let column = match side {
-        BodySide::Request => "request_body",
-        BodySide::Response => "response_body",
-    };
-    format!(
-        "(coalesce((select group_concat(bytes, '') from (select p.bytes from hop_body_pieces p
-              where h.body_pieces & {bit} and p.hop_id = h.id and p.side = {code}
-              order by p.seq)), x'')
-          || coalesce((select group_concat(bytes, '') from (select c.bytes
-              from hop_body_chunks r join body_chunks c on c.id = r.chunk_id
-              where r.hop_id = h.id and r.side = {code}
-                and ((h.body_pieces & {bit} and r.part < {TAIL_PART}) or
-                     (h.body_chunked & {bit} and r.part = {TAIL_PART}))
-              order by r.part, r.seq)), x'')
-          || coalesce(h.{column}, x''))"
     )
 }
 

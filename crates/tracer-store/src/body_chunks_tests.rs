@@ -150,11 +150,11 @@ async fn random_edits_of_a_history_read_back_byte_exact_and_are_stored_about_onc
         assert_eq!(hop.end.response_body.bytes, *response, "response of {id}");
         assert_eq!(hop.end.request_body.total_len, request.len() as u64);
         // The recipe of docs/schema.md gives the same bytes.
-        let (up, down): (Vec<u8>, Vec<u8>) = sqlx::query_as(whole_bodies_of_hop_sql(3))
-            .bind(id)
-            .fetch_one(store.pool())
+        let mut conn = store.pool().acquire().await.unwrap();
+        let (up, down) = crate::whole_body::whole_bodies_of_hop(&mut conn, id, 3)
             .await
             .unwrap();
+        drop(conn);
         assert_eq!((&up, &down), (request, response));
         let recipe: Vec<u8> = sqlx::query_scalar(sqlx::AssertSqlSafe(schema_recipe(id)))
             .fetch_one(store.pool())

@@ -1,11 +1,12 @@
 //! Big bodies stored in pieces: writing a piece (as chunks, `body_chunks.rs`), and the one way
 //! hops are read back, with each kept body made whole again (its pieces in order, then the
-//! row's own bytes or chunked tail), through `body_chunks::whole_bodies_of_hop_sql`.
+//! row's own bytes or chunked tail), through `whole_body`.
 
-use sqlx::{Row, SqliteConnection, SqlitePool};
+use sqlx::{SqliteConnection, SqlitePool};
 
 use super::Result;
-use super::body_chunks::{side_bit, whole_bodies_of_hop_sql};
+use super::body_chunks::side_bit;
+use super::whole_body::{BodyParts, whole_body};
 use super::hop_columns::{HopRow, StoredHop};
 use tracer_wire::hop::{BodyPiece, BodySide};
 
@@ -44,19 +45,25 @@ pub(crate) async fn stored_hops(pool: &SqlitePool, rows: Vec<HopRow>) -> Result<
 
 /// One row as a hop, its bodies whole.
 pub(crate) async fn stored_hop(pool: &SqlitePool, mut row: HopRow) -> Result<StoredHop> {
-    let sides = row.body_pieces | row.body_chunked;
-    if sides != 0 {
-        // One statement; a side with neither pieces nor chunks is its column, as read.
-        let whole = sqlx::query(whole_bodies_of_hop_sql(sides))
-            .bind(&row.id)
-            .fetch_optional(pool)
-            .await?;
-        if let Some(found) = whole {
-            if sides & side_bit(BodySide::Request) != 0 {
-                row.request_body = Some(found.try_get::<Vec<u8>, _>("request_bytes")?);
-            }
-            if sides & side_bit(BodySide::Response) != 0 {
-                row.response_body = Some(found.try_get::<Vec<u8>, _>("response_bytes")?);
+    if row.body_pieces | row.body_chunked != 0 {
+        let mut conn = pool.acquire().await?;
+        for side in [BodySide::Request, BodySide::Response] {
+            let (own, len_hint) = match side {
+                BodySide::Request => (&mut row.request_body, row.request_body_len),
+                BodySide::Response => (&mut row.response_body, row.response_body_len),
+            };
+            let parts = BodyParts {
+                hop_id: &row.id,
+                side,
+                body_pieces: row.body_pieces,
+                body_chunked: row.body_chunked,
+                own: own.take(),
+                len_hint,
+            };
+            let whole = whole_body(&mut conn, parts).await?;
+            match side {
+                BodySide::Request => row.request_body = Some(whole),
+                BodySide::Response => row.response_body = Some(whole),
             }
         }
     }

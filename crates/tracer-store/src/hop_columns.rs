@@ -3,7 +3,6 @@
 //! and how headers, chunks and trailers are kept as JSON.
 
 use base64::Engine;
-use serde_json::{Value, json};
 
 use super::{Result, StoreError};
 use tracer_wire::hop::{BodyCapture, Chunk, Header, HopEnd, HopStart, HopState, Role, Transport};
@@ -11,34 +10,58 @@ use tracer_wire::hop::{BodyCapture, Chunk, Header, HopEnd, HopStart, HopState, R
 /// Headers as stored: a JSON array of `{"name", "value"}`, or `{"name", "value_base64"}` when the
 /// value is not UTF-8, in wire order.
 pub(crate) fn headers_to_json(headers: &[Header]) -> String {
-    let items: Vec<Value> = headers
+    /// One header as the column keeps it: its text, or its bytes in base64 when not UTF-8.
+    #[derive(serde::Serialize)]
+    struct Stored<'a> {
+        name: &'a str,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        value: Option<&'a str>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        value_base64: Option<String>,
+    }
+    let items: Vec<Stored<'_>> = headers
         .iter()
         .map(|h| match h.text() {
-            Some(text) => json!({"name": h.name, "value": text}),
-            None => json!({
-                "name": h.name,
-                "value_base64": base64::engine::general_purpose::STANDARD.encode(&h.value),
-            }),
+            Some(text) => Stored {
+                name: &h.name,
+                value: Some(text),
+                value_base64: None,
+            },
+            None => Stored {
+                name: &h.name,
+                value: None,
+                value_base64: Some(base64::engine::general_purpose::STANDARD.encode(&h.value)),
+            },
         })
         .collect();
-    Value::Array(items).to_string()
+    // Plain strings always serialize.
+    serde_json::to_string(&items).unwrap_or_else(|_| "[]".to_string())
 }
 
 pub(crate) fn headers_from_json(text: &str) -> Result<Vec<Header>> {
+    /// One header as the column keeps it (the value borrowed when it has no escapes).
+    #[derive(serde::Deserialize)]
+    struct Stored<'a> {
+        #[serde(borrow)]
+        name: std::borrow::Cow<'a, str>,
+        #[serde(borrow, default)]
+        value: Option<std::borrow::Cow<'a, str>>,
+        #[serde(borrow, default)]
+        value_base64: Option<std::borrow::Cow<'a, str>>,
+    }
     let bad = |why: &str| StoreError::Malformed(format!("headers column: {why}"));
-    let items: Vec<Value> = serde_json::from_str(text).map_err(|e| bad(&e.to_string()))?;
+    let items: Vec<Stored<'_>> = serde_json::from_str(text).map_err(|e| bad(&e.to_string()))?;
     items
-        .iter()
+        .into_iter()
         .map(|item| {
-            let name = item["name"].as_str().ok_or_else(|| bad("missing name"))?;
-            let value = match (item["value"].as_str(), item["value_base64"].as_str()) {
-                (Some(text), _) => text.as_bytes().to_vec(),
+            let value = match (item.value, item.value_base64) {
+                (Some(text), _) => text.into_owned().into_bytes(),
                 (None, Some(b64)) => base64::engine::general_purpose::STANDARD
-                    .decode(b64)
+                    .decode(b64.as_bytes())
                     .map_err(|e| bad(&e.to_string()))?,
                 (None, None) => return Err(bad("missing value")),
             };
-            Ok(Header::new(name, value))
+            Ok(Header::new(item.name.into_owned(), value))
         })
         .collect()
 }
@@ -258,4 +281,27 @@ pub(crate) fn body_len(body: &BodyCapture) -> i64 {
 /// Whether an end saw the request (its end time or bytes): then it carries the request body.
 pub(crate) fn carries_request(end: &HopEnd) -> bool {
     end.request_ended_unix_ns.is_some() || end.request_body.total_len > 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn headers_keep_their_column_format_and_come_back_whole() {
+        let headers = vec![
+            Header::new("content-type", "application/json"),
+            Header::new("x-quote", "say \"hi\"\\ é"),
+            Header::new("x-bytes", vec![0xff, 0x00, 0x41]),
+        ];
+        let text = headers_to_json(&headers);
+        assert_eq!(
+            text,
+            r#"[{"name":"content-type","value":"application/json"},{"name":"x-quote","value":"say \"hi\"\\ é"},{"name":"x-bytes","value_base64":"/wBB"}]"#
+        );
+        assert_eq!(headers_from_json(&text).unwrap(), headers);
+        assert_eq!(headers_to_json(&[]), "[]");
+        assert!(headers_from_json(r#"[{"name":"a"}]"#).is_err());
+        assert!(headers_from_json("{").is_err());
+    }
 }

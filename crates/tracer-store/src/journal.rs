@@ -6,12 +6,12 @@
 //! be taken belongs to a process that died: the next recorder on that database takes it in.
 
 use std::fs::{File, OpenOptions};
-use std::io::Write;
-use std::os::unix::fs::FileExt;
+use std::io::{IoSlice, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
-use super::journal_codec::{self, FRAME_HEADER};
+use super::journal_codec;
 use tracer_wire::hop::HopEvent;
 
 /// What journal file names start with after the database's own file name.
@@ -31,11 +31,18 @@ struct AppendState {
     len: u64,
     /// Bytes at the start of the file whose disk space was given back (a hole).
     released: u64,
+    /// Frames held in memory (see [`Appender::hold`]), written ahead of the next frame that
+    /// must be in the file.
+    held: Vec<u8>,
+    /// When the first held frame was held.
+    held_since: Option<Instant>,
 }
 
-/// Bytes of body pieces a batch takes at most (past the first piece): big bodies reach SQLite a
-/// few pieces at a time, so the writer never holds much of one.
-const MAX_PIECE_BYTES: usize = 1024 * 1024;
+/// Held frames are written at once when they pass this many bytes.
+const MAX_HELD: usize = 256 * 1024;
+
+/// How long the writer lets frames stay held before it writes them itself.
+pub(crate) const HOLD: Duration = Duration::from_millis(2);
 
 /// Consumed bytes that are given back to the disk at once, at least.
 const RELEASE_STEP: u64 = 8 * 1024 * 1024;
@@ -59,6 +66,8 @@ impl Appender {
                 file,
                 len: 0,
                 released: 0,
+                held: Vec::new(),
+                held_since: None,
             }),
         })
     }
@@ -79,28 +88,57 @@ impl Appender {
         self.append_parts(frame, &[])
     }
 
-    /// Appends one frame encoded in two parts (a head, then bytes borrowed from elsewhere).
+    /// Appends one frame encoded in two parts (a head, then bytes borrowed from elsewhere),
+    /// after the frames held: one write for them all.
     pub(crate) fn append_parts(&self, head: &[u8], rest: &[u8]) -> std::io::Result<()> {
-        let mut state = self
-            .inner
-            .lock()
-            .map_err(|_| std::io::Error::other("journal lock poisoned"))?;
-        let written = state
-            .file
-            .write_all(head)
-            .and_then(|()| state.file.write_all(rest));
-        match written {
-            Ok(()) => {
-                state.len += (head.len() + rest.len()) as u64;
-                Ok(())
-            }
-            Err(error) => {
-                // Cut off a torn frame so the next one starts where a reader expects it.
-                let len = state.len;
-                state.file.set_len(len)?;
-                Err(error)
-            }
+        self.state()?.write_out(&[head, rest])
+    }
+
+    /// Holds one event in memory instead of writing it: a hop's start or request, which the
+    /// hop's end (or any other appended frame) carries into the file with it, in one write, or
+    /// which the writer writes once they are [`HOLD`] old. So a hop answered at once costs one
+    /// write, and a kill -9 can lose only what was held: hops whose end, and so whose answer's
+    /// last bytes, had not gone out yet. True when it is the first frame held (the writer is
+    /// told, to write it in time).
+    pub(crate) fn hold(&self, event: &HopEvent) -> std::io::Result<bool> {
+        self.hold_encoded(|frame| journal_codec::encode(event, frame))
+    }
+
+    /// [`Appender::hold`], the frame encoded by `encode` straight into the held bytes.
+    pub(crate) fn hold_encoded(&self, encode: impl FnOnce(&mut Vec<u8>)) -> std::io::Result<bool> {
+        let mut state = self.state()?;
+        let before = state.held.len();
+        encode(&mut state.held);
+        let first = before == 0;
+        if first {
+            state.held_since = Some(Instant::now());
         }
+        if state.held.len() >= MAX_HELD
+            && let Err(error) = state.write_out(&[])
+        {
+            state.held.truncate(before);
+            if first {
+                state.held_since = None;
+            }
+            return Err(error);
+        }
+        Ok(first)
+    }
+
+    /// Writes the frames held, if any.
+    pub(crate) fn write_held(&self) -> std::io::Result<()> {
+        self.state()?.write_out(&[])
+    }
+
+    /// When the oldest frame held was held; None when none is.
+    pub(crate) fn held_since(&self) -> Option<Instant> {
+        self.inner.lock().ok().and_then(|state| state.held_since)
+    }
+
+    fn state(&self) -> std::io::Result<std::sync::MutexGuard<'_, AppendState>> {
+        self.inner
+            .lock()
+            .map_err(|_| std::io::Error::other("journal lock poisoned"))
     }
 
     /// Bytes of whole frames written so far.
@@ -157,6 +195,47 @@ impl Appender {
     }
 }
 
+impl AppendState {
+    /// Writes the held frames, then `parts`, with one `writev` (more only when it writes
+    /// short); on failure the file is cut back to its whole frames and the held frames stay held.
+    fn write_out(&mut self, parts: &[&[u8]]) -> std::io::Result<()> {
+        let AppendState {
+            file, held, len, ..
+        } = self;
+        let mut slices: Vec<IoSlice<'_>> = std::iter::once(held.as_slice())
+            .chain(parts.iter().copied())
+            .filter(|part| !part.is_empty())
+            .map(IoSlice::new)
+            .collect();
+        let total: usize = slices.iter().map(|slice| slice.len()).sum();
+        let mut rest = slices.as_mut_slice();
+        let written = loop {
+            if rest.is_empty() {
+                break Ok(());
+            }
+            match file.write_vectored(rest) {
+                Ok(0) => break Err(std::io::ErrorKind::WriteZero.into()),
+                Ok(n) => IoSlice::advance_slices(&mut rest, n),
+                Err(error) if error.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(error) => break Err(error),
+            }
+        };
+        match written {
+            Ok(()) => {
+                *len += total as u64;
+                held.clear();
+                self.held_since = None;
+                Ok(())
+            }
+            Err(error) => {
+                // Cut off a torn frame so the next one starts where a reader expects it.
+                file.set_len(*len)?;
+                Err(error)
+            }
+        }
+    }
+}
+
 /// The name of a journal of `db`.
 fn journal_path(db: &Path, id: &str) -> PathBuf {
     let name = db.file_name().map_or_else(
@@ -193,114 +272,10 @@ pub(crate) fn orphans(db: &Path) -> Vec<(PathBuf, File)> {
     found
 }
 
-/// Reads whole frames of a journal from an offset.
-pub(crate) struct JournalReader {
-    file: File,
-    /// Bytes consumed (written to the database) so far.
-    pub pos: u64,
-}
-
-/// Events read from a journal and the offset just after them.
-pub(crate) struct ReadBatch {
-    pub events: Vec<HopEvent>,
-    pub end: u64,
-    /// A frame could not be decoded: the rest of the file is unreadable from here.
-    pub corrupt: Option<String>,
-}
-
-impl JournalReader {
-    pub(crate) fn open(path: &Path) -> std::io::Result<JournalReader> {
-        Ok(JournalReader {
-            file: File::open(path)?,
-            pos: 0,
-        })
-    }
-
-    pub(crate) fn from_file(file: File) -> JournalReader {
-        JournalReader { file, pos: 0 }
-    }
-
-    /// Reads frames from `pos` up to `limit` (the file's whole-frame length), at most
-    /// `max_bytes` (but always at least one frame) and `max_events`, and body pieces up to about
-    /// `MAX_PIECE_BYTES`.
-    pub(crate) fn read(
-        &self,
-        limit: u64,
-        max_bytes: usize,
-        max_events: usize,
-    ) -> std::io::Result<ReadBatch> {
-        let mut at = self.pos;
-        let mut events = Vec::new();
-        let mut read = 0usize;
-        let mut piece_bytes = 0usize;
-        let mut header = [0u8; FRAME_HEADER];
-        while at + FRAME_HEADER as u64 <= limit
-            && events.len() < max_events
-            && piece_bytes < MAX_PIECE_BYTES
-        {
-            self.file.read_exact_at(&mut header, at)?;
-            let len = u32::from_le_bytes(header) as usize;
-            let frame_end = at + (FRAME_HEADER + len) as u64;
-            if frame_end > limit || (read > 0 && read + len > max_bytes) {
-                break;
-            }
-            let mut payload = vec![0u8; len];
-            self.file
-                .read_exact_at(&mut payload, at + FRAME_HEADER as u64)?;
-            match journal_codec::decode(&payload) {
-                Ok(event) => {
-                    if let HopEvent::BodyPiece(piece) = &event {
-                        piece_bytes += piece.bytes.len();
-                    }
-                    events.push(event)
-                }
-                Err(error) => {
-                    return Ok(ReadBatch {
-                        events,
-                        end: at,
-                        corrupt: Some(format!("frame at byte {at}: {error}")),
-                    });
-                }
-            }
-            read += len;
-            at = frame_end;
-        }
-        Ok(ReadBatch {
-            events,
-            end: at,
-            corrupt: None,
-        })
-    }
-
-    /// Hops started in the frames from `pos` to `limit` (what is left when the writer stops).
-    pub(crate) fn starts_left(&self, limit: u64) -> u64 {
-        let mut at = self.pos;
-        let mut starts = 0;
-        let mut header = [0u8; FRAME_HEADER + 1];
-        while at + header.len() as u64 <= limit {
-            if self.file.read_exact_at(&mut header, at).is_err() {
-                break;
-            }
-            let mut len_bytes = [0u8; FRAME_HEADER];
-            len_bytes.copy_from_slice(&header[..FRAME_HEADER]);
-            let len = u32::from_le_bytes(len_bytes) as u64;
-            if journal_codec::is_start(&header[FRAME_HEADER..]) {
-                starts += 1;
-            }
-            at += FRAME_HEADER as u64 + len;
-        }
-        starts
-    }
-
-    /// The file's length now (for an orphan: all of it is to be taken in).
-    pub(crate) fn file_len(&self) -> u64 {
-        self.file.metadata().map_or(0, |m| m.len())
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::journal_reader::JournalReader;
     use std::os::unix::fs::MetadataExt;
 
     #[test]

@@ -6,7 +6,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use super::Store;
-use super::journal::{JournalReader, orphans};
+use super::journal::orphans;
+use super::journal_reader::JournalReader;
 use super::write_tx::WriterConn;
 use super::writer_batch::{
     BatchWrite, MAX_BATCH_BYTES, MAX_BATCH_EVENTS, WRITER_BUSY_TIMEOUT, write_batch,

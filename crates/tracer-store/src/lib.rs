@@ -21,6 +21,7 @@ pub mod hops;
 pub mod sessions;
 pub mod text_search;
 pub mod traces;
+mod whole_body;
 pub mod ws_frames;
 
 // The agent's own telemetry, kept beside the hops.
@@ -42,6 +43,7 @@ mod hop_insert;
 mod journal;
 mod journal_codec;
 mod journal_intake;
+mod journal_reader;
 mod journal_ws;
 mod open_check;
 mod reader;

@@ -7,7 +7,7 @@ use std::sync::LazyLock;
 use futures_util::stream::{BoxStream, StreamExt, TryStreamExt};
 use sqlx::Row;
 
-use super::body_chunks::{TAIL_PART, whole_bodies_of_hop_sql};
+use super::body_chunks::TAIL_PART;
 use super::hop_columns::headers_from_json;
 use super::{Result, Store};
 use tracer_wire::hop::{BodySide, Header};
@@ -96,7 +96,7 @@ impl Store {
     }
 
     /// The chunks of every chunked body, one body at a time, each body's in order: only the
-    /// rows its hop's bits say are part of it, as `body_chunks::whole_bodies_of_hop_sql` reads them.
+    /// rows its hop's bits say are part of it, as `whole_body` reads them.
     pub fn chunk_lists(&self) -> BoxStream<'_, Result<ChunkList>> {
         static SQL: LazyLock<String> = LazyLock::new(|| {
             format!(
@@ -136,16 +136,8 @@ impl Store {
         response: bool,
     ) -> Result<(Vec<u8>, Vec<u8>)> {
         let sides = i64::from(request) | (i64::from(response) << 1);
-        let row = sqlx::query(whole_bodies_of_hop_sql(sides))
-            .bind(hop_id)
-            .fetch_optional(&self.pool)
-            .await?;
-        Ok(row.map_or_else(Default::default, |row| {
-            (
-                row_bytes(&row, "request_bytes"),
-                row_bytes(&row, "response_bytes"),
-            )
-        }))
+        let mut conn = self.pool.acquire().await?;
+        super::whole_body::whole_bodies_of_hop(&mut conn, hop_id, sides).await
     }
 }
 

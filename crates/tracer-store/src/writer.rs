@@ -16,7 +16,8 @@ use std::time::{Duration, Instant};
 use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 
-use super::journal::{Appender, JournalReader, ReadBatch};
+use super::journal::{Appender, HOLD};
+use super::journal_reader::{JournalReader, ReadBatch};
 use super::journal_intake::take_in;
 use super::write_tx::WriterConn;
 use super::writer_batch::{
@@ -84,7 +85,7 @@ impl HopSink for RecorderHandle {
         if self.shared.run_id.is_some() {
             start.run_id.clone_from(&self.shared.run_id);
         }
-        let queued = self.append(&HopEvent::Started(Box::new(start)));
+        let queued = self.hold(&HopEvent::Started(Box::new(start)));
         if !queued {
             self.shared.not_written.fetch_add(1, Ordering::Relaxed);
         }
@@ -106,15 +107,19 @@ impl HopSink for RecorderHandle {
 
     /// Records that a hop's request body was read whole (the hop's end carries it too).
     fn request_done(&self, done: RequestDone) {
-        self.append(&HopEvent::RequestDone(Box::new(done)));
+        self.hold(&HopEvent::RequestDone(Box::new(done)));
     }
 
     /// Records that a hop's request body was read whole, from borrowed parts (a big body is
     /// copied once, into the journal frame).
     fn request_read(&self, id: &str, body: &tracer_wire::hop::BodyCapture, ended_unix_ns: i64) {
-        let mut frame = Vec::with_capacity(body.bytes.len() + 128);
-        super::journal_codec::encode_request_done(id, body, ended_unix_ns, &mut frame);
-        self.appended(self.shared.journal.append_frame(&frame));
+        let held = self
+            .shared
+            .journal
+            .hold_encoded(|frame| {
+                super::journal_codec::encode_request_done(id, body, ended_unix_ns, frame)
+            });
+        self.held(held);
     }
 
     /// Journals one piece of a big body straight from the tee's bytes (no copy of them).
@@ -146,13 +151,38 @@ impl RecorderHandle {
         self.appended(self.shared.journal.append(event))
     }
 
+    /// Holds a hop's start or request for the frame that ends it (see [`Appender::hold`]).
+    fn hold(&self, event: &HopEvent) -> bool {
+        let held = self.shared.journal.hold(event);
+        self.held(held)
+    }
+
+    fn held(&self, held: std::io::Result<bool>) -> bool {
+        match held {
+            // The writer is told of the first frame held, to write it in time; the frames
+            // held after it go with it.
+            Ok(first) => {
+                self.taken(first);
+                true
+            }
+            Err(error) => self.appended(Err(error)),
+        }
+    }
+
+    /// An event is in the journal (or held for it); `wake` tells the writer.
+    fn taken(&self, wake: bool) {
+        if self.shared.journal_failing.swap(false, Ordering::Relaxed) {
+            tracing::warn!("the journal takes hop events again");
+        }
+        if wake {
+            self.shared.wake.notify_one();
+        }
+    }
+
     fn appended(&self, result: std::io::Result<()>) -> bool {
         match result {
             Ok(()) => {
-                if self.shared.journal_failing.swap(false, Ordering::Relaxed) {
-                    tracing::warn!("the journal takes hop events again");
-                }
-                self.shared.wake.notify_one();
+                self.taken(true);
                 true
             }
             Err(error) => {
@@ -245,6 +275,7 @@ impl Writer {
         let mut failing_since: Option<Instant> = None;
         loop {
             let closed = self.closed();
+            self.write_held_in_time(closed);
             let limit = self.shared.journal.written();
             let lost_ends = self
                 .shared
@@ -257,7 +288,17 @@ impl Writer {
                 if closed {
                     break;
                 }
-                self.shared.wake.notified().await;
+                match self.shared.journal.held_since() {
+                    // Woken by the next event, or when the held frames are due.
+                    Some(since) => {
+                        let due = HOLD.saturating_sub(since.elapsed());
+                        tokio::select! {
+                            () = self.shared.wake.notified() => {}
+                            () = tokio::time::sleep(due) => {}
+                        }
+                    }
+                    None => self.shared.wake.notified().await,
+                }
                 continue;
             }
             let mut batch = match reader.read(limit, MAX_BATCH_BYTES, MAX_BATCH_EVENTS) {
@@ -309,6 +350,20 @@ impl Writer {
             self.report.journal_left = Some(self.shared.journal.path().to_path_buf());
         }
         self.db.discard().await;
+    }
+
+    /// Writes the frames the handles hold once they are [`HOLD`] old, or all of them when the
+    /// recording has closed.
+    fn write_held_in_time(&self, closed: bool) {
+        let journal = &self.shared.journal;
+        let due = journal
+            .held_since()
+            .is_some_and(|since| closed || since.elapsed() >= HOLD);
+        if due && let Err(error) = journal.write_held() {
+            if !self.shared.journal_failing.swap(true, Ordering::Relaxed) {
+                tracing::warn!(%error, "could not append to the journal; hops are lost (and counted) until it can be written");
+            }
+        }
     }
 
     /// Writes one batch with the lost ends and the loss count in the same transaction. On
