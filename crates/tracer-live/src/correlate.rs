@@ -25,8 +25,9 @@ pub enum GroupScope {
 /// happen; a pass is never cut in half. Failures are logged and retried on the next tick.
 /// Between passes it rests `PASS_REST` times as long as the last pass took (at most
 /// `MAX_REST`), so under sustained load grouping takes a bounded share of the CPU and lags
-/// instead of crowding out the traffic it records. Returns the live grouper, for
-/// [`group_last_hops`] once the last hops are written.
+/// instead of crowding out the traffic it records; a rest ends early once no new hop has been
+/// stored for a `period` (the load has stopped: its backlog is grouped at once). Returns the
+/// live grouper, for [`group_last_hops`] once the last hops are written.
 pub async fn group_until(
     store: Store,
     period: std::time::Duration,
@@ -40,7 +41,7 @@ pub async fn group_until(
             // A pass that waited on a locked database must not start another after the stop.
             biased;
             _ = &mut stop => return live,
-            _ = tokio::time::sleep(rest) => {
+            () = rest_until_due_or_quiet(&store, period, rest) => {
                 let started = std::time::Instant::now();
                 match live.pass(&store).await {
                     Ok(report) => tracing::debug!(
@@ -59,7 +60,43 @@ pub async fn group_until(
 /// How many times a live grouping pass's own duration it rests before the next.
 const PASS_REST: u32 = 4;
 /// The longest rest, so a long pass (a backlog taken at once) is not followed by a long lag.
-const MAX_REST: std::time::Duration = std::time::Duration::from_secs(2);
+const MAX_REST: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Rests `rest`, or less: a rest longer than `period` looks every `period` at the newest stored
+/// hop and ends when it has not changed since the last look.
+async fn rest_until_due_or_quiet(
+    store: &Store,
+    period: std::time::Duration,
+    rest: std::time::Duration,
+) {
+    let due = tokio::time::Instant::now() + rest;
+    let mut last = if rest > period {
+        newest_seq(store).await
+    } else {
+        None
+    };
+    loop {
+        let now = tokio::time::Instant::now();
+        if now >= due {
+            return;
+        }
+        tokio::time::sleep_until(due.min(now + period)).await;
+        if rest <= period {
+            continue;
+        }
+        let newest = newest_seq(store).await;
+        if newest.is_some() && last == newest {
+            return;
+        }
+        last = newest;
+    }
+}
+
+/// The newest stored hop's `seq`, when it can be read.
+async fn newest_seq(store: &Store) -> Option<i64> {
+    let mut conn = store.pool().acquire().await.ok()?;
+    store.last_seq(&mut conn).await.ok()
+}
 
 /// Groups the hops that have no trace yet: the one pass every running part of tracer starts
 /// (the proxy's live grouping, `ls`, `show`, `export`, the TUI, `tracer up`). Idempotent, and
@@ -94,3 +131,7 @@ pub async fn correlate(
     // One pass of a fresh live grouper is the replay of the window.
     LiveGrouping::with_options(options).pass(store).await
 }
+
+#[cfg(test)]
+#[path = "correlate_tests.rs"]
+mod tests;
