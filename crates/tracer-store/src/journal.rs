@@ -301,6 +301,59 @@ mod tests {
         );
     }
 
+    fn log_line(text: &str) -> HopEvent {
+        HopEvent::ServerLog(Box::new(tracer_wire::hop::ServerLogLine {
+            route: "r".into(),
+            logged_unix_ns: 1,
+            line: text.into(),
+        }))
+    }
+
+    fn lines_in(journal: &Appender) -> Vec<String> {
+        let reader = JournalReader::open(journal.path()).unwrap();
+        let batch = reader.read(journal.written(), usize::MAX, 100).unwrap();
+        batch
+            .events
+            .into_iter()
+            .map(|event| match event {
+                HopEvent::ServerLog(line) => line.line,
+                other => panic!("{other:?}"),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn held_frames_reach_the_file_ahead_of_the_next_appended_one_or_when_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let journal = Appender::create(&dir.path().join("t.db")).unwrap();
+        assert!(journal.hold(&log_line("start")).unwrap(), "the first held");
+        assert!(!journal.hold(&log_line("request")).unwrap());
+        assert!(journal.held_since().is_some());
+        assert_eq!(journal.written(), 0, "held, not written");
+        assert!(lines_in(&journal).is_empty());
+
+        journal.append(&log_line("end")).unwrap();
+        assert_eq!(lines_in(&journal), ["start", "request", "end"], "in order");
+        assert!(journal.held_since().is_none());
+
+        assert!(journal.hold(&log_line("a stream's start")).unwrap());
+        journal.write_held().unwrap();
+        assert_eq!(lines_in(&journal).len(), 4);
+        assert!(journal.held_since().is_none());
+        let before = journal.written();
+        journal.write_held().unwrap();
+        assert_eq!(journal.written(), before, "nothing held, nothing written");
+    }
+
+    #[test]
+    fn held_frames_past_the_bound_are_written_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let journal = Appender::create(&dir.path().join("t.db")).unwrap();
+        journal.hold(&log_line(&"x".repeat(MAX_HELD))).unwrap();
+        assert!(journal.held_since().is_none());
+        assert_eq!(lines_in(&journal).len(), 1);
+    }
+
     #[test]
     fn consumed_bytes_give_their_disk_space_back() {
         let dir = tempfile::tempdir().unwrap();
