@@ -50,7 +50,12 @@ async fn a_rest_lasts_while_hops_keep_being_stored() {
     // The first rows are in before the rest begins.
     tokio::time::sleep(Duration::from_millis(100)).await;
     let began = Instant::now();
-    rest_until_due_or_quiet(&store, Duration::from_millis(100), Duration::from_millis(700)).await;
+    rest_until_due_or_quiet(
+        &store,
+        Duration::from_millis(100),
+        Duration::from_millis(700),
+    )
+    .await;
     assert!(
         began.elapsed() >= Duration::from_millis(690),
         "hops kept coming, yet the rest ended after {:?}",

@@ -5,7 +5,6 @@
 //! A conversation re-sends its history on every turn, so consecutive bodies share almost all
 //! their chunks: what a hop repeats costs a row of ids, not the bytes again.
 
-
 use sqlx::SqliteConnection;
 
 use super::Result;

@@ -6,8 +6,8 @@ use sqlx::{SqliteConnection, SqlitePool};
 
 use super::Result;
 use super::body_chunks::side_bit;
-use super::whole_body::{BodyParts, whole_body};
 use super::hop_columns::{HopRow, StoredHop};
+use super::whole_body::{BodyParts, whole_body};
 use tracer_wire::hop::{BodyPiece, BodySide};
 
 /// Stores one piece of a hop's body (as chunks) and marks the hop as having pieces on that side.

@@ -91,10 +91,7 @@ pub(crate) async fn insert_new_hops(
                 .push_bind(start.run_id.clone());
         });
         insert.push(" on conflict(id) do nothing returning id");
-        let ids: Vec<String> = insert
-            .build_query_scalar()
-            .fetch_all(&mut *conn)
-            .await?;
+        let ids: Vec<String> = insert.build_query_scalar().fetch_all(&mut *conn).await?;
         inserted.extend(ids);
     }
     // Long bodies as chunks, once their rows are there (rows already stored are left alone).

@@ -52,6 +52,7 @@ mod unread_requests;
 mod waiting;
 mod write_tx;
 mod writer_batch;
+mod writer_handle;
 mod writer_report;
 
 use std::path::{Path, PathBuf};

@@ -25,7 +25,10 @@ pub(crate) struct BodyParts<'a> {
 }
 
 /// The side's whole body.
-pub(crate) async fn whole_body(conn: &mut SqliteConnection, parts: BodyParts<'_>) -> Result<Vec<u8>> {
+pub(crate) async fn whole_body(
+    conn: &mut SqliteConnection,
+    parts: BodyParts<'_>,
+) -> Result<Vec<u8>> {
     let bit = side_bit(parts.side);
     let pieces = parts.body_pieces & bit != 0;
     let chunked = parts.body_chunked & bit != 0;

@@ -3,7 +3,9 @@
 
 use super::*;
 use crate::{HOPS_NOT_WRITTEN, hops};
-use tracer_wire::hop::{HopSink, HopState, Role, Transport};
+use tracer_wire::hop::{
+    HopEnd, HopEvent, HopSink, HopStart, HopState, RequestDone, Role, Transport,
+};
 
 fn start(id: &str) -> HopStart {
     HopStart {
