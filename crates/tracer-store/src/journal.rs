@@ -224,6 +224,8 @@ impl AppendState {
             Ok(()) => {
                 *len += total as u64;
                 held.clear();
+                // A big request held once does not keep its room for the life of the process.
+                held.shrink_to(MAX_HELD);
                 self.held_since = None;
                 Ok(())
             }

@@ -52,6 +52,16 @@ pub(super) struct Shared {
     pub(super) run_id: Option<String>,
 }
 
+impl Shared {
+    /// A write to the journal failed: said once per failing spell, so a full disk does not
+    /// also flood the log.
+    pub(super) fn journal_failed(&self, error: &std::io::Error) {
+        if !self.journal_failing.swap(true, Ordering::Relaxed) {
+            tracing::warn!(%error, "could not append to the journal; hops are lost (and counted) until it can be written");
+        }
+    }
+}
+
 /// Starts the writer task for a store.
 pub struct Recorder;
 
@@ -203,11 +213,8 @@ impl Writer {
         let due = journal
             .held_since()
             .is_some_and(|since| closed || since.elapsed() >= HOLD);
-        if due
-            && let Err(error) = journal.write_held()
-            && !self.shared.journal_failing.swap(true, Ordering::Relaxed)
-        {
-            tracing::warn!(%error, "could not append to the journal; hops are lost (and counted) until it can be written");
+        if due && let Err(error) = journal.write_held() {
+            self.shared.journal_failed(&error);
         }
     }
 

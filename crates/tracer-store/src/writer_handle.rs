@@ -139,10 +139,7 @@ impl RecorderHandle {
                 true
             }
             Err(error) => {
-                // Said once per failing spell: a full disk must not also flood the log.
-                if !self.shared.journal_failing.swap(true, Ordering::Relaxed) {
-                    tracing::warn!(%error, "could not append to the journal; hops are lost (and counted) until it can be written");
-                }
+                self.shared.journal_failed(&error);
                 false
             }
         }
