@@ -42,7 +42,7 @@ async fn a_rest_lasts_while_hops_keep_being_stored() {
     let store = Store::open(&dir.path().join("t.db")).await.unwrap();
     let (recorder, writer) = Recorder::spawn(store.clone()).unwrap();
     let feeding = tokio::spawn(async move {
-        for n in 0..400 {
+        for n in 0..600 {
             assert!(recorder.start(start(n)));
             tokio::time::sleep(Duration::from_millis(5)).await;
         }
@@ -50,14 +50,15 @@ async fn a_rest_lasts_while_hops_keep_being_stored() {
     // The first rows are in before the rest begins.
     tokio::time::sleep(Duration::from_millis(100)).await;
     let began = Instant::now();
+    // Looks 400 ms apart: only a stall that long would read as quiet.
     rest_until_due_or_quiet(
         &store,
-        Duration::from_millis(100),
-        Duration::from_millis(700),
+        Duration::from_millis(400),
+        Duration::from_millis(1200),
     )
     .await;
     assert!(
-        began.elapsed() >= Duration::from_millis(690),
+        began.elapsed() >= Duration::from_millis(1190),
         "hops kept coming, yet the rest ended after {:?}",
         began.elapsed()
     );
