@@ -36,8 +36,9 @@ pub async fn measure(hops: u64) -> anyhow::Result<WriterAlone> {
     let (recorder, writer) = Recorder::spawn(store.clone())?;
     let cpu_before = crate::procfs::cpu_seconds_by_thread(std::process::id());
     let started = Instant::now();
-    for i in 0..hops {
-        let id = format!("{i:032x}");
+    for _ in 0..hops {
+        // Ids as the proxy makes them (their order is what the `hops.id` index pays for).
+        let id = tracer_wire::ids::hop_id();
         if recorder.start(start(&id)) {
             recorder.request_done(RequestDone {
                 id: id.clone(),

@@ -24,7 +24,7 @@ fn request_of(hop: &RecordedHop) -> ModelRequest {
 
 fn reply_of(hop: &RecordedHop) -> ModelResponse {
     match hop.reading().response.expect("a response").reading {
-        Reading::ModelResponse(reply) => *reply,
+        Reading::ModelResponse(reply) => std::sync::Arc::unwrap_or_clone(reply),
         other => panic!("not a model reply: {other:?}"),
     }
 }

@@ -163,3 +163,20 @@ fn region_digests_of_a_body_are_those_of_its_regions() {
         );
     }
 }
+
+#[test]
+fn a_reading_given_out_shares_the_reply_it_keeps() {
+    // A summary takes a reading of every hop: a long streamed reply's text must not be copied
+    // for it (a 14 MiB SSE answer's 9 MiB of text was, once per listing).
+    let hops = session();
+    let reply = |reading: &tracer_wire::dialect::HopReading| match &reading.response {
+        Some(body) => match &body.reading {
+            Reading::ModelResponse(reply) => reply.clone(),
+            other => panic!("not a model reply: {other:?}"),
+        },
+        None => panic!("no reply"),
+    };
+    let (given, kept) = (hops[0].reading(), hops[0].read_ref());
+    assert_eq!(reply(&given).message.content, "ok");
+    assert!(Arc::ptr_eq(&reply(&given), &reply(kept)));
+}

@@ -334,7 +334,7 @@ pub struct AgentReply {
 pub enum Reading {
     Empty,
     ModelRequest(ModelRequest),
-    ModelResponse(Box<ModelResponse>),
+    ModelResponse(std::sync::Arc<ModelResponse>),
     Mcp(McpReading),
     AgentRequest(AgentRequest),
     AgentReply(AgentReply),

@@ -23,7 +23,7 @@ use super::tee::{BodyOutcome, Captured, HopClock, PieceOut, TeeBody, settle_unpo
 use super::{Route, loop_guard, steer, upgrade};
 use tracer_wire::hop::Sink;
 use tracer_wire::hop::{BodyCapture, BodySide, HopEnd, HopStart, HopState, Role, Transport};
-use tracer_wire::ids::random_hex_id;
+use tracer_wire::ids::hop_id;
 use tracer_wire::stream_end::EndWatch;
 
 /// Ends a hop as aborted if the request handling is dropped before it hands the hop over
@@ -106,7 +106,7 @@ pub(crate) async fn handle_at(
     let body_of_unknown_length = !body.is_end_stream() && body.size_hint().exact().is_none();
     let id = match ctx.route.role {
         Role::Agent => ensure_traceparent(&mut parts.headers),
-        _ => random_hex_id(16),
+        _ => hop_id(),
     };
     let path = parts
         .uri

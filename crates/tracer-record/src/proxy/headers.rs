@@ -8,7 +8,7 @@ use http::{HeaderMap, HeaderValue};
 use http::Uri;
 
 use tracer_wire::hop::Header;
-use tracer_wire::ids::random_hex_id;
+use tracer_wire::ids::hop_id;
 use tracer_wire::redact::BodyRedactor;
 use tracer_wire::trace_context::TraceParent;
 
@@ -112,7 +112,7 @@ pub(crate) fn ensure_traceparent(headers: &mut http::HeaderMap) -> String {
         .and_then(|v| v.to_str().ok())
         .and_then(|v| TraceParent::parse(v).ok());
     if inbound.is_some() {
-        return random_hex_id(16);
+        return hop_id();
     }
     let root = TraceParent::new_root();
     headers.remove(TRACESTATE);

@@ -15,7 +15,7 @@ use super::forward_proxy::ForwardShared;
 use super::headers::record_headers;
 use super::tee::HopClock;
 use tracer_wire::hop::{BodyCapture, HopEnd, HopStart, HopState, Role, Transport};
-use tracer_wire::ids::random_hex_id;
+use tracer_wire::ids::hop_id;
 
 /// The record of one tunnel, ended once (also when the tunnel is cut off at shutdown).
 pub(crate) struct TunnelHop {
@@ -153,7 +153,7 @@ pub(crate) fn start_connect_hop(
     request_headers: Vec<tracer_wire::hop::Header>,
     clock: &HopClock,
 ) -> (String, bool) {
-    let id = random_hex_id(16);
+    let id = hop_id();
     let (role, name) = shared
         .host_role(host)
         .unwrap_or((Role::Other, host.to_string()));

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use serde_json::Value;
 
 use tracer_wire::hop::{BodyCapture, Chunk, HopEnd, HopEvent, HopStart, HopState, Role, Transport};
-use tracer_wire::ids::random_hex_id;
+use tracer_wire::ids::hop_id;
 use tracer_wire::jsonrpc::{Body, Message, RequestId, parse_body};
 
 /// The notification that withdraws a request (MCP `notifications/cancelled`).
@@ -153,7 +153,7 @@ impl StdioObserver {
                 self.single(events, direction, &notification.method, &bytes, at, None);
             }
             Ok(Message::Request(request)) => {
-                let id = random_hex_id(16);
+                let id = hop_id();
                 events.push(HopEvent::Started(Box::new(self.start(
                     &id,
                     direction,
@@ -255,7 +255,7 @@ impl StdioObserver {
         at: i64,
         error: Option<String>,
     ) {
-        let id = random_hex_id(16);
+        let id = hop_id();
         events.push(HopEvent::Started(Box::new(
             self.start(&id, direction, method, at),
         )));

@@ -166,7 +166,7 @@ pub(super) fn response(headers: &[Header], body: &BodyCapture) -> BodyReading {
         message.role = "assistant".into();
         let mut reply_usage = Usage::default();
         usage(value.get("usage"), &mut reply_usage);
-        whole(Reading::ModelResponse(Box::new(ModelResponse {
+        whole(Reading::ModelResponse(std::sync::Arc::new(ModelResponse {
             model: str_field(value, "model").map(str::to_string),
             message,
             finish_reason: str_field(value, "stop_reason").map(str::to_string),

@@ -39,7 +39,7 @@ pub(super) fn response(headers: &[Header], body: &BodyCapture) -> BodyReading {
     object_body(body, |value| {
         let mut reply = Assembly::new(false);
         reply.absorb(value);
-        whole(Reading::ModelResponse(Box::new(reply.finish())))
+        whole(Reading::ModelResponse(std::sync::Arc::new(reply.finish())))
     })
 }
 
@@ -53,7 +53,7 @@ fn array_stream(body: &[u8]) -> BodyReading {
     let ended = reply.ended || closed;
     if items.is_empty() && bad == 0 && !closed {
         return BodyReading {
-            reading: Reading::ModelResponse(Box::new(reply.finish())),
+            reading: Reading::ModelResponse(std::sync::Arc::new(reply.finish())),
             integrity: Integrity::CutOff,
         };
     }
@@ -220,7 +220,7 @@ mod tests {
         let headers = [Header::new("content-type", content_type)];
         let reading = response(&headers, &BodyCapture::whole(body.as_bytes().to_vec()));
         match reading.reading {
-            Reading::ModelResponse(reply) => (*reply, reading.integrity),
+            Reading::ModelResponse(reply) => (std::sync::Arc::unwrap_or_clone(reply), reading.integrity),
             other => panic!("not a reply: {other:?}"),
         }
     }

@@ -218,7 +218,7 @@ pub(super) fn stream_reading(
         Integrity::Whole
     };
     BodyReading {
-        reading: Reading::ModelResponse(Box::new(reply)),
+        reading: Reading::ModelResponse(std::sync::Arc::new(reply)),
         integrity,
     }
 }

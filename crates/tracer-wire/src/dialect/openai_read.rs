@@ -47,7 +47,7 @@ pub(super) fn response(headers: &[Header], body: &BodyCapture) -> BodyReading {
         if message.role.is_empty() {
             message.role = "assistant".into();
         }
-        whole(Reading::ModelResponse(Box::new(ModelResponse {
+        whole(Reading::ModelResponse(std::sync::Arc::new(ModelResponse {
             model: str_field(value, "model").map(str::to_string),
             message,
             finish_reason: choice

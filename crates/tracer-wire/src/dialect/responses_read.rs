@@ -257,5 +257,5 @@ pub(super) fn response_object(value: &Value) -> BodyReading {
     if reply.message.role.is_empty() {
         reply.message.role = "assistant".into();
     }
-    whole(Reading::ModelResponse(Box::new(reply)))
+    whole(Reading::ModelResponse(std::sync::Arc::new(reply)))
 }
