@@ -9,10 +9,6 @@
 //! hidden child flag and runs the proxy through the library; so does hyper alone, the floor
 //! issue 49's goals are stated against.
 
-/// The allocator the `tracer` binary runs with (src/main.rs), so the tracer child here costs
-/// what `tracer proxy` does; hyper alone runs with it too.
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 #[path = "bench_proxy/big_body.rs"]
 mod big_body;

@@ -4,11 +4,6 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-/// mimalloc, not the system's malloc: a recording proxy allocates and frees a few small buffers
-/// per hop on several threads, where glibc's malloc took about a sixth of the proxy's CPU
-/// (docs/performance.md).
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
     let cli = tracer::cli::Cli::parse();
