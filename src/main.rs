@@ -4,7 +4,6 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-
 fn main() -> ExitCode {
     let cli = tracer::cli::Cli::parse();
     match cli.command.log_file() {
