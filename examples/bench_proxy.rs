@@ -9,7 +9,6 @@
 //! hidden child flag and runs the proxy through the library; so does hyper alone, the floor
 //! issue 49's goals are stated against.
 
-
 #[path = "bench_proxy/big_body.rs"]
 mod big_body;
 #[path = "bench_proxy/database.rs"]

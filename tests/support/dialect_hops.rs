@@ -67,7 +67,9 @@ pub fn hop_with(
 pub fn reply_of(hop: &RecordedHop) -> (ModelResponse, Integrity) {
     let response = hop.reading().response.expect("a response");
     match response.reading {
-        Reading::ModelResponse(reply) => (std::sync::Arc::unwrap_or_clone(reply), response.integrity),
+        Reading::ModelResponse(reply) => {
+            (std::sync::Arc::unwrap_or_clone(reply), response.integrity)
+        }
         other => panic!("not a chat response: {other:?}"),
     }
 }

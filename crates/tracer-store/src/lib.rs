@@ -70,6 +70,8 @@ pub(crate) static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../../migr
 
 /// How long a statement waits for another writer (another tracer process) before failing.
 pub const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+/// Pages (of 4 KiB) the WAL holds before a commit checkpoints it (SQLite's default is 1000).
+const WAL_AUTOCHECKPOINT_PAGES: &str = "4000";
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -135,6 +137,9 @@ impl Store {
             .synchronous(SqliteSynchronous::Normal)
             .busy_timeout(BUSY_TIMEOUT)
             .foreign_keys(true)
+            // A checkpoint once the WAL holds 16 MiB, not 4: a page written again and again
+            // between two (the newest rows' pages, the index tails) goes back to the file once.
+            .pragma("wal_autocheckpoint", WAL_AUTOCHECKPOINT_PAGES)
             // Functions named in the schema run only when SQLite deems them harmless.
             .pragma("trusted_schema", "OFF");
         let file = path.to_path_buf();
@@ -299,6 +304,17 @@ mod tests {
         let store = Store::open(&path).await.unwrap();
         assert_eq!(store.counter("x").await.unwrap(), 2);
         assert_eq!(store.counter("never").await.unwrap(), 0);
+    }
+
+    #[tokio::test]
+    async fn connections_checkpoint_the_wal_at_sixteen_mib() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("t.db")).await.unwrap();
+        let pages: i64 = sqlx::query_scalar("pragma wal_autocheckpoint")
+            .fetch_one(store.pool())
+            .await
+            .unwrap();
+        assert_eq!(pages.to_string(), WAL_AUTOCHECKPOINT_PAGES);
     }
 
     #[tokio::test]

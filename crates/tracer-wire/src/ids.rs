@@ -45,7 +45,10 @@ mod tests {
     fn ids_are_hex_of_the_asked_length_and_differ() {
         let a = random_hex_id(16);
         assert_eq!(a.len(), 32);
-        assert!(a.chars().all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase()));
+        assert!(
+            a.chars()
+                .all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase())
+        );
         assert_ne!(a, random_hex_id(16));
         assert_eq!(random_hex_id(3).len(), 6);
     }

@@ -127,10 +127,20 @@ fn listed(name: &str, list: &[&str]) -> bool {
 }
 
 /// Whether a header's value is a secret that the record must not keep.
+/// Compared without copying or lowercasing the name: every header of every hop passes here.
 pub fn is_secret_header(name: &str) -> bool {
-    let name = name.to_ascii_lowercase();
-    !CORRELATION_HEADERS.contains(&name.as_str())
-        && SECRET_HEADER_PARTS.iter().any(|part| name.contains(part))
+    let name = name.as_bytes();
+    let has_part = (0..name.len()).any(|at| {
+        let rest = &name[at..];
+        SECRET_HEADER_PARTS.iter().any(|part| {
+            rest.get(..part.len())
+                .is_some_and(|start| start.eq_ignore_ascii_case(part.as_bytes()))
+        })
+    });
+    has_part
+        && !CORRELATION_HEADERS
+            .iter()
+            .any(|kept| kept.as_bytes().eq_ignore_ascii_case(name))
 }
 
 /// Whether a query or form parameter (its name already percent-decoded) holds a secret.

@@ -220,7 +220,9 @@ mod tests {
         let headers = [Header::new("content-type", content_type)];
         let reading = response(&headers, &BodyCapture::whole(body.as_bytes().to_vec()));
         match reading.reading {
-            Reading::ModelResponse(reply) => (std::sync::Arc::unwrap_or_clone(reply), reading.integrity),
+            Reading::ModelResponse(reply) => {
+                (std::sync::Arc::unwrap_or_clone(reply), reading.integrity)
+            }
             other => panic!("not a reply: {other:?}"),
         }
     }
