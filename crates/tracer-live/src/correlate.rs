@@ -26,7 +26,7 @@ pub enum GroupScope {
 /// Between passes it rests `PASS_REST` times as long as the last pass took (at most
 /// `MAX_REST`), so under sustained load grouping takes a bounded share of the CPU and lags
 /// instead of crowding out the traffic it records; a rest ends early once no new hop has been
-/// stored for a `period` (the load has stopped: its backlog is grouped at once). Returns the
+/// stored for [`QUIET_LOOK`] (the load has stopped: its backlog is grouped at once). Returns the
 /// live grouper, for [`group_last_hops`] once the last hops are written.
 pub async fn group_until(
     store: Store,
@@ -41,7 +41,7 @@ pub async fn group_until(
             // A pass that waited on a locked database must not start another after the stop.
             biased;
             _ = &mut stop => return live,
-            () = rest_until_due_or_quiet(&store, period, rest) => {
+            () = rest_until_due_or_quiet(&store, QUIET_LOOK.min(period), rest) => {
                 let started = std::time::Instant::now();
                 match live.pass(&store).await {
                     Ok(report) => tracing::debug!(
@@ -61,16 +61,20 @@ pub async fn group_until(
 const PASS_REST: u32 = 4;
 /// The longest rest, so a long pass (a backlog taken at once) is not followed by a long lag.
 const MAX_REST: std::time::Duration = std::time::Duration::from_secs(1);
+/// How often a rest looks whether hops are still being stored: a load that stops is grouped
+/// within about this much more than its backlog takes (a false "quiet" under a thin load only
+/// starts a pass early).
+const QUIET_LOOK: std::time::Duration = std::time::Duration::from_millis(100);
 
-/// Rests `rest`, or less: a rest longer than `period` looks every `period` at the newest stored
+/// Rests `rest`, or less: a rest longer than `look` looks every `look` at the newest stored
 /// hop and ends when it has not changed since the last look.
 async fn rest_until_due_or_quiet(
     store: &Store,
-    period: std::time::Duration,
+    look: std::time::Duration,
     rest: std::time::Duration,
 ) {
     let due = tokio::time::Instant::now() + rest;
-    let mut last = if rest > period {
+    let mut last = if rest > look {
         newest_seq(store).await
     } else {
         None
@@ -80,8 +84,8 @@ async fn rest_until_due_or_quiet(
         if now >= due {
             return;
         }
-        tokio::time::sleep_until(due.min(now + period)).await;
-        if rest <= period {
+        tokio::time::sleep_until(due.min(now + look)).await;
+        if rest <= look {
             continue;
         }
         let newest = newest_seq(store).await;
