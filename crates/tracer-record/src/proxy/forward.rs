@@ -250,6 +250,7 @@ pub(crate) async fn handle_at(
             tap,
             hop_id: id.clone(),
         });
+    let max_body = settings.max_body;
     let response_body = TeeBody::with_callback(
         upstream_body,
         clock,
@@ -261,12 +262,16 @@ pub(crate) async fn handle_at(
             // Usually the request ended long ago: the hop ends now, before the client has the
             // last bytes, so its next request is always recorded after this answer.
             match request_seen.try_recv() {
-                Ok(request) => {
+                Ok(request) if !unread_when_answered(request.as_ref()) => {
                     recorder.end(finished_hop(end, request, response, &framing, redact));
                 }
-                Err(_) => {
+                ready => {
                     tokio::spawn(async move {
-                        let request = request_seen.await.ok().flatten();
+                        let request = match ready {
+                            Ok(request) => request,
+                            Err(_) => request_seen.await.ok().flatten(),
+                        };
+                        let request = read_unread(request, max_body).await;
                         recorder.end(finished_hop(end, request, response, &framing, redact));
                     });
                 }
@@ -350,6 +355,24 @@ fn tee_request(
         None => tee,
     };
     (tee, rx)
+}
+
+/// Whether the upstream answered without reading the whole request: an HTTP/2 client then
+/// drops the body's unsent part, which the client did send to tracer.
+fn unread_when_answered(request: Option<&Captured>) -> bool {
+    request.is_some_and(|seen| seen.outcome == BodyOutcome::Dropped)
+}
+
+/// The request as the client sent it: what the upstream left unread is read (bounded) into the
+/// capture, so the record keeps the body the client sent.
+async fn read_unread(mut request: Option<Captured>, max_body: usize) -> Option<Captured> {
+    if let Some(seen) = request
+        .as_mut()
+        .filter(|seen| seen.outcome == BodyOutcome::Dropped)
+    {
+        seen.read_leftover(max_body, Duration::from_secs(1)).await;
+    }
+    request
 }
 
 fn apply_request(end: &mut HopEnd, request: Option<Captured>) {
